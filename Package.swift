@@ -1,0 +1,104 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Cassette: three daemons (downloader, player, reporter), the `cassettectl` CLI and a
+/// reference content origin. Raw C modules (`CCurl`, `CSystemd`, `CALSA`, `CFFmpeg`,
+/// `CShims`) are imported by exactly one Swift wrapper module each; see docs/architecture.md.
+let package = Package(
+    name: "Cassette",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "downloader", targets: ["downloader"]),
+        .executable(name: "player", targets: ["player"]),
+        .executable(name: "reporter", targets: ["reporter"]),
+        .executable(name: "cassettectl", targets: ["cassettectl"]),
+        .executable(name: "cassette-origin", targets: ["cassette-origin"]),
+        .executable(name: "cassette-bench", targets: ["cassette-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+    ],
+    targets: [
+        // MARK: Raw C libraries (system-library targets found through pkg-config)
+        .systemLibrary(name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CSystemd", path: "Shared/CSystemd", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CALSA", path: "Shared/CALSA", pkgConfig: "alsa",
+                       providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CFFmpeg", path: "Shared/CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
+        // Typed C functions for the variadic and macro-only C APIs Swift cannot import.
+        // Its object file references all four libraries, so it names them for the linker itself
+        // rather than relying on Swift autolinking from whichever wrapper happens to import it.
+        .target(name: "CShims", dependencies: ["CCurl", "CSystemd", "CALSA", "CFFmpeg"], path: "Shared/CShims",
+                linkerSettings: ["curl", "systemd", "asound", "avformat", "avcodec", "avutil", "swresample"].map { .linkedLibrary($0) }),
+
+        // MARK: Shared Swift modules
+        .target(name: "Wire", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOExtras", package: "swift-nio-extras"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Shared/Wire"),
+        .target(name: "Systemd", dependencies: [
+            "CShims", "CSystemd",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], path: "Shared/Systemd"),
+        .target(name: "Catalog", dependencies: [
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ], path: "Shared/Catalog"),
+        .target(name: "HTTPClient", dependencies: [
+            "CShims", "CCurl",
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Shared/HTTPClient"),
+        .target(name: "AudioOutput", dependencies: ["CShims", "CALSA"], path: "Shared/AudioOutput"),
+        .target(name: "MediaDecoder", dependencies: ["CShims", "CFFmpeg"], path: "Shared/MediaDecoder"),
+        .target(name: "ServiceKit", dependencies: [
+            "Wire", "Systemd", "Catalog",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Shared/ServiceKit"),
+
+        // MARK: Executables
+        .executableTarget(name: "downloader", dependencies: ["ServiceKit", "HTTPClient"], path: "Services/Downloader"),
+        .executableTarget(name: "player", dependencies: ["ServiceKit", "AudioOutput", "MediaDecoder"], path: "Services/Player"),
+        .executableTarget(name: "reporter", dependencies: ["ServiceKit", "HTTPClient"], path: "Services/Reporter"),
+        .executableTarget(name: "cassettectl", dependencies: [
+            "Wire",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Services/Ctl"),
+        .executableTarget(name: "cassette-origin", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Services/Origin"),
+        .executableTarget(name: "cassette-bench", dependencies: [
+            "Wire",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Tests/Benchmarks"),
+
+        // MARK: Tests
+        .target(name: "TestSupport", dependencies: ["Wire"], path: "Tests/TestSupport"),
+        .testTarget(name: "WireTests", dependencies: [
+            "Wire",
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+        ], path: "Tests/WireTests"),
+        .testTarget(name: "CatalogTests", dependencies: ["Catalog"], path: "Tests/CatalogTests"),
+        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "HTTPClient", "AudioOutput", "MediaDecoder", "ServiceKit"],
+                    path: "Tests/SharedLibTests"),
+        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Wire", "HTTPClient"], path: "Tests/IntegrationTests"),
+    ]
+)

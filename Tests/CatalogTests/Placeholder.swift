@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderCatalogTests: XCTestCase { func testNothing() {} }

@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderIntegrationTests: XCTestCase { func testNothing() {} }

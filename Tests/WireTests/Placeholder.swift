@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderWireTests: XCTestCase { func testNothing() {} }
