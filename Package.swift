@@ -44,6 +44,7 @@ let package = Package(
         .target(name: "Wire", dependencies: [
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "NIOExtras", package: "swift-nio-extras"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Shared/Wire"),

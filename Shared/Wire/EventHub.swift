@@ -1,0 +1,107 @@
+import NIOCore
+import NIOConcurrencyHelpers
+
+/// Fans a service's events out to the connections that subscribed to their topics.
+///
+/// `seq` grows by one per event per service, whoever listens, so a client that sees a gap
+/// knows it missed events (it subscribed late, or to fewer topics). A subscriber that stops
+/// reading is not allowed to grow memory: once `backlog` events are written but not yet
+/// taken by its socket, it gets one `Overflow` event and is disconnected.
+public final class EventHub: Sendable {
+    private struct Subscriber {
+        let connection: RPCConnection
+        var topics: Set<String>
+        var pending: Int = 0
+        var overflowed = false
+    }
+
+    private struct State {
+        var seq: UInt64 = 0
+        var subscribers: [UInt64: Subscriber] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let backlog: Int
+
+    public init(backlog: Int) {
+        self.backlog = max(1, backlog)
+    }
+
+    /// Number of events published so far (the last `seq` handed out).
+    public var lastSeq: UInt64 { state.withLockedValue { $0.seq } }
+
+    public var subscriberCount: Int { state.withLockedValue { $0.subscribers.count } }
+
+    /// Adds topics for a connection; an empty set means every topic.
+    public func subscribe(_ connection: RPCConnection, topics: Set<String>) {
+        state.withLockedValue { s in
+            let wanted = topics.isEmpty ? EventTopic.all : topics
+            if var existing = s.subscribers[connection.id] {
+                existing.topics.formUnion(wanted)
+                s.subscribers[connection.id] = existing
+            } else {
+                s.subscribers[connection.id] = Subscriber(connection: connection, topics: wanted)
+            }
+        }
+    }
+
+    /// Removes topics (or every topic when empty); the connection stays open.
+    public func unsubscribe(_ connection: RPCConnection, topics: Set<String>) {
+        state.withLockedValue { s in
+            guard var sub = s.subscribers[connection.id] else { return }
+            sub.topics = topics.isEmpty ? [] : sub.topics.subtracting(topics)
+            s.subscribers[connection.id] = sub.topics.isEmpty ? nil : sub
+        }
+    }
+
+    public func topics(of connection: RPCConnection) -> Set<String> {
+        state.withLockedValue { $0.subscribers[connection.id]?.topics ?? [] }
+    }
+
+    func remove(_ connection: RPCConnection) {
+        _ = state.withLockedValue { $0.subscribers.removeValue(forKey: connection.id) }
+    }
+
+    /// Publishes one event; returns its `seq`.
+    @discardableResult
+    public func publish(topic: String, type: String, data: JSONValue = .object([:])) -> UInt64 {
+        var targets: [RPCConnection] = []
+        var overflowing: [RPCConnection] = []
+        let seq = state.withLockedValue { s -> UInt64 in
+            s.seq += 1
+            for (id, var sub) in s.subscribers where sub.topics.contains(topic) && !sub.overflowed {
+                if sub.pending >= backlog {
+                    sub.overflowed = true
+                    overflowing.append(sub.connection)
+                } else {
+                    sub.pending += 1
+                    targets.append(sub.connection)
+                }
+                s.subscribers[id] = sub
+            }
+            return s.seq
+        }
+        let event = RPCEvent(topic: topic, type: type, seq: seq, data: data).json
+        for connection in targets {
+            connection.send(event).whenComplete { [state] _ in
+                state.withLockedValue { s in
+                    if var sub = s.subscribers[connection.id] {
+                        sub.pending -= 1
+                        s.subscribers[connection.id] = sub
+                    }
+                }
+            }
+        }
+        for connection in overflowing {
+            let overflow = RPCEvent(topic: "service", type: "Overflow", seq: seq, data: [
+                "backlog": .number(Double(backlog)),
+                "message": .string("You stopped reading events; \(backlog) were queued. Reconnect and subscribe again."),
+            ]).json
+            // Best effort: the socket may be full, which is why we are here. Close either way.
+            connection.send(overflow).whenComplete { _ in connection.close() }
+            connection.channel.eventLoop.scheduleTask(in: .seconds(1)) { connection.close() }
+            remove(connection)
+        }
+        return seq
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOConcurrencyHelpers
+
+/// Per-connection JSON-RPC handling: envelope checks, dispatch, pipelining, backpressure.
+///
+/// Requests on one connection run concurrently (a client may pipeline); each answer is
+/// written when ready, carrying its request's id. Past `maxInFlight` unanswered requests
+/// the handler stops reading from the socket until answers drain.
+final class RPCServerHandler: ChannelDuplexHandler {
+    typealias InboundIn = InboundFrame
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let router: RPCRouter
+    private let hub: EventHub
+    private let tracker: RequestTracker
+    private let logger: Logger
+    private let maxInFlight: Int
+    private let connectionID: UInt64
+    private var connection: RPCConnection?
+    private var inFlight = 0
+    private var readPending = false
+    private var closing = false
+
+    init(router: RPCRouter, hub: EventHub, tracker: RequestTracker, logger: Logger, maxInFlight: Int, connectionID: UInt64) {
+        self.router = router
+        self.hub = hub
+        self.tracker = tracker
+        self.logger = logger
+        self.maxInFlight = maxInFlight
+        self.connectionID = connectionID
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        connection = RPCConnection(id: connectionID, channel: context.channel)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let connection { hub.remove(connection) }
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing, let connection else { return }
+        switch unwrapInboundIn(data) {
+        case .violation(let error):
+            protocolError(context, error)
+        case .frame(let buffer):
+            guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+                protocolError(context, .parseError("The frame is not valid UTF-8."))
+                return
+            }
+            let value: JSONValue
+            do {
+                value = try JSONCoding.decoder().decode(JSONValue.self, from: Data(text.utf8))
+            } catch {
+                protocolError(context, .parseError("The frame is not valid JSON."))
+                return
+            }
+            guard case .object = value else {
+                protocolError(context, .invalidRequest("A frame must hold one JSON object, not an array or a scalar."))
+                return
+            }
+            switch RPCRequest.parse(value) {
+            case .failure(let rejected):
+                write(context, RPCResponse(id: rejected.id, outcome: .failure(rejected.error)).json)
+            case .success(let request):
+                start(context, request, connection)
+            }
+        }
+    }
+
+    private func start(_ context: ChannelHandlerContext, _ request: RPCRequest, _ connection: RPCConnection) {
+        inFlight += 1
+        tracker.begin()
+        let rpc = RPCContext(request: request, connection: connection)
+        let router = self.router
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.makeFutureWithTask {
+            await router.dispatch(rpc)
+        }.whenComplete { result in
+            let (handler, context) = loopBound.value
+            handler.finish(context, request, result)
+        }
+    }
+
+    private func finish(_ context: ChannelHandlerContext, _ request: RPCRequest, _ result: Result<Result<JSONValue, RPCError>, Error>) {
+        inFlight -= 1
+        defer { tracker.end() }
+        let outcome: Result<JSONValue, RPCError>
+        switch result {
+        case .success(let o): outcome = o
+        case .failure(let e): outcome = .failure(.internalError("\(e)"))
+        }
+        if case .failure(let e) = outcome, e.code == -32603 {
+            logger.error("request failed", metadata: ["method": "\(request.method)", "error": "\(e.message)"])
+        }
+        if let id = request.id, context.channel.isActive {
+            write(context, RPCResponse(id: id, outcome: outcome).json)
+        }
+        if readPending && inFlight < maxInFlight {
+            readPending = false
+            context.read()
+        }
+    }
+
+    /// Answers once with `id: null`, then closes: PROTOCOL.md's rule for framing and parse errors.
+    private func protocolError(_ context: ChannelHandlerContext, _ error: RPCError) {
+        closing = true
+        logger.notice("protocol error, closing connection", metadata: ["error": "\(error)"])
+        let payload = JSONCoding.data(RPCResponse(id: nil, outcome: .failure(error)).json)
+        var buffer = context.channel.allocator.buffer(capacity: payload.count)
+        buffer.writeBytes(payload)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in
+            loopBound.value.close(promise: nil)
+        }
+    }
+
+    private func write(_ context: ChannelHandlerContext, _ value: JSONValue) {
+        let payload = JSONCoding.data(value)
+        var buffer = context.channel.allocator.buffer(capacity: payload.count)
+        buffer.writeBytes(payload)
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if inFlight >= maxInFlight {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        logger.debug("connection error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+}
+
+/// Counts requests being handled across all connections, so a graceful shutdown can wait
+/// for them to finish before the process exits.
+final class RequestTracker: Sendable {
+    private let state = NIOLockedValueBox<(count: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
+
+    func begin() { state.withLockedValue { $0.count += 1 } }
+
+    func end() {
+        let waiters = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
+            s.count -= 1
+            guard s.count == 0 else { return [] }
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    var count: Int { state.withLockedValue { $0.count } }
+
+    /// Returns once no request is in flight.
+    func drained() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let ready = state.withLockedValue { s -> Bool in
+                if s.count == 0 { return true }
+                s.waiters.append(c)
+                return false
+            }
+            if ready { c.resume() }
+        }
+    }
+}
