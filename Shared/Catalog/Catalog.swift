@@ -1,1 +1,82 @@
-// placeholder
+import Foundation
+import GRDB
+
+/// The one SQLite database every service shares (`<state-dir>/catalog.sqlite`, WAL mode).
+///
+/// Opening runs the migrations under an exclusive `flock` on `catalog.lock`, so three
+/// services started at once on a fresh state dir agree on one schema instead of racing
+/// to create the same tables. GRDB's change observation does not see other processes:
+/// what another service must learn travels as an event over its socket.
+public final class Catalog: Sendable {
+    public static let fileName = "catalog.sqlite"
+
+    /// Readers run concurrently with the one writer (WAL).
+    public let pool: DatabasePool
+    public let path: String
+
+    /// - Parameters:
+    ///   - busyTimeout: how long a writer waits for another process's write lock.
+    public init(stateDirectory: String, busyTimeout: TimeInterval = 10) throws(CatalogError) {
+        do {
+            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw CatalogError(.openFailed, "Cannot create state directory \(stateDirectory): \(error.localizedDescription)")
+        }
+        let path = stateDirectory + "/" + Self.fileName
+        self.path = path
+        var config = Configuration()
+        config.busyMode = .timeout(busyTimeout)
+        config.foreignKeysEnabled = true
+        config.label = "catalog"
+        config.prepareDatabase { db in
+            // FULL: a transaction that returned is on disk, even across power loss; the play
+            // log's "durable before we answer" promise rests on this.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            pool = try Self.withFileLock(stateDirectory + "/catalog.lock") {
+                let pool = try DatabasePool(path: path, configuration: config)
+                try Self.migrator.migrate(pool)
+                return pool
+            }
+        } catch let error as CatalogError {
+            throw error
+        } catch {
+            throw CatalogError(.openFailed, "Cannot open catalog at \(path): \(error)")
+        }
+    }
+
+    /// The schema version this binary applied or found (the count of applied migrations).
+    public func schemaVersion() throws -> Int {
+        try pool.read { db in try Self.migrator.appliedIdentifiers(db).count }
+    }
+
+    public func appliedMigrations() throws -> [String] {
+        try pool.read { db in try Self.migrator.appliedMigrations(db) }
+    }
+
+    private static func withFileLock<T>(_ lockPath: String, _ body: () throws -> T) throws -> T {
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw CatalogError(.openFailed, "Cannot open lock file \(lockPath): errno \(errno)")
+        }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw CatalogError(.openFailed, "Cannot lock \(lockPath): errno \(errno)") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+}
+
+/// Catalog failures with stable names.
+public struct CatalogError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable { case openFailed = "CatalogOpenFailed", schemaTooNew = "CatalogSchemaTooNew" }
+    public let code: Code
+    public let message: String
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { "\(code.rawValue): \(message)" }
+}
