@@ -59,6 +59,7 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: [
             "CShims", "CCurl",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ], path: "Shared/HTTPClient"),
         .target(name: "AudioOutput", dependencies: ["CShims", "CALSA"], path: "Shared/AudioOutput"),
         .target(name: "MediaDecoder", dependencies: ["CShims", "CFFmpeg"], path: "Shared/MediaDecoder"),
@@ -68,6 +69,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Shared/ServiceKit"),
 

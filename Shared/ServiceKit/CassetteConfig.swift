@@ -1,0 +1,76 @@
+import Foundation
+import Wire
+
+/// The JSON config file (docs/configuration.md). Every field is optional; a missing one
+/// takes its default. Credentials live here or in the environment, never on a command line,
+/// where `ps` would show them.
+public struct CassetteConfig: Codable, Sendable, Equatable {
+    public var runtimeDir: String?
+    public var stateDir: String?
+    public var origin: String?
+    public var clientToken: String?
+    public var clientSecret: String?
+    public var logLevel: String?
+    public var wire: WireLimits?
+    /// Per-service sections (`"player": {...}`), read by the service that owns them.
+    public var player: [String: JSONValue]?
+    public var downloader: [String: JSONValue]?
+    public var reporter: [String: JSONValue]?
+
+    public init() {}
+
+    public static func load(path: String) throws(DaemonError) -> CassetteConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw DaemonError(.configInvalid, "Cannot read config file \(path).")
+        }
+        do {
+            return try JSONDecoder().decode(CassetteConfig.self, from: data)
+        } catch {
+            throw DaemonError(.configInvalid, "Config file \(path) is not valid: \(error)")
+        }
+    }
+}
+
+/// Everything a service needs to know about where and how it runs, resolved once at start.
+public struct ServiceSettings: Sendable {
+    public var name: String
+    public var runtimeDir: String
+    public var stateDir: String
+    public var socketPath: String
+    public var origin: String?
+    public var clientToken: String?
+    public var clientSecret: String?
+    public var logLevel: String
+    public var limits: WireLimits
+    public var config: CassetteConfig
+
+    public static let defaultRuntimeDir = "/run/cassette"
+    public static let defaultStateDir = "/var/lib/cassette"
+    public static let defaultConfigPath = "/etc/cassette/cassette.json"
+
+    /// Flag, then environment variable, then config file, then default.
+    public static func resolve(service: String, options: CommonOptions,
+                               environment: [String: String] = ProcessInfo.processInfo.environment) throws(DaemonError) -> ServiceSettings {
+        let configPath = options.config ?? environment["CASSETTE_CONFIG"]
+        var config = CassetteConfig()
+        if let configPath {
+            config = try CassetteConfig.load(path: configPath)
+        } else if FileManager.default.fileExists(atPath: defaultConfigPath) {
+            config = try CassetteConfig.load(path: defaultConfigPath)
+        }
+        let runtimeDir = options.runtimeDir ?? environment["CASSETTE_RUNTIME_DIR"] ?? config.runtimeDir ?? defaultRuntimeDir
+        let stateDir = options.stateDir ?? environment["CASSETTE_STATE_DIR"] ?? config.stateDir ?? defaultStateDir
+        let socketPath = runtimeDir + "/" + service + ".sock"
+        // sockaddr_un.sun_path holds 108 bytes including the terminating NUL.
+        guard socketPath.utf8.count < 108 else {
+            throw DaemonError(.configInvalid, "Socket path \(socketPath) is longer than 107 bytes; use a shorter runtime dir.")
+        }
+        return ServiceSettings(
+            name: service, runtimeDir: runtimeDir, stateDir: stateDir, socketPath: socketPath,
+            origin: options.origin ?? environment["CASSETTE_ORIGIN"] ?? config.origin,
+            clientToken: environment["CASSETTE_CLIENT_TOKEN"] ?? config.clientToken,
+            clientSecret: environment["CASSETTE_CLIENT_SECRET"] ?? config.clientSecret,
+            logLevel: options.logLevel ?? environment["CASSETTE_LOG_LEVEL"] ?? config.logLevel ?? "info",
+            limits: config.wire ?? WireLimits(), config: config)
+    }
+}

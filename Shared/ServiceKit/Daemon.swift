@@ -1,0 +1,163 @@
+import Catalog
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Systemd
+import Wire
+
+public enum CassetteVersion {
+    public static let string = "0.1.0"
+}
+
+/// What a service's `build` step gets: its settings, logger, event hub and the catalog.
+public struct DaemonContext: Sendable {
+    public let settings: ServiceSettings
+    public let logger: Logger
+    public let hub: EventHub
+    public let startedAt: ContinuousClock.Instant
+    let catalogTask: Task<Catalog, Error>
+
+    /// The catalog, once opened. Opening happens after READY=1 so activation never waits
+    /// on disk work; a method that needs the catalog awaits it here.
+    public func catalog() async throws(DaemonError) -> Catalog {
+        do {
+            return try await catalogTask.value
+        } catch {
+            throw DaemonError(.catalogUnavailable, "The catalog could not be opened: \(error)")
+        }
+    }
+}
+
+/// What a service contributes: its methods, its long-running parts and its status fields.
+public struct DaemonParts: Sendable {
+    public var router: RPCRouter
+    public var services: [any Service]
+    public var status: @Sendable () async -> [String: JSONValue]
+
+    public init(router: RPCRouter = RPCRouter(), services: [any Service] = [],
+                status: @escaping @Sendable () async -> [String: JSONValue] = { [:] }) {
+        self.router = router
+        self.services = services
+        self.status = status
+    }
+}
+
+/// Runs one Cassette service: listener, READY/WATCHDOG/STOPPING, graceful SIGTERM.
+///
+/// The same `run` is used by the binaries and (through them) by the integration tests, so
+/// what is tested is what ships.
+public enum Daemon {
+    public static func run(service name: String, options: CommonOptions,
+                           build: @escaping @Sendable (DaemonContext) async throws -> DaemonParts) async -> Int32 {
+        let settings: ServiceSettings
+        do {
+            settings = try ServiceSettings.resolve(service: name, options: options)
+        } catch {
+            FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
+            return error.exitCode
+        }
+        LogBootstrap.bootstrap(label: "cassette-\(name)", level: Logger.Level(rawValue: settings.logLevel) ?? .info)
+        var logger = Logger(label: "cassette.\(name)")
+        logger[metadataKey: "service"] = "\(name)"
+        do {
+            try await runResolved(settings: settings, logger: logger, build: build)
+            logger.info("stopped")
+            return 0
+        } catch let error as DaemonError {
+            logger.critical("cannot run", metadata: ["error": "\(error)"])
+            return error.exitCode
+        } catch {
+            logger.critical("failed", metadata: ["error": "\(error)"])
+            return 1
+        }
+    }
+
+    static func runResolved(settings: ServiceSettings, logger: Logger,
+                            build: @Sendable (DaemonContext) async throws -> DaemonParts) async throws {
+        let source = try SocketListener.prepare(settings: settings)
+        let hub = EventHub(backlog: settings.limits.eventBacklog)
+        let opener = CatalogOpener(stateDir: settings.stateDir)
+        let context = DaemonContext(settings: settings, logger: logger, hub: hub, startedAt: .now, catalogTask: opener.task)
+        let parts = try await build(context)
+        var router = parts.router
+        let statusBox = StatusBox()
+        router.register("service.status") { _ in
+            await statusBox.render(context: context, opener: opener, extra: parts.status)
+        }
+        let server = RPCServer(router: router, limits: settings.limits, logger: logger, hub: hub)
+        statusBox.server = server
+        let notifier = SystemdNotifier()
+        var services: [any Service] = [ServerService(server: server, source: source, notifier: notifier,
+                                                     opener: opener, logger: logger)]
+        if let watchdog = WatchdogService(notifier: notifier, logger: logger, isHealthy: { await server.isResponsive() }) {
+            services.append(watchdog)
+        }
+        services.append(contentsOf: parts.services)
+        let group = ServiceGroup(configuration: .init(
+            services: services.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            cancellationSignals: [],
+            logger: logger))
+        try await group.run()
+    }
+}
+
+/// Opens the catalog in the background once the service is listening.
+final class CatalogOpener: Sendable {
+    let task: Task<Catalog, Error>
+    private let started = ContinuousClock.now
+
+    init(stateDir: String) {
+        // Created suspended in effect: the body waits for `begin()` so READY=1 goes out first.
+        let (gate, open) = AsyncStream.makeStream(of: Void.self)
+        self.gateContinuation = open
+        task = Task {
+            for await _ in gate { break }
+            return try Catalog(stateDirectory: stateDir)
+        }
+    }
+
+    private let gateContinuation: AsyncStream<Void>.Continuation
+
+    func begin() {
+        gateContinuation.yield(())
+        gateContinuation.finish()
+    }
+}
+
+/// The listener as a ServiceLifecycle service: listen, READY=1, open the catalog, wait for
+/// SIGTERM, STOPPING=1, let in-flight requests finish, close.
+struct ServerService: Service {
+    let server: RPCServer
+    let source: ListenerSource
+    let notifier: SystemdNotifier
+    let opener: CatalogOpener
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await server.start(source)
+        } catch {
+            throw DaemonError(.socketUnavailable, "Cannot listen on \(source): \(error)")
+        }
+        SocketListener.restrictPermissions(source)
+        notifier.ready(status: "listening")
+        logger.info("listening", metadata: ["socket": "\(source)", "pid": "\(getpid())"])
+        opener.begin()
+        try? await gracefulShutdown()
+        notifier.stopping()
+        logger.info("stopping: finishing in-flight requests", metadata: ["inFlight": "\(server.inFlightRequests)"])
+        await server.shutdownGracefully()
+        SocketListener.cleanUp(source)
+    }
+}
+
+extension RPCServer {
+    /// The watchdog's health check: if an event loop is wedged this never returns, so the
+    /// watchdog loop stalls with it and systemd restarts the service, as it should.
+    func isResponsive() async -> Bool {
+        (try? await MultiThreadedEventLoopGroup.singleton.any().submit { true }.get()) ?? false
+    }
+}
