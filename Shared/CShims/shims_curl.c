@@ -15,3 +15,5 @@ CURLcode cassette_curl_getinfo_long(CURL *h, CURLINFO info, long *out) { return 
 CURLcode cassette_curl_getinfo_off_t(CURL *h, CURLINFO info, curl_off_t *out) { return curl_easy_getinfo(h, info, out); }
 CURLcode cassette_curl_getinfo_double(CURL *h, CURLINFO info, double *out) { return curl_easy_getinfo(h, info, out); }
 CURLcode cassette_curl_getinfo_string(CURL *h, CURLINFO info, const char **out) { return curl_easy_getinfo(h, info, out); }
+long cassette_curl_global_default(void) { return CURL_GLOBAL_DEFAULT; }
+long cassette_curl_auth_basic(void) { return (long)CURLAUTH_BASIC; }

@@ -1,1 +1,134 @@
-// placeholder
+import NIOPosix
+
+/// An HTTP/1.1 and HTTP/2 client over libcurl, for the origin API and media downloads.
+///
+/// Each transfer runs as one blocking `curl_easy_perform` on a thread of the client's own
+/// `NIOThreadPool` (never on a Swift concurrency thread), bridged back with a continuation.
+/// Easy handles are pooled so that requests to the same origin reuse connections.
+/// Task cancellation aborts a running transfer within about a second (curl's progress callback).
+///
+/// Statuses are never errors: a 404 or 500 comes back as a response. Thrown errors are
+/// `HTTPClientError`. Retry and backoff belong to the caller (`HTTPClientError.isTransient`).
+public final class HTTPClient: Sendable {
+    private let credentials: BasicCredentials?
+    private let configuration: Configuration
+    /// Owned; started in init, shut down in deinit (after running transfers finish).
+    private let threadPool: NIOThreadPool
+    private let handles: CurlHandlePool
+
+    /// - Parameters:
+    ///   - credentials: sent as Basic auth on every request to the request's own origin.
+    ///   - configuration: limits and the redirect policy.
+    public init(credentials: BasicCredentials? = nil, configuration: Configuration = Configuration()) {
+        precondition(curlGlobalInitResult.rawValue == 0, "curl_global_init failed: \(curlGlobalInitResult)")
+        self.credentials = credentials
+        self.configuration = configuration
+        threadPool = NIOThreadPool(numberOfThreads: max(1, configuration.maxConcurrentTransfers))
+        threadPool.start()
+        handles = CurlHandlePool(maxIdle: configuration.maxIdleHandles)
+    }
+
+    deinit {
+        // A call in flight holds `self`, so no transfer runs here; this only stops the idle threads.
+        threadPool.shutdownGracefully { _ in }
+    }
+
+    /// Sends `request` and collects the whole response in memory.
+    ///
+    /// Follows redirects as `Configuration.redirects` allows (303, and 301/302 after a POST,
+    /// become GET without body). Throws `HTTPClientError` (`InvalidURL`, `ConnectionFailed`,
+    /// `Timeout`, `PartialBody`, `TooManyRedirects`, `ResponseTooLarge`, `Cancelled`, …).
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let outcome = try await performFollowingRedirects(request, destination: .memory(limit: configuration.maxResponseBodyBytes))
+        return HTTPResponse(status: outcome.status, headers: outcome.headers, body: outcome.body)
+    }
+
+    /// Downloads `request`'s body into the file at `path`.
+    ///
+    /// With `offset > 0` it asks for `Range: bytes=offset-`. A 206 keeps the file's first `offset`
+    /// bytes (the file must hold at least that many) and appends after them; a 200 (a server that
+    /// ignores `Range`) truncates the file and writes it from byte 0. Any other status leaves the
+    /// file untouched and returns its body in `DownloadResult.body`; a 416 after resuming from the
+    /// full length means the file is already complete.
+    ///
+    /// `progress(fileSize, expectedSize)` is called on the transfer thread after each write;
+    /// returning false stops the download (`Cancelled`). `request.timeoutSeconds` is a stall
+    /// timeout here, not a total one.
+    ///
+    /// A body shorter than `Content-Length` throws `PartialBody`; like every error after the file
+    /// was opened, the bytes received stay on disk and `HTTPClientError.bytesOnDisk` says how many.
+    /// The file is not fsynced; callers that need durability do it.
+    public func download(_ request: HTTPRequest, to path: String, resumeFrom offset: Int64 = 0,
+                         progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
+        precondition(offset >= 0, "negative resume offset")
+        let destination = BodyDestination.file(path: path, resumeFrom: offset,
+                                               errorBodyLimit: configuration.maxErrorBodyBytes, progress: progress)
+        let outcome = try await performFollowingRedirects(request, destination: destination)
+        let download = outcome.download
+        return DownloadResult(status: outcome.status, headers: outcome.headers, resumed: download?.resumed ?? false,
+                              bytesWritten: download?.bytesWritten ?? 0, fileSize: download?.fileSize ?? offset,
+                              expectedSize: download?.expectedSize, body: outcome.body)
+    }
+
+    private func performFollowingRedirects(_ request: HTTPRequest, destination: BodyDestination) async throws -> TransferOutcome {
+        guard let firstOrigin = URLOrigin(request.url) else {
+            throw HTTPClientError(code: .invalidURL, message: "not an absolute URL: \(request.url)")
+        }
+        var current = request
+        var sendCredentials = true
+        var hops = 0
+        while true {
+            let outcome = try await perform(current, credentials: sendCredentials ? credentials : nil, destination: destination)
+            guard [301, 302, 303, 307, 308].contains(outcome.status), let target = outcome.redirectURL,
+                  let targetOrigin = URLOrigin(target) else { return outcome }
+            let sameOrigin = targetOrigin == firstOrigin
+            switch configuration.redirects {
+            case .none:
+                return outcome
+            case .sameOrigin(let max):
+                guard sameOrigin else { return outcome }
+                guard hops < max else { throw tooManyRedirects(max) }
+            case .any(let max):
+                guard hops < max else { throw tooManyRedirects(max) }
+            }
+            hops += 1
+            sendCredentials = sendCredentials && sameOrigin
+            current.url = target
+            if outcome.status == 303 || (current.method.uppercased() == "POST" && outcome.status <= 302) {
+                current.method = "GET"
+                current.body = nil
+            }
+        }
+    }
+
+    private func tooManyRedirects(_ max: Int) -> HTTPClientError {
+        HTTPClientError(code: .tooManyRedirects, message: "more than \(max) redirects")
+    }
+
+    /// One hop on a pool thread. The handle goes back to the pool whatever happens.
+    private func perform(_ request: HTTPRequest, credentials: BasicCredentials?,
+                         destination: BodyDestination) async throws -> TransferOutcome {
+        let cancellation = CancellationFlag()
+        let configuration = configuration
+        let handles = handles
+        return try await withTaskCancellationHandler {
+            do {
+                return try await threadPool.runIfActive {
+                    let easy = try handles.checkOut()
+                    defer { handles.checkIn(easy) }
+                    return try Transfer.run(request, credentials: credentials, configuration: configuration,
+                                            easy: easy, destination: destination, cancellation: cancellation)
+                }
+            } catch is CancellationError {
+                throw HTTPClientError(code: .cancelled, message: "task cancelled before the transfer started")
+            } catch let error as HTTPClientError {
+                throw error
+            } catch {
+                // runIfActive's only other failure: the pool no longer runs.
+                throw HTTPClientError(code: .shutdown, message: "\(error)")
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+    }
+}

@@ -22,4 +22,9 @@ CURLcode cassette_curl_getinfo_long(CURL *h, CURLINFO info, long *out);
 CURLcode cassette_curl_getinfo_off_t(CURL *h, CURLINFO info, curl_off_t *out);
 CURLcode cassette_curl_getinfo_double(CURL *h, CURLINFO info, double *out);
 CURLcode cassette_curl_getinfo_string(CURL *h, CURLINFO info, const char **out);
+
+/// CURL_GLOBAL_DEFAULT is a macro built from other macros; Swift does not import it.
+long cassette_curl_global_default(void);
+/// CURLAUTH_BASIC is a macro with an (unsigned long) cast Swift does not import.
+long cassette_curl_auth_basic(void);
 #endif

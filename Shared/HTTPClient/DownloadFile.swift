@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The file a download writes into. Owns its descriptor from `open` until `close()`.
+/// Used only on the one pool thread that runs the transfer.
+final class DownloadFile {
+    private var fd: Int32
+    /// The file's length before the first write of this transfer.
+    let startOffset: Int64
+    private(set) var bytesWritten: Int64 = 0
+
+    /// Opens `path` for a 200 response: created or truncated to empty.
+    static func truncating(_ path: String) throws(HTTPClientError) -> DownloadFile {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw fileError("open \(path)") }
+        return DownloadFile(fd: fd, startOffset: 0)
+    }
+
+    /// Opens `path` for a 206 response whose body starts at `offset`: the file must already hold
+    /// at least `offset` bytes; anything after `offset` is cut off, new bytes follow it.
+    static func resuming(_ path: String, at offset: Int64) throws(HTTPClientError) -> DownloadFile {
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw fileError("open \(path)") }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { let e = fileError("fstat \(path)"); Glibc.close(fd); throw e }
+        guard Int64(info.st_size) >= offset else {
+            Glibc.close(fd)
+            throw HTTPClientError(code: .fileError,
+                                  message: "\(path) holds \(info.st_size) bytes, cannot resume from \(offset)")
+        }
+        guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
+            let e = fileError("seek \(path)")
+            Glibc.close(fd)
+            throw e
+        }
+        return DownloadFile(fd: fd, startOffset: offset)
+    }
+
+    private init(fd: Int32, startOffset: Int64) {
+        self.fd = fd
+        self.startOffset = startOffset
+    }
+
+    var fileSize: Int64 { startOffset + bytesWritten }
+
+    /// Writes all of `bytes`, retrying short writes and EINTR.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) {
+        guard var next = bytes.baseAddress else { return }
+        var left = bytes.count
+        while left > 0 {
+            let n = Glibc.write(fd, next, left)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw DownloadFile.fileError("write")
+            }
+            left -= n
+            next += n
+            bytesWritten += Int64(n)
+        }
+    }
+
+    /// Closes the descriptor now rather than at deinit.
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    deinit { close() }
+
+    private static func fileError(_ what: String) -> HTTPClientError {
+        HTTPClientError(code: .fileError, message: "\(what): \(String(cString: strerror(errno)))")
+    }
+}

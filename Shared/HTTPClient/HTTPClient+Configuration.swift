@@ -1,0 +1,32 @@
+extension HTTPClient {
+    /// Which redirects the client follows itself. A redirect it does not follow comes back as
+    /// the 3xx response, `location` header included.
+    public enum RedirectPolicy: Sendable, Equatable {
+        /// Follow none.
+        case none
+        /// Follow up to `max` redirects that stay on the same scheme, host and port. The default:
+        /// the origin's credentials are never sent elsewhere, and no other host is contacted.
+        case sameOrigin(max: Int)
+        /// Follow up to `max` redirects anywhere. Credentials are dropped once the origin changes.
+        case any(max: Int)
+    }
+
+    /// The client's limits, named and documented once.
+    public struct Configuration: Sendable {
+        /// Transfers that run at once; each holds one thread of the client's pool while it runs.
+        /// Later requests queue. Downloads hold their thread for as long as the file takes.
+        public var maxConcurrentTransfers: Int = 4
+        /// Easy handles kept for reuse (each keeps its idle connections alive for reuse).
+        public var maxIdleHandles: Int = 4
+        /// Time allowed to resolve and connect, per attempt.
+        public var connectTimeoutSeconds: Double = 10
+        /// `send` fails with `ResponseTooLarge` past this many body bytes. Downloads are not limited.
+        public var maxResponseBodyBytes: Int = 16 << 20
+        /// Non-2xx bodies kept by `download` (error JSON); the rest is discarded.
+        public var maxErrorBodyBytes: Int = 64 << 10
+        public var redirects: RedirectPolicy = .sameOrigin(max: 5)
+        public var userAgent: String = "Cassette"
+
+        public init() {}
+    }
+}

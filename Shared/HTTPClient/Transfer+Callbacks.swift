@@ -1,0 +1,105 @@
+/// The bodies of curl's header and write callbacks, on the transfer's pool thread.
+/// Each returns false to make curl abort the transfer (after setting `failure`).
+extension Transfer {
+    /// One header line, CRLF included: a status line starts a new response (after a 1xx or
+    /// a redirect hop), a blank line ends the header block.
+    func receiveHeaderLine(_ raw: UnsafeRawBufferPointer) -> Bool {
+        let line = String(decoding: raw, as: UTF8.self).trimmingASCIIWhitespace()
+        if line.hasPrefix("HTTP/") {
+            let fields = line.split(separator: " ", maxSplits: 2)
+            status = fields.count > 1 ? Int(fields[1]) ?? 0 : 0
+            headers = [:]
+            return true
+        }
+        if line.isEmpty { return headersComplete() }
+        guard let colon = line.firstIndex(of: ":") else { return true }
+        let name = String(line[..<colon]).lowercased()
+        let value = String(line[line.index(after: colon)...]).trimmingASCIIWhitespace()
+        if let existing = headers[name] {
+            headers[name] = existing + ", " + value
+        } else {
+            headers[name] = value
+        }
+        return true
+    }
+
+    /// A header block ended. For a download's 200 or 206 this opens the file.
+    private func headersComplete() -> Bool {
+        guard case .file(let path, let offset, _, _) = destination, status == 200 || status == 206 else {
+            return true
+        }
+        do {
+            if status == 206 {
+                let range = headers["content-range"].flatMap(ContentRange.init)
+                let start = range?.start ?? 0
+                guard start == offset else {
+                    throw HTTPClientError(code: .unexpectedContentRange,
+                                          message: "asked for bytes from \(offset), got \(headers["content-range"] ?? "no Content-Range")")
+                }
+                expectedSize = range?.completeLength
+                file = try DownloadFile.resuming(path, at: offset)
+            } else {
+                expectedSize = headers["content-length"].flatMap { Int64($0) }
+                file = try DownloadFile.truncating(path)
+            }
+            return true
+        } catch {
+            failure = error as? HTTPClientError ?? HTTPClientError(code: .fileError, message: "\(error)")
+            return false
+        }
+    }
+
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let file {
+            do {
+                try file.write(bytes)
+            } catch {
+                failure = error
+                return false
+            }
+            if case .file(_, _, _, let progress) = destination, !progress(file.fileSize, expectedSize) {
+                failure = HTTPClientError(code: .cancelled, message: "download stopped by its progress callback")
+                return false
+            }
+            return true
+        }
+        switch destination {
+        case .memory(let limit):
+            guard body.count + bytes.count <= limit else {
+                failure = HTTPClientError(code: .responseTooLarge, message: "response body exceeds \(limit) bytes")
+                return false
+            }
+            body.append(contentsOf: bytes)
+        case .file(_, _, let limit, _):
+            body.append(contentsOf: bytes.prefix(max(0, limit - body.count)))
+        }
+        return true
+    }
+}
+
+/// `Content-Range: bytes 100-999/1000` (the complete length may be `*`).
+struct ContentRange {
+    var start: Int64
+    var completeLength: Int64?
+
+    init?(_ header: String) {
+        guard header.hasPrefix("bytes ") else { return nil }
+        let spec = header.dropFirst("bytes ".count)
+        let parts = spec.split(separator: "/", maxSplits: 1)
+        guard let rangePart = parts.first, let dash = rangePart.firstIndex(of: "-"),
+              let start = Int64(rangePart[..<dash]) else { return nil }
+        self.start = start
+        completeLength = parts.count == 2 ? Int64(parts[1]) : nil
+    }
+}
+
+extension String {
+    func trimmingASCIIWhitespace() -> String {
+        // Character.isWhitespace also matches "\r\n", which Swift treats as one Character.
+        let isSpace: (Character) -> Bool = { $0.isWhitespace }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+}
