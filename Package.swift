@@ -79,6 +79,7 @@ let package = Package(
         .executableTarget(name: "reporter", dependencies: ["ServiceKit", "HTTPClient"], path: "Services/Reporter"),
         .executableTarget(name: "cassettectl", dependencies: [
             "Wire",
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Services/Ctl"),
         .executableTarget(name: "cassette-origin", dependencies: [
