@@ -1,0 +1,136 @@
+import CFFmpeg
+import CShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Decodes the best audio stream of a local file into interleaved PCM chunks.
+///
+/// Single-thread use: FFmpeg's contexts are not thread-safe and decoding is blocking CPU work,
+/// so create, use and drop a decoder on one thread (the player's decode thread, never a Swift
+/// concurrency thread). That is why it is not `Sendable`.
+///
+/// Owns its libav objects (through `MediaContexts`) and its resampler; both are freed when the
+/// decoder goes away.
+public final class AudioDecoder {
+    /// The source's audio stream.
+    public let info: AudioFormatInfo
+    /// The format of every chunk `nextChunk()` returns.
+    public let outputFormat: DecodedFormat
+
+    let contexts: MediaContexts
+    /// Non-nil once opened; replaced when the input format changes and after a seek.
+    var resampler: Resampler
+    let streamIndex: Int32
+    /// The stream's time base in seconds per tick, and its first timestamp (in ticks).
+    let timeBase: Double
+    let startTimestamp: Int64
+
+    enum State {
+        /// Reading packets and decoding.
+        case decoding
+        /// End of file reached; the decoder is being flushed.
+        case draining
+        /// Everything was returned; `nextChunk()` returns nil until a seek.
+        case finished
+    }
+    var state = State.decoding
+    /// Time of the next output frame, for frames without a timestamp.
+    var nextPresentationTime = 0.0
+    /// After a seek: output before this time is dropped, so the first chunk starts exactly there.
+    var discardUntil: Double?
+    var consecutiveErrors = 0
+
+    /// Consecutive undecodable packets tolerated (a damaged frame in an MP3 is skipped) before
+    /// `nextChunk()` gives up with `DecodeFailed`.
+    public static let maxConsecutiveDecodeErrors = 32
+
+    /// Opens `path` and prepares the decoder and resampler.
+    /// Throws `FileNotFound`, `InvalidFile`, `NoAudioStream`, `UnsupportedCodec`,
+    /// `CodecOpenFailed` or `InvalidOutputFormat`.
+    public init(path: String, output: DecoderOutputFormat = DecoderOutputFormat()) throws(DecoderError) {
+        // `contexts` frees whatever was set up if any step below throws.
+        let contexts = MediaContexts()
+        var err = avformat_open_input(&contexts.format, path, nil, nil)
+        guard err == 0, let format = contexts.format else {
+            let code: DecoderError.Code = err == cassette_averror(ENOENT) || err == cassette_averror(EACCES)
+                ? .fileNotFound : .invalidFile
+            throw DecoderError(code, "avformat_open_input(\(path))", ffmpeg: err)
+        }
+        err = avformat_find_stream_info(format, nil)
+        if err < 0 { throw DecoderError(.invalidFile, "avformat_find_stream_info", ffmpeg: err) }
+
+        var codec: UnsafePointer<AVCodec>? = nil
+        let index = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0)
+        guard index >= 0, let stream = format.pointee.streams[Int(index)] else {
+            let code: DecoderError.Code = index == cassette_averror_decoder_not_found() ? .unsupportedCodec : .noAudioStream
+            throw DecoderError(code, "av_find_best_stream", ffmpeg: index)
+        }
+        streamIndex = index
+        let params = stream.pointee.codecpar!
+        guard let codec else {
+            throw DecoderError(code: .unsupportedCodec, message: "no decoder for \(String(cString: avcodec_get_name(params.pointee.codec_id)))")
+        }
+        for i in 0..<Int(format.pointee.nb_streams) where Int32(i) != index {
+            format.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
+        }
+        timeBase = av_q2d(stream.pointee.time_base)
+        startTimestamp = stream.pointee.start_time == cassette_av_nopts_value() ? 0 : stream.pointee.start_time
+
+        contexts.codec = avcodec_alloc_context3(codec)
+        guard let codecContext = contexts.codec else { throw DecoderError(code: .codecOpenFailed, message: "avcodec_alloc_context3 failed") }
+        err = avcodec_parameters_to_context(codecContext, params)
+        if err < 0 { throw DecoderError(.codecOpenFailed, "avcodec_parameters_to_context", ffmpeg: err) }
+        codecContext.pointee.pkt_timebase = stream.pointee.time_base
+        err = avcodec_open2(codecContext, codec, nil)
+        if err < 0 { throw DecoderError(.codecOpenFailed, "avcodec_open2", ffmpeg: err) }
+
+        contexts.packet = av_packet_alloc()
+        contexts.frame = av_frame_alloc()
+        guard contexts.packet != nil, contexts.frame != nil else { throw DecoderError(code: .codecOpenFailed, message: "av_packet_alloc/av_frame_alloc failed") }
+
+        info = Self.describe(format: format, stream: stream, codec: codecContext)
+        let channels = output.channels ?? info.channels
+        let rate = output.sampleRate ?? info.sampleRate
+        guard (1...64).contains(channels), (1_000...768_000).contains(rate) else {
+            throw DecoderError(code: .invalidOutputFormat, message: "\(channels) channels at \(rate) Hz")
+        }
+        outputFormat = DecodedFormat(sampleFormat: output.sampleFormat, sampleRate: rate, channels: channels)
+        resampler = try Resampler(input: Self.currentInput(of: codecContext), layout: codecContext.pointee.ch_layout,
+                                  output: outputFormat)
+        self.contexts = contexts
+    }
+
+    /// The decoder's current output parameters, which the resampler's input must match.
+    static func currentInput(of codec: UnsafeMutablePointer<AVCodecContext>) -> Resampler.Input {
+        Resampler.Input(format: codec.pointee.sample_fmt.rawValue, sampleRate: codec.pointee.sample_rate,
+                        channels: codec.pointee.ch_layout.nb_channels)
+    }
+
+    private static func describe(format: UnsafeMutablePointer<AVFormatContext>, stream: UnsafeMutablePointer<AVStream>,
+                                 codec: UnsafeMutablePointer<AVCodecContext>) -> AudioFormatInfo {
+        let params = stream.pointee.codecpar.pointee
+        let nopts = cassette_av_nopts_value()
+        var duration: Double? = nil
+        if format.pointee.duration != nopts && format.pointee.duration > 0 {
+            duration = Double(format.pointee.duration) / Double(AV_TIME_BASE)
+        } else if stream.pointee.duration != nopts && stream.pointee.duration > 0 {
+            duration = Double(stream.pointee.duration) * av_q2d(stream.pointee.time_base)
+        }
+        let bitRate = format.pointee.bit_rate > 0 ? format.pointee.bit_rate : params.bit_rate
+        let bits = params.bits_per_raw_sample > 0 ? params.bits_per_raw_sample : params.bits_per_coded_sample
+        let sampleFormatName = av_get_sample_fmt_name(codec.pointee.sample_fmt).map { String(cString: $0) } ?? "unknown"
+        return AudioFormatInfo(
+            codecName: String(cString: avcodec_get_name(params.codec_id)),
+            containerName: String(cString: format.pointee.iformat.pointee.name),
+            sampleRate: Int(codec.pointee.sample_rate),
+            channels: Int(codec.pointee.ch_layout.nb_channels),
+            sampleFormatName: sampleFormatName,
+            bitsPerSample: bits > 0 ? Int(bits) : nil,
+            durationSeconds: duration,
+            bitRate: bitRate > 0 ? Int(bitRate) : nil,
+            initialPadding: Int(params.initial_padding),
+            trailingPadding: Int(params.trailing_padding),
+            seekPreroll: Int(params.seek_preroll))
+    }
+}
