@@ -99,10 +99,17 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: [
             "Wire",
             .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/WireTests"),
-        .testTarget(name: "CatalogTests", dependencies: ["Catalog"], path: "Tests/CatalogTests"),
+        .testTarget(name: "CatalogTests", dependencies: [
+            "Catalog", .product(name: "GRDB", package: "GRDB.swift"),
+        ], path: "Tests/CatalogTests"),
         .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "HTTPClient", "AudioOutput", "MediaDecoder", "ServiceKit"],
                     path: "Tests/SharedLibTests"),
-        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Wire", "HTTPClient"], path: "Tests/IntegrationTests"),
+        .testTarget(name: "IntegrationTests", dependencies: [
+            "TestSupport", "Wire", "HTTPClient", "Catalog",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ], path: "Tests/IntegrationTests"),
     ]
 )

@@ -1,0 +1,92 @@
+import Foundation
+import GRDB
+import XCTest
+@testable import Catalog
+
+/// The catalog on a real file in WAL mode, as the services use it.
+final class CatalogTests: XCTestCase {
+    var dir: String!
+
+    override func setUp() {
+        dir = NSTemporaryDirectory() + "catalog-\(UUID().uuidString)"
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    func testOpensInWALWithFullSyncAndForeignKeys() throws {
+        let catalog = try Catalog(stateDirectory: dir)
+        try catalog.pool.read { db in
+            XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA journal_mode"), "wal")
+            XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA synchronous"), 2, "FULL")
+            XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA foreign_keys"), 1)
+        }
+        XCTAssertEqual(try catalog.schemaVersion(), 1)
+    }
+
+    func testHasEveryTableTheServicesNeed() throws {
+        let catalog = try Catalog(stateDirectory: dir)
+        let tables = try catalog.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'grdb_%' AND name NOT LIKE 'sqlite_%'")
+        }
+        XCTAssertEqual(Set(tables), ["settings", "stations", "files", "mediaItems", "stationItems", "offlineProducts",
+                                     "downloads", "licenses", "playlogOutbox"])
+    }
+
+    func testReopeningAppliesNothingTwiceAndKeepsData() throws {
+        do {
+            let catalog = try Catalog(stateDirectory: dir)
+            try catalog.pool.write { db in
+                try db.execute(sql: "INSERT INTO settings(key, value, updatedAt) VALUES ('k', '1', CURRENT_TIMESTAMP)")
+            }
+        }
+        let again = try Catalog(stateDirectory: dir)
+        XCTAssertEqual(try again.appliedMigrations(), ["v1-foundation"])
+        XCTAssertEqual(try again.pool.read { try String.fetchOne($0, sql: "SELECT value FROM settings WHERE key = 'k'") }, "1")
+    }
+
+    func testManyConcurrentOpenersOnAFreshDirectoryAgree() async throws {
+        let path = dir!
+        let failures = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    do {
+                        _ = try Catalog(stateDirectory: path).schemaVersion()
+                        return nil
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            var out: [String] = []
+            for await f in group { if let f { out.append(f) } }
+            return out
+        }
+        XCTAssertEqual(failures, [])
+        XCTAssertEqual(try Catalog(stateDirectory: path).appliedMigrations(), ["v1-foundation"])
+    }
+
+    func testForeignKeysAreEnforced() throws {
+        let catalog = try Catalog(stateDirectory: dir)
+        XCTAssertThrowsError(try catalog.pool.write { db in
+            try db.execute(sql: "INSERT INTO stationItems(stationId, itemId, position) VALUES ('nope', 'nope', 0)")
+        })
+    }
+
+    func testCheckConstraintsRefuseUnknownStates() throws {
+        let catalog = try Catalog(stateDirectory: dir)
+        XCTAssertThrowsError(try catalog.pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO playlogOutbox(recordId, kind, body, sizeBytes, state, createdAt)
+                VALUES ('a', 'play', '{}', 2, 'lost', CURRENT_TIMESTAMP)
+                """)
+        })
+    }
+
+    func testUnwritableStateDirectoryIsATypedError() throws {
+        XCTAssertThrowsError(try Catalog(stateDirectory: "/proc/cassette-cannot-exist")) { error in
+            XCTAssertEqual((error as? CatalogError)?.code, .openFailed)
+        }
+    }
+}

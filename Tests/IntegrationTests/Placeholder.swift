@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderIntegrationTests: XCTestCase { func testNothing() {} }

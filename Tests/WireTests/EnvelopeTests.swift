@@ -1,0 +1,64 @@
+import XCTest
+@testable import Wire
+
+final class EnvelopeTests: XCTestCase {
+    func testValidRequestParses() throws {
+        let value: JSONValue = ["jsonrpc": "2.0", "id": 7, "method": "stations.list", "params": ["a": 1]]
+        let request = try RPCRequest.parse(value).get()
+        XCTAssertEqual(request.id, .number(7))
+        XCTAssertEqual(request.method, "stations.list")
+        XCTAssertEqual(request.params["a"], 1)
+    }
+
+    func testAbsentParamsReadAsEmptyObjectAndAbsentIdIsANotification() throws {
+        let request = try RPCRequest.parse(["jsonrpc": "2.0", "method": "x"]).get()
+        XCTAssertNil(request.id)
+        XCTAssertEqual(request.params, .object([:]))
+    }
+
+    func testEnvelopeErrorsKeepTheIdWhenReadable() {
+        func rejected(_ v: JSONValue) -> RejectedRequest? {
+            if case .failure(let r) = RPCRequest.parse(v) { return r }
+            return nil
+        }
+        XCTAssertEqual(rejected(["jsonrpc": "1.0", "id": "a", "method": "x"])?.id, .string("a"))
+        XCTAssertEqual(rejected(["jsonrpc": "2.0", "id": 3])?.error.code, -32600)
+        XCTAssertEqual(rejected(["jsonrpc": "2.0", "id": 3, "method": "x", "params": [1]])?.error.code, -32602)
+        XCTAssertNil(rejected(["jsonrpc": "2.0", "id": true, "method": "x"])?.id)
+        XCTAssertEqual(rejected(["jsonrpc": "2.0", "id": 1.5, "method": "x"])?.error.code, -32600)
+    }
+
+    func testErrorRoundTripsWithItsName() {
+        let e = RPCError(code: 1001, name: "CacheLimit", message: "Need 5 MB more.", details: ["missingBytes": 5_000_000])
+        let back = RPCError(json: e.json)
+        XCTAssertEqual(back, e)
+        XCTAssertEqual(e.json["data"]?["name"], "CacheLimit")
+    }
+
+    func testEventRoundTrips() {
+        let e = RPCEvent(topic: "player", type: "PlaybackStateChanged", seq: 42, data: ["playbackState": "PLAYING"])
+        XCTAssertEqual(RPCEvent(json: e.json), e)
+        XCTAssertEqual(e.json["method"], "event")
+    }
+
+    func testJSONValueIntegersPrintWithoutFraction() throws {
+        let text = String(decoding: JSONCoding.data(["n": 3, "x": 1.5, "s": "a/b"]), as: UTF8.self)
+        XCTAssertEqual(text, #"{"n":3,"s":"a/b","x":1.5}"#)
+    }
+
+    func testInvalidParamsMessageNamesTheMissingField() throws {
+        struct P: Decodable { var stationId: String; var targetMinutes: Int? }
+        do {
+            _ = try JSONCoding.decode(P.self, from: ["targetMinutes": 5])
+            XCTFail("expected a failure")
+        } catch let error as DecodingError {
+            XCTAssertEqual(RPCContext.describe(error, method: "stations.sync"), "'stations.sync' needs params.stationId.")
+        }
+        do {
+            _ = try JSONCoding.decode(P.self, from: ["stationId": "a", "targetMinutes": "x"])
+            XCTFail("expected a failure")
+        } catch let error as DecodingError {
+            XCTAssertEqual(RPCContext.describe(error, method: "stations.sync"), "params.targetMinutes of 'stations.sync' must be a number.")
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import XCTest
+@testable import Wire
+
+/// The server in-process on a real Unix socket: event backlog and graceful shutdown.
+final class ServerTests: XCTestCase {
+    var dir: String!
+
+    override func setUp() {
+        dir = "/tmp/cwt-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    func makeServer(_ configure: (inout RPCRouter) -> Void = { _ in }, limits: WireLimits = WireLimits()) async throws -> (RPCServer, String) {
+        var router = RPCRouter()
+        configure(&router)
+        let server = RPCServer(router: router, limits: limits, logger: Logger(label: "test"))
+        let path = dir + "/s.sock"
+        try await server.start(.path(path))
+        return (server, path)
+    }
+
+    func testEventsReachSubscribersOfTheirTopicWithGrowingSeq() async throws {
+        let (server, path) = try await makeServer()
+        let client = try await RPCClient.connect(path: path)
+        _ = try await client.call("events.subscribe", ["topics": ["player"]])
+        server.hub.publish(topic: "downloads", type: "OfflineStarted")
+        server.hub.publish(topic: "player", type: "PlaybackStateChanged", data: ["playbackState": "PLAYING"])
+        var iterator = client.events.makeAsyncIterator()
+        let event = await iterator.next()
+        XCTAssertEqual(event?.type, "PlaybackStateChanged")
+        XCTAssertEqual(event?.seq, 2, "seq counts every event of the service, so a client sees the gap")
+        _ = try await client.call("events.unsubscribe", ["topics": ["player"]])
+        await client.close()
+        await server.shutdownGracefully()
+    }
+
+    func testSubscriberThatDoesNotReadGetsOverflowAndIsDisconnected() async throws {
+        var limits = WireLimits()
+        limits.eventBacklog = 16
+        let (server, path) = try await makeServer(limits: limits)
+        // A raw client that subscribes and then never reads again.
+        let fd = try connectRaw(path)
+        defer { close(fd) }
+        try sendRaw(fd, #"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"topics":["catalog"]}}"#)
+        try await waitUntil { server.hub.subscriberCount == 1 }
+        let big = JSONValue.string(String(repeating: "x", count: 64 * 1024))
+        for _ in 0..<2000 where server.hub.subscriberCount > 0 {
+            server.hub.publish(topic: "catalog", type: "ItemStateChanged", data: ["blob": big])
+        }
+        XCTAssertEqual(server.hub.subscriberCount, 0, "a stuck subscriber must be dropped")
+        try await waitUntil { server.connectionCount == 0 }
+        // The frames the client can still read end with the Overflow event.
+        let types = readAllEventTypes(fd)
+        XCTAssertEqual(types.last, "Overflow")
+        XCTAssertLessThan(types.count, 2000)
+        await server.shutdownGracefully()
+    }
+
+    func testGracefulShutdownLetsInFlightRequestsFinish() async throws {
+        let (server, path) = try await makeServer { router in
+            router.register("slow") { _ in
+                try await Task.sleep(nanoseconds: 500_000_000)
+                return "done"
+            }
+        }
+        let client = try await RPCClient.connect(path: path)
+        async let answer = client.call("slow")
+        try await waitUntil { server.inFlightRequests == 1 }
+        await server.shutdownGracefully()
+        let result = try await answer
+        XCTAssertEqual(result, "done")
+        // And nothing new is accepted.
+        do {
+            _ = try await RPCClient.connect(path: path)
+            XCTFail("the listener should be closed")
+        } catch {}
+    }
+
+    func testPipelinedRequestsEachGetTheirOwnAnswer() async throws {
+        let (server, path) = try await makeServer { router in
+            router.register("echo") { ctx in ctx.request.params["v"] ?? .null }
+        }
+        let client = try await RPCClient.connect(path: path)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<500 {
+                group.addTask {
+                    let r = try await client.call("echo", ["v": .number(Double(i))])
+                    XCTAssertEqual(r.intValue, i)
+                }
+            }
+            try await group.waitForAll()
+        }
+        await client.close()
+        await server.shutdownGracefully()
+    }
+
+    func testThrownTypedErrorKeepsItsNameOnTheWire() async throws {
+        struct Quota: RPCErrorConvertible {
+            var rpcError: RPCError { RPCError(code: 4010, name: "MonthlyStreamQuotaExceeded", message: "Quota used up.") }
+        }
+        let (server, path) = try await makeServer { router in
+            router.register("fail") { _ in throw Quota() }
+        }
+        let client = try await RPCClient.connect(path: path)
+        do {
+            _ = try await client.call("fail")
+            XCTFail("expected an error")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.name, "MonthlyStreamQuotaExceeded")
+            XCTAssertEqual(error.code, 4010)
+        }
+        await client.close()
+        await server.shutdownGracefully()
+    }
+
+    // MARK: helpers
+
+    func waitUntil(timeout: Double = 10, _ condition: () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline else { throw ConditionTimeout(seconds: timeout) }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+    }
+
+    func connectRaw(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { throw CancellationError() }
+        return fd
+    }
+
+    func sendRaw(_ fd: Int32, _ json: String) throws {
+        let payload = Array(json.utf8)
+        let n = UInt32(payload.count)
+        let frame = [UInt8(n >> 24), UInt8((n >> 16) & 0xff), UInt8((n >> 8) & 0xff), UInt8(n & 0xff)] + payload
+        _ = frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// Reads everything until EOF and returns the event types seen, in order.
+    func readAllEventTypes(_ fd: Int32) -> [String] {
+        var data = [UInt8]()
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            data += buf[0..<n]
+        }
+        var types: [String] = []
+        var i = 0
+        while i + 4 <= data.count {
+            let n = Int(data[i]) << 24 | Int(data[i + 1]) << 16 | Int(data[i + 2]) << 8 | Int(data[i + 3])
+            guard i + 4 + n <= data.count else { break }
+            if let v = try? JSONCoding.decoder().decode(JSONValue.self, from: Data(data[(i + 4)..<(i + 4 + n)])),
+               let e = RPCEvent(json: v) { types.append(e.type) }
+            i += 4 + n
+        }
+        return types
+    }
+}
+
+struct ConditionTimeout: Error {
+    var seconds: Double
+}
