@@ -1,0 +1,79 @@
+import NIOHTTP1
+
+extension Origin {
+    /// The test-control endpoints under `/_control/` (no auth, never faulted, not counted).
+    ///
+    /// - `GET /_control/stats`, `GET /_control/health`
+    /// - `GET|POST|DELETE /_control/faults` with `{"path":"/v1/plays","faults":[FAULT,…]}`
+    /// - `POST /_control/reset`: forgets plays, consumption, request counts and faults, and
+    ///   sets the clock offset back to zero
+    /// - `GET|POST /_control/clock` with `{"offsetSeconds":n}`
+    func control(_ request: OriginRequest, segments: [String]) async -> OriginResponse {
+        guard segments.count == 1 else { return notFound("Control endpoint", request) }
+        switch (request.method, segments[0]) {
+        case (.GET, "health"):
+            return ok(["ok": true])
+        case (.GET, "stats"):
+            return ok(["plays": await plays.stats, "consumption": await consumption.stats, "requests": stats.json,
+                       "clockOffsetSeconds": .number(clock.offsetSeconds)])
+        case (.GET, "faults"):
+            return ok(["pending": faults.pending])
+        case (.DELETE, "faults"):
+            faults.clear()
+            return ok(["pending": faults.pending])
+        case (.POST, "faults"):
+            return queueFaults(request)
+        case (.POST, "reset"):
+            faults.clear()
+            stats.reset()
+            clock.setOffset(0)
+            do {
+                try await plays.reset()
+                try await consumption.reset()
+            } catch {
+                return self.error(.internalServerError, subStatus: 5000, "Cannot reset: \(error)", path: request.path)
+            }
+            return ok(["reset": true])
+        case (.GET, "clock"):
+            return ok(["offsetSeconds": .number(clock.offsetSeconds)])
+        case (.POST, "clock"):
+            let body: [String: JSON]
+            switch objectBody(request, emptyAllowed: false) {
+            case .success(let object): body = object
+            case .failure(let failure): return failure.response
+            }
+            guard let offset = body["offsetSeconds"]?.doubleValue, offset.isFinite else {
+                return badRequest("offsetSeconds must be a number.", request)
+            }
+            clock.setOffset(offset)
+            return ok(["offsetSeconds": .number(offset)])
+        case (_, "health"), (_, "stats"), (_, "faults"), (_, "reset"), (_, "clock"):
+            return methodNotAllowed(request, "see /_control/ documentation")
+        default:
+            return notFound("Control endpoint", request)
+        }
+    }
+
+    private func queueFaults(_ request: OriginRequest) -> OriginResponse {
+        let body: [String: JSON]
+        switch objectBody(request, emptyAllowed: false) {
+        case .success(let object): body = object
+        case .failure(let failure): return failure.response
+        }
+        guard let path = body["path"]?.stringValue, path.hasPrefix("/") else {
+            return badRequest("path must be a path prefix starting with /.", request)
+        }
+        guard let list = body["faults"]?.arrayValue ?? body["fault"].map({ [$0] }) else {
+            return badRequest("faults must be an array of fault objects.", request)
+        }
+        do {
+            let parsed = try list.map { try Fault(json: $0) }
+            faults.enqueue(prefix: path, faults: parsed)
+            return ok(["queued": .int(parsed.count), "pending": faults.pending])
+        } catch let failure as FaultError {
+            return badRequest(failure.message, request)
+        } catch {
+            return badRequest("\(error)", request)
+        }
+    }
+}

@@ -1,0 +1,113 @@
+/// One injected misbehaviour for one request (see `/_control/faults`). Fields combine:
+/// e.g. `{"delayMs":200,"status":503,"retryAfter":1}`.
+struct Fault: Sendable, Equatable {
+    /// Answer with this status and an error JSON without processing the request.
+    var status: Int?
+    var subStatus: Int?
+    var userMessage: String?
+    var retryAfter: Int?
+    var delayMs: Int?
+    var bytesPerSecond: Int?
+    /// Advertise the full Content-Length, then close after this many body bytes.
+    var truncateAfter: Int?
+    /// Close (with a TCP reset) without answering and without processing.
+    var reset = false
+    /// Process the request fully (e.g. record plays), then reset without answering.
+    var commitThenReset = false
+    /// Answer 200 with the full body even when a Range was asked for.
+    var ignoreRange = false
+    /// How many requests this fault applies to.
+    var repeatCount = 1
+
+    /// Parses one FAULT object; throws a message for the 400 answer on unknown or mistyped fields.
+    init(json: JSON) throws {
+        guard let fields = json.objectValue else { throw FaultError("each fault must be an object") }
+        func int(_ key: String) throws -> Int? {
+            guard let value = fields[key], !value.isNull else { return nil }
+            guard let number = value.intValue, number >= 0 else { throw FaultError("\(key) must be a non-negative integer") }
+            return number
+        }
+        func flag(_ key: String) throws -> Bool {
+            guard let value = fields[key], !value.isNull else { return false }
+            guard let bool = value.boolValue else { throw FaultError("\(key) must be true or false") }
+            return bool
+        }
+        let known: Set<String> = ["status", "subStatus", "userMessage", "retryAfter", "delayMs", "bytesPerSecond",
+                                  "truncateAfter", "reset", "commitThenReset", "ignoreRange", "repeat"]
+        if let unknown = fields.keys.first(where: { !known.contains($0) }) {
+            throw FaultError("unknown fault field \(unknown)")
+        }
+        status = try int("status")
+        if let status, !(100...599).contains(status) { throw FaultError("status must be 100…599") }
+        subStatus = try int("subStatus")
+        userMessage = fields["userMessage"]?.stringValue
+        retryAfter = try int("retryAfter")
+        delayMs = try int("delayMs")
+        bytesPerSecond = try int("bytesPerSecond")
+        truncateAfter = try int("truncateAfter")
+        reset = try flag("reset")
+        commitThenReset = try flag("commitThenReset")
+        ignoreRange = try flag("ignoreRange")
+        repeatCount = try int("repeat") ?? 1
+        if repeatCount < 1 { throw FaultError("repeat must be at least 1") }
+    }
+
+    var json: JSON {
+        var fields: [String: JSON] = ["repeat": .int(repeatCount)]
+        if let status { fields["status"] = .int(status) }
+        if let subStatus { fields["subStatus"] = .int(subStatus) }
+        if let userMessage { fields["userMessage"] = .string(userMessage) }
+        if let retryAfter { fields["retryAfter"] = .int(retryAfter) }
+        if let delayMs { fields["delayMs"] = .int(delayMs) }
+        if let bytesPerSecond { fields["bytesPerSecond"] = .int(bytesPerSecond) }
+        if let truncateAfter { fields["truncateAfter"] = .int(truncateAfter) }
+        if reset { fields["reset"] = true }
+        if commitThenReset { fields["commitThenReset"] = true }
+        if ignoreRange { fields["ignoreRange"] = true }
+        return .object(fields)
+    }
+}
+
+struct FaultError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// FIFO queues of faults keyed by path prefix. A request takes the head of the queue with
+/// the longest prefix of its path that still has faults, so `/media/tr-9-01.flac` can be
+/// targeted more precisely than `/media/` when both are queued.
+final class FaultInjector: Sendable {
+    private let queues = Locked<[String: [Fault]]>([:])
+
+    func enqueue(prefix: String, faults: [Fault]) {
+        queues.withLock { $0[prefix, default: []].append(contentsOf: faults) }
+    }
+
+    /// Removes and returns the fault for this request, if any is queued for its path.
+    func pop(for path: String) -> Fault? {
+        queues.withLock { queues in
+            let candidates = queues.filter { path.hasPrefix($0.key) && !$0.value.isEmpty }
+            guard let prefix = candidates.keys.max(by: { $0.count < $1.count }),
+                  var queue = queues[prefix]
+            else { return nil }
+            var fault = queue[0]
+            if fault.repeatCount > 1 {
+                queue[0].repeatCount -= 1
+            } else {
+                queue.removeFirst()
+            }
+            queues[prefix] = queue.isEmpty ? nil : queue
+            fault.repeatCount = 1
+            return fault
+        }
+    }
+
+    func clear() {
+        queues.withLock { $0.removeAll() }
+    }
+
+    /// The pending faults per prefix, for `GET /_control/faults`.
+    var pending: JSON {
+        .object(queues.current.mapValues { .array($0.map(\.json)) })
+    }
+}

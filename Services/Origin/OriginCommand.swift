@@ -1,0 +1,116 @@
+import ArgumentParser
+import Foundation
+
+/// `cassette-origin`: the reference content origin of ORIGIN-API.md, for tests and demos.
+/// The entry point only parses arguments; `CatalogGenerator` and `HTTPServer` do the work.
+@main
+struct OriginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cassette-origin",
+        abstract: "Reference content origin for Cassette (demo catalog generator and HTTP server).",
+        subcommands: [Generate.self, Serve.self])
+}
+
+/// Options shared by both subcommands: what a freshly generated catalog looks like.
+struct GenerationOptions: ParsableArguments {
+    @Option(help: "Tracks in each offline station.")
+    var tracksPerStation: Int = 6
+
+    @Option(help: "Length of the shortest track in seconds; the longest is 2.5 times as long.")
+    var seconds: Double = 8
+
+    func validate() throws {
+        guard (1...99).contains(tracksPerStation) else { throw ValidationError("--tracks-per-station must be 1…99") }
+        guard seconds >= 1, seconds <= 600 else { throw ValidationError("--seconds must be 1…600") }
+    }
+
+    var parameters: GenerationParameters {
+        GenerationParameters(tracksPerStation: tracksPerStation, seconds: seconds)
+    }
+}
+
+struct Generate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Build the demo catalog in DIR with ffmpeg (does nothing if DIR/catalog.json is complete).")
+
+    @Option(help: "Catalog directory; media goes to DIR/media and DIR/img.")
+    var out: String
+
+    @OptionGroup var generation: GenerationOptions
+
+    func run() throws {
+        let directory = URL(fileURLWithPath: out)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let catalog = try CatalogGenerator(directory: directory, parameters: generation.parameters, log: logLine).ensure()
+        logLine("catalog: \(catalog.tracks.count) tracks, \(catalog.products.count) products, \(catalog.files.count) files")
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the catalog in DIR over HTTP/1.1, generating it first if it is missing.")
+
+    @Option(help: "Data directory: catalog, media and the play logs.")
+    var data: String
+
+    @Option(help: "Address to listen on.")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "Port to listen on; 0 picks a free one.")
+    var port: Int = 0
+
+    @Option(help: "Write the chosen port here (atomically) once listening.")
+    var portFile: String?
+
+    @OptionGroup var generation: GenerationOptions
+
+    func run() async throws {
+        let directory = URL(fileURLWithPath: data)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let catalog = try CatalogGenerator(directory: directory, parameters: generation.parameters, log: logLine).ensure()
+        let environment = ProcessInfo.processInfo.environment
+        let origin = try Origin(
+            dataDirectory: directory, catalog: catalog,
+            token: environment["CASSETTE_CLIENT_TOKEN"] ?? OriginLimits.defaultClientToken,
+            secret: environment["CASSETTE_CLIENT_SECRET"] ?? OriginLimits.defaultClientSecret)
+        let signals = ExitOnSignal()
+        let host = self.host
+        let portFile = self.portFile
+        try await HTTPServer(host: host, port: port, origin: origin).run { boundPort in
+            if let portFile { try writeAtomically("\(boundPort)\n", to: portFile) }
+            // Unbuffered, so a parent reading our stdout through a pipe sees the line at once.
+            FileHandle.standardOutput.write(Data("cassette-origin listening on http://\(host):\(boundPort)\n".utf8))
+        }
+        withExtendedLifetime(signals) {}
+    }
+}
+
+/// Exits with status 0 on SIGTERM or SIGINT. Every answered request is already durable
+/// (play logs are fsynced before answering), so there is nothing to drain; the origin has
+/// no service group of its own, hence this small Dispatch-based handler.
+final class ExitOnSignal {
+    private let sources: [any DispatchSourceSignal]
+
+    init() {
+        sources = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { exit(0) }
+            source.resume()
+            return source
+        }
+    }
+}
+
+/// Writes through a temporary file and a rename, so a reader polling `path` never sees a
+/// partial port number.
+func writeAtomically(_ text: String, to path: String) throws {
+    let temporary = path + ".tmp.\(getpid())"
+    try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+    guard rename(temporary, path) == 0 else { throw OriginError(description: "cannot rename to \(path): errno \(errno)") }
+}
+
+/// Progress and diagnostics go to stderr so stdout carries only the "listening" line.
+@Sendable func logLine(_ text: String) {
+    FileHandle.standardError.write(Data("cassette-origin: \(text)\n".utf8))
+}

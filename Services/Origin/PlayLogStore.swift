@@ -1,0 +1,140 @@
+import Foundation
+
+/// The ingested play log (or consumption log): which ids were accepted, persisted so that
+/// a restarted origin still recognises an event it has already counted.
+///
+/// Each accepted, previously unseen id is appended as one JSON line to `DATA/<name>.jsonl`
+/// and the file is fsynced before the request is answered: a client that got its answer
+/// may drop the events, so they must already be on disk. A torn last line (a crash during
+/// a write) is skipped on reload; that batch was never answered, so the client resends it.
+actor PlayLogStore {
+    /// The JSON member naming an item's id and the request member holding the list.
+    let idKey: String
+    let listKey: String
+    private let url: URL
+    private var descriptor: Int32
+    private var ids: Set<String> = []
+    private var received = 0
+    private var duplicates = 0
+    private var rejectedCount = 0
+    private var requests = 0
+
+    /// Opens (creating if needed) the log and loads the ids it already holds; throws when
+    /// the data directory is not writable.
+    init(directory: URL, fileName: String, idKey: String, listKey: String) throws {
+        self.idKey = idKey
+        self.listKey = listKey
+        url = directory.appendingPathComponent(fileName)
+        descriptor = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw OriginError(description: "cannot open \(url.path): errno \(errno)")
+        }
+        if let data = try? Data(contentsOf: url) {
+            for line in data.split(separator: UInt8(ascii: "\n")) {
+                if let id = (try? JSON.parse(Array(line)))?[idKey]?.stringValue { ids.insert(id) }
+            }
+        }
+    }
+
+    struct Outcome: Sendable {
+        var accepted: [String]
+        var rejected: [JSON]
+    }
+
+    /// Validates and records a batch. Every valid item is accepted, duplicates included, but
+    /// only unseen ids are written and counted. Throws when the log cannot be written; then
+    /// nothing of the batch is counted and the caller answers 500 so the client retries.
+    func ingest(_ items: [JSON], receivedAt: String) throws -> Outcome {
+        var accepted: [String] = []
+        var rejected: [JSON] = []
+        var fresh: [String] = []
+        var lines: [UInt8] = []
+        for (index, item) in items.enumerated() {
+            let id = item[idKey]?.stringValue
+            guard item.objectValue != nil else {
+                rejected.append([idKey: nil, "index": .int(index), "reason": "not an object"])
+                continue
+            }
+            guard let id, !id.isEmpty, id.utf8.count <= 256 else {
+                rejected.append([idKey: item[idKey] ?? nil, "index": .int(index), "reason": .string("missing or invalid \(idKey)")])
+                continue
+            }
+            guard let product = item["productId"]?.stringValue, !product.isEmpty else {
+                rejected.append([idKey: .string(id), "index": .int(index), "reason": "missing productId"])
+                continue
+            }
+            accepted.append(id)
+            if ids.contains(id) || fresh.contains(id) {
+                continue
+            }
+            fresh.append(id)
+            let line: JSON = [idKey: .string(id), "receivedAt": .string(receivedAt), "item": item]
+            lines += line.serialized()
+            lines.append(UInt8(ascii: "\n"))
+        }
+        if !lines.isEmpty {
+            try appendDurably(lines)
+        }
+        ids.formUnion(fresh)
+        requests += 1
+        received += items.count
+        rejectedCount += rejected.count
+        duplicates += accepted.count - fresh.count
+        return Outcome(accepted: accepted, rejected: rejected)
+    }
+
+    /// Forgets every id and counter and empties the file (`POST /_control/reset`).
+    func reset() throws {
+        guard ftruncate(descriptor, 0) == 0, fsync(descriptor) == 0 else {
+            throw OriginError(description: "cannot truncate \(url.path): errno \(errno)")
+        }
+        ids.removeAll()
+        received = 0
+        duplicates = 0
+        rejectedCount = 0
+        requests = 0
+    }
+
+    /// `unique`: distinct ids on record; `received`: items in all requests; `duplicates`:
+    /// accepted items whose id was already known; `requests`: processed batches.
+    var stats: JSON {
+        ["unique": .int(ids.count), "received": .int(received), "duplicates": .int(duplicates),
+         "rejected": .int(rejectedCount), "requests": .int(requests)]
+    }
+
+    func contains(_ id: String) -> Bool {
+        ids.contains(id)
+    }
+
+    private func appendDurably(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw OriginError(description: "cannot append to \(url.path): errno \(errno)")
+            }
+            offset += written
+        }
+        guard fsync(descriptor) == 0 else {
+            throw OriginError(description: "cannot fsync \(url.path): errno \(errno)")
+        }
+    }
+}
+
+/// Requests per path (without query), for `GET /_control/stats`.
+final class RequestStats: Sendable {
+    private let counts = Locked<[String: Int]>([:])
+
+    func countRequest(path: String) {
+        counts.withLock { $0[path, default: 0] += 1 }
+    }
+
+    func reset() {
+        counts.withLock { $0.removeAll() }
+    }
+
+    var json: JSON {
+        .object(counts.current.mapValues { .int($0) })
+    }
+}
