@@ -23,6 +23,9 @@ public final class EventHub: Sendable {
     private let state = NIOLockedValueBox(State())
     private let backlog: Int
 
+    /// How long an overflowed subscriber may take to drain before it is disconnected anyway.
+    static let overflowGrace = TimeAmount.seconds(2)
+
     public init(backlog: Int) {
         self.backlog = max(1, backlog)
     }
@@ -97,9 +100,10 @@ public final class EventHub: Sendable {
                 "backlog": .number(Double(backlog)),
                 "message": .string("You stopped reading events; \(backlog) were queued. Reconnect and subscribe again."),
             ]).json
-            // Best effort: the socket may be full, which is why we are here. Close either way.
+            // Queued behind the backlog, so a client that resumes reading sees every event it
+            // was sent and then Overflow; one that never reads is cut off after a grace period.
             connection.send(overflow).whenComplete { _ in connection.close() }
-            connection.channel.eventLoop.scheduleTask(in: .seconds(1)) { connection.close() }
+            connection.channel.eventLoop.scheduleTask(in: Self.overflowGrace) { connection.close() }
             remove(connection)
         }
         return seq
