@@ -111,5 +111,6 @@ let package = Package(
             "TestSupport", "Wire", "HTTPClient", "Catalog",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/IntegrationTests"),
+        .testTarget(name: "OriginTests", dependencies: ["cassette-origin", "HTTPClient"], path: "Tests/OriginTests"),
     ]
 )

@@ -1,0 +1,78 @@
+@testable import cassette_origin
+import HTTPClient
+import XCTest
+
+/// Media serving: ranges, validators and the faults that make a server misbehave.
+final class OriginMediaTests: OriginTestCase {
+    private func firstItem() async throws -> (url: String, size: Int, sha256: String) {
+        let api = try api
+        let sync = try api.json(try await api.post("/v1/stations/st-9/offline", ["have": []]))
+        let item = try XCTUnwrap(sync.objects("items").first)
+        return (try XCTUnwrap(item.string("url")), try XCTUnwrap(item.int("sizeBytes")), try XCTUnwrap(item.string("sha256")))
+    }
+
+    func testMediaBodyMatchesTheAdvertisedSizeAndHash() async throws {
+        let api = try api
+        let item = try await firstItem()
+        let full = try await api.get(item.url)
+        XCTAssertEqual(full.status, 200)
+        XCTAssertEqual(full.body.count, item.size)
+        XCTAssertEqual(ContentKeys.sha256(of: full.body), item.sha256)
+        XCTAssertEqual(full.headers["content-length"], String(item.size))
+        XCTAssertEqual(full.headers["accept-ranges"], "bytes")
+        let etag = try XCTUnwrap(full.headers["etag"])
+        let unchanged = try await api.get(item.url, headers: ["If-None-Match": etag])
+        XCTAssertEqual(unchanged.status, 304)
+        XCTAssertTrue(unchanged.body.isEmpty)
+    }
+
+    func testRangeRequestGets206AndIgnoreRangeFaultGets200() async throws {
+        let api = try api
+        let item = try await firstItem()
+        let full = try await api.get(item.url).body
+
+        let partial = try await api.get(item.url, headers: ["Range": "bytes=10-19"])
+        XCTAssertEqual(partial.status, 206)
+        XCTAssertEqual(partial.body, Array(full[10..<20]))
+        XCTAssertEqual(partial.headers["content-range"], "bytes 10-19/\(item.size)")
+
+        let tail = try await api.get(item.url, headers: ["Range": "bytes=\(item.size - 5)-"])
+        XCTAssertEqual(tail.status, 206)
+        XCTAssertEqual(tail.body, Array(full.suffix(5)))
+
+        let beyond = try await api.get(item.url, headers: ["Range": "bytes=\(item.size)-"])
+        XCTAssertEqual(beyond.status, 416)
+        XCTAssertEqual(beyond.headers["content-range"], "bytes */\(item.size)")
+
+        try await api.injectFaults("/media/", [["ignoreRange": true]])
+        let ignored = try await api.get(item.url, headers: ["Range": "bytes=10-19"])
+        XCTAssertEqual(ignored.status, 200)
+        XCTAssertEqual(ignored.body, full)
+
+        // The fault was used up: the next ranged request is honoured again.
+        let honoured = try await api.get(item.url, headers: ["Range": "bytes=10-19"])
+        XCTAssertEqual(honoured.status, 206)
+    }
+
+    func testTruncatedBodyEndsBeforeContentLength() async throws {
+        let api = try api
+        let item = try await firstItem()
+        try await api.injectFaults(item.url, [["truncateAfter": 1000]])
+        do {
+            let response = try await api.get(item.url)
+            XCTFail("a body cut at 1000 of \(item.size) bytes was accepted: \(response.status) \(response.body.count)")
+        } catch let error as HTTPClientError {
+            XCTAssertEqual(error.code, .partialBody)
+        }
+        let whole = try await api.get(item.url)
+        XCTAssertEqual(whole.body.count, item.size)
+    }
+
+    func testUnknownMediaPathIs404() async throws {
+        let api = try api
+        let traversal = try await api.get("/media/../catalog.json").status
+        XCTAssertEqual(traversal, 404)
+        let missing = try await api.get("/media/nothing.flac").status
+        XCTAssertEqual(missing, 404)
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import HTTPClient
+import XCTest
+
+/// A real `cassette-origin serve` process in its own temporary data directory, reached over
+/// loopback, as the services and acceptance tests would see it.
+final class OriginProcess: @unchecked Sendable {
+    let dataDirectory: URL
+    let port: Int
+    private let process: Process
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    private init(dataDirectory: URL, port: Int, process: Process) {
+        self.dataDirectory = dataDirectory
+        self.port = port
+        self.process = process
+    }
+
+    /// Starts an origin on a fresh copy of the shared test catalog (or on `reusing`, to
+    /// restart over an existing data directory) and waits until it has written its port.
+    static func start(reusing directory: URL? = nil) throws -> OriginProcess {
+        let dataDirectory = try directory ?? OriginFixture.freshDataDirectory()
+        let portFile = dataDirectory.appendingPathComponent("port")
+        try? FileManager.default.removeItem(at: portFile)
+        let process = Process()
+        process.executableURL = try OriginFixture.binary()
+        process.arguments = ["serve", "--data", dataDirectory.path, "--port", "0", "--port-file", portFile.path]
+        process.standardOutput = try logHandle(dataDirectory.appendingPathComponent("origin.out"))
+        process.standardError = try logHandle(dataDirectory.appendingPathComponent("origin.err"))
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if let text = try? String(contentsOf: portFile, encoding: .utf8),
+               let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                return OriginProcess(dataDirectory: dataDirectory, port: port, process: process)
+            }
+            guard process.isRunning else {
+                let log = (try? String(contentsOf: dataDirectory.appendingPathComponent("origin.err"), encoding: .utf8)) ?? ""
+                throw OriginTestError("origin exited with \(process.terminationStatus) before listening: \(log)")
+            }
+            usleep(20_000)
+        }
+        process.terminate()
+        throw OriginTestError("origin did not write \(portFile.path) within 60 s")
+    }
+
+    /// Sends SIGTERM and waits; returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Stops the process and deletes its data directory.
+    func discard() {
+        stop()
+        try? FileManager.default.removeItem(at: dataDirectory)
+    }
+
+    private static func logHandle(_ url: URL) throws -> FileHandle {
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        return try FileHandle(forWritingTo: url)
+    }
+}
+
+struct OriginTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The catalog every test shares: generated once per test run (small: 3 tracks of 2–5 s per
+/// station) and copied into each origin's data directory, so tests stay isolated and fast.
+enum OriginFixture {
+    private static let root: URL = {
+        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cot-\(getpid())")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cot-\(getpid())").path) }
+        return url
+    }()
+
+    private static let catalog: Result<URL, any Error> = Result {
+        let directory = root.appendingPathComponent("catalog")
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = ["generate", "--out", directory.path, "--tracks-per-station", "3", "--seconds", "2"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw OriginTestError("cassette-origin generate exited with \(process.terminationStatus)")
+        }
+        return directory
+    }
+
+    /// The generated catalog directory (generating it on first use).
+    static func catalogDirectory() throws -> URL {
+        try catalog.get()
+    }
+
+    /// A new data directory holding a copy of the shared catalog.
+    static func freshDataDirectory() throws -> URL {
+        let source = try catalogDirectory()
+        let target = root.appendingPathComponent("data-" + UUID().uuidString.prefix(8).lowercased())
+        try FileManager.default.copyItem(at: source, to: target)
+        return target
+    }
+
+    /// The built `cassette-origin`: `CASSETTE_BIN_DIR`, else next to the test bundle.
+    static func binary() throws -> URL {
+        var candidates: [URL] = []
+        if let directory = ProcessInfo.processInfo.environment["CASSETTE_BIN_DIR"] {
+            candidates.append(URL(fileURLWithPath: directory))
+        }
+        let bundle = Bundle.main.bundleURL
+        candidates += [bundle, bundle.deletingLastPathComponent()]
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        candidates += [executable.deletingLastPathComponent(), executable.deletingLastPathComponent().deletingLastPathComponent()]
+        for directory in candidates {
+            let url = directory.appendingPathComponent("cassette-origin")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        throw OriginTestError("cassette-origin not found in \(candidates.map(\.path)); build it or set CASSETTE_BIN_DIR")
+    }
+}
+
+/// Requests against one origin, with JSON helpers that parse with Foundation (independently
+/// of the origin's own JSON code).
+struct OriginAPI: Sendable {
+    let origin: OriginProcess
+    let client = HTTPClient(credentials: BasicCredentials(token: "demo", secret: "demo"))
+    let anonymous = HTTPClient()
+
+    func get(_ path: String, headers: [String: String] = [:], authorized: Bool = true) async throws -> HTTPResponse {
+        try await (authorized ? client : anonymous).send(
+            HTTPRequest(method: "GET", url: origin.baseURL + path, headers: headers, timeoutSeconds: 15))
+    }
+
+    func post(_ path: String, _ body: Any, authorized: Bool = true) async throws -> HTTPResponse {
+        let data = try JSONSerialization.data(withJSONObject: body)
+        return try await postRaw(path, Array(data), authorized: authorized)
+    }
+
+    func postRaw(_ path: String, _ body: [UInt8], authorized: Bool = true) async throws -> HTTPResponse {
+        try await (authorized ? client : anonymous).send(HTTPRequest(
+            method: "POST", url: origin.baseURL + path, headers: ["Content-Type": "application/json"],
+            body: body, timeoutSeconds: 15))
+    }
+
+    func delete(_ path: String) async throws -> HTTPResponse {
+        try await anonymous.send(HTTPRequest(method: "DELETE", url: origin.baseURL + path, timeoutSeconds: 15))
+    }
+
+    /// Queues faults for requests whose path starts with `prefix`.
+    func injectFaults(_ prefix: String, _ faults: [[String: Any]]) async throws {
+        let response = try await post("/_control/faults", ["path": prefix, "faults": faults], authorized: false)
+        XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self))
+    }
+
+    func stats() async throws -> [String: Any] {
+        try json(try await get("/_control/stats", authorized: false))
+    }
+
+    func json(_ response: HTTPResponse, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+            XCTFail("not a JSON object: \(String(decoding: response.body, as: UTF8.self))", file: file, line: line)
+            return [:]
+        }
+        return object
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    func object(_ key: String) -> [String: Any] { self[key] as? [String: Any] ?? [:] }
+    func objects(_ key: String) -> [[String: Any]] { self[key] as? [[String: Any]] ?? [] }
+    func strings(_ key: String) -> [String] { self[key] as? [String] ?? [] }
+    func int(_ key: String) -> Int? { (self[key] as? NSNumber)?.intValue }
+    func string(_ key: String) -> String? { self[key] as? String }
+}
+
+/// Parses RFC 3339 timestamps as the origin writes them (with or without fractions).
+func parseServerTime(_ text: String?) -> Date? {
+    guard let text else { return nil }
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    if let date = formatter.date(from: text) { return date }
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.date(from: text)
+}
