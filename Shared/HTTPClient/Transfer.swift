@@ -133,8 +133,12 @@ final class Transfer {
             try easy.set(CURLOPT_PASSWORD, credentials.secret)
         }
 
-        // "Expect:" with no value stops curl from waiting for 100-continue before large bodies.
+        // "Expect:" with no value stops curl from waiting for 100-continue before large bodies;
+        // "Content-Type:" stops it from labelling a body as a form unless the caller said so.
         var lines = ["Expect:"]
+        if request.body != nil && !requestHeaders.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            lines.append("Content-Type:")
+        }
         for (name, value) in requestHeaders {
             // curl drops "Name:" (it means "remove"); "Name;" sends the header with an empty value.
             lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")

@@ -1,0 +1,433 @@
+import Foundation
+import HTTPClient
+import XCTest
+
+/// HTTPClient against a real HTTP server on loopback: a small Python `http.server` (the same one
+/// `python3 -m http.server` runs, which ignores `Range`) with a few extra routes, started per test
+/// in a temporary folder.
+final class HTTPClientTests: XCTestCase {
+    private var server: Process?
+    private var root: URL!
+    private var base = ""
+
+    override func setUpWithError() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("cassette-http-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let script = root.appendingPathComponent("server.py")
+        try Self.serverScript.write(to: script, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, root.path]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        try process.run()
+        server = process
+        // The server prints its port once it listens.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = stdout.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw XCTSkip("python3 http server did not start") }
+            line.append(chunk)
+        }
+        let port = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        base = "http://127.0.0.1:\(port)"
+    }
+
+    override func tearDownWithError() throws {
+        if let server, server.isRunning {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    // MARK: send
+
+    func testGetReturnsStatusHeadersAndBody() async throws {
+        let response = try await HTTPClient().send(HTTPRequest(url: "\(base)/echo?x=1"))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.headers["x-echo"], "yes", "header names are lowercased")
+        XCTAssertEqual(response.headers["content-type"], "application/json")
+        let echo = try Echo(response.body)
+        XCTAssertEqual(echo.method, "GET")
+        XCTAssertEqual(echo.path, "/echo?x=1")
+    }
+
+    func testPostSendsBodyAndHeaders() async throws {
+        let body: [UInt8] = Array("{\"a\":1}".utf8) + [0, 255, 10]
+        let request = HTTPRequest(method: "POST", url: "\(base)/echo",
+                                  headers: ["Content-Type": "application/json", "X-Cassette-Test": "42"], body: body)
+        let echo = try Echo(try await HTTPClient().send(request).body)
+        XCTAssertEqual(echo.method, "POST")
+        XCTAssertEqual(echo.body, body)
+        XCTAssertEqual(echo.headers["x-cassette-test"], "42")
+        XCTAssertEqual(echo.headers["content-type"], "application/json")
+        XCTAssertNil(echo.headers["expect"])
+    }
+
+    func testBodyWithoutContentTypeIsNotLabelledAsForm() async throws {
+        let request = HTTPRequest(method: "PUT", url: "\(base)/echo", body: [1, 2, 3])
+        let echo = try Echo(try await HTTPClient().send(request).body)
+        XCTAssertEqual(echo.method, "PUT")
+        XCTAssertEqual(echo.body, [1, 2, 3])
+        XCTAssertNil(echo.headers["content-type"])
+    }
+
+    func testBasicCredentialsAreSentOnEveryRequest() async throws {
+        let client = HTTPClient(credentials: BasicCredentials(token: "client-token", secret: "s3cret"))
+        let expected = "Basic " + Data("client-token:s3cret".utf8).base64EncodedString()
+        for _ in 0..<2 {
+            let echo = try Echo(try await client.send(HTTPRequest(url: "\(base)/echo")).body)
+            XCTAssertEqual(echo.headers["authorization"], expected)
+        }
+    }
+
+    func testErrorStatusIsAResponseNotAnError() async throws {
+        let response = try await HTTPClient().send(HTTPRequest(url: "\(base)/status/404"))
+        XCTAssertEqual(response.status, 404)
+        XCTAssertEqual(String(decoding: response.body, as: UTF8.self), "{\"status\": 404}")
+        let missing = try await HTTPClient().send(HTTPRequest(url: "\(base)/no-such-file"))
+        XCTAssertEqual(missing.status, 404)
+    }
+
+    func testConnectionRefusedThrowsConnectionFailed() async throws {
+        let port = try unusedPort()
+        do {
+            _ = try await HTTPClient().send(HTTPRequest(url: "http://127.0.0.1:\(port)/echo"))
+            XCTFail("expected an error")
+        } catch let error as HTTPClientError {
+            XCTAssertEqual(error.name, "ConnectionFailed")
+            XCTAssertTrue(error.isTransient)
+            XCTAssertFalse(error.message.isEmpty)
+        }
+    }
+
+    func testInvalidURLThrowsInvalidURL() async throws {
+        for url in ["not a url", "ftp://127.0.0.1/file"] {
+            do {
+                _ = try await HTTPClient().send(HTTPRequest(url: url))
+                XCTFail("expected an error for \(url)")
+            } catch let error as HTTPClientError {
+                XCTAssertEqual(error.name, "InvalidURL", "\(url): \(error)")
+            }
+        }
+    }
+
+    func testSlowResponseThrowsTimeout() async throws {
+        let started = ContinuousClock.now
+        do {
+            _ = try await HTTPClient().send(HTTPRequest(url: "\(base)/slow", timeoutSeconds: 0.5))
+            XCTFail("expected a timeout")
+        } catch let error as HTTPClientError {
+            XCTAssertEqual(error.name, "Timeout")
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2.5))
+    }
+
+    func testCancellingTheTaskAbortsTheTransfer() async throws {
+        let client = HTTPClient()
+        let url = "\(base)/slow"
+        let task = Task { try await client.send(HTTPRequest(url: url, timeoutSeconds: 10)) }
+        try await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("expected cancellation")
+        } catch let error as HTTPClientError {
+            XCTAssertEqual(error.name, "Cancelled")
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2.5))
+    }
+
+    func testConcurrentRequestsBeyondThePoolSizeAllComplete() async throws {
+        var configuration = HTTPClient.Configuration()
+        configuration.maxConcurrentTransfers = 2
+        let client = HTTPClient(configuration: configuration)
+        let url = "\(base)/echo"
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<8 {
+                group.addTask { try await client.send(HTTPRequest(url: "\(url)?n=\(i)")).status }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(statuses, Array(repeating: 200, count: 8))
+    }
+
+    // MARK: redirects
+
+    func testSameOriginRedirectIsFollowedWithCredentials() async throws {
+        let client = HTTPClient(credentials: BasicCredentials(token: "t", secret: "s"))
+        let response = try await client.send(HTTPRequest(url: "\(base)/redirect/same"))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertNotNil(try Echo(response.body).headers["authorization"])
+    }
+
+    func testRedirectToAnotherHostIsNotFollowedByDefault() async throws {
+        let response = try await HTTPClient().send(HTTPRequest(url: "\(base)/redirect/other"))
+        XCTAssertEqual(response.status, 302)
+        XCTAssertTrue(response.headers["location"]?.hasPrefix("http://localhost:") ?? false)
+    }
+
+    func testRedirectToAnotherHostDropsCredentialsWhenAllowed() async throws {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirects = .any(max: 3)
+        let client = HTTPClient(credentials: BasicCredentials(token: "t", secret: "s"), configuration: configuration)
+        let response = try await client.send(HTTPRequest(url: "\(base)/redirect/other"))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertNil(try Echo(response.body).headers["authorization"])
+    }
+
+    func testRedirectLoopThrowsTooManyRedirects() async throws {
+        do {
+            _ = try await HTTPClient().send(HTTPRequest(url: "\(base)/redirect/loop"))
+            XCTFail("expected an error")
+        } catch let error as HTTPClientError {
+            XCTAssertEqual(error.name, "TooManyRedirects")
+        }
+    }
+
+    // MARK: download
+
+    func testDownloadWritesTheFileAndReportsProgress() async throws {
+        let content = try makeFile("track.bin", size: 300_000)
+        let target = root.appendingPathComponent("out.bin").path
+        let reported = Reported()
+        let result = try await HTTPClient().download(HTTPRequest(url: "\(base)/track.bin"), to: target, resumeFrom: 0) {
+            reported.record($0, $1)
+            return true
+        }
+        XCTAssertEqual(result.status, 200)
+        XCTAssertFalse(result.resumed)
+        XCTAssertEqual(result.bytesWritten, 300_000)
+        XCTAssertEqual(result.fileSize, 300_000)
+        XCTAssertEqual(result.expectedSize, 300_000)
+        XCTAssertTrue(result.isComplete)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: target)), content)
+        XCTAssertEqual(reported.last?.0, 300_000)
+        XCTAssertEqual(reported.last?.1, 300_000)
+    }
+
+    func testResumeFromServerIgnoringRangeRewritesFromZero() async throws {
+        let content = try makeFile("plain.bin", size: 100_000)
+        let target = root.appendingPathComponent("partial.bin")
+        // A stale partial file with wrong bytes: a 200 must replace all of it.
+        try Data(repeating: 0xEE, count: 40_000).write(to: target)
+        let result = try await HTTPClient().download(HTTPRequest(url: "\(base)/plain.bin"), to: target.path,
+                                                     resumeFrom: 40_000) { _, _ in true }
+        XCTAssertEqual(result.status, 200)
+        XCTAssertFalse(result.resumed)
+        XCTAssertEqual(result.bytesWritten, 100_000)
+        XCTAssertEqual(try Data(contentsOf: target), content)
+    }
+
+    func testResumeWith206AppendsAfterTheOffset() async throws {
+        let content = try makeFile("ranged.bin", size: 100_000)
+        let target = root.appendingPathComponent("partial.bin")
+        try content.prefix(30_000).write(to: target)
+        let client = HTTPClient()
+        let echo = try Echo(try await client.send(HTTPRequest(url: "\(base)/echo")).body)
+        XCTAssertNil(echo.headers["range"])
+        let result = try await client.download(HTTPRequest(url: "\(base)/ranged/ranged.bin"), to: target.path,
+                                               resumeFrom: 30_000) { _, _ in true }
+        XCTAssertEqual(result.status, 206)
+        XCTAssertTrue(result.resumed)
+        XCTAssertEqual(result.bytesWritten, 70_000)
+        XCTAssertEqual(result.fileSize, 100_000)
+        XCTAssertEqual(result.expectedSize, 100_000)
+        XCTAssertTrue(result.isComplete)
+        XCTAssertEqual(try Data(contentsOf: target), content)
+    }
+
+    func testShortBodyThrowsPartialBodyAndKeepsTheBytes() async throws {
+        let content = try makeFile("cut.bin", size: 200_000)
+        let target = root.appendingPathComponent("cut.part")
+        let client = HTTPClient()
+        do {
+            _ = try await client.download(HTTPRequest(url: "\(base)/truncated/cut.bin"), to: target.path,
+                                          resumeFrom: 0) { _, _ in true }
+            XCTFail("expected PartialBody")
+        } catch let error as HTTPClientError {
+            XCTAssertEqual(error.name, "PartialBody")
+            XCTAssertTrue(error.isTransient)
+            XCTAssertEqual(error.bytesOnDisk, 100_000)
+        }
+        XCTAssertEqual(try Data(contentsOf: target), content.prefix(100_000))
+
+        // …and a retry resumes from what is on disk.
+        let result = try await client.download(HTTPRequest(url: "\(base)/ranged/cut.bin"), to: target.path,
+                                               resumeFrom: 100_000) { _, _ in true }
+        XCTAssertEqual(result.status, 206)
+        XCTAssertEqual(try Data(contentsOf: target), content)
+    }
+
+    func testDownloadErrorStatusLeavesTheFileAlone() async throws {
+        let target = root.appendingPathComponent("keep.bin")
+        try Data([1, 2, 3]).write(to: target)
+        let result = try await HTTPClient().download(HTTPRequest(url: "\(base)/status/403"), to: target.path,
+                                                     resumeFrom: 3) { _, _ in true }
+        XCTAssertEqual(result.status, 403)
+        XCTAssertEqual(result.bytesWritten, 0)
+        XCTAssertFalse(result.isComplete)
+        XCTAssertEqual(String(decoding: result.body, as: UTF8.self), "{\"status\": 403}")
+        XCTAssertEqual(try Data(contentsOf: target), Data([1, 2, 3]))
+    }
+
+    func testProgressReturningFalseStopsTheDownload() async throws {
+        _ = try makeFile("big.bin", size: 2_000_000)
+        let target = root.appendingPathComponent("stopped.bin").path
+        do {
+            _ = try await HTTPClient().download(HTTPRequest(url: "\(base)/big.bin"), to: target, resumeFrom: 0) { written, _ in
+                written < 100_000
+            }
+            XCTFail("expected Cancelled")
+        } catch let error as HTTPClientError {
+            XCTAssertEqual(error.name, "Cancelled")
+            XCTAssertLessThan(error.bytesOnDisk ?? .max, 2_000_000)
+        }
+    }
+
+    // MARK: helpers
+
+    private func makeFile(_ name: String, size: Int) throws -> Data {
+        // Random words, so that a byte landing at the wrong offset cannot go unnoticed.
+        var generator = SystemRandomNumberGenerator()
+        var data = Data(count: size)
+        data.withUnsafeMutableBytes { bytes in
+            for offset in stride(from: 0, to: size, by: 8) {
+                withUnsafeBytes(of: generator.next()) { word in
+                    bytes.baseAddress!.advanced(by: offset).copyMemory(from: word.baseAddress!, byteCount: min(8, size - offset))
+                }
+            }
+        }
+        try data.write(to: root.appendingPathComponent(name))
+        return data
+    }
+
+    /// A loopback port nothing listens on: bound, then released.
+    private func unusedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw XCTSkip("cannot bind a loopback socket") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private struct Echo {
+        var method: String
+        var path: String
+        var headers: [String: String]
+        var body: [UInt8]
+
+        init(_ bytes: [UInt8]) throws {
+            let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] ?? [:]
+            method = object["method"] as? String ?? ""
+            path = object["path"] as? String ?? ""
+            headers = object["headers"] as? [String: String] ?? [:]
+            let hex = Array((object["body"] as? String ?? "").utf8)
+            body = stride(from: 0, to: hex.count, by: 2).compactMap { UInt8(String(decoding: hex[$0..<$0 + 2], as: UTF8.self), radix: 16) }
+        }
+    }
+
+    /// Progress calls arrive on a pool thread.
+    private final class Reported: @unchecked Sendable {
+        private let lock = NSLock()
+        private var values: [(Int64, Int64?)] = []
+        func record(_ written: Int64, _ total: Int64?) { lock.withLock { values.append((written, total)) } }
+        var last: (Int64, Int64?)? { lock.withLock { values.last } }
+    }
+
+    private static let serverScript = #"""
+import json, os, sys, time
+from http.server import ThreadingHTTPServer, SimpleHTTPRequestHandler
+
+ROOT = sys.argv[1]
+
+class Handler(SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, directory=ROOT, **kwargs)
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body=b"", headers=None):
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def route(self):
+        path = self.path.split("?")[0]
+        port = self.server.server_port
+        if path == "/echo":
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            doc = {"method": self.command, "path": self.path, "body": body.hex(),
+                   "headers": {k.lower(): v for k, v in self.headers.items()}}
+            self.reply(200, json.dumps(doc).encode(), {"Content-Type": "application/json", "X-Echo": "yes"})
+        elif path.startswith("/status/"):
+            code = int(path[len("/status/"):])
+            self.reply(code, json.dumps({"status": code}).encode(), {"Content-Type": "application/json"})
+        elif path == "/slow":
+            time.sleep(3)
+            self.reply(200, b"late")
+        elif path == "/redirect/same":
+            self.reply(302, b"", {"Location": "/echo"})
+        elif path == "/redirect/loop":
+            self.reply(302, b"", {"Location": "/redirect/loop"})
+        elif path == "/redirect/other":
+            self.reply(302, b"", {"Location": "http://localhost:%d/echo" % port})
+        elif path.startswith("/ranged/") or path.startswith("/truncated/"):
+            kind, name = path[1:].split("/", 1)
+            with open(os.path.join(ROOT, name), "rb") as f:
+                data = f.read()
+            if kind == "truncated":
+                # Promise the whole file, send half, hang up.
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return True
+            wanted = self.headers.get("Range", "")
+            if wanted.startswith("bytes="):
+                start = int(wanted[len("bytes="):].split("-")[0])
+                if start >= len(data):
+                    self.reply(416, b"", {"Content-Range": "bytes */%d" % len(data)})
+                else:
+                    self.reply(206, data[start:], {"Content-Range": "bytes %d-%d/%d" % (start, len(data) - 1, len(data))})
+            else:
+                self.reply(200, data, {"Accept-Ranges": "bytes"})
+        else:
+            return False
+        return True
+
+    def do_GET(self):
+        if not self.route():
+            super().do_GET()  # plain files; like `python3 -m http.server`, ignores Range
+
+    def do_POST(self):
+        if not self.route():
+            self.reply(404)
+
+    do_PUT = do_POST
+    do_DELETE = do_POST
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.daemon_threads = True
+print(server.server_port, flush=True)
+server.serve_forever()
+"""#
+}
