@@ -38,7 +38,8 @@ struct Fault: Sendable, Equatable {
             throw FaultError("unknown fault field \(unknown)")
         }
         status = try int("status")
-        if let status, !(100...599).contains(status) { throw FaultError("status must be 100…599") }
+        // 1xx would be taken as an interim answer and leave the exchange open; refuse it.
+        if let status, !(200...599).contains(status) { throw FaultError("status must be 200…599") }
         subStatus = try int("subStatus")
         userMessage = fields["userMessage"]?.stringValue
         retryAfter = try int("retryAfter")

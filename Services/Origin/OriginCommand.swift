@@ -65,6 +65,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var generation: GenerationOptions
 
     func run() async throws {
+        exitZeroOnTermination()
         let directory = URL(fileURLWithPath: data)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let catalog = try CatalogGenerator(directory: directory, parameters: generation.parameters, log: logLine).ensure()
@@ -73,7 +74,6 @@ struct Serve: AsyncParsableCommand {
             dataDirectory: directory, catalog: catalog,
             token: environment["CASSETTE_CLIENT_TOKEN"] ?? OriginLimits.defaultClientToken,
             secret: environment["CASSETTE_CLIENT_SECRET"] ?? OriginLimits.defaultClientSecret)
-        let signals = ExitOnSignal()
         let host = self.host
         let portFile = self.portFile
         try await HTTPServer(host: host, port: port, origin: origin).run { boundPort in
@@ -81,24 +81,19 @@ struct Serve: AsyncParsableCommand {
             // Unbuffered, so a parent reading our stdout through a pipe sees the line at once.
             FileHandle.standardOutput.write(Data("cassette-origin listening on http://\(host):\(boundPort)\n".utf8))
         }
-        withExtendedLifetime(signals) {}
     }
 }
 
-/// Exits with status 0 on SIGTERM or SIGINT. Every answered request is already durable
-/// (play logs are fsynced before answering), so there is nothing to drain; the origin has
-/// no service group of its own, hence this small Dispatch-based handler.
-final class ExitOnSignal {
-    private let sources: [any DispatchSourceSignal]
-
-    init() {
-        sources = [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { exit(0) }
-            source.resume()
-            return source
-        }
+/// Makes SIGTERM and SIGINT end the process with status 0.
+///
+/// Every answered request is already durable (play logs are fsynced before answering), so
+/// there is nothing to drain and `_exit` — async-signal-safe — is all the handler does. The
+/// origin has no service group of its own, and a Dispatch signal source registers its
+/// handler asynchronously, which let an early SIGTERM kill the process with 143; `signal`
+/// takes effect before it returns, so a test that waited for the port file can rely on it.
+func exitZeroOnTermination() {
+    for number in [SIGTERM, SIGINT] {
+        signal(number) { _ in _exit(0) }
     }
 }
 
