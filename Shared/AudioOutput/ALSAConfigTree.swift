@@ -11,7 +11,8 @@ final class ALSAConfigTree {
     init(text: String) throws(AudioOutputError) {
         var top: OpaquePointer? = nil
         var global: OpaquePointer? = nil
-        if snd_config_update_ref(&global) == 0, let global {
+        // Returns 1 when it (re)read the files, 0 when the cached tree was current.
+        if snd_config_update_ref(&global) >= 0, let global {
             _ = snd_config_copy(&top, global)
             snd_config_unref(global)
         }

@@ -73,21 +73,22 @@ extension PCMOutput {
         let pcm = try openHandle()
         guard paused != isPaused else { return }
         if paused {
-            if parameters.canPause && snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING {
+            let running = snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING
+            if running && parameters.canPause {
                 let err = snd_pcm_pause(pcm, 1)
                 guard err == 0 else { throw AudioOutputError(.operationFailed, "snd_pcm_pause(1)", alsa: err) }
                 pausedInHardware = true
-                pacer.pause()
-            } else if snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING {
+            } else if running {
                 try drop()
             }
+            pacer.pause()
             isPaused = true
         } else {
             if pausedInHardware {
                 let err = snd_pcm_pause(pcm, 0)
                 if err < 0 { try recover(pcm, err) }
-                pacer.resume()
             }
+            pacer.resume()
             isPaused = false
             pausedInHardware = false
         }
