@@ -63,7 +63,16 @@ public final class AudioDecoder {
         var codec: UnsafePointer<AVCodec>? = nil
         let index = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0)
         guard index >= 0, let stream = format.pointee.streams[Int(index)] else {
-            let code: DecoderError.Code = index == cassette_averror_decoder_not_found() ? .unsupportedCodec : .noAudioStream
+            var code = DecoderError.Code.noAudioStream
+            if index == cassette_averror_decoder_not_found() {
+                code = .unsupportedCodec
+            } else if (0..<Int(format.pointee.nb_streams)).contains(where: {
+                format.pointee.streams[$0]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
+            }) {
+                // An audio stream the probe could not make sense of (0 channels, no rate): a damaged
+                // or misdetected file rather than one without audio.
+                code = .invalidFile
+            }
             throw DecoderError(code, "av_find_best_stream", ffmpeg: index)
         }
         streamIndex = index
@@ -90,6 +99,9 @@ public final class AudioDecoder {
         guard contexts.packet != nil, contexts.frame != nil else { throw DecoderError(code: .codecOpenFailed, message: "av_packet_alloc/av_frame_alloc failed") }
 
         info = Self.describe(format: format, stream: stream, codec: codecContext)
+        guard info.sampleRate > 0, info.channels > 0 else {
+            throw DecoderError(code: .invalidFile, message: "audio stream with \(info.channels) channels at \(info.sampleRate) Hz")
+        }
         let channels = output.channels ?? info.channels
         let rate = output.sampleRate ?? info.sampleRate
         guard (1...64).contains(channels), (1_000...768_000).contains(rate) else {

@@ -42,6 +42,12 @@ public struct DecodedFormat: Sendable, Hashable {
     public var channels: Int
 
     public var bytesPerFrame: Int { sampleFormat.bytesPerSample * channels }
+
+    public init(sampleFormat: AudioSampleFormat, sampleRate: Int, channels: Int) {
+        self.sampleFormat = sampleFormat
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
 }
 
 /// The source file's audio stream, as libavformat and libavcodec describe it.
@@ -77,4 +83,10 @@ public struct AudioChunk: Sendable {
     public var frameCount: Int
     /// Seconds from the start of the stream to this chunk's first frame.
     public var presentationTime: Double
+
+    public init(samples: [UInt8], frameCount: Int, presentationTime: Double) {
+        self.samples = samples
+        self.frameCount = frameCount
+        self.presentationTime = presentationTime
+    }
 }
