@@ -31,6 +31,14 @@ extension AudioDecoder {
     /// Throws `SeekFailed`.
     public func seek(to seconds: Double) throws(DecoderError) {
         let target = max(0, seconds)
+        if let duration = info.durationSeconds, target >= duration {
+            // Containers disagree on seeking past the end (error, or the last keyframe): be consistent.
+            avcodec_flush_buffers(contexts.codec)
+            state = .finished
+            discardUntil = nil
+            nextPresentationTime = duration
+            return
+        }
         let timestamp = startTimestamp + Int64((target / timeBase).rounded(.down))
         let err = av_seek_frame(contexts.format, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
         guard err >= 0 else { throw DecoderError(.seekFailed, "av_seek_frame(\(target) s)", ffmpeg: err) }

@@ -147,6 +147,26 @@ final class MediaDecoderTests: XCTestCase {
         XCTAssertEqual(again, first)
     }
 
+    func testSeekPastTheEndEndsTheStream() throws {
+        let decoder = try AudioDecoder(path: sine("a.mp3"))
+        try decoder.seek(to: 60)
+        XCTAssertNil(try decoder.nextChunk())
+        try decoder.seek(to: 1.5)
+        XCTAssertEqual(try decoder.nextChunk()?.presentationTime ?? -1, 1.5, accuracy: 0.01)
+    }
+
+    func testCoverArtStreamIsIgnored() throws {
+        let cover = folder.appendingPathComponent("cover.png").path
+        try ffmpeg(["-f", "lavfi", "-i", "color=c=blue:size=32x32", "-frames:v", "1", cover])
+        let path = folder.appendingPathComponent("tagged.mp3").path
+        try ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=\(Self.duration)", "-i", cover,
+                    "-map", "0:a", "-map", "1:v", "-c:v", "png", "-disposition:v", "attached_pic", path])
+        let decoder = try AudioDecoder(path: path)
+        XCTAssertEqual(decoder.info.codecName, "mp3")
+        let frames = try decodeAll(decoder).reduce(0) { $0 + $1.frameCount }
+        XCTAssertEqual(Double(frames), Self.duration * 44_100, accuracy: 0.03 * 44_100)
+    }
+
     func testMissingFileThrowsFileNotFound() {
         XCTAssertThrowsError(try AudioDecoder(path: folder.appendingPathComponent("none.flac").path)) {
             XCTAssertEqual(($0 as? DecoderError)?.name, "FileNotFound")
