@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: [
             "Catalog", .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/CatalogTests"),
-        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "HTTPClient", "AudioOutput", "MediaDecoder", "ServiceKit"],
+        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "HTTPClient", "AudioOutput", "MediaDecoder", "ServiceKit", "TestSupport"],
                     path: "Tests/SharedLibTests"),
         .testTarget(name: "IntegrationTests", dependencies: [
             "TestSupport", "Wire", "HTTPClient", "Catalog",

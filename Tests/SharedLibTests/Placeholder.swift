@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderSharedLibTests: XCTestCase { func testNothing() {} }

@@ -1,0 +1,43 @@
+import Foundation
+import XCTest
+@testable import ServiceKit
+
+final class ServiceSettingsTests: XCTestCase {
+    func testFlagBeatsEnvironmentBeatsConfigBeatsDefault() throws {
+        let file = NSTemporaryDirectory() + "cfg-\(UUID().uuidString).json"
+        try #"{"runtimeDir":"/cfg/run","stateDir":"/cfg/state","origin":"http://cfg","clientToken":"t","clientSecret":"s","wire":{"maxFrameBytes":4096}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let options = try CommonOptions.parse(["--config", file, "--runtime-dir", "/flag/run"])
+        let env = ["CASSETTE_RUNTIME_DIR": "/env/run", "CASSETTE_STATE_DIR": "/env/state", "CASSETTE_CLIENT_SECRET": "envsecret"]
+        let s = try ServiceSettings.resolve(service: "player", options: options, environment: env)
+        XCTAssertEqual(s.runtimeDir, "/flag/run")
+        XCTAssertEqual(s.socketPath, "/flag/run/player.sock")
+        XCTAssertEqual(s.stateDir, "/env/state")
+        XCTAssertEqual(s.origin, "http://cfg")
+        XCTAssertEqual(s.clientToken, "t")
+        XCTAssertEqual(s.clientSecret, "envsecret")
+        XCTAssertEqual(s.limits.maxFrameBytes, 4096)
+        XCTAssertEqual(s.limits.idleTimeoutSeconds, 30, "unset limits keep their defaults")
+    }
+
+    func testDefaultsWithoutAnything() throws {
+        let s = try ServiceSettings.resolve(service: "reporter", options: CommonOptions.parse([]), environment: [:])
+        XCTAssertEqual(s.socketPath, "/run/cassette/reporter.sock")
+        XCTAssertEqual(s.stateDir, "/var/lib/cassette")
+        XCTAssertEqual(s.limits.maxFrameBytes, 1_048_576)
+    }
+
+    func testSocketPathTooLongForSockaddrIsAConfigError() throws {
+        let options = try CommonOptions.parse(["--runtime-dir", "/" + String(repeating: "d", count: 120)])
+        XCTAssertThrowsError(try ServiceSettings.resolve(service: "player", options: options, environment: [:])) { error in
+            XCTAssertEqual((error as? DaemonError)?.code, .configInvalid)
+            XCTAssertEqual((error as? DaemonError)?.exitCode, 78)
+        }
+    }
+
+    func testMissingConfigFileIsAConfigError() throws {
+        let options = try CommonOptions.parse(["--config", "/nonexistent/cassette.json"])
+        XCTAssertThrowsError(try ServiceSettings.resolve(service: "player", options: options, environment: [:]))
+    }
+}
