@@ -11,7 +11,8 @@ public struct DownloadResult: Sendable {
     public var resumed: Bool
     /// Bytes this call wrote to the file.
     public var bytesWritten: Int64
-    /// The file's length after the call (resume offset + bytes written after a 206).
+    /// The file's length after a 200 or 206 (resume offset + bytes written after a 206);
+    /// for any other status the file was not touched and this is the resume offset passed in.
     public var fileSize: Int64
     /// The complete resource's length, from `Content-Range` (206) or `Content-Length` (200), if sent.
     public var expectedSize: Int64?

@@ -1,6 +1,6 @@
 import NIOPosix
 
-/// An HTTP/1.1 and HTTP/2 client over libcurl, for the origin API and media downloads.
+/// An HTTP client over libcurl (http and https only), for the origin API and media downloads.
 ///
 /// Each transfer runs as one blocking `curl_easy_perform` on a thread of the client's own
 /// `NIOThreadPool` (never on a Swift concurrency thread), bridged back with a continuation.
