@@ -76,9 +76,8 @@ PY
 say "What the origin offers for offline use"
 curl -s -u demo:demo "$ORIGIN/v1/stations" | python3 -c '
 import json, sys
-d = json.load(sys.stdin)
-for s in d["offlineStations"]:
-    print(f"  {s[\"id\"]:8} {s[\"name\"]:10} {s[\"itemCount\"]} tracks, {s[\"durationSeconds\"]:.0f} s")'
+for s in json.load(sys.stdin)["offlineStations"]:
+    print("  %-8s %-10s %3d tracks, %4.0f s" % (s["id"], s["name"], s["itemCount"], s["durationSeconds"]))'
 
 echo
 echo "Next steps (later issues): stations.sync downloads a station, station.tune plays it through ALSA,"
