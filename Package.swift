@@ -97,7 +97,7 @@ let package = Package(
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["Wire"], path: "Tests/TestSupport"),
         .testTarget(name: "WireTests", dependencies: [
-            "Wire",
+            "Wire", "TestSupport",
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),

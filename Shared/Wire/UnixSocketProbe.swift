@@ -17,17 +17,26 @@ public enum UnixSocketProbe {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return .stale }
         defer { close(fd) }
+        let rc = UnixSocketAddress.withSockaddr(path) { connect(fd, $0, $1) } ?? -1
+        return rc == 0 ? .live : .stale
+    }
+}
+
+/// Builds a `sockaddr_un` for a path, the one fiddly part of raw Unix-socket calls.
+public enum UnixSocketAddress {
+    /// Calls `body` with the address and its length; nil when the path does not fit
+    /// `sun_path` (108 bytes including the terminating NUL).
+    public static func withSockaddr<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T? {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return .stale }
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return nil }
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
         }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        return rc == 0 ? .live : .stale
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Wire
 
 /// Plays systemd's side of sd_notify(3): a datagram socket whose path goes into
 /// `NOTIFY_SOCKET`, so a test sees exactly what a service tells its manager.
@@ -13,16 +14,7 @@ public final class NotifyListener {
         unlink(path)
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw HarnessError("socket() failed") }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let rc = UnixSocketAddress.withSockaddr(path) { bind(fd, $0, $1) } ?? -1
         guard rc == 0 else { throw HarnessError("bind(\(path)) failed: errno \(errno)") }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import TestSupport
 import XCTest
 @testable import Wire
 
@@ -47,9 +48,8 @@ final class ServerTests: XCTestCase {
         limits.eventBacklog = 16
         let (server, path) = try await makeServer(limits: limits)
         // A raw client that subscribes and then never reads again.
-        let fd = try connectRaw(path)
-        defer { close(fd) }
-        try sendRaw(fd, #"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"topics":["catalog"]}}"#)
+        let raw = try RawSocket(path: path)
+        try raw.sendFrame(#"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"topics":["catalog"]}}"#)
         try await waitUntil { server.hub.subscriberCount == 1 }
         let big = JSONValue.string(String(repeating: "x", count: 64 * 1024))
         for _ in 0..<2000 where server.hub.subscriberCount > 0 {
@@ -57,7 +57,7 @@ final class ServerTests: XCTestCase {
         }
         XCTAssertEqual(server.hub.subscriberCount, 0, "a stuck subscriber must be dropped")
         // Reading now drains what was queued: it ends with the Overflow event, then EOF.
-        let types = readAllEventTypes(fd)
+        let types = readAllEventTypes(raw.fd)
         XCTAssertEqual(types.last, "Overflow")
         XCTAssertLessThan(types.count, 2000)
         try await waitUntil { server.connectionCount == 0 }
@@ -129,29 +129,6 @@ final class ServerTests: XCTestCase {
             guard Date() < deadline else { throw ConditionTimeout(seconds: timeout) }
             try await Task.sleep(nanoseconds: 10_000_000)
         }
-    }
-
-    func connectRaw(_ path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard rc == 0 else { throw CancellationError() }
-        return fd
-    }
-
-    func sendRaw(_ fd: Int32, _ json: String) throws {
-        let payload = Array(json.utf8)
-        let n = UInt32(payload.count)
-        let frame = [UInt8(n >> 24), UInt8((n >> 16) & 0xff), UInt8((n >> 8) & 0xff), UInt8(n & 0xff)] + payload
-        _ = frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
     }
 
     /// Reads everything until EOF and returns the event types seen, in order.
