@@ -1,4 +1,5 @@
 import NIOHTTP1
+import Wire
 
 extension Origin {
     /// The test-control endpoints under `/_control/` (no auth, never faulted, not counted).
@@ -37,7 +38,7 @@ extension Origin {
         case (.GET, "clock"):
             return ok(["offsetSeconds": .number(clock.offsetSeconds)])
         case (.POST, "clock"):
-            let body: [String: JSON]
+            let body: [String: JSONValue]
             switch objectBody(request, emptyAllowed: false) {
             case .success(let object): body = object
             case .failure(let failure): return failure.response
@@ -55,7 +56,7 @@ extension Origin {
     }
 
     private func queueFaults(_ request: OriginRequest) -> OriginResponse {
-        let body: [String: JSON]
+        let body: [String: JSONValue]
         switch objectBody(request, emptyAllowed: false) {
         case .success(let object): body = object
         case .failure(let failure): return failure.response

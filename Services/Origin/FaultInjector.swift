@@ -1,3 +1,5 @@
+import Wire
+
 /// One injected misbehaviour for one request (see `/_control/faults`). Fields combine:
 /// e.g. `{"delayMs":200,"status":503,"retryAfter":1}`.
 struct Fault: Sendable, Equatable {
@@ -20,7 +22,7 @@ struct Fault: Sendable, Equatable {
     var repeatCount = 1
 
     /// Parses one FAULT object; throws a message for the 400 answer on unknown or mistyped fields.
-    init(json: JSON) throws {
+    init(json: JSONValue) throws {
         guard let fields = json.objectValue else { throw FaultError("each fault must be an object") }
         func int(_ key: String) throws -> Int? {
             guard let value = fields[key], !value.isNull else { return nil }
@@ -53,8 +55,8 @@ struct Fault: Sendable, Equatable {
         if repeatCount < 1 { throw FaultError("repeat must be at least 1") }
     }
 
-    var json: JSON {
-        var fields: [String: JSON] = ["repeat": .int(repeatCount)]
+    var json: JSONValue {
+        var fields: [String: JSONValue] = ["repeat": .int(repeatCount)]
         if let status { fields["status"] = .int(status) }
         if let subStatus { fields["subStatus"] = .int(subStatus) }
         if let userMessage { fields["userMessage"] = .string(userMessage) }
@@ -108,7 +110,7 @@ final class FaultInjector: Sendable {
     }
 
     /// The pending faults per prefix, for `GET /_control/faults`.
-    var pending: JSON {
+    var pending: JSONValue {
         .object(queues.current.mapValues { .array($0.map(\.json)) })
     }
 }

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import Wire
 
 /// One fully read request: the origin's endpoints are small JSON calls or GETs, so the
 /// body (at most `OriginLimits.maxRequestBodyBytes`) is collected before routing.
@@ -68,7 +69,7 @@ struct OriginResponse: Sendable {
     }
 
     /// A JSON body with the content type set.
-    static func json(_ status: HTTPResponseStatus, _ value: JSON) -> OriginResponse {
+    static func json(_ status: HTTPResponseStatus, _ value: JSONValue) -> OriginResponse {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Cache-Control", value: "no-store")

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// A license granted by `POST /v1/licenses`.
 struct License: Sendable {
@@ -9,9 +10,9 @@ struct License: Sendable {
     var expiresAt: Date?
     var keyIds: [String]
 
-    var json: JSON {
+    var json: JSONValue {
         ["licenseId": .string(id), "productId": .string(productId), "kind": .string(kind),
-         "expiresAt": .optional(expiresAt.map(ServerClock.rfc3339)), "keyIds": .array(keyIds.map(JSON.string))]
+         "expiresAt": .optional(expiresAt.map(ServerClock.rfc3339)), "keyIds": .array(keyIds.map(JSONValue.string))]
     }
 }
 
@@ -25,7 +26,7 @@ actor LicenseStore {
         url = directory.appendingPathComponent("licenses.jsonl")
         guard let data = try? Data(contentsOf: url) else { return }
         for line in data.split(separator: UInt8(ascii: "\n")) {
-            guard let json = try? JSON.parse(Array(line)), let id = json["licenseId"]?.stringValue,
+            guard let json = try? JSONValue.parse(Array(line)), let id = json["licenseId"]?.stringValue,
                   let product = json["productId"]?.stringValue, let kind = json["kind"]?.stringValue
             else { continue }
             let expiry = json["expiresAtEpoch"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }

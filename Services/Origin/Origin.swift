@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import Wire
 
 /// Everything a request may touch: the catalog, the clock, the fault queues and the stores.
 /// One instance serves all connections; its mutable parts are actors or lock-guarded.
@@ -40,7 +41,7 @@ final class Origin: Sendable {
     }
 
     /// A 200 JSON answer with `serverTime` added.
-    func ok(_ fields: [String: JSON]) -> OriginResponse {
+    func ok(_ fields: [String: JSONValue]) -> OriginResponse {
         var body = fields
         body["serverTime"] = .string(serverTime)
         return OriginResponse.json(.ok, .object(body))
@@ -58,13 +59,13 @@ final class Origin: Sendable {
 
     /// Parses a JSON object body; an empty body counts as `{}` for endpoints whose fields
     /// are all optional. Returns the 400 answer on malformed input.
-    func objectBody(_ request: OriginRequest, emptyAllowed: Bool) -> Result<[String: JSON], ResponseError> {
+    func objectBody(_ request: OriginRequest, emptyAllowed: Bool) -> Result<[String: JSONValue], ResponseError> {
         if request.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             return emptyAllowed
                 ? .success([:])
                 : .failure(ResponseError(error(.badRequest, subStatus: 4000, "A JSON body is required.", path: request.path)))
         }
-        guard let json = try? JSON.parse(request.body) else {
+        guard let json = try? JSONValue.parse(request.body) else {
             return .failure(ResponseError(error(.badRequest, subStatus: 4000, "The body is not valid JSON.", path: request.path)))
         }
         guard let object = json.objectValue else {
@@ -93,10 +94,19 @@ struct ResponseError: Error {
     init(_ response: OriginResponse) { self.response = response }
 }
 
-extension JSON {
+/// Shorthands the handlers use to build bodies; parsing and serializing live in Wire
+/// (`JSONValue+Bytes.swift`).
+extension JSONValue {
+    var isNull: Bool { self == .null }
+
+    /// A string, or null when absent: for optional fields such as `expiresAt`.
+    static func optional(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+
+    static func int(_ n: Int) -> JSONValue { .number(Double(n)) }
+
     /// Reads a list of strings: absent or null is an empty list, anything but an array of
     /// strings is `nil` (the caller answers 400).
-    static func strings(_ value: JSON?) -> [String]? {
+    static func strings(_ value: JSONValue?) -> [String]? {
         guard let value, !value.isNull else { return [] }
         guard let array = value.arrayValue else { return nil }
         let strings = array.compactMap(\.stringValue)

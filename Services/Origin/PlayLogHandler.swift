@@ -1,10 +1,11 @@
 import NIOHTTP1
+import Wire
 
 extension Origin {
     /// `POST /v1/plays` and `POST /v1/consumption`: validates the batch, persists the new
     /// ids durably, then answers `accepted` (duplicates included) and `rejected` with reasons.
     func ingest(_ request: OriginRequest, into store: PlayLogStore) async -> OriginResponse {
-        let body: [String: JSON]
+        let body: [String: JSONValue]
         switch objectBody(request, emptyAllowed: false) {
         case .success(let object): body = object
         case .failure(let failure): return failure.response
@@ -20,7 +21,7 @@ extension Origin {
         }
         do {
             let outcome = try await store.ingest(items, receivedAt: serverTime)
-            return ok(["accepted": .array(outcome.accepted.map(JSON.string)), "rejected": .array(outcome.rejected)])
+            return ok(["accepted": .array(outcome.accepted.map(JSONValue.string)), "rejected": .array(outcome.rejected)])
         } catch {
             return self.error(.internalServerError, subStatus: 5000, "Cannot record \(listKey): \(error)", path: request.path)
         }

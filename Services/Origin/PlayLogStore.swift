@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// The ingested play log (or consumption log): which ids were accepted, persisted so that
 /// a restarted origin still recognises an event it has already counted.
@@ -31,22 +32,22 @@ actor PlayLogStore {
         }
         if let data = try? Data(contentsOf: url) {
             for line in data.split(separator: UInt8(ascii: "\n")) {
-                if let id = (try? JSON.parse(Array(line)))?[idKey]?.stringValue { ids.insert(id) }
+                if let id = (try? JSONValue.parse(Array(line)))?[idKey]?.stringValue { ids.insert(id) }
             }
         }
     }
 
     struct Outcome: Sendable {
         var accepted: [String]
-        var rejected: [JSON]
+        var rejected: [JSONValue]
     }
 
     /// Validates and records a batch. Every valid item is accepted, duplicates included, but
     /// only unseen ids are written and counted. Throws when the log cannot be written; then
     /// nothing of the batch is counted and the caller answers 500 so the client retries.
-    func ingest(_ items: [JSON], receivedAt: String) throws -> Outcome {
+    func ingest(_ items: [JSONValue], receivedAt: String) throws -> Outcome {
         var accepted: [String] = []
-        var rejected: [JSON] = []
+        var rejected: [JSONValue] = []
         var fresh: [String] = []
         var lines: [UInt8] = []
         for (index, item) in items.enumerated() {
@@ -68,7 +69,7 @@ actor PlayLogStore {
                 continue
             }
             fresh.append(id)
-            let line: JSON = [idKey: .string(id), "receivedAt": .string(receivedAt), "item": item]
+            let line: JSONValue = [idKey: .string(id), "receivedAt": .string(receivedAt), "item": item]
             lines += line.serialized()
             lines.append(UInt8(ascii: "\n"))
         }
@@ -97,7 +98,7 @@ actor PlayLogStore {
 
     /// `unique`: distinct ids on record; `received`: items in all requests; `duplicates`:
     /// accepted items whose id was already known; `requests`: processed batches.
-    var stats: JSON {
+    var stats: JSONValue {
         ["unique": .int(ids.count), "received": .int(received), "duplicates": .int(duplicates),
          "rejected": .int(rejectedCount), "requests": .int(requests)]
     }
@@ -134,7 +135,7 @@ final class RequestStats: Sendable {
         counts.withLock { $0.removeAll() }
     }
 
-    var json: JSON {
+    var json: JSONValue {
         .object(counts.current.mapValues { .int($0) })
     }
 }

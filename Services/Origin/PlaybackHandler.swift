@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import Wire
 
 extension Origin {
     /// `GET /v1/playbackinfo/{productId}?mode=offline|stream&quality=…`.
@@ -18,7 +19,7 @@ extension Origin {
             return error(HTTPResponseStatus(statusCode: refusal.status), subStatus: refusal.subStatus,
                          refusal.userMessage, path: request.path)
         }
-        var body: [String: JSON] = [
+        var body: [String: JSONValue] = [
             "requestedProductId": .string(productId),
             "productType": .string(product.productType),
             "assetPresentation": "FULL",
@@ -30,7 +31,7 @@ extension Origin {
             "mode": .string(mode),
         ]
         if let quality = request.query["quality"] { body["requestedQuality"] = .string(quality) }
-        var images: [String: JSON] = [:]
+        var images: [String: JSONValue] = [:]
         if let poster = product.poster { images["poster"] = .string("/" + poster) }
         if let thumbnail = product.thumbnail { images["thumbnail"] = .string("/" + thumbnail) }
         if !images.isEmpty { body["images"] = .object(images) }
@@ -42,7 +43,7 @@ extension Origin {
             body["manifest"] = ["url": .string("/" + master.path), "sizeBytes": .int(hls.sizeBytes),
                                 "sha256": .string(master.sha256), "mimeType": .string(master.mimeType)]
             body["manifestHash"] = .string(ContentKeys.sha256(of: Array("\(product.id):\(master.sha256)".utf8)))
-            body["keyIds"] = .array(hls.keyIds.map(JSON.string))
+            body["keyIds"] = .array(hls.keyIds.map(JSONValue.string))
             body["codec"] = "h264"
             body["audioQuality"] = "HIGH"
             body["sampleRate"] = 44100
@@ -65,7 +66,7 @@ extension Origin {
         body["codec"] = .string(track.codec)
         body["audioQuality"] = .string(track.audioQuality)
         body["sampleRate"] = .int(track.sampleRate)
-        body["bitDepth"] = track.bitDepth.map(JSON.int) ?? .null
+        body["bitDepth"] = track.bitDepth.map(JSONValue.int) ?? .null
         body["durationSeconds"] = .number(track.durationSeconds)
         body["replayGain"] = replayGainJSON(track.replayGain)
         return ok(body)
@@ -73,7 +74,7 @@ extension Origin {
 
     /// `POST /v1/licenses`: a purchase (no expiry) or a rental whose clock starts now.
     func grantLicense(_ request: OriginRequest) async -> OriginResponse {
-        let body: [String: JSON]
+        let body: [String: JSONValue]
         switch objectBody(request, emptyAllowed: false) {
         case .success(let object): body = object
         case .failure(let failure): return failure.response
@@ -104,7 +105,7 @@ extension Origin {
         } catch {
             return self.error(.internalServerError, subStatus: 5000, "Cannot record the license: \(error)", path: request.path)
         }
-        var keys: [String: JSON] = [:]
+        var keys: [String: JSONValue] = [:]
         for keyId in keyIds { keys[keyId] = .string(Data(ContentKeys.key(for: keyId)).base64EncodedString()) }
         return ok(["licenseId": .string(license.id), "productId": .string(productId), "kind": .string(kind),
                    "expiresAt": .optional(license.expiresAt.map(ServerClock.rfc3339)), "keys": .object(keys)])

@@ -1,12 +1,13 @@
 import NIOHTTP1
+import Wire
 
 extension Origin {
     /// `GET /v1/stations`: every station with its offline flag, and the offline ones again
     /// with what downloading all of them would cost.
     func listStations(_ request: OriginRequest) -> OriginResponse {
         let stations = index.catalog.stations
-        let listed: [JSON] = stations.map { ["id": .string($0.id), "name": .string($0.name), "offline": .bool($0.offline)] }
-        let offline: [JSON] = stations.filter(\.offline).map { station in
+        let listed: [JSONValue] = stations.map { ["id": .string($0.id), "name": .string($0.name), "offline": .bool($0.offline)] }
+        let offline: [JSONValue] = stations.filter(\.offline).map { station in
             let tracks = station.trackIds.compactMap { index.tracksById[$0] }
             let size = tracks.compactMap { index.file(forTrack: $0)?.sizeBytes }.reduce(0, +)
             let seconds = tracks.map(\.durationSeconds).reduce(0, +)
@@ -23,7 +24,7 @@ extension Origin {
         guard station.offline else {
             return error(.forbidden, subStatus: 4007, "Station \(stationId) cannot be taken offline.", path: request.path)
         }
-        let body: [String: JSON]
+        let body: [String: JSONValue]
         switch objectBody(request, emptyAllowed: true) {
         case .success(let object): body = object
         case .failure(let failure): return failure.response
@@ -35,13 +36,13 @@ extension Origin {
             }
             targetMinutes = minutes
         }
-        guard let have = JSON.strings(body["have"]), let played = JSON.strings(body["played"]) else {
+        guard let have = JSONValue.strings(body["have"]), let played = JSONValue.strings(body["played"]) else {
             return badRequest("have and played must be arrays of item ids.", request)
         }
         let tracks = station.trackIds.compactMap { index.tracksById[$0] }
         let selection = OfflineSelection(station: tracks.map { ($0.id, $0.durationSeconds) },
                                          have: have, played: played, targetMinutes: targetMinutes)
-        let items: [JSON] = selection.add.compactMap { id in index.tracksById[id].flatMap(itemJSON) }
+        let items: [JSONValue] = selection.add.compactMap { id in index.tracksById[id].flatMap(itemJSON) }
         return ok([
             "station": ["id": .string(station.id), "name": .string(station.name)],
             "manifestHash": .string(manifestHash(selection.holding)),
@@ -49,25 +50,25 @@ extension Origin {
             "revalidateAt": .string(after(seconds: station.revalidateSeconds)),
             "onExpiry": .string(station.onExpiry.rawValue),
             "items": .array(items),
-            "remove": .array(selection.remove.map(JSON.string)),
-            "holding": .array(selection.holding.map(JSON.string)),
+            "remove": .array(selection.remove.map(JSONValue.string)),
+            "holding": .array(selection.holding.map(JSONValue.string)),
         ])
     }
 
     /// `POST /v1/offline/extend`: new expiries for offline stations and products still
     /// allowed offline; anything else is listed under `rejected` with a reason.
     func extendOffline(_ request: OriginRequest) -> OriginResponse {
-        let body: [String: JSON]
+        let body: [String: JSONValue]
         switch objectBody(request, emptyAllowed: true) {
         case .success(let object): body = object
         case .failure(let failure): return failure.response
         }
-        guard let stationIds = JSON.strings(body["stations"]), let productIds = JSON.strings(body["products"]) else {
+        guard let stationIds = JSONValue.strings(body["stations"]), let productIds = JSONValue.strings(body["products"]) else {
             return badRequest("stations and products must be arrays of ids.", request)
         }
-        var stations: [JSON] = []
-        var products: [JSON] = []
-        var rejected: [JSON] = []
+        var stations: [JSONValue] = []
+        var products: [JSONValue] = []
+        var rejected: [JSONValue] = []
         for id in stationIds {
             guard let station = index.stationsById[id], station.offline else {
                 rejected.append(["id": .string(id), "kind": "station", "reason": "unknown or not an offline station"])
@@ -98,7 +99,7 @@ extension Origin {
     }
 
     /// One offline item as ORIGIN-API.md shows it, with a URL relative to the origin.
-    func itemJSON(_ track: CatalogTrack) -> JSON? {
+    func itemJSON(_ track: CatalogTrack) -> JSONValue? {
         guard let file = index.file(forTrack: track) else { return nil }
         return [
             "id": .string(track.id), "title": .string(track.title), "artist": .string(track.artist),
@@ -109,7 +110,7 @@ extension Origin {
         ]
     }
 
-    func replayGainJSON(_ gain: ReplayGain) -> JSON {
+    func replayGainJSON(_ gain: ReplayGain) -> JSONValue {
         ["trackGain": .number(gain.trackGain), "trackPeak": .number(gain.trackPeak),
          "albumGain": .number(gain.albumGain), "albumPeak": .number(gain.albumPeak)]
     }

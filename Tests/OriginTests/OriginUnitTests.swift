@@ -1,4 +1,5 @@
 @testable import cassette_origin
+import Wire
 import XCTest
 
 /// The origin's pure decisions, tested in memory.
@@ -84,7 +85,7 @@ final class FaultInjectorTests: XCTestCase {
 
 final class JSONValueTests: XCTestCase {
     func testBooleansAndNumbersStayApart() throws {
-        let parsed = try JSON.parse(Array(#"{"a":true,"b":1,"c":1.5,"d":null,"e":"x\"y"}"#.utf8))
+        let parsed = try JSONValue.parse(Array(#"{"a":true,"b":1,"c":1.5,"d":null,"e":"x\"y"}"#.utf8))
         XCTAssertEqual(parsed["a"], .bool(true))
         XCTAssertEqual(parsed["b"], .number(1))
         XCTAssertEqual(parsed["d"], .null)
@@ -92,7 +93,7 @@ final class JSONValueTests: XCTestCase {
     }
 
     func testMalformedInputThrows() {
-        XCTAssertThrowsError(try JSON.parse(Array("{\"a\":".utf8)))
-        XCTAssertThrowsError(try JSON.parse([]))
+        XCTAssertThrowsError(try JSONValue.parse(Array("{\"a\":".utf8)))
+        XCTAssertThrowsError(try JSONValue.parse([]))
     }
 }
