@@ -6,8 +6,9 @@ import NIOConcurrencyHelpers
 /// Per-connection JSON-RPC handling: envelope checks, dispatch, pipelining, backpressure.
 ///
 /// Requests on one connection run concurrently (a client may pipeline); each answer is
-/// written when ready, carrying its request's id. Past `maxInFlight` unanswered requests
-/// the handler stops reading from the socket until answers drain.
+/// written when ready, carrying its request's id. Past `maxInFlight` unanswered requests,
+/// or while answers pile up unread (the channel is not writable), the handler stops reading
+/// from the socket, so a client that sends without reading cannot grow the service's memory.
 final class RPCServerHandler: ChannelDuplexHandler {
     typealias InboundIn = InboundFrame
     typealias OutboundIn = ByteBuffer
@@ -101,10 +102,21 @@ final class RPCServerHandler: ChannelDuplexHandler {
         if let id = request.id, context.channel.isActive {
             write(context, RPCResponse(id: id, outcome: outcome).json)
         }
-        if readPending && inFlight < maxInFlight {
+        resumeReadingIfAllowed(context)
+    }
+
+    private var mayRead: Bool { inFlight < maxInFlight }
+
+    private func resumeReadingIfAllowed(_ context: ChannelHandlerContext) {
+        if readPending && mayRead && context.channel.isWritable {
             readPending = false
             context.read()
         }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        resumeReadingIfAllowed(context)
+        context.fireChannelWritabilityChanged()
     }
 
     /// Answers once with `id: null`, then closes: PROTOCOL.md's rule for framing and parse errors.
@@ -128,7 +140,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if inFlight >= maxInFlight {
+        if !mayRead || !context.channel.isWritable {
             readPending = true
         } else {
             context.read()

@@ -156,3 +156,34 @@ final class ServerTests: XCTestCase {
 struct ConditionTimeout: Error {
     var seconds: Double
 }
+
+extension ServerTests {
+    /// A client that pipelines requests and never reads answers is throttled: the server
+    /// stops reading once answers back up, instead of buffering them without bound.
+    func testClientThatNeverReadsAnswersIsThrottled() async throws {
+        let (server, path) = try await makeServer { router in
+            router.register("big") { _ in .string(String(repeating: "y", count: 32 * 1024)) }
+        }
+        let raw = try RawSocket(path: path)
+        let request = RawSocket.request(id: 1, method: "big")
+        // Non-blocking sends: count how many requests the server lets in before the socket fills.
+        let flags = fcntl(raw.fd, F_GETFL)
+        _ = fcntl(raw.fd, F_SETFL, flags | O_NONBLOCK)
+        var accepted = 0
+        var stalledRounds = 0
+        while accepted < 200_000 && stalledRounds < 50 {
+            let n = request.withUnsafeBytes { send(raw.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n == request.count {
+                accepted += 1
+                stalledRounds = 0
+            } else {
+                stalledRounds += 1
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
+        // 200 000 answers of 32 KiB would be 6 GB; the server must have stopped reading long before.
+        XCTAssertLessThan(accepted, 200_000)
+        XCTAssertEqual(server.connectionCount, 1, "throttling, not disconnecting")
+        await server.shutdownGracefully(timeout: .milliseconds(100))
+    }
+}
