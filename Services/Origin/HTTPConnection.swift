@@ -17,7 +17,18 @@ struct HTTPConnection {
         case tooLarge(HTTPRequestHead)
     }
 
+    /// Serves requests until the client closes, a fault drops the connection or the task is
+    /// cancelled; cancellation closes the channel at once, so even a write stalled on a
+    /// client that stopped reading ends (`HTTPServer` cancels on shutdown).
     func serve() async {
+        await withTaskCancellationHandler {
+            await serveRequests()
+        } onCancel: { [channel] in
+            channel.channel.close(promise: nil)
+        }
+    }
+
+    private func serveRequests() async {
         do {
             try await channel.executeThenClose { inbound, _ in
                 var iterator = inbound.makeAsyncIterator()

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import Logging
+import ServiceLifecycle
 
 /// `cassette-origin`: the reference content origin of ORIGIN-API.md, for tests and demos.
 /// The entry point only parses arguments; `CatalogGenerator` and `HTTPServer` do the work.
@@ -65,7 +67,6 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var generation: GenerationOptions
 
     func run() async throws {
-        exitZeroOnTermination()
         let directory = URL(fileURLWithPath: data)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let catalog = try CatalogGenerator(directory: directory, parameters: generation.parameters, log: logLine).ensure()
@@ -76,24 +77,19 @@ struct Serve: AsyncParsableCommand {
             secret: environment["CASSETTE_CLIENT_SECRET"] ?? OriginLimits.defaultClientSecret)
         let host = self.host
         let portFile = self.portFile
-        try await HTTPServer(host: host, port: port, origin: origin).run { boundPort in
+        let server = HTTPServer(host: host, port: port, origin: origin) { boundPort in
             if let portFile { try writeAtomically("\(boundPort)\n", to: portFile) }
             // Unbuffered, so a parent reading our stdout through a pipe sees the line at once.
             FileHandle.standardOutput.write(Data("cassette-origin listening on http://\(host):\(boundPort)\n".utf8))
         }
-    }
-}
-
-/// Makes SIGTERM and SIGINT end the process with status 0.
-///
-/// Every answered request is already durable (play logs are fsynced before answering), so
-/// there is nothing to drain and `_exit` — async-signal-safe — is all the handler does. The
-/// origin has no service group of its own, and a Dispatch signal source registers its
-/// handler asynchronously, which let an early SIGTERM kill the process with 143; `signal`
-/// takes effect before it returns, so a test that waited for the port file can rely on it.
-func exitZeroOnTermination() {
-    for number in [SIGTERM, SIGINT] {
-        signal(number) { _ in _exit(0) }
+        // The group waits until its SIGTERM/SIGINT sources are registered before it starts
+        // the server, and the server writes the port file and the "listening" line only once
+        // it runs: whoever waits for either can rely on SIGTERM ending the process with
+        // status 0. A signal during catalog generation, before that, has its default effect.
+        let group = ServiceGroup(
+            services: [server], gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: Logger(label: "cassette-origin") { StreamLogHandler.standardError(label: $0) })
+        try await group.run()
     }
 }
 
