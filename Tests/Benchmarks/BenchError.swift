@@ -1,0 +1,17 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Every failure the benchmark reports: what it was doing, in words.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ message: String) { description = message }
+
+    /// A failed system call, with `errno` spelled out.
+    static func system(_ what: String, _ code: Int32 = errno) -> BenchError {
+        BenchError("\(what): \(String(cString: strerror(code))) (errno \(code))")
+    }
+}

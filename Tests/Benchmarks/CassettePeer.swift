@@ -1,0 +1,80 @@
+import Foundation
+
+/// One raw connection to a Cassette service: a 4-byte big-endian length, then the JSON-RPC
+/// request; the answer is read the same way and must carry a `result`.
+final class CassetteConnection: StatusConnection {
+    private let socket: RawUnixSocket
+    private var nextID = 0
+
+    init(socket: RawUnixSocket) { self.socket = socket }
+
+    convenience init(path: String, ioTimeout: Double, connectUntil: UInt64) throws {
+        self.init(socket: try RawUnixSocket.connect(path: path, timeoutSeconds: ioTimeout, until: connectUntil))
+    }
+
+    func status() throws {
+        _ = try call(keepBody: false)
+    }
+
+    /// Sends `service.status`; returns the answer's bytes when `keepBody` is set.
+    func call(keepBody: Bool) throws -> [UInt8]? {
+        nextID += 1
+        let json = Array(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"service.status"}"#.utf8)
+        let n = UInt32(json.count)
+        try socket.send([UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] + json)
+        let length = try socket.withBytes(4) { b in Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]) }
+        guard length > 0, length <= 16 << 20 else { throw BenchError("bad frame length \(length)") }
+        return try socket.withBytes(length) { body in
+            guard body.contains(#""result""#) else { throw BenchError("service.status failed: \(body.string)") }
+            return keepBody ? Array(body) : nil
+        }
+    }
+
+    /// The answer's `result` object, parsed (for the setup checks, not the timed loops).
+    func statusResult() throws -> [String: Any] {
+        let body = try call(keepBody: true) ?? []
+        guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let result = object["result"] as? [String: Any] else {
+            throw BenchError("service.status answered something else than an object: \(String(decoding: body, as: UTF8.self))")
+        }
+        return result
+    }
+}
+
+/// The Cassette player, started by the benchmark and bound to its own socket.
+struct CassettePlayer {
+    let process: Child
+    let socketPath: String
+    /// `version` and `pid` from the first `service.status`.
+    let version: String
+
+    /// Starts `player --runtime-dir root/p --state-dir root/ps` and waits (bounded) until its
+    /// socket answers and its catalog is open, so the timed requests measure the steady state.
+    static func start(binary: String, root: String, ioTimeout: Double, startTimeout: Double) throws -> CassettePlayer {
+        let runtime = root + "/p", state = root + "/ps"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let process = try ChildProcesses.shared.launch(binary, CassettePlayer.arguments(runtime: runtime, state: state),
+                                                       logFile: root + "/player.log")
+        let socketPath = runtime + "/player.sock"
+        let until = deadline(after: startTimeout)
+        let connection = try CassetteConnection(path: socketPath, ioTimeout: ioTimeout, connectUntil: until)
+        for _ in 0..<100_000 {
+            let result = try connection.statusResult()
+            let catalog = result["catalog"] as? [String: Any]
+            if catalog?["state"] as? String == "ready" {
+                return CassettePlayer(process: process, socketPath: socketPath, version: result["version"] as? String ?? "?")
+            }
+            guard monotonicNanos() < until else {
+                throw BenchError("the player's catalog was not ready within \(startTimeout) s: \(catalog ?? [:])")
+            }
+            sleepMicros(5_000)
+        }
+        throw BenchError("the player's catalog never became ready")
+    }
+
+    /// The player's flags: an isolated runtime and state dir, and the `null` PCM so that no
+    /// sound card is needed.
+    static func arguments(runtime: String, state: String) -> [String] {
+        ["--runtime-dir", runtime, "--state-dir", state, "--audio-device", "null", "--audio-pace", "realtime"]
+    }
+}
