@@ -2,8 +2,9 @@
 import PackageDescription
 
 /// Cassette: three daemons (downloader, player, reporter), the `cassettectl` CLI and a
-/// reference content origin. Raw C modules (`CCurl`, `CSystemd`, `CALSA`, `CFFmpeg`,
-/// `CShims`) are imported by exactly one Swift wrapper module each; see docs/architecture.md.
+/// reference content origin. Each raw C module (`CCurl`, `CSystemd`, `CALSA`, `CFFmpeg`) is
+/// imported by exactly one Swift wrapper module, which also uses that library's functions in
+/// `CShims`; see docs/architecture.md.
 let package = Package(
     name: "Cassette",
     platforms: [.macOS(.v14)],

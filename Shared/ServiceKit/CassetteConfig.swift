@@ -65,12 +65,26 @@ public struct ServiceSettings: Sendable {
         guard socketPath.utf8.count < 108 else {
             throw DaemonError(.configInvalid, "Socket path \(socketPath) is longer than 107 bytes; use a shorter runtime dir.")
         }
+        let limits = config.wire ?? WireLimits()
+        try validate(limits)
         return ServiceSettings(
             name: service, runtimeDir: runtimeDir, stateDir: stateDir, socketPath: socketPath,
             origin: options.origin ?? environment["CASSETTE_ORIGIN"] ?? config.origin,
             clientToken: environment["CASSETTE_CLIENT_TOKEN"] ?? config.clientToken,
             clientSecret: environment["CASSETTE_CLIENT_SECRET"] ?? config.clientSecret,
             logLevel: options.logLevel ?? environment["CASSETTE_LOG_LEVEL"] ?? config.logLevel ?? "info",
-            limits: config.wire ?? WireLimits(), config: config)
+            limits: limits, config: config)
+    }
+
+    /// Limits that would make a service useless (never read a request, refuse every frame)
+    /// are configuration mistakes, reported at start rather than discovered in production.
+    static func validate(_ limits: WireLimits) throws(DaemonError) {
+        var problems: [String] = []
+        if limits.maxFrameBytes < 1024 { problems.append("wire.maxFrameBytes must be at least 1024") }
+        if limits.maxFrameBytes > Int(UInt32.max) { problems.append("wire.maxFrameBytes must fit in 32 bits") }
+        if limits.idleTimeoutSeconds < 0 { problems.append("wire.idleTimeoutSeconds must be 0 (off) or more") }
+        if limits.eventBacklog < 1 { problems.append("wire.eventBacklog must be at least 1") }
+        if limits.maxInFlightPerConnection < 1 { problems.append("wire.maxInFlightPerConnection must be at least 1") }
+        guard problems.isEmpty else { throw DaemonError(.configInvalid, problems.joined(separator: "; ") + ".") }
     }
 }

@@ -137,6 +137,10 @@ struct ServerService: Service {
     let logger: Logger
 
     func run() async throws {
+        // umask 0117 while binding: the socket is born 0660, with no moment at the looser
+        // mode a chmod after bind would leave. Nothing else creates files this early.
+        let previousMask = umask(0o117)
+        defer { umask(previousMask) }
         do {
             try await server.start(source)
         } catch {

@@ -36,6 +36,7 @@ enum SocketListener {
     }
 
     /// Mode 0660 on a self-bound socket: the service's user and group (the device app) only.
+    /// Bind already ran under umask 0117; this makes the mode exact whatever the umask was.
     static func restrictPermissions(_ source: ListenerSource) {
         if case .path(let path) = source { chmod(path, 0o660) }
     }

@@ -29,7 +29,8 @@ public struct WatchdogService: Service {
             } else {
                 logger.warning("health check failed; withholding the watchdog ping")
             }
-            try? await Task.sleep(for: interval)
+            // Woken by SIGTERM too, so the watchdog never delays STOPPING=1 and the exit.
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
 }

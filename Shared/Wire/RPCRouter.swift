@@ -71,8 +71,8 @@ public struct RPCRouter: Sendable {
         }
     }
 
-    /// Runs the method. Every thrown error becomes a wire error: typed ones keep their name,
-    /// anything else is an internal error whose text is logged but kept generic on the wire.
+    /// Runs the method. Every thrown error becomes a wire error: typed ones keep their name and
+    /// code, anything else is an `InternalError` (-32603) that names the failure and is logged.
     public func dispatch(_ ctx: RPCContext) async -> Result<JSONValue, RPCError> {
         guard let method = methods[ctx.request.method] else {
             return .failure(.methodNotFound(ctx.request.method))

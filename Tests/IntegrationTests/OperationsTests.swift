@@ -17,6 +17,17 @@ final class OperationsTests: XCTestCase {
         XCTAssertTrue(service.notify.wait(for: "WATCHDOG=1", timeout: 5), service.log)
     }
 
+    func testLongWatchdogIntervalDoesNotDelayShutdown() throws {
+        let service = try ServiceProcess("reporter", in: dir, environment: ["WATCHDOG_USEC": "20000000"])
+        try service.waitReady()
+        XCTAssertTrue(service.notify.wait(for: "WATCHDOG=1", timeout: 5))
+        let sent = Date()
+        service.signal(SIGTERM)
+        XCTAssertEqual(try service.waitExit(timeout: 8), 0, service.log)
+        // The next ping would be 10 s away; shutdown must not wait for it.
+        XCTAssertLessThan(Date().timeIntervalSince(sent), 5, service.log)
+    }
+
     func testNoWatchdogPingsWithoutWatchdogUsec() throws {
         let service = try ServiceProcess("player", in: dir)
         defer { service.kill9() }

@@ -41,3 +41,16 @@ final class ServiceSettingsTests: XCTestCase {
         XCTAssertThrowsError(try ServiceSettings.resolve(service: "player", options: options, environment: [:]))
     }
 }
+
+extension ServiceSettingsTests {
+    func testUselessWireLimitsAreRefusedAtStart() throws {
+        let file = NSTemporaryDirectory() + "cfg-\(UUID().uuidString).json"
+        try #"{"wire":{"maxInFlightPerConnection":0,"maxFrameBytes":10}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let options = try CommonOptions.parse(["--config", file])
+        XCTAssertThrowsError(try ServiceSettings.resolve(service: "player", options: options, environment: [:])) { error in
+            let message = (error as? DaemonError)?.message ?? ""
+            XCTAssertTrue(message.contains("maxInFlightPerConnection") && message.contains("maxFrameBytes"), message)
+        }
+    }
+}
