@@ -13,6 +13,8 @@ public final class Catalog: Sendable {
     /// Readers run concurrently with the one writer (WAL).
     public let pool: DatabasePool
     public let path: String
+    /// Migrations applied when this process opened the catalog: the schema it works with.
+    public let schemaVersionAtOpen: Int
 
     /// - Parameters:
     ///   - busyTimeout: how long a writer waits for another process's write lock.
@@ -34,10 +36,11 @@ public final class Catalog: Sendable {
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         do {
-            pool = try Self.withFileLock(stateDirectory + "/catalog.lock") {
+            (pool, schemaVersionAtOpen) = try Self.withFileLock(stateDirectory + "/catalog.lock") {
                 let pool = try DatabasePool(path: path, configuration: config)
                 try Self.migrator.migrate(pool)
-                return pool
+                let version = try pool.read { db in try Self.migrator.appliedIdentifiers(db).count }
+                return (pool, version)
             }
         } catch let error as CatalogError {
             throw error

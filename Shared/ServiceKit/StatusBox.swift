@@ -36,8 +36,8 @@ final class StatusBox: Sendable {
     private func catalogStatus(_ context: DaemonContext) async -> JSONValue {
         do {
             let catalog = try await context.catalog()
-            let version = try catalog.schemaVersion()
-            return ["state": "ready", "path": .string(catalog.path), "schemaVersion": .number(Double(version))]
+            return ["state": "ready", "path": .string(catalog.path),
+                    "schemaVersion": .number(Double(catalog.schemaVersionAtOpen))]
         } catch {
             return ["state": "unavailable", "error": .string("\(error)")]
         }

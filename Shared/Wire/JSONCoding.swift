@@ -23,8 +23,8 @@ public enum JSONCoding {
         return try decoder().decode(type, from: data)
     }
 
+    /// Compact UTF-8, sorted keys. Cannot fail: a non-finite number prints as `null`.
     public static func data(_ value: JSONValue) -> [UInt8] {
-        // Encoding a JSONValue cannot fail: every case maps to a JSON token.
-        (try? [UInt8](encoder().encode(value))) ?? Array("null".utf8)
+        JSONWriter.write(value)
     }
 }

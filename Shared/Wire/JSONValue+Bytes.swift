@@ -20,7 +20,7 @@ extension JSONValue {
 
     /// Compact UTF-8 text with sorted keys (`JSONCoding.data`), so equal documents give equal
     /// bytes; integral numbers print without a fraction. A non-finite number is not JSON and
-    /// turns the whole document into `null`, so callers only put finite numbers in.
+    /// prints as `null`.
     public func serialized() -> [UInt8] {
         JSONCoding.data(self)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import Wire
 
@@ -60,5 +61,26 @@ final class EnvelopeTests: XCTestCase {
         } catch let error as DecodingError {
             XCTAssertEqual(RPCContext.describe(error, method: "stations.sync"), "params.targetMinutes of 'stations.sync' must be a number.")
         }
+    }
+}
+
+extension EnvelopeTests {
+    /// The hand-written writer must agree with Foundation's encoder on every kind of value.
+    func testWriterMatchesFoundationsEncoder() throws {
+        let value: JSONValue = [
+            "z": [1, 2.5, -3, 1e-7, 5e20, true, false, nil],
+            "a": "quote\" backslash\\ slash/ newline\n tab\t bell\u{07} é 🎵",
+            "m": ["nested": ["": 0]],
+            "e": [],
+            "o": [:],
+        ]
+        let ours = JSONCoding.data(value)
+        let foundation = try [UInt8](JSONCoding.encoder().encode(value))
+        XCTAssertEqual(String(decoding: ours, as: UTF8.self), String(decoding: foundation, as: UTF8.self))
+        XCTAssertEqual(try JSONCoding.decoder().decode(JSONValue.self, from: Data(ours)), value)
+    }
+
+    func testNonFiniteNumbersPrintAsNull() {
+        XCTAssertEqual(String(decoding: JSONCoding.data(["x": .number(.nan)]), as: UTF8.self), #"{"x":null}"#)
     }
 }
