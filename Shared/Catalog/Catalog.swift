@@ -38,6 +38,12 @@ public final class Catalog: Sendable {
         do {
             (pool, schemaVersionAtOpen) = try Self.withFileLock(stateDirectory + "/catalog.lock") {
                 let pool = try DatabasePool(path: path, configuration: config)
+                // A newer Cassette's migrations would mean tables this binary does not know;
+                // writing to them blindly could corrupt what that version relies on.
+                if try pool.read({ try Self.migrator.hasBeenSuperseded($0) }) {
+                    throw CatalogError(.schemaTooNew,
+                        "The catalog at \(path) was written by a newer Cassette; install that version or a newer one.")
+                }
                 try Self.migrator.migrate(pool)
                 let version = try pool.read { db in try Self.migrator.appliedIdentifiers(db).count }
                 return (pool, version)

@@ -90,3 +90,17 @@ final class CatalogTests: XCTestCase {
         }
     }
 }
+
+extension CatalogTests {
+    func testCatalogFromANewerVersionIsRefused() throws {
+        do {
+            let catalog = try Catalog(stateDirectory: dir)
+            try catalog.pool.write { db in
+                try db.execute(sql: "INSERT INTO grdb_migrations(identifier) VALUES ('v99-from-the-future')")
+            }
+        }
+        XCTAssertThrowsError(try Catalog(stateDirectory: dir)) { error in
+            XCTAssertEqual((error as? CatalogError)?.code, .schemaTooNew, "\(error)")
+        }
+    }
+}
