@@ -19,8 +19,12 @@ public enum JSONCoding {
 
     /// Decodes a typed value out of a `JSONValue`, e.g. a method's params.
     public static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        let data = try encoder().encode(value)
-        return try decoder().decode(type, from: data)
+        try decoder().decode(type, from: Data(JSONWriter.write(value)))
+    }
+
+    /// Parses one JSON value from UTF-8 bytes (`JSONReader`); use `JSONValue.parse` outside Wire.
+    public static func parse(_ bytes: [UInt8]) throws -> JSONValue {
+        try JSONReader.parse(bytes)
     }
 
     /// Compact UTF-8, sorted keys. Cannot fail: a non-finite number prints as `null`.

@@ -12,7 +12,7 @@ extension JSONValue {
     /// - Throws: `JSONParseError` for empty, truncated or otherwise malformed input.
     public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
         do {
-            return try JSONCoding.decoder().decode(JSONValue.self, from: Data(bytes))
+            return try JSONReader.parse(bytes)
         } catch {
             throw JSONParseError(description: "malformed JSON: \(error)")
         }

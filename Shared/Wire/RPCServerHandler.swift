@@ -50,15 +50,15 @@ final class RPCServerHandler: ChannelDuplexHandler {
         case .violation(let error):
             protocolError(context, error)
         case .frame(let buffer):
-            guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+            guard String(validating: buffer.readableBytesView, as: UTF8.self) != nil else {
                 protocolError(context, .parseError("The frame is not valid UTF-8."))
                 return
             }
             let value: JSONValue
             do {
-                value = try JSONCoding.decoder().decode(JSONValue.self, from: Data(text.utf8))
+                value = try JSONReader.parse(buffer.readableBytesView)
             } catch {
-                protocolError(context, .parseError("The frame is not valid JSON."))
+                protocolError(context, .parseError("The frame is not valid JSON: \(error)."))
                 return
             }
             guard case .object = value else {
