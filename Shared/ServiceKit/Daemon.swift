@@ -107,7 +107,6 @@ public enum Daemon {
 /// Opens the catalog in the background once the service is listening.
 final class CatalogOpener: Sendable {
     let task: Task<Catalog, Error>
-    private let started = ContinuousClock.now
 
     init(stateDir: String) {
         // Created suspended in effect: the body waits for `begin()` so READY=1 goes out first.
@@ -115,7 +114,9 @@ final class CatalogOpener: Sendable {
         self.gateContinuation = open
         task = Task {
             for await _ in gate { break }
-            return try Catalog(stateDirectory: stateDir)
+            // Opening may wait on another service's migration lock (flock) and does disk I/O:
+            // keep that off Swift's cooperative threads.
+            return try await NIOThreadPool.singleton.runIfActive { try Catalog(stateDirectory: stateDir) }
         }
     }
 
