@@ -62,8 +62,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ], path: "Shared/HTTPClient"),
-        .target(name: "AudioOutput", dependencies: ["CShims", "CALSA"], path: "Shared/AudioOutput"),
-        .target(name: "MediaDecoder", dependencies: ["CShims", "CFFmpeg"], path: "Shared/MediaDecoder"),
+        .target(name: "AudioFormat", path: "Shared/AudioFormat"),
+        .target(name: "AudioOutput", dependencies: ["AudioFormat", "CShims", "CALSA"], path: "Shared/AudioOutput"),
+        .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CShims", "CFFmpeg"], path: "Shared/MediaDecoder"),
         .target(name: "ServiceKit", dependencies: [
             "Wire", "Systemd", "Catalog",
             .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,5 @@
+import AudioFormat
+
 /// How writes are paced.
 public enum PCMPacing: Sendable, Hashable {
     /// The device's own clock: `write` blocks while the device buffer is full.

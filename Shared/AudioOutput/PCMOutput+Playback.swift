@@ -1,3 +1,4 @@
+import AudioFormat
 import CALSA
 #if canImport(Glibc)
 import Glibc

@@ -1,18 +1,11 @@
+import AudioFormat
 import CALSA
 
-/// Interleaved little-endian sample formats the output accepts.
-public enum PCMSampleFormat: Sendable, Hashable, CaseIterable {
-    case s16
-    case s32
-    case float
+/// Interleaved little-endian sample formats the output accepts: the project's one
+/// `SampleFormat`, the same type the decoder produces.
+public typealias PCMSampleFormat = SampleFormat
 
-    public var bytesPerSample: Int {
-        switch self {
-        case .s16: 2
-        case .s32, .float: 4
-        }
-    }
-
+extension SampleFormat {
     var alsaFormat: snd_pcm_format_t {
         switch self {
         case .s16: SND_PCM_FORMAT_S16_LE

@@ -1,18 +1,11 @@
+import AudioFormat
 import CFFmpeg
 
-/// Interleaved sample formats the decoder can produce.
-public enum AudioSampleFormat: Sendable, Hashable, CaseIterable {
-    case s16
-    case s32
-    case float
+/// Interleaved sample formats the decoder can produce: the project's one `SampleFormat`,
+/// the same type the ALSA output accepts.
+public typealias AudioSampleFormat = SampleFormat
 
-    public var bytesPerSample: Int {
-        switch self {
-        case .s16: 2
-        case .s32, .float: 4
-        }
-    }
-
+extension SampleFormat {
     var avFormat: AVSampleFormat {
         switch self {
         case .s16: AV_SAMPLE_FMT_S16

@@ -1,3 +1,5 @@
+import AudioFormat
+
 import CFFmpeg
 
 /// libswresample conversion from the decoder's frames to the interleaved output format.

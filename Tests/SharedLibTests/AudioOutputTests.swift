@@ -1,3 +1,4 @@
+import AudioFormat
 import AudioOutput
 import Foundation
 import XCTest

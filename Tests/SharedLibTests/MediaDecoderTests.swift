@@ -1,3 +1,4 @@
+import AudioFormat
 import Foundation
 import MediaDecoder
 import XCTest
