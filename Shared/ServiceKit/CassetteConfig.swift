@@ -24,10 +24,31 @@ public struct CassetteConfig: Codable, Sendable, Equatable {
             throw DaemonError(.configInvalid, "Cannot read config file \(path).")
         }
         do {
-            return try JSONDecoder().decode(CassetteConfig.self, from: data)
+            var config = try JSONDecoder().decode(CassetteConfig.self, from: data)
+            config.unknownKeys = Self.unknownKeys(in: data)
+            return config
         } catch {
             throw DaemonError(.configInvalid, "Config file \(path) is not valid: \(error)")
         }
+    }
+
+    /// Keys the file has that no version of this struct reads: most often a typo
+    /// (`"maxFrameByte"`), which would otherwise silently keep the default.
+    public internal(set) var unknownKeys: [String] = []
+
+    static func unknownKeys(in data: Data) -> [String] {
+        guard let top = (try? JSONCoding.parse([UInt8](data)))?.objectValue else { return [] }
+        let known = Set(CodingKeys.allCases.map(\.stringValue))
+        var unknown = top.keys.filter { !known.contains($0) }.sorted()
+        if let wire = top["wire"]?.objectValue {
+            let wireKnown = Set(WireLimits.CodingKeys.allCases.map(\.stringValue))
+            unknown += wire.keys.filter { !wireKnown.contains($0) }.sorted().map { "wire.\($0)" }
+        }
+        return unknown
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case runtimeDir, stateDir, origin, clientToken, clientSecret, logLevel, wire, player, downloader, reporter
     }
 }
 

@@ -61,6 +61,10 @@ public enum Daemon {
         LogBootstrap.bootstrap(label: "cassette-\(name)", level: Logger.Level(rawValue: settings.logLevel) ?? .info)
         var logger = Logger(label: "cassette.\(name)")
         logger[metadataKey: "service"] = "\(name)"
+        if !settings.config.unknownKeys.isEmpty {
+            logger.warning("config file has keys Cassette does not read; check their spelling",
+                           metadata: ["keys": "\(settings.config.unknownKeys.joined(separator: ", "))"])
+        }
         do {
             try await runResolved(settings: settings, logger: logger, build: build)
             logger.info("stopped")

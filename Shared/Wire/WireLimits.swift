@@ -21,6 +21,11 @@ public struct WireLimits: Sendable, Codable, Equatable {
         self.maxInFlightPerConnection = maxInFlightPerConnection
     }
 
+    /// Public so a config loader can tell a misspelt limit from a known one.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case maxFrameBytes, idleTimeoutSeconds, eventBacklog, maxInFlightPerConnection
+    }
+
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = WireLimits()

@@ -54,3 +54,14 @@ extension ServiceSettingsTests {
         }
     }
 }
+
+extension ServiceSettingsTests {
+    func testMisspeltConfigKeysAreReported() throws {
+        let file = NSTemporaryDirectory() + "cfg-\(UUID().uuidString).json"
+        try #"{"orign":"http://x","wire":{"maxFrameByte":5000,"eventBacklog":8}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let s = try ServiceSettings.resolve(service: "player", options: CommonOptions.parse(["--config", file]), environment: [:])
+        XCTAssertEqual(s.config.unknownKeys, ["orign", "wire.maxFrameByte"])
+        XCTAssertEqual(s.limits.eventBacklog, 8)
+    }
+}
