@@ -82,20 +82,22 @@ public enum Daemon {
                             build: @Sendable (DaemonContext) async throws -> DaemonParts) async throws {
         let source = try SocketListener.prepare(settings: settings)
         let hub = EventHub(backlog: settings.limits.eventBacklog)
-        let opener = CatalogOpener(stateDir: settings.stateDir)
+        let ready = ReadyGate()
+        let opener = CatalogOpener(stateDir: settings.stateDir, after: ready)
         let context = DaemonContext(settings: settings, logger: logger, hub: hub, startedAt: .now, catalogTask: opener.task)
         let parts = try await build(context)
         var router = parts.router
         let statusBox = StatusBox()
         router.register("service.status") { _ in
-            await statusBox.render(context: context, opener: opener, extra: parts.status)
+            await statusBox.render(context: context, extra: parts.status)
         }
         let server = RPCServer(router: router, limits: settings.limits, logger: logger, hub: hub)
         statusBox.server = server
         let notifier = SystemdNotifier()
         var services: [any Service] = [ServerService(server: server, source: source, notifier: notifier,
-                                                     opener: opener, logger: logger)]
-        if let watchdog = WatchdogService(notifier: notifier, logger: logger, isHealthy: { await server.isResponsive() }) {
+                                                     ready: ready, logger: logger)]
+        if let watchdog = WatchdogService(notifier: notifier, logger: logger, after: { await ready.wait() },
+                                          isHealthy: { await server.isResponsive() }) {
             services.append(watchdog)
         }
         services.append(contentsOf: parts.services)
@@ -112,23 +114,14 @@ public enum Daemon {
 final class CatalogOpener: Sendable {
     let task: Task<Catalog, Error>
 
-    init(stateDir: String) {
-        // Created suspended in effect: the body waits for `begin()` so READY=1 goes out first.
-        let (gate, open) = AsyncStream.makeStream(of: Void.self)
-        self.gateContinuation = open
+    init(stateDir: String, after gate: ReadyGate) {
         task = Task {
-            for await _ in gate { break }
+            // READY=1 goes out first: activation never waits on disk work.
+            await gate.wait()
             // Opening may wait on another service's migration lock (flock) and does disk I/O:
             // keep that off Swift's cooperative threads.
             return try await NIOThreadPool.singleton.runIfActive { try Catalog(stateDirectory: stateDir) }
         }
-    }
-
-    private let gateContinuation: AsyncStream<Void>.Continuation
-
-    func begin() {
-        gateContinuation.yield(())
-        gateContinuation.finish()
     }
 }
 
@@ -138,7 +131,7 @@ struct ServerService: Service {
     let server: RPCServer
     let source: ListenerSource
     let notifier: SystemdNotifier
-    let opener: CatalogOpener
+    let ready: ReadyGate
     let logger: Logger
 
     func run() async throws {
@@ -154,7 +147,7 @@ struct ServerService: Service {
         SocketListener.restrictPermissions(source)
         notifier.ready(status: "listening")
         logger.info("listening", metadata: ["socket": "\(source)", "pid": "\(getpid())"])
-        opener.begin()
+        ready.open()
         try? await gracefulShutdown()
         notifier.stopping()
         logger.info("stopping: finishing in-flight requests", metadata: ["inFlight": "\(server.inFlightRequests)"])

@@ -12,7 +12,7 @@ final class StatusBox: Sendable {
         set { serverBox.withLockedValue { $0 = newValue } }
     }
 
-    func render(context: DaemonContext, opener: CatalogOpener,
+    func render(context: DaemonContext,
                 extra: @Sendable () async -> [String: JSONValue]) async -> JSONValue {
         let uptime = ContinuousClock.now - context.startedAt
         var fields: [String: JSONValue] = [

@@ -15,6 +15,11 @@ final class OperationsTests: XCTestCase {
         defer { service.kill9() }
         try service.waitReady()
         XCTAssertTrue(service.notify.wait(for: "WATCHDOG=1", timeout: 5), service.log)
+        // The manager hears READY=1 before any ping.
+        let first = service.notify.messages.firstIndex { $0.split(separator: "\n").contains("READY=1") }
+        let ping = service.notify.messages.firstIndex { $0.split(separator: "\n").contains("WATCHDOG=1") }
+        XCTAssertNotNil(first)
+        XCTAssertLessThan(first ?? .max, ping ?? -1, "\(service.notify.messages)")
     }
 
     func testLongWatchdogIntervalDoesNotDelayShutdown() throws {
