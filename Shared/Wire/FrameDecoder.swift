@@ -16,15 +16,19 @@ public enum InboundFrame {
 /// which the idle limit needs. The encoder side still uses NIOExtras' `LengthFieldPrepender`.
 ///
 /// Never holds more than one maximum frame plus its header per connection.
-public final class FrameDecoder: ChannelInboundHandler, RemovableChannelHandler {
+public final class FrameDecoder: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = ByteBuffer
     public typealias InboundOut = InboundFrame
+    public typealias OutboundIn = NIOAny
 
     private let maxFrameBytes: Int
     private let idleTimeout: TimeAmount?
     private var buffer: ByteBuffer?
     private var idleTimer: Scheduled<Void>?
     private var broken = false
+    /// True while the handler above has stopped reading (backpressure). The client is not
+    /// idling then, we are: the partial-frame clock stops until reading resumes.
+    private var readsPaused = false
 
     /// - Parameters:
     ///   - idleTimeout: closes the connection when a partial frame sits this long; nil disables.
@@ -64,6 +68,21 @@ public final class FrameDecoder: ChannelInboundHandler, RemovableChannelHandler 
         updateIdleTimer(context)
     }
 
+    public func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let pressure = event as? ReadBackpressure else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        readsPaused = pressure == .paused
+        if readsPaused {
+            idleTimer?.cancel()
+            idleTimer = nil
+        } else {
+            updateIdleTimer(context)
+        }
+        promise?.succeed(())
+    }
+
     public func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         idleTimer = nil
@@ -85,7 +104,7 @@ public final class FrameDecoder: ChannelInboundHandler, RemovableChannelHandler 
     /// connection idle between frames (an event subscriber, say) is never closed, and a
     /// client trickling one byte at a time cannot hold a partial frame forever.
     private func updateIdleTimer(_ context: ChannelHandlerContext) {
-        if buffer == nil || broken {
+        if buffer == nil || broken || readsPaused {
             idleTimer?.cancel()
             idleTimer = nil
             return
@@ -96,4 +115,9 @@ public final class FrameDecoder: ChannelInboundHandler, RemovableChannelHandler 
             loopBound.value.close(promise: nil)
         }
     }
+}
+
+/// Sent down the pipeline by the request handler when it stops and resumes reading.
+public enum ReadBackpressure: Sendable, Equatable {
+    case paused, resumed
 }

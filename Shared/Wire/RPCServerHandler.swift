@@ -110,6 +110,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
     private func resumeReadingIfAllowed(_ context: ChannelHandlerContext) {
         if readPending && mayRead && context.channel.isWritable {
             readPending = false
+            context.triggerUserOutboundEvent(ReadBackpressure.resumed, promise: nil)
             context.read()
         }
     }
@@ -141,7 +142,10 @@ final class RPCServerHandler: ChannelDuplexHandler {
 
     func read(context: ChannelHandlerContext) {
         if !mayRead || !context.channel.isWritable {
-            readPending = true
+            if !readPending {
+                readPending = true
+                context.triggerUserOutboundEvent(ReadBackpressure.paused, promise: nil)
+            }
         } else {
             context.read()
         }

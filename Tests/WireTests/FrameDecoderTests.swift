@@ -92,3 +92,17 @@ final class FrameDecoderTests: XCTestCase {
         XCTAssertFalse(channel.isActive)
     }
 }
+
+extension FrameDecoderTests {
+    func testIdleClockStopsWhileReadsArePausedByBackpressure() throws {
+        let channel = try makeChannel(idle: .seconds(30))
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/x")).wait()
+        try channel.writeInbound(bytes([0, 0, 0, 5, 0x31]))
+        channel.pipeline.triggerUserOutboundEvent(ReadBackpressure.paused, promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        XCTAssertTrue(channel.isActive, "the service stopped reading; the client is not idle")
+        channel.pipeline.triggerUserOutboundEvent(ReadBackpressure.resumed, promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(31))
+        XCTAssertFalse(channel.isActive)
+    }
+}
