@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// One raw connection to a Cassette service: a 4-byte big-endian length, then the JSON-RPC
 /// request; the answer is read the same way and must carry a `result`.
@@ -31,10 +32,9 @@ final class CassetteConnection: StatusConnection {
     }
 
     /// The answer's `result` object, parsed (for the setup checks, not the timed loops).
-    func statusResult() throws -> [String: Any] {
+    func statusResult() throws -> JSONValue {
         let body = try call(keepBody: true) ?? []
-        guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              let result = object["result"] as? [String: Any] else {
+        guard let result = (try? JSONValue.parse(body))?["result"], result.objectValue != nil else {
             throw BenchError("service.status answered something else than an object: \(String(decoding: body, as: UTF8.self))")
         }
         return result
@@ -60,12 +60,11 @@ struct CassettePlayer {
         let connection = try CassetteConnection(path: socketPath, ioTimeout: ioTimeout, connectUntil: until)
         for _ in 0..<100_000 {
             let result = try connection.statusResult()
-            let catalog = result["catalog"] as? [String: Any]
-            if catalog?["state"] as? String == "ready" {
-                return CassettePlayer(process: process, socketPath: socketPath, version: result["version"] as? String ?? "?")
+            if result["catalog"]?["state"] == "ready" {
+                return CassettePlayer(process: process, socketPath: socketPath, version: result["version"]?.stringValue ?? "?")
             }
             guard monotonicNanos() < until else {
-                throw BenchError("the player's catalog was not ready within \(startTimeout) s: \(catalog ?? [:])")
+                throw BenchError("the player's catalog was not ready within \(startTimeout) s: \(result["catalog"] ?? .null)")
             }
             sleepMicros(5_000)
         }
