@@ -50,11 +50,12 @@ test: build-tests
 demo: build
 	bash deploy/demo.sh .build/debug
 
-# Latency and cold-start figures, side by side with MPD. Not part of `make test`.
+# Every benchmark, each beside its peer (MPD, curl, aria2c). Not part of `make test`.
+# BENCH lists the `cassette-bench` subcommands to run; `make bench BENCH=status` runs one.
+BENCH ?= status
 bench: bench-deps
-	$(SWIFT) build -c release --product cassette-bench
-	$(SWIFT) build -c release --product player
-	.build/release/cassette-bench --bin-dir .build/release
+	$(SWIFT) build -c release
+	@for b in $(BENCH); do echo "== cassette-bench $$b"; .build/release/cassette-bench $$b --bin-dir .build/release || exit 1; done
 
 clean:
 	rm -rf .build

@@ -100,7 +100,7 @@ let package = Package(
         ], path: "Tests/Benchmarks"),
 
         // MARK: Tests
-        .target(name: "TestSupport", dependencies: ["Wire"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Wire", "HTTPClient"], path: "Tests/TestSupport"),
         .testTarget(name: "WireTests", dependencies: [
             "Wire", "TestSupport",
             .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -116,6 +116,20 @@ let package = Package(
             "TestSupport", "Wire", "HTTPClient", "Catalog",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/IntegrationTests"),
-        .testTarget(name: "OriginTests", dependencies: ["cassette-origin", "HTTPClient"], path: "Tests/OriginTests"),
+        .testTarget(name: "OriginTests", dependencies: ["cassette-origin", "HTTPClient", "TestSupport"], path: "Tests/OriginTests"),
+        // One suite per service: unit tests of its own logic (`@testable import` of the
+        // executable) and socket-level tests against the real binaries and the reference origin.
+        .testTarget(name: "DownloaderTests", dependencies: [
+            "downloader", "TestSupport", "Wire", "HTTPClient", "Catalog",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ], path: "Tests/DownloaderTests"),
+        .testTarget(name: "PlayerTests", dependencies: [
+            "player", "TestSupport", "Wire", "HTTPClient", "Catalog", "AudioOutput", "MediaDecoder",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ], path: "Tests/PlayerTests"),
+        .testTarget(name: "ReporterTests", dependencies: [
+            "reporter", "TestSupport", "Wire", "HTTPClient", "Catalog",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ], path: "Tests/ReporterTests"),
     ]
 )

@@ -123,6 +123,11 @@ extension Catalog {
             }
             try db.create(index: "playlogOutbox_pending", on: "playlogOutbox", columns: ["state", "createdAt"])
         }
+        // Each service's own later changes live in a file named after it (Catalog+<Service>Schema),
+        // so work on one service never edits another's migration. The order here is final.
+        m.registerMigration("v2-downloader", migrate: downloaderSchemaV2)
+        m.registerMigration("v2-player", migrate: playerSchemaV2)
+        m.registerMigration("v2-reporter", migrate: reporterSchemaV2)
         return m
     }
 }

@@ -22,7 +22,7 @@ final class CatalogTests: XCTestCase {
             XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA synchronous"), 2, "FULL")
             XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA foreign_keys"), 1)
         }
-        XCTAssertEqual(try catalog.schemaVersion(), 1)
+        XCTAssertEqual(try catalog.schemaVersion(), Catalog.migrator.migrations.count)
     }
 
     func testHasEveryTableTheServicesNeed() throws {
@@ -30,8 +30,9 @@ final class CatalogTests: XCTestCase {
         let tables = try catalog.pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'grdb_%' AND name NOT LIKE 'sqlite_%'")
         }
-        XCTAssertEqual(Set(tables), ["settings", "stations", "files", "mediaItems", "stationItems", "offlineProducts",
-                                     "downloads", "licenses", "playlogOutbox"])
+        let foundation: Set = ["settings", "stations", "files", "mediaItems", "stationItems", "offlineProducts",
+                               "downloads", "licenses", "playlogOutbox"]
+        XCTAssertTrue(foundation.isSubset(of: Set(tables)), "missing: \(foundation.subtracting(tables))")
     }
 
     func testReopeningAppliesNothingTwiceAndKeepsData() throws {
@@ -42,7 +43,7 @@ final class CatalogTests: XCTestCase {
             }
         }
         let again = try Catalog(stateDirectory: dir)
-        XCTAssertEqual(try again.appliedMigrations(), ["v1-foundation"])
+        XCTAssertEqual(try again.appliedMigrations(), Catalog.migrator.migrations)
         XCTAssertEqual(try again.pool.read { try String.fetchOne($0, sql: "SELECT value FROM settings WHERE key = 'k'") }, "1")
     }
 
@@ -64,7 +65,7 @@ final class CatalogTests: XCTestCase {
             return out
         }
         XCTAssertEqual(failures, [])
-        XCTAssertEqual(try Catalog(stateDirectory: path).appliedMigrations(), ["v1-foundation"])
+        XCTAssertEqual(try Catalog(stateDirectory: path).appliedMigrations(), Catalog.migrator.migrations)
     }
 
     func testForeignKeysAreEnforced() throws {

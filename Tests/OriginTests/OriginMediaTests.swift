@@ -1,4 +1,5 @@
 @testable import cassette_origin
+import TestSupport
 import HTTPClient
 import XCTest
 

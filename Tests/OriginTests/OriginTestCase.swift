@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 
 /// Gives each test its own origin process on a fresh copy of the shared catalog, so no test

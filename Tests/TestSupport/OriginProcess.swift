@@ -1,15 +1,14 @@
 import Foundation
 import HTTPClient
-import XCTest
 
 /// A real `cassette-origin serve` process in its own temporary data directory, reached over
 /// loopback, as the services and acceptance tests would see it.
-final class OriginProcess: @unchecked Sendable {
-    let dataDirectory: URL
-    let port: Int
+public final class OriginProcess: @unchecked Sendable {
+    public let dataDirectory: URL
+    public let port: Int
     private let process: Process
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     private init(dataDirectory: URL, port: Int, process: Process) {
         self.dataDirectory = dataDirectory
@@ -19,7 +18,7 @@ final class OriginProcess: @unchecked Sendable {
 
     /// Starts an origin on a fresh copy of the shared test catalog (or on `reusing`, to
     /// restart over an existing data directory) and waits until it has written its port.
-    static func start(reusing directory: URL? = nil) throws -> OriginProcess {
+    public static func start(reusing directory: URL? = nil) throws -> OriginProcess {
         let dataDirectory = try directory ?? OriginFixture.freshDataDirectory()
         let portFile = dataDirectory.appendingPathComponent("port")
         try? FileManager.default.removeItem(at: portFile)
@@ -48,14 +47,14 @@ final class OriginProcess: @unchecked Sendable {
 
     /// Sends SIGTERM and waits; returns the exit status.
     @discardableResult
-    func stop() -> Int32 {
+    public func stop() -> Int32 {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         return process.terminationStatus
     }
 
     /// Stops the process and deletes its data directory.
-    func discard() {
+    public func discard() {
         stop()
         try? FileManager.default.removeItem(at: dataDirectory)
     }
@@ -66,14 +65,14 @@ final class OriginProcess: @unchecked Sendable {
     }
 }
 
-struct OriginTestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct OriginTestError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// The catalog every test shares: generated once per test run (small: 3 tracks of 2–5 s per
 /// station) and copied into each origin's data directory, so tests stay isolated and fast.
-enum OriginFixture {
+public enum OriginFixture {
     private static let root: URL = {
         let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cot-\(getpid())")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -97,12 +96,12 @@ enum OriginFixture {
     }
 
     /// The generated catalog directory (generating it on first use).
-    static func catalogDirectory() throws -> URL {
+    public static func catalogDirectory() throws -> URL {
         try catalog.get()
     }
 
     /// A new data directory holding a copy of the shared catalog.
-    static func freshDataDirectory() throws -> URL {
+    public static func freshDataDirectory() throws -> URL {
         let source = try catalogDirectory()
         let target = root.appendingPathComponent("data-" + UUID().uuidString.prefix(8).lowercased())
         try FileManager.default.copyItem(at: source, to: target)
@@ -110,7 +109,7 @@ enum OriginFixture {
     }
 
     /// The built `cassette-origin`: `CASSETTE_BIN_DIR`, else next to the test bundle.
-    static func binary() throws -> URL {
+    public static func binary() throws -> URL {
         var candidates: [URL] = []
         if let directory = ProcessInfo.processInfo.environment["CASSETTE_BIN_DIR"] {
             candidates.append(URL(fileURLWithPath: directory))
@@ -129,60 +128,63 @@ enum OriginFixture {
 
 /// Requests against one origin, with JSON helpers that parse with Foundation (independently
 /// of the origin's own JSON code).
-struct OriginAPI: Sendable {
-    let origin: OriginProcess
-    let client = HTTPClient(credentials: BasicCredentials(token: "demo", secret: "demo"))
-    let anonymous = HTTPClient()
+public struct OriginAPI: Sendable {
+    public let origin: OriginProcess
+    public let client = HTTPClient(credentials: BasicCredentials(token: "demo", secret: "demo"))
+    public let anonymous = HTTPClient()
 
-    func get(_ path: String, headers: [String: String] = [:], authorized: Bool = true) async throws -> HTTPResponse {
+    public init(origin: OriginProcess) { self.origin = origin }
+
+    public func get(_ path: String, headers: [String: String] = [:], authorized: Bool = true) async throws -> HTTPResponse {
         try await (authorized ? client : anonymous).send(
             HTTPRequest(method: "GET", url: origin.baseURL + path, headers: headers, timeoutSeconds: 15))
     }
 
-    func post(_ path: String, _ body: Any, authorized: Bool = true) async throws -> HTTPResponse {
+    public func post(_ path: String, _ body: Any, authorized: Bool = true) async throws -> HTTPResponse {
         let data = try JSONSerialization.data(withJSONObject: body)
         return try await postRaw(path, Array(data), authorized: authorized)
     }
 
-    func postRaw(_ path: String, _ body: [UInt8], authorized: Bool = true) async throws -> HTTPResponse {
+    public func postRaw(_ path: String, _ body: [UInt8], authorized: Bool = true) async throws -> HTTPResponse {
         try await (authorized ? client : anonymous).send(HTTPRequest(
             method: "POST", url: origin.baseURL + path, headers: ["Content-Type": "application/json"],
             body: body, timeoutSeconds: 15))
     }
 
-    func delete(_ path: String) async throws -> HTTPResponse {
+    public func delete(_ path: String) async throws -> HTTPResponse {
         try await anonymous.send(HTTPRequest(method: "DELETE", url: origin.baseURL + path, timeoutSeconds: 15))
     }
 
     /// Queues faults for requests whose path starts with `prefix`.
-    func injectFaults(_ prefix: String, _ faults: [[String: Any]]) async throws {
+    public func injectFaults(_ prefix: String, _ faults: [[String: Any]]) async throws {
         let response = try await post("/_control/faults", ["path": prefix, "faults": faults], authorized: false)
-        XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self))
+        guard response.status == 200 else {
+            throw OriginTestError("faults for \(prefix) refused: \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+        }
     }
 
-    func stats() async throws -> [String: Any] {
+    public func stats() async throws -> [String: Any] {
         try json(try await get("/_control/stats", authorized: false))
     }
 
-    func json(_ response: HTTPResponse, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+    public func json(_ response: HTTPResponse) throws -> [String: Any] {
         guard let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
-            XCTFail("not a JSON object: \(String(decoding: response.body, as: UTF8.self))", file: file, line: line)
-            return [:]
+            throw OriginTestError("not a JSON object: \(String(decoding: response.body, as: UTF8.self))")
         }
         return object
     }
 }
 
 extension Dictionary where Key == String, Value == Any {
-    func object(_ key: String) -> [String: Any] { self[key] as? [String: Any] ?? [:] }
-    func objects(_ key: String) -> [[String: Any]] { self[key] as? [[String: Any]] ?? [] }
-    func strings(_ key: String) -> [String] { self[key] as? [String] ?? [] }
-    func int(_ key: String) -> Int? { (self[key] as? NSNumber)?.intValue }
-    func string(_ key: String) -> String? { self[key] as? String }
+    public func object(_ key: String) -> [String: Any] { self[key] as? [String: Any] ?? [:] }
+    public func objects(_ key: String) -> [[String: Any]] { self[key] as? [[String: Any]] ?? [] }
+    public func strings(_ key: String) -> [String] { self[key] as? [String] ?? [] }
+    public func int(_ key: String) -> Int? { (self[key] as? NSNumber)?.intValue }
+    public func string(_ key: String) -> String? { self[key] as? String }
 }
 
 /// Parses RFC 3339 timestamps as the origin writes them (with or without fractions).
-func parseServerTime(_ text: String?) -> Date? {
+public func parseServerTime(_ text: String?) -> Date? {
     guard let text else { return nil }
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

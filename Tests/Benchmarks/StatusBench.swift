@@ -1,0 +1,209 @@
+import ArgumentParser
+import Foundation
+
+/// `cassette-bench status`: Cassette's player against MPD, side by side — status round trips on
+/// one and on many connections, and cold starts (socket-activated Cassette, plain MPD).
+struct StatusBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Benchmarks the Cassette player's service.status against MPD's status, and their cold starts.")
+
+    @Option(help: "Folder holding the Cassette binaries (player).")
+    var binDir: String = ".build/release"
+
+    @Option(help: "The MPD binary.")
+    var mpd: String = "/usr/bin/mpd"
+
+    @Option(help: "The systemd-socket-activate binary.")
+    var socketActivate: String = "/usr/bin/systemd-socket-activate"
+
+    @Option(help: "Requests of the sequential run (one connection).")
+    var requests: Int = 10_000
+
+    @Option(help: "Connections of the concurrent run.")
+    var connections: Int = 16
+
+    @Option(help: "Requests of the concurrent run, in total over all connections (default: --requests).")
+    var concurrentRequests: Int?
+
+    @Option(help: "Untimed requests per connection before each timed run.")
+    var warmup: Int = 200
+
+    @Option(help: "Timed cold starts per peer (plus one untimed first start).")
+    var coldStarts: Int = 20
+
+    @Option(help: "Seconds any single read or write may take.")
+    var ioTimeout: Double = 10
+
+    @Option(help: "Seconds a service may take to start answering.")
+    var startTimeout: Double = 15
+
+    @Option(help: "Seconds the concurrent run may take as a whole.")
+    var phaseTimeout: Double = 300
+
+    @Option(help: "Also write the results as JSON to this file.")
+    var json: String?
+
+    @Flag(help: "Leave out MPD (its column then shows errors).")
+    var skipMpd = false
+
+    @Flag(help: "Keep the temporary folder (it is always kept when something failed).")
+    var keepTemp = false
+
+    func validate() throws {
+        guard (1...10_000_000).contains(requests) else { throw ValidationError("--requests must be 1...10000000") }
+        guard (1...1_000).contains(connections) else { throw ValidationError("--connections must be 1...1000") }
+        guard (0...1_000_000).contains(warmup) else { throw ValidationError("--warmup must be 0...1000000") }
+        guard (1...1_000).contains(coldStarts) else { throw ValidationError("--cold-starts must be 1...1000") }
+        guard (concurrentRequests ?? requests) >= connections else { throw ValidationError("--concurrent-requests must be at least --connections") }
+        guard ioTimeout > 0, startTimeout > 0, phaseTimeout > 0 else { throw ValidationError("timeouts must be positive") }
+    }
+
+    func run() async throws {
+        let player = URL(fileURLWithPath: binDir).appendingPathComponent("player").path
+        let root = try makeTempRoot()
+        let keep = keepTemp
+        ChildProcesses.shared.installSignalHandlers {
+            if !keep { try? FileManager.default.removeItem(atPath: root) }
+        }
+        var report = BenchReport(machine: .collect(binDir: binDir), settings: RunSettings(
+            sequentialRequests: requests, connections: connections,
+            concurrentRequestsTotal: concurrentRequests ?? requests,
+            warmupPerConnection: warmup, coldStarts: coldStarts, mpdSkipped: skipMpd))
+        defer {
+            ChildProcesses.shared.stopAll()
+            if keepTemp || !report.errors.isEmpty {
+                progress("temporary folder kept: \(root)")
+            } else {
+                try? FileManager.default.removeItem(atPath: root)
+            }
+        }
+        progress("temporary folder \(root); player \(player)")
+
+        await measureCassette(player: player, root: root, into: &report)
+        if !skipMpd && !ChildProcesses.shared.isShuttingDown {
+            report.machine.mpdVersion = mpdVersionLine(mpd, logFile: root + "/mpd-version.log")
+            measureMPD(root: root, into: &report)
+        }
+
+        if ChildProcesses.shared.isShuttingDown {
+            // The signal handler is stopping the children and exits with 130; no report.
+            for _ in 0..<1_000 { sleepMicros(10_000) }
+            throw ExitCode(130)
+        }
+        // Stop everything before reporting, so the forced-kill count is complete.
+        ChildProcesses.shared.stopAll()
+        report.forcedKills = ChildProcesses.shared.forcedKills
+        print(report.machineText())
+        print("")
+        print(report.table())
+        print("")
+        print("""
+            notes: latencies are client-side round trips (send request → last byte of the answer), measured with the
+                   same blocking raw-socket client for both peers, after \(warmup) untimed requests per connection.
+                   cold start: Cassette's player runs under `systemd-socket-activate -l PATH --fdname=player` (no --accept):
+                   "connect → first answer" starts the clock at connect, once the socket exists, and so covers exec,
+                   start-up and the first service.status. MPD has no socket activation in this setup: it is timed from
+                   launching `mpd --no-daemon` until its socket answers "status" (connect retried every 100 µs), which
+                   is what "launch → first answer" measures for both.
+            """)
+        if report.forcedKills > 0 { print("warning: \(report.forcedKills) child process(es) ignored SIGTERM for 5 s and were killed") }
+        for error in report.errors { print("error: \(error)") }
+        if let json {
+            try report.json().write(to: URL(fileURLWithPath: json))
+            progress("JSON written to \(json)")
+        }
+        if !report.errors.isEmpty { throw ExitCode(1) }
+    }
+
+    private func measureCassette(player: String, root: String, into report: inout BenchReport) async {
+        let total = concurrentRequests ?? requests
+        do {
+            progress("cassette: starting the player (self-bound)")
+            let running = try CassettePlayer.start(binary: player, root: root, ioTimeout: ioTimeout, startTimeout: startTimeout)
+            defer { ChildProcesses.shared.stop(running.process) }
+            report.machine.cassetteVersion = running.version
+            let until = { deadline(after: startTimeout) }
+            progress("cassette: \(requests) sequential service.status")
+            let one = try CassetteConnection(path: running.socketPath, ioTimeout: ioTimeout, connectUntil: until())
+            report.cassette.sequential = try LatencyRun.sequential(one, count: requests, warmup: warmup)
+            progress("cassette: \(total) service.status over \(connections) connections")
+            let many = try (0..<connections).map { _ in
+                try CassetteConnection(path: running.socketPath, ioTimeout: ioTimeout, connectUntil: until())
+            }
+            report.cassette.concurrent = try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
+            progress("cassette: the same through Wire.RPCClient")
+            report.cassette.rpcClientSequential = try await RPCClientRun.sequential(
+                path: running.socketPath, count: requests, warmup: warmup, ioTimeout: ioTimeout)
+            report.cassette.rpcClientConcurrent = try await RPCClientRun.concurrent(
+                path: running.socketPath, connections: connections, total: total, warmup: warmup, ioTimeout: ioTimeout)
+        } catch {
+            fail("cassette latency: \(error) (log: \(root)/player.log)", into: &report)
+        }
+        guard !ChildProcesses.shared.isShuttingDown else { return }
+        do {
+            progress("cassette: \(coldStarts + 1) socket-activated cold starts")
+            report.cassette.coldStart = try ColdStart.cassette(player: player, activator: socketActivate, root: root, coldStartSettings)
+        } catch {
+            fail("cassette cold start: \(error) (log: \(root)/activation.log)", into: &report)
+        }
+    }
+
+    private func measureMPD(root: String, into report: inout BenchReport) {
+        let total = concurrentRequests ?? requests
+        let setup: MPDSetup
+        do {
+            setup = try MPDSetup(executable: mpd, root: root)
+        } catch {
+            fail("mpd setup: \(error)", into: &report)
+            return
+        }
+        do {
+            progress("mpd: starting \(mpd) --no-daemon \(setup.configPath)")
+            let (process, version) = try setup.start(ioTimeout: ioTimeout, startTimeout: startTimeout)
+            defer { ChildProcesses.shared.stop(process) }
+            report.machine.mpdProtocolVersion = version
+            let until = { deadline(after: startTimeout) }
+            progress("mpd: \(requests) sequential status")
+            let one = try MPDConnection(path: setup.socketPath, ioTimeout: ioTimeout, connectUntil: until())
+            report.mpd.sequential = try LatencyRun.sequential(one, count: requests, warmup: warmup)
+            progress("mpd: \(total) status over \(connections) connections")
+            let many = try (0..<connections).map { _ in
+                try MPDConnection(path: setup.socketPath, ioTimeout: ioTimeout, connectUntil: until())
+            }
+            report.mpd.concurrent = try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
+        } catch {
+            fail("mpd latency: \(error) (logs: \(setup.dir)/mpd.log, \(setup.logPath))", into: &report)
+        }
+        guard !ChildProcesses.shared.isShuttingDown else { return }
+        do {
+            progress("mpd: \(coldStarts + 1) cold starts")
+            report.mpd.coldStart = try ColdStart.mpd(setup, coldStartSettings)
+        } catch {
+            fail("mpd cold start: \(error) (logs: \(setup.dir)/mpd.log, \(setup.logPath))", into: &report)
+        }
+    }
+
+    private var coldStartSettings: ColdStart.Settings {
+        ColdStart.Settings(runs: coldStarts, ioTimeout: ioTimeout, startTimeout: startTimeout)
+    }
+
+    private func fail(_ message: String, into report: inout BenchReport) {
+        progress("error: \(message)")
+        report.errors.append(message)
+    }
+
+    /// A short folder under /tmp: socket paths must stay under 108 bytes.
+    private func makeTempRoot() throws -> String {
+        var template = Array("/tmp/cb.XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw BenchError.system("mkdtemp /tmp/cb.XXXXXX")
+        }
+        return String(cString: made)
+    }
+}
+
+/// Progress goes to stderr so that stdout holds only the report.
+func progress(_ message: String) {
+    FileHandle.standardError.write(Data("cassette-bench: \(message)\n".utf8))
+}
