@@ -1,0 +1,117 @@
+import Foundation
+import GRDB
+
+/// The one answer to "may this product be played from the device, and from which file?", shared by
+/// the downloader (`offline.state`) and the player (source selection), so the two never disagree.
+/// Both read the catalog directly: the player must decide without any other service running.
+public enum OfflineAvailability {
+    /// TIDAL's three offline states, spelled as on the wire.
+    public enum State: String, Sendable, Codable {
+        case notOfflined = "NOT_OFFLINED"
+        case offlinedAndValid = "OFFLINED_AND_VALID"
+        case offlinedButNotValid = "OFFLINED_BUT_NOT_VALID"
+    }
+
+    /// Where a product's bytes are on disk, and how far the download has got.
+    public struct LocalFile: Sendable, Equatable {
+        /// The product the file holds (after a replacement, not the one asked for).
+        public var actualProductId: String
+        /// Relative to the media directory; `relativePath + ".part"` while downloading.
+        public var relativePath: String
+        /// `files.state`: pending, partial, verified or corrupt.
+        public var fileState: String
+        public var bytesOnDisk: Int64
+        public var sizeBytes: Int64?
+        public var sha256: String?
+        public var mimeType: String?
+        public var item: MediaItemInfo
+
+        /// True once the bytes are complete, checked and renamed to their final name.
+        public var isVerified: Bool { fileState == "verified" }
+    }
+
+    /// The validity of `productId` (requested or actual id) at `now`.
+    ///
+    /// Offlined means: a product offlined with `offline.add` that reached `cached`, or an item of a
+    /// station whose file is verified. Valid means: not past `offlineValidUntil` (products) or the
+    /// station's `expiresAt` (stations). `now` is the caller's trusted time, never the raw device
+    /// clock alone (issue 6 owns that rule).
+    public static func state(productId: String, db: Database, now: Date) throws -> State {
+        if let product = try Row.fetchOne(db, sql: """
+            SELECT p.offlineValidUntil FROM offlineProducts p
+            JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
+            WHERE (p.requestedProductId = ? OR p.productId = ?) AND p.state = 'cached' AND f.state = 'verified'
+            ORDER BY p.requestedAt DESC LIMIT 1
+            """, arguments: [productId, productId]) {
+            let validUntil: Date? = product["offlineValidUntil"]
+            return validUntil.map { $0 > now } ?? true ? .offlinedAndValid : .offlinedButNotValid
+        }
+        let stationExpiries = try Row.fetchAll(db, sql: """
+            SELECT s.expiresAt FROM stationItems si
+            JOIN stations s ON s.id = si.stationId
+            JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
+            WHERE si.itemId = ? AND f.state = 'verified'
+            """, arguments: [productId])
+        guard !stationExpiries.isEmpty else { return .notOfflined }
+        let valid = stationExpiries.contains { row in
+            let expiresAt: Date? = row["expiresAt"]
+            return expiresAt.map { $0 > now } ?? true
+        }
+        return valid ? .offlinedAndValid : .offlinedButNotValid
+    }
+
+    /// The file holding `productId` (requested or actual id), whether complete or still downloading.
+    /// Nil when the catalog knows no file for it.
+    public static func localFile(productId: String, db: Database) throws -> LocalFile? {
+        let actual = try String.fetchOne(db, sql: """
+            SELECT productId FROM offlineProducts WHERE requestedProductId = ? AND productId IS NOT NULL
+            ORDER BY requestedAt DESC LIMIT 1
+            """, arguments: [productId]) ?? productId
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT m.*, f.localPath AS _localPath, f.state AS _fileState, f.bytesOnDisk AS _bytesOnDisk,
+                   f.sizeBytes AS _sizeBytes, f.sha256 AS _sha256, f.mimeType AS _mimeType
+            FROM mediaItems m JOIN files f ON f.id = m.fileId WHERE m.id = ?
+            """, arguments: [actual])
+        else { return nil }
+        return LocalFile(actualProductId: actual, relativePath: row["_localPath"], fileState: row["_fileState"],
+                         bytesOnDisk: row["_bytesOnDisk"], sizeBytes: row["_sizeBytes"], sha256: row["_sha256"],
+                         mimeType: row["_mimeType"], item: MediaItemInfo(row: row))
+    }
+}
+
+/// A `mediaItems` row: what the player shows and what loudness normalization needs.
+public struct MediaItemInfo: Sendable, Equatable {
+    public var id: String
+    public var productType: String
+    public var title: String?
+    public var artist: String?
+    public var album: String?
+    public var durationSeconds: Double?
+    public var audioQuality: String?
+    public var codec: String?
+    public var sampleRate: Int?
+    public var bitDepth: Int?
+    public var trackGain: Double?
+    public var trackPeak: Double?
+    public var albumGain: Double?
+    public var albumPeak: Double?
+    public var manifestType: String
+
+    public init(row: Row) {
+        id = row["id"]
+        productType = row["productType"]
+        title = row["title"]
+        artist = row["artist"]
+        album = row["album"]
+        durationSeconds = row["durationSeconds"]
+        audioQuality = row["audioQuality"]
+        codec = row["codec"]
+        sampleRate = row["sampleRate"]
+        bitDepth = row["bitDepth"]
+        trackGain = row["trackGain"]
+        trackPeak = row["trackPeak"]
+        albumGain = row["albumGain"]
+        albumPeak = row["albumPeak"]
+        manifestType = row["manifestType"]
+    }
+}
