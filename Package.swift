@@ -62,6 +62,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ], path: "Shared/HTTPClient"),
+        .target(name: "OriginClient", dependencies: [
+            "HTTPClient", "Wire",
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ], path: "Shared/OriginClient"),
         .target(name: "AudioFormat", path: "Shared/AudioFormat"),
         .target(name: "AudioOutput", dependencies: ["AudioFormat", "CShims", "CALSA"], path: "Shared/AudioOutput"),
         .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CShims", "CFFmpeg"], path: "Shared/MediaDecoder"),
@@ -110,7 +114,8 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: [
             "Catalog", .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/CatalogTests"),
-        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "HTTPClient", "AudioOutput", "MediaDecoder", "ServiceKit", "TestSupport"],
+        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "TestSupport",
+                                                      .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
                     path: "Tests/SharedLibTests"),
         .testTarget(name: "IntegrationTests", dependencies: [
             "TestSupport", "Wire", "HTTPClient", "Catalog",

@@ -1,14 +1,15 @@
 import CCurl
 
 /// Scheme, host and port of an absolute URL, parsed by curl's own URL parser (so that it agrees
-/// with what curl will connect to). Used to decide whether a redirect leaves the origin.
-struct URLOrigin: Equatable {
-    var scheme: String
-    var host: String
-    var port: String
+/// with what curl will connect to). Used to decide whether a redirect, or a URL the origin
+/// hands out, leaves the origin.
+public struct URLOrigin: Equatable, Sendable {
+    public var scheme: String
+    public var host: String
+    public var port: String
 
     /// Nil when `url` is not an absolute URL curl can parse.
-    init?(_ url: String) {
+    public init?(_ url: String) {
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
         guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }

@@ -1,0 +1,201 @@
+import Foundation
+import HTTPClient
+import NIOConcurrencyHelpers
+import Wire
+
+/// The services' one way to the content origin (ORIGIN-API): Basic auth, JSON in and out, the
+/// retry rules of `RetryPolicy`, errors named by `OriginError`, URLs from the server kept on the
+/// origin, and the last server time seen. Built on `HTTPClient` (libcurl): connections are reused
+/// and transfers run in parallel up to `HTTPClient.Configuration.maxConcurrentTransfers`.
+public final class OriginClient: Sendable {
+    /// The configured origin, without a trailing slash; `/v1/…` paths are appended to it.
+    public let baseURL: String
+    private let origin: URLOrigin
+    private let http: HTTPClient
+    private let requestTimeout: Double
+    private let lastSample = NIOLockedValueBox<ServerTimeSample?>(nil)
+    private let sleep: @Sendable (Double) async throws -> Void
+
+    /// - Parameters:
+    ///   - sleep: waits between retries; tests pass a recorder instead of real time.
+    public init(baseURL: String, credentials: BasicCredentials?,
+                configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
+                requestTimeout: Double = 30,
+                sleep: @escaping @Sendable (Double) async throws -> Void = { seconds in
+                    try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+                }) throws {
+        let trimmed = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        guard let origin = URLOrigin(trimmed), ["http", "https"].contains(origin.scheme) else {
+            throw OriginError(name: "InvalidOriginURL", message: "the origin URL \(baseURL) is not an http(s) URL; fix --origin or the config's origin")
+        }
+        self.baseURL = trimmed
+        self.origin = origin
+        self.http = HTTPClient(credentials: credentials, configuration: configuration)
+        self.requestTimeout = requestTimeout
+        self.sleep = sleep
+    }
+
+    /// The newest server time seen in any answer (`serverTime`, else the `Date` header).
+    public var lastServerTime: ServerTimeSample? { lastSample.withLockedValue { $0 } }
+
+    // MARK: JSON API
+
+    /// `GET baseURL + path?query` and its JSON object; any non-2xx answer throws `OriginError`.
+    public func get(_ path: String, query: [String: String] = [:], retry: RetryPolicy) async throws -> JSONValue {
+        try await json(HTTPRequest(method: "GET", url: apiURL(path, query: query), timeoutSeconds: requestTimeout), retry: retry)
+    }
+
+    /// `POST baseURL + path` with a JSON body and its JSON object answer.
+    public func post(_ path: String, body: JSONValue, retry: RetryPolicy) async throws -> JSONValue {
+        let request = HTTPRequest(method: "POST", url: apiURL(path, query: [:]),
+                                  headers: ["Content-Type": "application/json"], body: body.serialized(),
+                                  timeoutSeconds: requestTimeout)
+        return try await json(request, retry: retry)
+    }
+
+    /// Sends any request with the retry rules and returns the final answer, whatever its status
+    /// (5xx and 429 only once retries ran out). Throws `OriginError` when no answer came.
+    public func send(_ request: HTTPRequest, retry: RetryPolicy) async throws -> HTTPResponse {
+        var statusRetries = 0
+        var networkRetries = 0
+        while true {
+            let response: HTTPResponse
+            do {
+                response = try await http.send(request)
+            } catch let error as HTTPClientError where error.isTransient {
+                guard retry.networkRetries.map({ networkRetries < $0 }) ?? true else { throw OriginError(transport: error) }
+                try await sleep(retry.networkDelay(retry: networkRetries))
+                networkRetries += 1
+                continue
+            } catch let error as HTTPClientError {
+                throw OriginError(transport: error)
+            }
+            networkRetries = 0
+            note(headers: response.headers)
+            if Self.isRetryable(response.status), statusRetries < retry.statusRetries {
+                try await sleep(retry.statusDelay(retry: statusRetries, retryAfter: Self.retryAfter(response.headers)))
+                statusRetries += 1
+                continue
+            }
+            return response
+        }
+    }
+
+    // MARK: Media
+
+    /// Makes a URL from the server (`url` of a station item, a manifest, an image) absolute, and
+    /// refuses it unless it stays on the configured origin over http(s): a `file:` URL or another
+    /// host would let a hostile or broken server make the device read or fetch what it should not.
+    public func resolveURL(_ url: String) throws -> String {
+        if url.hasPrefix("/") && !url.hasPrefix("//") {
+            return "\(origin.scheme)://\(hostPart)\(url)"
+        }
+        guard let target = URLOrigin(url) else {
+            throw OriginError(name: "ForeignURL", message: "the origin sent a URL Cassette cannot use: \(url)")
+        }
+        guard target == origin else {
+            throw OriginError(name: "ForeignURL",
+                              message: "the origin sent a URL on another host or scheme (\(url)); only \(origin.scheme)://\(hostPart) is allowed")
+        }
+        return url
+    }
+
+    /// Downloads `url` (as returned by `resolveURL`) into `path`, resuming from `offset` with
+    /// `Range` and, after each network failure, from what is on disk then. 5xx/429 answers are
+    /// retried per `retry`; a final 2xx or 416 is returned for the caller to judge; any other
+    /// status throws `OriginError`.
+    public func download(_ url: String, to path: String, resumeFrom offset: Int64 = 0, retry: RetryPolicy,
+                         stallTimeout: Double = 30,
+                         progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
+        var offset = offset
+        var statusRetries = 0
+        var networkRetries = 0
+        let request = HTTPRequest(method: "GET", url: url, timeoutSeconds: stallTimeout)
+        while true {
+            let result: DownloadResult
+            do {
+                result = try await http.download(request, to: path, resumeFrom: offset, progress: progress)
+            } catch let error as HTTPClientError where error.isTransient {
+                // Bytes moved since the last failure: the link is slow, not dead; start the backoff over.
+                if let onDisk = error.bytesOnDisk, onDisk > offset { networkRetries = 0 }
+                offset = error.bytesOnDisk ?? offset
+                guard retry.networkRetries.map({ networkRetries < $0 }) ?? true else { throw OriginError(transport: error) }
+                try await sleep(retry.networkDelay(retry: networkRetries))
+                networkRetries += 1
+                continue
+            } catch let error as HTTPClientError {
+                throw OriginError(transport: error)
+            }
+            note(headers: result.headers)
+            if (200..<300).contains(result.status) || result.status == 416 { return result }
+            if Self.isRetryable(result.status), statusRetries < retry.statusRetries {
+                try await sleep(retry.statusDelay(retry: statusRetries, retryAfter: Self.retryAfter(result.headers)))
+                statusRetries += 1
+                continue
+            }
+            throw OriginError(status: result.status, body: result.body)
+        }
+    }
+
+    // MARK: Internals
+
+    private var hostPart: String {
+        let defaultPort = origin.scheme == "https" ? "443" : "80"
+        let host = origin.host.contains(":") && !origin.host.hasPrefix("[") ? "[\(origin.host)]" : origin.host
+        return origin.port == defaultPort ? host : "\(host):\(origin.port)"
+    }
+
+    private func apiURL(_ path: String, query: [String: String]) -> String {
+        var url = baseURL + (path.hasPrefix("/") ? path : "/" + path)
+        if !query.isEmpty {
+            var allowed = CharacterSet.urlQueryAllowed
+            allowed.remove(charactersIn: "&=+?#")
+            url += "?" + query.sorted { $0.key < $1.key }.map { key, value in
+                "\(key.addingPercentEncoding(withAllowedCharacters: allowed) ?? key)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
+            }.joined(separator: "&")
+        }
+        return url
+    }
+
+    private func json(_ request: HTTPRequest, retry: RetryPolicy) async throws -> JSONValue {
+        let response = try await send(request, retry: retry)
+        guard (200..<300).contains(response.status) else { throw OriginError(status: response.status, body: response.body) }
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(response.body)
+        } catch {
+            throw OriginError.badResponse("\(request.method) \(request.url): \(error)")
+        }
+        guard value.objectValue != nil else { throw OriginError.badResponse("\(request.url) did not answer a JSON object") }
+        if let text = value["serverTime"]?.stringValue, let date = ServerTimeSample.parseRFC3339(text) {
+            record(date)
+        }
+        return value
+    }
+
+    private func note(headers: [String: String]) {
+        if let text = headers["date"], let date = ServerTimeSample.parseHTTPDate(text) { record(date) }
+    }
+
+    /// Keeps the newest sample: a server time older than one already seen (a stale cache, a
+    /// second-precision Date header after a millisecond serverTime) never moves it back.
+    private func record(_ date: Date) {
+        let sample = ServerTimeSample(serverTime: date)
+        lastSample.withLockedValue { current in
+            if let current {
+                let elapsed = Double(sample.bootNanos &- current.bootNanos) / 1e9
+                if current.serverTime.addingTimeInterval(elapsed) > date { return }
+            }
+            current = sample
+        }
+    }
+
+    static func isRetryable(_ status: Int) -> Bool { status == 429 || (500..<600).contains(status) }
+
+    /// `Retry-After` as seconds, or as an HTTP date relative to now.
+    static func retryAfter(_ headers: [String: String]) -> Double? {
+        guard let text = headers["retry-after"]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Double(text) { return max(0, seconds) }
+        return ServerTimeSample.parseHTTPDate(text).map { max(0, $0.timeIntervalSinceNow) }
+    }
+}

@@ -1,0 +1,80 @@
+import HTTPClient
+import Wire
+
+/// A request to the origin that did not succeed, named as the ORIGIN-API and PROTOCOL contracts
+/// name it, so a device app can tell "not in this country" from "server down" without parsing text.
+/// Codes 4000–4999 mirror the origin: 4000 + subStatus when the server gave one, else 4000 + the
+/// HTTP status; 4000 and 4001 are our own (unreachable, unreadable answer).
+public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, RPCErrorConvertible {
+    public var name: String
+    public var message: String
+    /// The HTTP status, nil when no answer came.
+    public var status: Int?
+    public var subStatus: Int?
+    /// The transport failure's own name (e.g. "ConnectionFailed") when no answer came.
+    public var transportError: String?
+
+    public init(name: String, message: String, status: Int? = nil, subStatus: Int? = nil, transportError: String? = nil) {
+        self.name = name
+        self.message = message
+        self.status = status
+        self.subStatus = subStatus
+        self.transportError = transportError
+    }
+
+    public var code: Int {
+        if let subStatus, (4000..<5000).contains(subStatus) { return subStatus }
+        if let status, (400..<600).contains(status) { return 4000 + status }
+        return name == Self.badResponseName ? 4001 : 4000
+    }
+
+    public var description: String { "\(name): \(message)" }
+
+    public var rpcError: RPCError {
+        var details: [String: JSONValue] = [:]
+        if let status { details["status"] = .number(Double(status)) }
+        if let subStatus { details["subStatus"] = .number(Double(subStatus)) }
+        if let transportError { details["transportError"] = .string(transportError) }
+        return RPCError(code: code, name: name, message: message, details: details)
+    }
+
+    static let badResponseName = "BadOriginResponse"
+
+    /// The origin answered with an error status: name it from `subStatus` as the contract says.
+    init(status: Int, body: [UInt8]) {
+        let json = try? JSONValue.parse(body)
+        let subStatus = json?["subStatus"]?.intValue
+        let userMessage = json?["userMessage"]?.stringValue
+        self.init(name: Self.name(status: status, subStatus: subStatus),
+                  message: userMessage ?? "the origin answered HTTP \(status)",
+                  status: status, subStatus: subStatus)
+        if status == 401 { message += " (check the client token and secret in the configuration)" }
+    }
+
+    /// The origin could not be reached or the transfer broke off, after the retries allowed.
+    init(transport error: HTTPClientError) {
+        self.init(name: "OriginUnreachable",
+                  message: "the origin could not be reached: \(error.message). Check the network and the origin URL.",
+                  transportError: error.name)
+    }
+
+    static func badResponse(_ message: String) -> OriginError {
+        OriginError(name: badResponseName, message: "the origin sent an answer Cassette cannot use: \(message)")
+    }
+
+    /// ORIGIN-API "Errors": 4032/4035, 4033, 4010, 4007, other 4xx; 5xx and 429 once retries ran out.
+    static func name(status: Int, subStatus: Int?) -> String {
+        switch subStatus {
+        case 4032, 4035: return "ContentNotAvailableInLocation"
+        case 4033: return "ContentNotAvailableForSubscription"
+        case 4010: return "MonthlyStreamQuotaExceeded"
+        case 4007: return "OffliningNotAllowedOnDevice"
+        default: break
+        }
+        switch status {
+        case 429: return "TooManyRequests"
+        case 500..<600: return "OriginServerError"
+        default: return "NotAllowed"
+        }
+    }
+}

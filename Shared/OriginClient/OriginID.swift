@@ -1,0 +1,17 @@
+/// Ids the origin hands out end up in file names, URLs and SQL parameters; anything but a plain
+/// token (`[A-Za-z0-9._-]{1,128}`, ORIGIN-API) is refused before it gets that far.
+public enum OriginID {
+    public static func isValid(_ id: String) -> Bool {
+        let bytes = id.utf8
+        guard (1...128).contains(bytes.count), id != ".", id != ".." else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                return true
+            default:
+                return false
+            }
+        }
+    }
+}

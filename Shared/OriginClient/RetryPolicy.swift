@@ -1,0 +1,45 @@
+/// How often, and how patiently, a request to the origin is tried again (ORIGIN-API "Retry",
+/// after the TIDAL seed): 5xx and 429 are retried a fixed number of times with a doubling delay
+/// (500, 1000, 2000 ms …) or the server's `Retry-After`; other 4xx never; network errors and
+/// timeouts forever, at a delay that doubles up to a cap and falls back to the start whenever
+/// bytes moved (ExoPlayer/Media3's model: a slow but alive link is not a failing one).
+public struct RetryPolicy: Sendable, Equatable {
+    /// Retries after a 5xx or 429 before the error is returned.
+    public var statusRetries: Int
+    /// First delay of both schedules, in seconds; each retry doubles it.
+    public var baseDelay: Double
+    /// Longest wait after a 5xx/429 (Retry-After is honoured up to this).
+    public var maxStatusDelay: Double
+    /// Network failures in a row before giving up; nil retries forever.
+    public var networkRetries: Int?
+    /// Longest wait between network retries.
+    public var maxNetworkDelay: Double
+
+    public init(statusRetries: Int, baseDelay: Double = 0.5, maxStatusDelay: Double = 60,
+                networkRetries: Int?, maxNetworkDelay: Double) {
+        self.statusRetries = statusRetries
+        self.baseDelay = baseDelay
+        self.maxStatusDelay = maxStatusDelay
+        self.networkRetries = networkRetries
+        self.maxNetworkDelay = maxNetworkDelay
+    }
+
+    /// Downloads for offline use: nobody is waiting, so be patient.
+    public static let offlining = RetryPolicy(statusRetries: 9, networkRetries: nil, maxNetworkDelay: 30)
+    /// Streaming while someone listens: give up on a failing server quickly, keep trying a flaky link.
+    public static let streaming = RetryPolicy(statusRetries: 3, networkRetries: nil, maxNetworkDelay: 5)
+    /// One attempt; the caller has its own schedule (the reporter's delivery loop).
+    public static let none = RetryPolicy(statusRetries: 0, networkRetries: 0, maxNetworkDelay: 0)
+
+    /// The wait before status retry number `retry` (0-based): 0.5, 1, 2, 4 … s, or the server's
+    /// `Retry-After` when it gave one, capped either way.
+    public func statusDelay(retry: Int, retryAfter: Double?) -> Double {
+        if let retryAfter, retryAfter >= 0 { return min(retryAfter, maxStatusDelay) }
+        return min(baseDelay * Double(1 << min(retry, 30)), maxStatusDelay)
+    }
+
+    /// The wait before network retry number `retry` since bytes last moved.
+    public func networkDelay(retry: Int) -> Double {
+        min(baseDelay * Double(1 << min(retry, 30)), maxNetworkDelay)
+    }
+}

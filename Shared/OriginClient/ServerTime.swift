@@ -1,0 +1,39 @@
+import Foundation
+
+/// A server time as received, anchored to the boot clock at the moment it arrived, so the time
+/// used for expiry can be carried forward without trusting the device's wall clock
+/// (ORIGIN-API "Common"; the trusted-time rules themselves are issue 6's).
+public struct ServerTimeSample: Sendable, Equatable {
+    public var serverTime: Date
+    /// CLOCK_BOOTTIME in nanoseconds when the answer arrived (keeps counting through suspend).
+    public var bootNanos: UInt64
+
+    public init(serverTime: Date, bootNanos: UInt64 = ServerTimeSample.bootClockNanos()) {
+        self.serverTime = serverTime
+        self.bootNanos = bootNanos
+    }
+
+    public static func bootClockNanos() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// RFC 3339 as the origin writes it, with or without fractional seconds.
+    public static func parseRFC3339(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)
+    }
+
+    /// The HTTP `Date` header (IMF-fixdate).
+    public static func parseHTTPDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
+    }
+}
