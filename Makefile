@@ -14,7 +14,7 @@ DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev
 # The benchmark's peer. Kept out of `deps`: its package scripts may start a system mpd.
 BENCH_PACKAGES := mpd
 
-.PHONY: all deps bench-deps install-packages build build-tests test demo bench clean
+.PHONY: all deps bench-deps install-packages build build-tests test demo bench install clean
 
 all: build
 
@@ -56,6 +56,32 @@ BENCH ?= status
 bench: bench-deps
 	$(SWIFT) build -c release
 	@for b in $(BENCH); do echo "== cassette-bench $$b"; .build/release/cassette-bench $$b --bin-dir .build/release || exit 1; done
+
+# Release binaries, units, sysusers/tmpfiles entries and an example config, under DESTDIR.
+# The daemons go to $(PREFIX)/libexec/cassette, which the units' ExecStart= is rewritten to.
+# Afterwards (as root, on the device): systemd-sysusers; systemd-tmpfiles --create;
+# systemctl enable --now cassette-downloader.socket cassette-player.socket cassette-reporter.socket
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+install: deps
+	$(SWIFT) build -c release --product downloader
+	$(SWIFT) build -c release --product player
+	$(SWIFT) build -c release --product reporter
+	$(SWIFT) build -c release --product cassettectl
+	install -d $(DESTDIR)$(PREFIX)/libexec/cassette $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/lib/tmpfiles.d $(DESTDIR)$(PREFIX)/share/doc/cassette
+	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/cassette
+	install -m 0755 .build/release/downloader .build/release/player .build/release/reporter $(DESTDIR)$(PREFIX)/libexec/cassette/
+	install -m 0755 .build/release/cassettectl $(DESTDIR)$(PREFIX)/bin/
+	for u in deploy/systemd/*.service deploy/systemd/*.socket; do \
+		sed -e 's#/usr/libexec/cassette/#$(PREFIX)/libexec/cassette/#' -e 's#/etc/cassette/#$(SYSCONFDIR)/cassette/#' $$u \
+			> $(DESTDIR)$(UNITDIR)/$$(basename $$u) && chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$u); done
+	install -m 0644 deploy/systemd/cassette.sysusers.conf $(DESTDIR)$(PREFIX)/lib/sysusers.d/cassette.conf
+	install -m 0644 deploy/systemd/cassette.tmpfiles.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/cassette.conf
+	install -m 0640 deploy/cassette.example.json $(DESTDIR)$(SYSCONFDIR)/cassette/cassette.example.json
+	[ -e $(DESTDIR)$(SYSCONFDIR)/cassette/cassette.json ] || \
+		install -m 0640 deploy/cassette.example.json $(DESTDIR)$(SYSCONFDIR)/cassette/cassette.json
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/cassette/
 
 clean:
 	rm -rf .build
