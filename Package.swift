@@ -80,9 +80,26 @@ let package = Package(
         ], path: "Shared/ServiceKit"),
 
         // MARK: Executables
-        .executableTarget(name: "downloader", dependencies: ["ServiceKit", "HTTPClient"], path: "Services/Downloader"),
-        .executableTarget(name: "player", dependencies: ["ServiceKit", "AudioOutput", "MediaDecoder"], path: "Services/Player"),
-        .executableTarget(name: "reporter", dependencies: ["ServiceKit", "HTTPClient"], path: "Services/Reporter"),
+        .executableTarget(name: "downloader", dependencies: [
+            "ServiceKit", "HTTPClient", "OriginClient", "Catalog", "Wire",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], path: "Services/Downloader"),
+        .executableTarget(name: "player", dependencies: [
+            "ServiceKit", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], path: "Services/Player"),
+        .executableTarget(name: "reporter", dependencies: [
+            "ServiceKit", "HTTPClient", "OriginClient", "Catalog", "Wire",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], path: "Services/Reporter"),
         .executableTarget(name: "cassettectl", dependencies: [
             "Wire",
             .product(name: "NIOCore", package: "swift-nio"),

@@ -1,11 +1,32 @@
+import HTTPClient
+import OriginClient
 import ServiceKit
 import Wire
 
-/// The reporter's composition. The outbox and delivery loop arrive with their issue; for
-/// now it serves the common methods on its socket.
+/// The reporter's composition: the outbox (durable, group-committed writes), the delivery
+/// loop that empties it into the origin, and the `playlog.*` / `consumption.*` methods.
 enum Reporter {
     @Sendable static func build(_ context: DaemonContext) async throws -> DaemonParts {
-        DaemonParts(status: {
+        let settings = try ReporterSettings(section: context.settings.config.reporter)
+        let client: OriginClient?
+        if let origin = context.settings.origin {
+            let credentials = context.settings.clientToken.map {
+                BasicCredentials(token: $0, secret: context.settings.clientSecret ?? "")
+            }
+            do {
+                client = try OriginClient(baseURL: origin, credentials: credentials)
+            } catch {
+                throw DaemonError(.configInvalid, "\(error)")
+            }
+        } else {
+            client = nil
+        }
+        let events = ReporterEvents(hub: context.hub)
+        let outbox = Outbox(context: context, maxQueueBytes: settings.maxQueueBytes)
+        let engine = DeliveryEngine(outbox: outbox, client: client, settings: settings, events: events, logger: context.logger)
+        var router = RPCRouter()
+        PlaylogMethods(outbox: outbox, engine: engine, events: events).register(on: &router)
+        return DaemonParts(router: router, services: [DeliveryService(engine: engine)], status: {
             ["origin": context.settings.origin.map { .string($0) } ?? .null]
         })
     }

@@ -2,6 +2,24 @@ import GRDB
 
 extension Catalog {
     /// Schema changes owned by the reporter: the reporter's outbox bookkeeping. Registered in `Catalog.migrator`.
+    ///
+    /// - `playlogOutbox_state` on `state` alone: SQLite appends the rowid to every index entry, so
+    ///   "pending, in insertion order" (`WHERE state = 'pending' ORDER BY rowid`) is read straight
+    ///   off this index. Insertion order, not `createdAt`, is what "oldest first" means: the
+    ///   device clock can jump backwards, the rowid cannot.
+    /// - `playlogAttempts`: the last delivery attempts and how each ended, so `playlog.status`
+    ///   still shows the last attempt after a restart or a crash. Trimmed to the newest 100 rows.
     static func reporterSchemaV2(_ db: Database) throws {
+        try db.create(index: "playlogOutbox_state", on: "playlogOutbox", columns: ["state"])
+        try db.create(table: "playlogAttempts") { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("startedAt", .datetime).notNull()
+            t.column("endedAt", .datetime).notNull()
+            t.column("records", .integer).notNull()            // records sent in this attempt
+            t.column("accepted", .integer).notNull().defaults(to: 0)
+            t.column("rejected", .integer).notNull().defaults(to: 0)
+            t.column("result", .text).notNull().check { ["delivered", "failed"].contains($0) }
+            t.column("error", .text)                           // JSON {name, message, status?} when failed
+        }
     }
 }

@@ -1,0 +1,35 @@
+import Foundation
+import Wire
+
+/// One delivery attempt as `playlog.status` shows it, and as `playlogAttempts` keeps it.
+struct DeliveryAttempt: Sendable, Equatable {
+    enum Result: String, Sendable { case delivered, failed }
+
+    var startedAt: Date
+    var endedAt: Date
+    var records: Int
+    var accepted: Int
+    var rejected: Int
+    var result: Result
+    /// `{name, message, status?}` when the attempt failed.
+    var error: JSONValue?
+
+    var json: JSONValue {
+        var fields: [String: JSONValue] = [
+            "startedAt": .string(Timestamp.text(startedAt)), "endedAt": .string(Timestamp.text(endedAt)),
+            "records": .int(records), "accepted": .int(accepted), "rejected": .int(rejected),
+            "result": .string(result.rawValue),
+        ]
+        if let error { fields["error"] = error }
+        return .object(fields)
+    }
+}
+
+/// RFC 3339 in UTC with milliseconds, as the origin writes its own times.
+enum Timestamp {
+    static func text(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

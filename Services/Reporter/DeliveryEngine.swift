@@ -1,0 +1,246 @@
+import Foundation
+import Logging
+import OriginClient
+import Wire
+
+/// Sends the outbox to the origin: one batch in flight at a time, oldest first; a record
+/// leaves `pending` only when the origin's answer names it. After a failure it waits
+/// (`BackoffSchedule`), but `playlog.flush` cuts the wait short, and so does the origin
+/// answering TCP connects again after it could not be reached.
+actor DeliveryEngine {
+    private let outbox: Outbox
+    private let client: OriginClient?
+    private let settings: ReporterSettings
+    private let backoff: BackoffSchedule
+    private let events: ReporterEvents
+    private let logger: Logger
+    private let probe: ReachabilityProbe?
+    let bell = Doorbell()
+
+    private var failures = 0
+    private var retryAt: ContinuousClock.Instant?
+    /// The last failure was "no connection" rather than an answer: probing may end the wait.
+    private var unreachable = false
+    private var lastError: JSONValue?
+    private var inFlight = false
+    private var lastAttempt: DeliveryAttempt?
+    private var flushWaiters: [CheckedContinuation<DeliveryAttempt?, Never>] = []
+
+    init(outbox: Outbox, client: OriginClient?, settings: ReporterSettings, events: ReporterEvents, logger: Logger) {
+        self.outbox = outbox
+        self.client = client
+        self.settings = settings
+        self.backoff = BackoffSchedule(initial: settings.retryInitialSeconds, cap: settings.retryMaxSeconds)
+        self.events = events
+        self.logger = logger
+        self.probe = client.flatMap { ReachabilityProbe(originURL: $0.baseURL) }
+    }
+
+    // MARK: The loop
+
+    func run() async {
+        defer { answerFlushes(nil) }
+        guard let client else {
+            logger.notice("no origin configured: plays are stored and kept until one is")
+            _ = await bell.waitUntilClosed()
+            return
+        }
+        let store: OutboxStore
+        do {
+            store = try await outbox.store()
+            lastAttempt = try await store.lastAttempt()
+        } catch {
+            logger.error("delivery cannot start: the outbox is unavailable", metadata: ["error": "\(error)"])
+            _ = await bell.waitUntilClosed()
+            return
+        }
+        while !Task.isCancelled {
+            let batch: [PendingRecord]
+            do {
+                batch = try await store.nextBatch(limit: settings.batchSize)
+            } catch {
+                logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+                fail(error: ["name": "OutboxUnreadable", "message": .string("\(error)")], pending: store.snapshot.pending)
+                batch = []
+            }
+            if batch.isEmpty && retryAt == nil {
+                answerFlushes(nil)
+                if await bell.wait(seconds: nil).contains(.closed) { return }
+                continue
+            }
+            if let retryAt, retryAt > .now {
+                let reasons = await waitOut(until: retryAt)
+                if reasons.contains(.closed) { return }
+                if reasons.isEmpty || reasons.contains(.flush) || reasons.contains(.reachable) { self.retryAt = nil }
+                continue
+            }
+            retryAt = nil
+            guard !batch.isEmpty else { continue }
+            await attempt(batch, client: client, store: store)
+            answerFlushes(lastAttempt)
+        }
+    }
+
+    /// Sleeps until `instant` unless rung; while the origin is unreachable, probes it every
+    /// `probeIntervalSeconds` and rings `.reachable` once it answers a connect after failing one.
+    private func waitOut(until instant: ContinuousClock.Instant) async -> Set<Doorbell.Reason> {
+        let prober: Task<Void, Never>? = (unreachable ? probe : nil).map { probe in
+            Task { [bell, interval = settings.probeIntervalSeconds] in
+                var sawDown = false
+                while !Task.isCancelled {
+                    if await probe.isReachable() {
+                        if sawDown {
+                            await bell.ring(.reachable)
+                            return
+                        }
+                    } else {
+                        sawDown = true
+                    }
+                    try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+                }
+            }
+        }
+        defer { prober?.cancel() }
+        while true {
+            let left = ContinuousClock.now.duration(to: instant)
+            guard left > .zero else { return [] }
+            let reasons = await bell.wait(seconds: Self.seconds(left))
+            // New records alone do not cut a backoff short: the origin is what we wait for.
+            if reasons.isEmpty || reasons != [.newRecords] { return reasons }
+        }
+    }
+
+    // MARK: One attempt
+
+    private func attempt(_ batch: [PendingRecord], client: OriginClient, store: OutboxStore) async {
+        inFlight = true
+        defer { inFlight = false }
+        for (kind, records) in DeliveryBatch.requests(batch) {
+            let startedAt = Date()
+            do {
+                let body = try DeliveryBatch.body(kind: kind, records: records)
+                let answer = try await client.post(kind.path, body: body, retry: .none)
+                let verdict = DeliveryBatch.verdict(answer: answer, kind: kind, sent: records)
+                let decided = verdict.accepted.count + verdict.rejected.count
+                let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: records.count,
+                                              accepted: verdict.accepted.count, rejected: verdict.rejected.count,
+                                              result: decided > 0 ? .delivered : .failed,
+                                              error: decided > 0 ? nil : Self.unusableAnswer)
+                let (delivered, rejected) = try await store.apply(verdict, sent: records, attempt: attempt)
+                lastAttempt = attempt
+                let counts = store.snapshot
+                if delivered > 0 { events.delivered(kind: kind, count: delivered, pending: counts.pending) }
+                if !rejected.isEmpty {
+                    logger.warning("origin rejected records; they are set aside and not sent again",
+                                   metadata: ["count": "\(rejected.count)", "first": "\(rejected[0].id): \(rejected[0].reason)"])
+                    events.rejected(kind: kind, rejected)
+                }
+                if outbox.noteFreed(pendingBytes: counts.pendingBytes) {
+                    events.queueAvailable(queuedBytes: counts.pendingBytes, maxQueueBytes: outbox.maxQueueBytes)
+                }
+                guard decided > 0 else {
+                    fail(error: Self.unusableAnswer, pending: counts.pending)
+                    return
+                }
+            } catch {
+                let described = Self.describe(error)
+                let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: records.count,
+                                              accepted: 0, rejected: 0, result: .failed, error: described)
+                lastAttempt = attempt
+                try? await store.recordFailure(sent: records, attempt: attempt)
+                unreachable = (error as? OriginError)?.transportError != nil
+                fail(error: described, pending: store.snapshot.pending)
+                return
+            }
+        }
+        failures = 0
+        unreachable = false
+        lastError = nil
+    }
+
+    private func fail(error: JSONValue, pending: Int) {
+        failures += 1
+        lastError = error
+        let delay = backoff.delay(afterFailures: failures)
+        retryAt = .now + .milliseconds(Int64(delay * 1000))
+        logger.info("delivery failed; retrying later",
+                    metadata: ["error": "\(error["name"]?.stringValue ?? "?")", "failures": "\(failures)",
+                               "retryInSeconds": "\(delay)"])
+        events.deliveryFailed(error: error, failures: failures, retryInSeconds: delay, pending: pending)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static let unusableAnswer: JSONValue = [
+        "name": "BadOriginResponse",
+        "message": "the origin's answer named none of the records sent as accepted or rejected; they stay pending",
+    ]
+
+    static func describe(_ error: Error) -> JSONValue {
+        if let origin = error as? OriginError {
+            var fields: [String: JSONValue] = ["name": .string(origin.name), "message": .string(origin.message)]
+            if let status = origin.status { fields["status"] = .int(status) }
+            if let subStatus = origin.subStatus { fields["subStatus"] = .int(subStatus) }
+            if let transport = origin.transportError { fields["transportError"] = .string(transport) }
+            return .object(fields)
+        }
+        if let rpc = error as? RPCErrorConvertible {
+            return ["name": .string(rpc.rpcError.name), "message": .string(rpc.rpcError.message)]
+        }
+        return ["name": "DeliveryError", "message": .string("\(error)")]
+    }
+
+    // MARK: Flush and status
+
+    /// Rings for an attempt now and returns once one has ended (nil when nothing was pending).
+    func flush() async -> DeliveryAttempt? {
+        await withCheckedContinuation { continuation in
+            flushWaiters.append(continuation)
+            Task { await bell.ring(.flush) }
+        }
+    }
+
+    private func answerFlushes(_ attempt: DeliveryAttempt?) {
+        let waiters = flushWaiters
+        flushWaiters = []
+        for waiter in waiters { waiter.resume(returning: attempt) }
+    }
+
+    var hasOrigin: Bool { client != nil }
+
+    /// The delivery half of `playlog.status`.
+    func status() -> [String: JSONValue] {
+        var fields: [String: JSONValue] = [
+            "origin": client.map { .string($0.baseURL) } ?? .null,
+            "consecutiveFailures": .int(failures),
+            "lastError": lastError ?? .null,
+            "lastAttempt": lastAttempt?.json ?? .null,
+        ]
+        let state: String
+        if client == nil {
+            state = "noOrigin"
+        } else if inFlight {
+            state = "delivering"
+        } else if let retryAt, retryAt > .now {
+            state = "waitingToRetry"
+            let left = Self.seconds(ContinuousClock.now.duration(to: retryAt))
+            fields["nextAttemptInSeconds"] = .number((left * 1000).rounded() / 1000)
+        } else {
+            state = "idle"
+        }
+        fields["state"] = .string(state)
+        return fields
+    }
+}
+
+extension Doorbell {
+    /// Parks until shutdown (a reporter with nothing to deliver to still serves `record`).
+    func waitUntilClosed() async -> Set<Reason> {
+        while true {
+            let reasons = await wait(seconds: nil)
+            if reasons.contains(.closed) { return reasons }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import Wire
+
+/// Checks a play event or a consumption record against ORIGIN-API before it is stored, so a
+/// record the origin would refuse is refused now, while the caller still has it, with a
+/// message naming the field. Members beyond the contract's are passed through untouched.
+enum RecordValidator {
+    /// A validation failure: -32602 with the field's path in the message and in `data.field`.
+    static func invalid(_ field: String, _ message: String) -> RPCError {
+        RPCError(code: -32602, name: "InvalidParams", message: "\(field) \(message)", details: ["field": .string(field)])
+    }
+
+    /// `playlog.record {"event": {...}}`.
+    static func playEvent(params: JSONValue) throws(RPCError) -> OutboxRecord {
+        guard let object = params.objectValue else {
+            throw invalid("params", "of 'playlog.record' must be an object {\"event\": {...}}.")
+        }
+        guard let eventValue = object["event"], eventValue != .null else {
+            throw invalid("params.event", "is required: 'playlog.record' takes {\"event\": {\"eventId\": UUID, …}}.")
+        }
+        guard var event = eventValue.objectValue else {
+            throw invalid("params.event", "must be an object.")
+        }
+        let base = "params.event"
+        let id = try uuid(event, "eventId", base)
+        try token(event, "productId", base)
+        try token(event, "requestedProductId", base)
+        try text(event, "playbackSessionId", base)
+        try time(event, "startedAt", base)
+        try time(event, "endedAt", base)
+        try position(event, "startPosition", base)
+        try position(event, "endPosition", base)
+        guard let offline = event["offline"], offline != .null else { throw missing(base, "offline", "true or false") }
+        guard offline.boolValue != nil else { throw invalid("\(base).offline", "must be true or false.") }
+        guard let actions = event["actions"], actions != .null else { throw missing(base, "actions", "an array (possibly empty)") }
+        guard actions.arrayValue != nil else { throw invalid("\(base).actions", "must be an array.") }
+        for key in ["stationId", "sourceType", "sourceId"] {
+            if let value = event[key], value != .null, value.stringValue == nil {
+                throw invalid("\(base).\(key)", "must be a string when present.")
+            }
+        }
+        event["eventId"] = .string(id)
+        return try sized(OutboxRecord(id: id, kind: .play, body: text(of: .object(event))), field: base, members: event)
+    }
+
+    /// `consumption.record {"recordId"?, "productId", "at", "start", "end"}`. The contract's
+    /// params carry no id, so one is made when the caller sends none; a caller that wants
+    /// "recorded twice, stored once" sends its own UUID `recordId`.
+    static func consumption(params: JSONValue, makeID: () -> String = { UUID().uuidString.lowercased() }) throws(RPCError) -> OutboxRecord {
+        guard var record = params.objectValue else {
+            throw invalid("params", "of 'consumption.record' must be an object {\"productId\", \"at\", \"start\", \"end\"}.")
+        }
+        let base = "params"
+        let id: String
+        if let given = record["recordId"], given != .null {
+            id = try uuid(record, "recordId", base)
+        } else {
+            id = makeID()
+        }
+        try token(record, "productId", base)
+        try time(record, "at", base)
+        try position(record, "start", base)
+        try position(record, "end", base)
+        record["recordId"] = .string(id)
+        return try sized(OutboxRecord(id: id, kind: .consumption, body: text(of: .object(record))), field: base, members: record)
+    }
+
+    // MARK: Field checks
+
+    private static func missing(_ base: String, _ key: String, _ what: String) -> RPCError {
+        invalid("\(base).\(key)", "is required: \(what).")
+    }
+
+    private static func uuid(_ object: [String: JSONValue], _ key: String, _ base: String) throws(RPCError) -> String {
+        guard let value = object[key], value != .null else {
+            throw missing(base, key, "a UUID such as 6f1c2a9e-3b4d-4e5f-8a7b-0c1d2e3f4a5b")
+        }
+        guard let text = value.stringValue, isUUID(text) else {
+            throw invalid("\(base).\(key)", "must be a UUID (8-4-4-4-12 hexadecimal digits), got \(short(value)).")
+        }
+        return text
+    }
+
+    /// A product id as the origin hands them out (`[A-Za-z0-9._-]{1,128}`).
+    private static func token(_ object: [String: JSONValue], _ key: String, _ base: String) throws(RPCError) {
+        guard let value = object[key], value != .null else { throw missing(base, key, "a product id such as \"tr-7\"") }
+        guard let text = value.stringValue, isToken(text) else {
+            throw invalid("\(base).\(key)", "must be a product id of 1–128 letters, digits, '.', '_' or '-', got \(short(value)).")
+        }
+    }
+
+    private static func text(_ object: [String: JSONValue], _ key: String, _ base: String) throws(RPCError) {
+        guard let value = object[key], value != .null else { throw missing(base, key, "a non-empty string") }
+        guard let text = value.stringValue, !text.isEmpty else {
+            throw invalid("\(base).\(key)", "must be a non-empty string, got \(short(value)).")
+        }
+    }
+
+    /// A time: an RFC 3339 string (what the origin itself writes) or Unix epoch milliseconds.
+    private static func time(_ object: [String: JSONValue], _ key: String, _ base: String) throws(RPCError) {
+        guard let value = object[key], value != .null else {
+            throw missing(base, key, "an RFC 3339 time such as \"2026-01-31T12:00:00Z\"")
+        }
+        if let n = value.doubleValue, n >= 0, n.isFinite { return }
+        guard let text = value.stringValue, isRFC3339(text) else {
+            throw invalid("\(base).\(key)", "must be an RFC 3339 time such as \"2026-01-31T12:00:00Z\" (or epoch milliseconds), got \(short(value)).")
+        }
+    }
+
+    /// A position in the media, in seconds.
+    private static func position(_ object: [String: JSONValue], _ key: String, _ base: String) throws(RPCError) {
+        guard let value = object[key], value != .null else { throw missing(base, key, "a position in seconds") }
+        guard let n = value.doubleValue, n >= 0, n.isFinite else {
+            throw invalid("\(base).\(key)", "must be a number of seconds, 0 or more, got \(short(value)).")
+        }
+    }
+
+    private static func sized(_ record: OutboxRecord, field: String, members: [String: JSONValue]) throws(RPCError) -> OutboxRecord {
+        guard record.sizeBytes > ReporterSettings.maxRecordBytes else { return record }
+        let largest = members.max { text(of: $0.value).utf8.count < text(of: $1.value).utf8.count }
+        var message = "is \(record.sizeBytes) bytes as JSON; a record may be at most \(ReporterSettings.maxRecordBytes) bytes (20 KiB)."
+        if let largest {
+            message += " Its largest member is \(field).\(largest.key) (\(text(of: largest.value).utf8.count) bytes)."
+        }
+        throw invalid(field, message)
+    }
+
+    // MARK: Syntax
+
+    static func isUUID(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (i, b) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(i) {
+                guard b == UInt8(ascii: "-") else { return false }
+            } else {
+                let hex = (b >= 48 && b <= 57) || (b >= 65 && b <= 70) || (b >= 97 && b <= 102)
+                guard hex else { return false }
+            }
+        }
+        return true
+    }
+
+    static func isToken(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard (1...128).contains(bytes.count) else { return false }
+        return bytes.allSatisfy { b in
+            (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 46 || b == 95 || b == 45
+        }
+    }
+
+    static func isRFC3339(_ text: String) -> Bool {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if formatter.date(from: text) != nil { return true }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text) != nil
+    }
+
+    static func text(of value: JSONValue) -> String {
+        String(decoding: value.serialized(), as: UTF8.self)
+    }
+
+    /// The offending value, shortened, for messages.
+    private static func short(_ value: JSONValue) -> String {
+        let t = text(of: value)
+        return t.count > 60 ? String(t.prefix(57)) + "…" : t
+    }
+}
