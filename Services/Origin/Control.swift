@@ -16,6 +16,7 @@ extension Origin {
             return ok(["ok": true])
         case (.GET, "stats"):
             return ok(["plays": await plays.stats, "consumption": await consumption.stats, "requests": stats.json,
+                       "media": stats.mediaJSON,
                        "clockOffsetSeconds": .number(clock.offsetSeconds)])
         case (.GET, "faults"):
             return ok(["pending": faults.pending])

@@ -18,6 +18,10 @@ struct Fault: Sendable, Equatable {
     var commitThenReset = false
     /// Answer 200 with the full body even when a Range was asked for.
     var ignoreRange = false
+    /// Answer with this JSON object (plus `serverTime`) instead of processing the request, with
+    /// `status` or 200: a hostile or broken origin (a manifest with a bad id, a foreign URL, a
+    /// wrong checksum) for the clients' tests.
+    var body: JSONValue?
     /// How many requests this fault applies to.
     var repeatCount = 1
 
@@ -35,7 +39,7 @@ struct Fault: Sendable, Equatable {
             return bool
         }
         let known: Set<String> = ["status", "subStatus", "userMessage", "retryAfter", "delayMs", "bytesPerSecond",
-                                  "truncateAfter", "reset", "commitThenReset", "ignoreRange", "repeat"]
+                                  "truncateAfter", "reset", "commitThenReset", "ignoreRange", "repeat", "body"]
         if let unknown = fields.keys.first(where: { !known.contains($0) }) {
             throw FaultError("unknown fault field \(unknown)")
         }
@@ -52,6 +56,10 @@ struct Fault: Sendable, Equatable {
         commitThenReset = try flag("commitThenReset")
         ignoreRange = try flag("ignoreRange")
         repeatCount = try int("repeat") ?? 1
+        if let value = fields["body"], !value.isNull {
+            guard value.objectValue != nil else { throw FaultError("body must be a JSON object") }
+            body = value
+        }
         if repeatCount < 1 { throw FaultError("repeat must be at least 1") }
     }
 
@@ -67,6 +75,7 @@ struct Fault: Sendable, Equatable {
         if reset { fields["reset"] = true }
         if commitThenReset { fields["commitThenReset"] = true }
         if ignoreRange { fields["ignoreRange"] = true }
+        if let body { fields["body"] = body }
         return .object(fields)
     }
 }

@@ -102,7 +102,10 @@ struct HTTPConnection {
             return false
         }
         var response: OriginResponse
-        if let fault, let status = fault.status {
+        if let fault, var body = fault.body?.objectValue {
+            body["serverTime"] = .string(origin.serverTime)
+            response = OriginResponse.json(HTTPResponseStatus(statusCode: fault.status ?? 200), .object(body))
+        } else if let fault, let status = fault.status {
             response = origin.error(HTTPResponseStatus(statusCode: status), subStatus: fault.subStatus ?? 0,
                                     fault.userMessage ?? "Injected fault.", path: request.path)
         } else {
@@ -131,7 +134,11 @@ struct HTTPConnection {
         headers.replaceOrAdd(name: "Server", value: "cassette-origin")
         headers.replaceOrAdd(name: "Content-Length", value: String(length))
         headers.replaceOrAdd(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        let isFile = request.path.hasPrefix("/media/") || request.path.hasPrefix("/img/")
         try await send(.head(HTTPResponseHead(version: request.version, status: response.status, headers: headers)))
+        if isFile && response.status == .partialContent && request.method == .GET {
+            origin.stats.countRangeAnswer(path: request.path)
+        }
         if request.method == .HEAD || !response.status.mayHaveResponseBody {
             try await send(.end(nil))
             return keepAlive
@@ -149,6 +156,7 @@ struct HTTPConnection {
         }
         guard sent == length else { return false }
         try await send(.end(nil))
+        if isFile && response.status == .ok { origin.stats.countFullBody(path: request.path) }
         return keepAlive
     }
 

@@ -126,16 +126,36 @@ actor PlayLogStore {
 /// Requests per path (without query), for `GET /_control/stats`.
 final class RequestStats: Sendable {
     private let counts = Locked<[String: Int]>([:])
+    /// Per media path: 200 answers whose whole body was written (a complete download from byte 0).
+    private let fullBodies = Locked<[String: Int]>([:])
+    /// Per media path: 206 answers started (a client resuming with `Range`).
+    private let rangeAnswers = Locked<[String: Int]>([:])
 
     func countRequest(path: String) {
         counts.withLock { $0[path, default: 0] += 1 }
     }
 
+    func countFullBody(path: String) {
+        fullBodies.withLock { $0[path, default: 0] += 1 }
+    }
+
+    func countRangeAnswer(path: String) {
+        rangeAnswers.withLock { $0[path, default: 0] += 1 }
+    }
+
     func reset() {
         counts.withLock { $0.removeAll() }
+        fullBodies.withLock { $0.removeAll() }
+        rangeAnswers.withLock { $0.removeAll() }
     }
 
     var json: JSONValue {
         .object(counts.current.mapValues { .int($0) })
+    }
+
+    /// `{"fullBodies":{path:n},"rangeAnswers":{path:n}}` for files under `/media/` and `/img/`.
+    var mediaJSON: JSONValue {
+        ["fullBodies": .object(fullBodies.current.mapValues { .int($0) }),
+         "rangeAnswers": .object(rangeAnswers.current.mapValues { .int($0) })]
     }
 }

@@ -3,5 +3,27 @@ import GRDB
 extension Catalog {
     /// Schema changes owned by the downloader: the download engine's queue and item states. Registered in `Catalog.migrator`.
     static func downloaderSchemaV2(_ db: Database) throws {
+        // What the engine needs to resume exactly after a crash or restart, per file:
+        // the URL to fetch (files.urlPath is only the cache key, without the query that may
+        // carry a signature), how many attempts failed (after N the file's owners are Failed),
+        // and the last failure's name and human reason for status and events.
+        try db.alter(table: "files") { t in
+            t.add(column: "url", .text)
+            t.add(column: "attempts", .integer).notNull().defaults(to: 0)
+            t.add(column: "error", .text)
+            t.add(column: "reason", .text)
+        }
+        // offline.status carries a human reason next to the error name (VOC).
+        try db.alter(table: "offlineProducts") { t in
+            t.add(column: "reason", .text)
+        }
+        // A station's last sync outcome, so stations.list and status can say why it is incomplete.
+        try db.alter(table: "stations") { t in
+            t.add(column: "lastError", .text)
+        }
+        // The scheduler's question: which files are wanted and not yet verified, oldest first.
+        try db.create(index: "downloads_state", on: "downloads", columns: ["state", "fileId"])
+        try db.create(index: "stationItems_item", on: "stationItems", columns: ["itemId"])
+        try db.create(index: "mediaItems_file", on: "mediaItems", columns: ["fileId"])
     }
 }

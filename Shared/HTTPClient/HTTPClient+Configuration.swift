@@ -25,6 +25,9 @@ extension HTTPClient {
         /// Non-2xx bodies kept by `download` (error JSON); the rest is discarded.
         public var maxErrorBodyBytes: Int = 64 << 10
         public var redirects: RedirectPolicy = .sameOrigin(max: 5)
+        /// curl's receive buffer for downloads (`CURLOPT_BUFFERSIZE`, at most 10 MiB): each
+        /// buffer is one write to the file.
+        public var downloadBufferBytes: Int = 256 << 10
         public var userAgent: String = "Cassette"
 
         public init() {}

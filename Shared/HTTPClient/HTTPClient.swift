@@ -58,19 +58,24 @@ public final class HTTPClient: Sendable {
     /// A body shorter than `Content-Length` throws `PartialBody`; like every error after the file
     /// was opened, the bytes received stay on disk and `HTTPClientError.bytesOnDisk` says how many.
     /// The file is not fsynced; callers that need durability do it.
+    ///
+    /// `observer` (by default the task-local `HTTPClient.bodyObserver`) sees every body byte
+    /// written, e.g. to hash while the bytes arrive.
     public func download(_ request: HTTPRequest, to path: String, resumeFrom offset: Int64 = 0,
+                         observer: (any DownloadBodyObserver)? = HTTPClient.bodyObserver,
                          progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
         precondition(offset >= 0, "negative resume offset")
         let destination = BodyDestination.file(path: path, resumeFrom: offset,
                                                errorBodyLimit: configuration.maxErrorBodyBytes, progress: progress)
-        let outcome = try await performFollowingRedirects(request, destination: destination)
+        let outcome = try await performFollowingRedirects(request, destination: destination, observer: observer)
         let download = outcome.download
         return DownloadResult(status: outcome.status, headers: outcome.headers, resumed: download?.resumed ?? false,
                               bytesWritten: download?.bytesWritten ?? 0, fileSize: download?.fileSize ?? offset,
                               expectedSize: download?.expectedSize, body: outcome.body)
     }
 
-    private func performFollowingRedirects(_ request: HTTPRequest, destination: BodyDestination) async throws -> TransferOutcome {
+    private func performFollowingRedirects(_ request: HTTPRequest, destination: BodyDestination,
+                                           observer: (any DownloadBodyObserver)? = nil) async throws -> TransferOutcome {
         guard let firstOrigin = URLOrigin(request.url) else {
             throw HTTPClientError(code: .invalidURL, message: "not an absolute URL: \(request.url)")
         }
@@ -78,7 +83,8 @@ public final class HTTPClient: Sendable {
         var sendCredentials = true
         var hops = 0
         while true {
-            let outcome = try await perform(current, credentials: sendCredentials ? credentials : nil, destination: destination)
+            let outcome = try await perform(current, credentials: sendCredentials ? credentials : nil, destination: destination,
+                                            observer: observer)
             guard [301, 302, 303, 307, 308].contains(outcome.status), let target = outcome.redirectURL,
                   let targetOrigin = URLOrigin(target) else { return outcome }
             let sameOrigin = targetOrigin == firstOrigin
@@ -107,7 +113,7 @@ public final class HTTPClient: Sendable {
 
     /// One hop on a pool thread. The handle goes back to the pool whatever happens.
     private func perform(_ request: HTTPRequest, credentials: BasicCredentials?,
-                         destination: BodyDestination) async throws -> TransferOutcome {
+                         destination: BodyDestination, observer: (any DownloadBodyObserver)?) async throws -> TransferOutcome {
         let cancellation = CancellationFlag()
         let configuration = configuration
         let handles = handles
@@ -117,7 +123,8 @@ public final class HTTPClient: Sendable {
                     let easy = try handles.checkOut()
                     defer { handles.checkIn(easy) }
                     return try Transfer.run(request, credentials: credentials, configuration: configuration,
-                                            easy: easy, destination: destination, cancellation: cancellation)
+                                            easy: easy, destination: destination, cancellation: cancellation,
+                                            observer: observer)
                 }
             } catch is CancellationError {
                 throw HTTPClientError(code: .cancelled, message: "task cancelled before the transfer started")

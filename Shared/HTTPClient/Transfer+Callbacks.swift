@@ -38,9 +38,11 @@ extension Transfer {
                 }
                 expectedSize = range?.completeLength
                 file = try DownloadFile.resuming(path, at: offset)
+                observer?.bodyBegins(atOffset: offset)
             } else {
                 expectedSize = headers["content-length"].flatMap { Int64($0) }
                 file = try DownloadFile.truncating(path)
+                observer?.bodyBegins(atOffset: 0)
             }
             return true
         } catch {
@@ -57,6 +59,7 @@ extension Transfer {
                 failure = error
                 return false
             }
+            observer?.bodyWritten(bytes)
             if case .file(_, _, _, let progress) = destination, !progress(file.fileSize, expectedSize) {
                 failure = HTTPClientError(code: .cancelled, message: "download stopped by its progress callback")
                 return false

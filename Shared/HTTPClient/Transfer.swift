@@ -34,6 +34,7 @@ final class Transfer {
     private let easy: CurlEasy
     let destination: BodyDestination
     let cancellation: CancellationFlag
+    let observer: (any DownloadBodyObserver)?
     var status = 0
     var headers: [String: String] = [:]
     var body: [UInt8] = []
@@ -42,17 +43,20 @@ final class Transfer {
     /// Set by a callback that aborts the transfer; wins over curl's generic write/abort code.
     var failure: HTTPClientError?
 
-    private init(easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag) {
+    private init(easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag,
+                 observer: (any DownloadBodyObserver)?) {
         self.easy = easy
         self.destination = destination
         self.cancellation = cancellation
+        self.observer = observer
     }
 
     /// Runs `request` on `easy`, blocking the calling (pool) thread until it ends.
     /// The handle must be checked out by the caller, who gets it back unchanged in ownership.
     static func run(_ request: HTTPRequest, credentials: BasicCredentials?, configuration: HTTPClient.Configuration,
-                    easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag) throws -> TransferOutcome {
-        let transfer = Transfer(easy: easy, destination: destination, cancellation: cancellation)
+                    easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag,
+                    observer: (any DownloadBodyObserver)? = nil) throws -> TransferOutcome {
+        let transfer = Transfer(easy: easy, destination: destination, cancellation: cancellation, observer: observer)
         return try transfer.perform(request, credentials: credentials, configuration: configuration)
     }
 
@@ -119,6 +123,8 @@ final class Transfer {
             // A stall timeout: fail when less than 1 byte/s arrives for `timeoutSeconds`.
             try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
             try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeoutSeconds.rounded(.up))))
+            // Bigger reads mean fewer write(2) calls and callbacks per megabyte on fast links.
+            try easy.set(CURLOPT_BUFFERSIZE, configuration.downloadBufferBytes)
             if offset > 0 {
                 requestHeaders = requestHeaders.filter { $0.key.lowercased() != "range" }
                 requestHeaders["Range"] = "bytes=\(offset)-"

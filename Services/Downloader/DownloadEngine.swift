@@ -1,0 +1,276 @@
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+import Wire
+
+/// The download queue: at most `maxParallel` files at once, chosen from the catalog (files not
+/// yet verified that some owner — a station or an offline.add token — still wants, oldest
+/// request first). The queue *is* the catalog (`downloads` rows, `files.attempts`), so a restart
+/// resumes exactly where the last process stopped, with the same attempts counted.
+actor DownloadEngine {
+    private let catalog: DatabasePool
+    private let store: MediaStore
+    private let transfer: FileTransfer
+    private let committer: DurableCommitter
+    private let events: DownloaderEvents
+    private let logger: Logger
+    private(set) var maxParallel: Int
+    let maxAttempts: Int
+    private var active: [Int64: Task<Void, Never>] = [:]
+    private var stopped = false
+
+    init(catalog: DatabasePool, store: MediaStore, transfer: FileTransfer, events: DownloaderEvents,
+         settings: DownloaderSettings, logger: Logger) {
+        self.catalog = catalog
+        self.store = store
+        self.transfer = transfer
+        self.committer = DurableCommitter(store: store, catalog: catalog)
+        self.events = events
+        self.logger = logger
+        self.maxParallel = settings.maxParallel
+        self.maxAttempts = settings.maxAttempts
+    }
+
+    var activeFileIds: [Int64] { Array(active.keys) }
+
+    func setMaxParallel(_ n: Int) {
+        maxParallel = n
+        kick()
+    }
+
+    /// Starts downloads until `maxParallel` run or nothing is wanted.
+    func kick() {
+        guard !stopped, active.count < maxParallel, transfer.origin != nil else { return }
+        let jobs: [FileJob]
+        do {
+            jobs = try catalog.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT f.id, f.url, f.localPath, f.sizeBytes, f.sha256,
+                           (SELECT MIN(d.id) FROM downloads d WHERE d.fileId = f.id AND d.state = 'queued') AS firstRequest
+                    FROM files f
+                    WHERE f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ? AND f.url IS NOT NULL
+                      AND f.sizeBytes IS NOT NULL AND f.sha256 IS NOT NULL AND firstRequest IS NOT NULL
+                    ORDER BY firstRequest LIMIT ?
+                    """, arguments: [maxAttempts, maxParallel + active.count])
+                    .map { FileJob(fileId: $0["id"], url: $0["url"], relative: $0["localPath"], sizeBytes: $0["sizeBytes"], sha256: $0["sha256"]) }
+            }
+        } catch {
+            logger.error("download queue: cannot read the catalog: \(error)")
+            return
+        }
+        for job in jobs where active[job.fileId] == nil && active.count < maxParallel {
+            active[job.fileId] = Task { await self.perform(job) }
+        }
+    }
+
+    /// Cancels transfers of files no owner wants any more (paused, cancelled, deleted); their
+    /// `.part` stays for a later resume unless the caller removes it.
+    func dropUnwanted() {
+        guard !active.isEmpty else { return }
+        let ids = Array(active.keys)
+        let wanted = (try? catalog.read { db in
+            try Int64.fetchSet(db, sql: "SELECT DISTINCT fileId FROM downloads WHERE state = 'queued' AND fileId IN (\(ids.map(String.init).joined(separator: ",")))")
+        }) ?? Set(ids)
+        for id in ids where !wanted.contains(id) {
+            active[id]?.cancel()
+        }
+    }
+
+    /// Cancels one file's transfer and waits until it let go of the file.
+    func cancelAndWait(fileId: Int64) async {
+        guard let task = active[fileId] else { return }
+        task.cancel()
+        await task.value
+    }
+
+    /// Graceful shutdown: stop every transfer (bytes stay on disk for the next start).
+    func stop() async {
+        stopped = true
+        let tasks = Array(active.values)
+        tasks.forEach { $0.cancel() }
+        for task in tasks { await task.value }
+    }
+
+    // MARK: One file
+
+    private func perform(_ job: FileJob) async {
+        let owners = markStarted(job)
+        let progress = Mutex<Int64>(-1)
+        let ticker = Task { [catalog, events] in
+            var written: Int64 = -2
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 500_000_000)
+                let now = progress.withLock { $0 }
+                guard now != written, now >= 0 else { continue }
+                written = now
+                // CATALOG-CONTRACT: bytesOnDisk follows the download about every second.
+                _ = try? await catalog.write { db in
+                    try db.execute(sql: """
+                        UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE state END
+                        WHERE id = ? AND state != 'verified'
+                        """, arguments: [now, now, job.fileId])
+                }
+                for owner in owners {
+                    events.downloads("OfflineProgress", [
+                        "token": .string(owner.token), "productId": .string(owner.productId),
+                        "progress": .number(Double(now * 100 / max(1, job.sizeBytes))),
+                        "bytesOnDisk": .number(Double(now)), "sizeBytes": .number(Double(job.sizeBytes)),
+                    ])
+                }
+            }
+        }
+        do {
+            let result = try await transfer.run(job) { bytes in progress.withLock { $0 = bytes } }
+            ticker.cancel()
+            switch result {
+            case .complete:
+                try await committer.commit(job)
+                fileVerified(job)
+            case .refused(let error, let reason):
+                logger.warning("download of \(job.relative) failed: \(error): \(reason)")
+                attemptFailed(job, error: error, reason: reason)
+            }
+        } catch {
+            ticker.cancel()
+            if Task.isCancelled || error is CancellationError {
+                noteInterrupted(job)
+            } else {
+                logger.error("download of \(job.relative) failed: \(error)")
+                attemptFailed(job, error: "StorageError", reason: "\(error)")
+            }
+        }
+        active[job.fileId] = nil
+        kick()
+    }
+
+    private struct ProductOwner: Sendable {
+        var token: String
+        var productId: String
+    }
+
+    /// Products waiting for this file become Downloading (OfflineStarted once per token).
+    private func markStarted(_ job: FileJob) -> [ProductOwner] {
+        let now = Date()
+        let changed: [ProductOwner]
+        let owners: [ProductOwner]
+        do {
+            (owners, changed) = try catalog.write { db in
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT p.token, p.productId, p.state FROM offlineProducts p JOIN downloads d
+                      ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.fileId = ? AND d.state = 'queued'
+                    """, arguments: [job.fileId])
+                let all = rows.map { ProductOwner(token: $0["token"], productId: $0["productId"] ?? "") }
+                let starting = rows.filter { ($0["state"] as String) != "downloading" }
+                    .map { ProductOwner(token: $0["token"], productId: $0["productId"] ?? "") }
+                for owner in starting {
+                    try db.execute(sql: """
+                        UPDATE offlineProducts SET state = 'downloading', startedAt = COALESCE(startedAt, ?), error = NULL, reason = NULL
+                        WHERE token = ?
+                        """, arguments: [now, owner.token])
+                }
+                return (all, starting)
+            }
+        } catch {
+            logger.error("cannot mark \(job.relative) started: \(error)")
+            return []
+        }
+        for owner in changed {
+            events.downloads("OfflineStarted", ["token": .string(owner.token), "productId": .string(owner.productId)])
+            events.downloads("ItemStateChanged", ["token": .string(owner.token), "productId": .string(owner.productId),
+                                                  "state": "downloading"])
+        }
+        return owners
+    }
+
+    private func fileVerified(_ job: FileJob) {
+        let now = Date()
+        do {
+            let (done, stations) = try catalog.write { db -> ([ProductOwner], [String]) in
+                try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')",
+                               arguments: [now, job.fileId])
+                let products = try Row.fetchAll(db, sql: """
+                    SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+                    WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
+                    """, arguments: [job.fileId]).map { ProductOwner(token: $0["token"], productId: $0["productId"]) }
+                for product in products {
+                    try db.execute(sql: "UPDATE offlineProducts SET state = 'cached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?",
+                                   arguments: [now, product.token])
+                }
+                let stations = try String.fetchAll(db, sql: """
+                    SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
+                    """, arguments: [job.fileId])
+                return (products, stations)
+            }
+            for product in done {
+                events.downloads("OfflineDone", ["token": .string(product.token), "productId": .string(product.productId)])
+                events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
+                                                      "state": "cached"])
+            }
+            publishStationProgress(stations)
+        } catch {
+            logger.error("cannot record \(job.relative) as verified: \(error)")
+        }
+    }
+
+    private func attemptFailed(_ job: FileJob, error: String, reason: String) {
+        let now = Date()
+        do {
+            let (failed, stations) = try catalog.write { db -> ([ProductOwner], [String]) in
+                try db.execute(sql: """
+                    UPDATE files SET attempts = attempts + 1, error = ?, reason = ?, state = 'corrupt', bytesOnDisk = 0 WHERE id = ?
+                    """, arguments: [error, reason, job.fileId])
+                let attempts = try Int.fetchOne(db, sql: "SELECT attempts FROM files WHERE id = ?", arguments: [job.fileId]) ?? 0
+                let stations = try String.fetchAll(db, sql: """
+                    SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
+                    """, arguments: [job.fileId])
+                guard attempts >= maxAttempts else { return ([], []) }
+                try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = ?, attempts = ?, updatedAt = ? WHERE fileId = ? AND state = 'queued'",
+                               arguments: ["\(error): \(reason)", attempts, now, job.fileId])
+                let products = try Row.fetchAll(db, sql: """
+                    SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+                    WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
+                    """, arguments: [job.fileId]).map { ProductOwner(token: $0["token"], productId: $0["productId"]) }
+                for product in products {
+                    try db.execute(sql: "UPDATE offlineProducts SET state = 'failed', error = ?, reason = ?, endedAt = ? WHERE token = ?",
+                                   arguments: [ItemError.downloadFailed.rawValue, "\(error): \(reason)", now, product.token])
+                }
+                return (products, stations)
+            }
+            for product in failed {
+                events.downloads("OfflineFailed", ["token": .string(product.token), "productId": .string(product.productId),
+                                                   "error": .string(ItemError.downloadFailed.rawValue), "cause": .string(error),
+                                                   "reason": .string(reason)])
+                events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
+                                                      "state": "failed", "error": .string(ItemError.downloadFailed.rawValue)])
+            }
+            publishStationProgress(stations)
+        } catch {
+            logger.error("cannot record the failure of \(job.relative): \(error)")
+        }
+    }
+
+    /// A cancelled transfer: the catalog learns how many bytes the `.part` keeps.
+    private func noteInterrupted(_ job: FileJob) {
+        let onDisk = (try? store.partPath(job.relative)).flatMap(MediaStore.size) ?? 0
+        _ = try? catalog.write { db in
+            try db.execute(sql: """
+                UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE 'pending' END
+                WHERE id = ? AND state != 'verified'
+                """, arguments: [onDisk, onDisk, job.fileId])
+        }
+    }
+
+    /// StationDownloadProgress for each station, and StationDownloadComplete when none is pending.
+    func publishStationProgress(_ stations: [String]) {
+        for station in stations {
+            guard let progress = try? catalog.read({ db in
+                try CatalogRecords.stationProgress(station, maxAttempts: maxAttempts, db: db)
+            }) else { continue }
+            let data: [String: JSONValue] = ["stationId": .string(station), "pending": .number(Double(progress.pending)),
+                                             "failed": .number(Double(progress.failed)), "total": .number(Double(progress.total))]
+            events.downloads("StationDownloadProgress", data)
+            if progress.pending == 0 { events.downloads("StationDownloadComplete", data) }
+        }
+    }
+}

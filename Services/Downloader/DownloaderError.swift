@@ -1,0 +1,51 @@
+import Wire
+
+/// The downloader's own failures, codes 1000–1999 (PROTOCOL.md), each with a stable name.
+/// Failures that come from the origin keep the origin client's `OriginError` (4000–4999).
+struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConvertible {
+    var code: Int
+    var name: String
+    var message: String
+
+    var description: String { "\(name): \(message)" }
+    var rpcError: RPCError { RPCError(code: code, name: name, message: message) }
+
+    static func noOrigin() -> DownloaderError {
+        DownloaderError(code: 1000, name: "NoOrigin",
+                        message: "No origin is configured; set origin in the config file or pass --origin.")
+    }
+    static func notDownloadable(_ id: String) -> DownloaderError {
+        DownloaderError(code: 1001, name: "NotDownloadable",
+                        message: "\(id) may be streamed but not downloaded (canBeDownloaded is false).")
+    }
+    static func unknownToken(_ token: String) -> DownloaderError {
+        DownloaderError(code: 1002, name: "UnknownToken",
+                        message: "No offline request has the token \(token); offline.list shows the known ones.")
+    }
+    static func hostileManifest(_ why: String) -> DownloaderError {
+        DownloaderError(code: 1003, name: "BadManifest",
+                        message: "The origin sent a manifest Cassette refuses: \(why). Nothing was written.")
+    }
+    static func notSupported(_ what: String) -> DownloaderError {
+        DownloaderError(code: 1004, name: "NotSupported", message: what)
+    }
+    static func invalidState(_ what: String) -> DownloaderError {
+        DownloaderError(code: 1005, name: "InvalidState", message: what)
+    }
+    static func storage(_ what: String) -> DownloaderError {
+        DownloaderError(code: 1006, name: "StorageError", message: what)
+    }
+    /// -32602 naming the field, for ids that are not plain tokens.
+    static func badParam(_ field: String, _ value: String) -> RPCError {
+        .invalidParams("params.\(field) must match [A-Za-z0-9._-]{1,128}; got \(value.debugDescription.prefix(140)).")
+    }
+}
+
+/// VOC error codes carried by a Failed item (`offlineProducts.error`, `files.error`).
+enum ItemError: String, Sendable {
+    case downloadFailed = "DownloadFailed"
+    case networkError = "NetworkError"
+    case cancelled = "Cancelled"
+    case cacheLimit = "CacheLimit"
+    case fileMissing = "FileMissing"
+}

@@ -1,0 +1,16 @@
+import Wire
+
+/// Event names and topics in one place (docs/protocol.md, downloader section).
+/// Download progress and item states go on `downloads`; reachability of the origin
+/// (`Available`, `NotAvailable`, `OfflineOnly`) on `network`, next to `NetworkChanged`.
+struct DownloaderEvents: Sendable {
+    let hub: EventHub
+
+    func downloads(_ type: String, _ data: [String: JSONValue]) {
+        _ = hub.publish(topic: "downloads", type: type, data: .object(data))
+    }
+
+    func network(_ type: String, _ data: [String: JSONValue]) {
+        _ = hub.publish(topic: "network", type: type, data: .object(data))
+    }
+}

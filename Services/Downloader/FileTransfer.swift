@@ -1,0 +1,88 @@
+import Foundation
+import Glibc
+import HTTPClient
+import OriginClient
+
+/// One file to fetch, as the queue hands it out.
+struct FileJob: Sendable, Equatable {
+    var fileId: Int64
+    var url: String
+    var relative: String
+    var sizeBytes: Int64
+    var sha256: String
+}
+
+/// How one attempt ended.
+enum TransferResult: Sendable, Equatable {
+    /// `<relative>.part` holds exactly the declared bytes with the declared SHA-256.
+    case complete
+    /// The attempt counts as failed and its content was removed: `error` is the stable name.
+    case refused(error: String, reason: String)
+}
+
+/// Fetches one file into `<relative>.part`, resuming with `Range` from what is on disk (after a
+/// crash, a restart or a dropped connection), hashing as the bytes arrive, and checking size and
+/// SHA-256 against the manifest. It never renames: `DurableCommitter` does the durable steps.
+struct FileTransfer: Sendable {
+    let origin: OriginClient?
+    let store: MediaStore
+    let stallTimeout: Double
+
+    /// Throws `CancellationError` when the task is cancelled (pause, delete, shutdown); the
+    /// bytes received stay in the `.part` file for the next attempt.
+    func run(_ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void) async throws -> TransferResult {
+        guard let origin else { throw DownloaderError.noOrigin() }
+        let part = try store.partPath(job.relative)
+        var onDisk = MediaStore.size(part) ?? 0
+        if onDisk > job.sizeBytes {
+            // Longer than the manifest says: not a prefix of the wanted file.
+            unlink(part)
+            onDisk = 0
+        }
+        let hasher = StreamingSHA256(path: part, declaredSize: job.sizeBytes)
+        try hasher.absorbExisting(length: onDisk)
+        onBytes(onDisk)
+
+        if onDisk < job.sizeBytes {
+            let declared = job.sizeBytes
+            do {
+                let result = try await HTTPClient.$bodyObserver.withValue(hasher) {
+                    try await origin.download(job.url, to: part, resumeFrom: onDisk, retry: .offlining,
+                                              stallTimeout: stallTimeout) { fileSize, _ in
+                        onBytes(fileSize)
+                        // Past the declared size the body is not what the manifest promised:
+                        // stop now rather than fill the disk.
+                        return fileSize <= declared && !Task.isCancelled
+                    }
+                }
+                if result.status == 416 {
+                    return refuse(part, "SizeMismatch", "the origin has fewer bytes than the \(declared) it declared")
+                }
+            } catch {
+                if hasher.overflowed {
+                    return refuse(part, "BodyTooLong", "the origin sent more than the \(declared) bytes it declared")
+                }
+                if Task.isCancelled { throw CancellationError() }
+                if let origin = error as? OriginError {
+                    return refuse(part, origin.name, origin.message)
+                }
+                return refuse(part, "DownloadFailed", "\(error)")
+            }
+        }
+        let size = MediaStore.size(part) ?? 0
+        guard size == job.sizeBytes, hasher.position == size else {
+            return refuse(part, size > job.sizeBytes ? "BodyTooLong" : "SizeMismatch",
+                          "received \(size) bytes, the manifest declared \(job.sizeBytes)")
+        }
+        let digest = hasher.hexDigest()
+        guard digest == job.sha256 else {
+            return refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(job.sha256)")
+        }
+        return .complete
+    }
+
+    private func refuse(_ part: String, _ error: String, _ reason: String) -> TransferResult {
+        unlink(part)
+        return .refused(error: error, reason: reason)
+    }
+}

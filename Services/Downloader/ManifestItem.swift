@@ -1,0 +1,36 @@
+import OriginClient
+import Wire
+
+/// One file-backed item as the origin describes it (a station item, or a product's progressive
+/// manifest), after `HostileInput` checked every field that reaches a path, a URL or the disk.
+struct ManifestItem: Sendable, Equatable {
+    var id: String
+    /// Absolute URL on the configured origin (query kept: it may carry a signature).
+    var url: String
+    /// The URL's path only: the file's cache key (ORIGIN-API "Common").
+    var urlPath: String
+    var sizeBytes: Int64
+    var sha256: String
+    var mimeType: String?
+    var title: String?
+    var artist: String?
+    var album: String?
+    var durationSeconds: Double?
+    var audioQuality: String?
+    var codec: String?
+    var sampleRate: Int?
+    var bitDepth: Int?
+    var productType = "TRACK"
+    var trackGain: Double?
+    var trackPeak: Double?
+    var albumGain: Double?
+    var albumPeak: Double?
+
+    var relativePath: String { MediaStore.relativePath(itemId: id, urlPath: urlPath, mimeType: mimeType) }
+}
+
+/// An item the origin sent that Cassette will not touch, and why (reported, never written).
+struct RefusedItem: Error, Sendable, Encodable {
+    var id: String
+    var reason: String
+}

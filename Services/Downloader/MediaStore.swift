@@ -1,0 +1,122 @@
+import Foundation
+import Glibc
+import OriginClient
+
+/// The media directory (`<state-dir>/media`) and every file operation on it. The catalog only
+/// ever holds paths relative to this root (CATALOG-CONTRACT); `absolute` is the one place a
+/// relative path becomes a real one, and it refuses anything that could leave the root.
+struct MediaStore: Sendable {
+    let root: String
+    static let partSuffix = ".part"
+
+    init(stateDirectory: String) {
+        root = stateDirectory + "/media"
+    }
+
+    func prepare() throws {
+        try FileManager.default.createDirectory(atPath: root + "/tracks", withIntermediateDirectories: true)
+    }
+
+    /// `tracks/<id>.<ext>`: the id is a checked origin id and the extension comes from the
+    /// URL's last path component when it is a short plain word, else from the MIME type.
+    static func relativePath(itemId: String, urlPath: String, mimeType: String?) -> String {
+        "tracks/\(itemId).\(fileExtension(urlPath: urlPath, mimeType: mimeType))"
+    }
+
+    static func fileExtension(urlPath: String, mimeType: String?) -> String {
+        let last = urlPath.split(separator: "/").last.map(String.init) ?? ""
+        if let dot = last.lastIndex(of: ".") {
+            let ext = last[last.index(after: dot)...].lowercased()
+            if (1...5).contains(ext.count), ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) { return ext }
+        }
+        switch mimeType?.lowercased() {
+        case "audio/flac", "audio/x-flac": return "flac"
+        case "audio/mpeg": return "mp3"
+        case "audio/mp4", "audio/aac": return "m4a"
+        case "audio/ogg", "audio/opus": return "opus"
+        default: return "bin"
+        }
+    }
+
+    /// The real path of a catalog path. Throws unless every component is a plain token, so
+    /// `..`, absolute paths and odd bytes from a corrupted catalog never reach the file system.
+    func absolute(_ relative: String) throws -> String {
+        let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
+        guard !relative.hasPrefix("/"), !parts.isEmpty,
+              parts.allSatisfy({ OriginID.isValid(String($0)) }) else {
+            throw DownloaderError.storage("refusing the media path \(relative.debugDescription): not a plain relative path")
+        }
+        return root + "/" + relative
+    }
+
+    func partPath(_ relative: String) throws -> String { try absolute(relative) + Self.partSuffix }
+
+    /// The size of a regular file, nil when absent (or not a regular file).
+    static func size(_ path: String) -> Int64? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Removes the final file and its `.part`, whichever exist.
+    func removeAll(_ relative: String) {
+        guard let path = try? absolute(relative) else { return }
+        unlink(path)
+        unlink(path + Self.partSuffix)
+    }
+
+    /// Every regular file under the root, relative to it (symlinks are listed, never followed).
+    func listFiles() -> [String] {
+        var found: [String] = []
+        func walk(_ relative: String) {
+            let dir = relative.isEmpty ? root : root + "/" + relative
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
+            for name in names {
+                let child = relative.isEmpty ? name : relative + "/" + name
+                var info = stat()
+                guard lstat(root + "/" + child, &info) == 0 else { continue }
+                if (info.st_mode & S_IFMT) == S_IFDIR { walk(child) } else { found.append(child) }
+            }
+        }
+        walk("")
+        return found
+    }
+
+    // MARK: Durable steps (temp name → verify → fsync → rename → dir fsync → catalog)
+
+    /// Forces a file's data to disk. Before a rename: otherwise after a power cut the final
+    /// name could point at a file whose blocks were never written.
+    static func fsyncFile(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw DownloaderError.storage("cannot open \(path) to fsync: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw DownloaderError.storage("fsync \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Flushes every dirty file of the file system holding `path` in one call: for a batch of
+    /// completed downloads this is one journal commit instead of one per file.
+    static func syncFileSystem(of path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw DownloaderError.storage("cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard cassetteSyncfs(fd) == 0 else { throw DownloaderError.storage("syncfs \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Makes a rename (a directory entry) durable: without it a crash may bring the old name back.
+    static func fsyncDirectory(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw DownloaderError.storage("cannot open directory \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw DownloaderError.storage("fsync directory \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    static func rename(_ from: String, to: String) throws {
+        guard Glibc.rename(from, to) == 0 else {
+            throw DownloaderError.storage("rename \(from) → \(to): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// glibc's `syncfs(2)`, which the Glibc module does not export.
+@_silgen_name("syncfs")
+private func cassetteSyncfs(_ fd: Int32) -> Int32

@@ -1,0 +1,279 @@
+import Catalog
+import Foundation
+import GRDB
+import Logging
+import OriginClient
+import Wire
+
+/// TIDAL OE / Brightcove media products: `offline.add` and the calls on its token. A token is a
+/// row of `offlineProducts`, so it, the product's state and its attempts survive restarts.
+actor OfflineProducts {
+    private let catalog: DatabasePool
+    private let origin: OriginClient?
+    private let store: MediaStore
+    private let engine: DownloadEngine
+    private let events: DownloaderEvents
+    private let logger: Logger
+
+    init(catalog: DatabasePool, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
+         events: DownloaderEvents, logger: Logger) {
+        self.catalog = catalog
+        self.origin = origin
+        self.store = store
+        self.engine = engine
+        self.events = events
+        self.logger = logger
+    }
+
+    // MARK: offline.add
+
+    func add(productId: String, productType: String?, quality: String?) async throws -> JSONValue {
+        guard let origin else { throw DownloaderError.noOrigin() }
+        let existing = try catalog.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT token, state FROM offlineProducts WHERE requestedProductId = ? AND state != 'deleted'
+                ORDER BY requestedAt DESC LIMIT 1
+                """, arguments: [productId])
+        }
+        // The same request twice gets the same token; a failed one is started again (explicit re-request).
+        if let existing, (existing["state"] as String) != "failed" {
+            return try status(token: existing["token"])
+        }
+        let info = try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"],
+                                        retry: .offlining)
+        guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(productId) }
+        let manifestType = info["manifestType"]?.stringValue ?? "progressive"
+        guard manifestType == "progressive" else {
+            throw DownloaderError.notSupported("\(productId) is delivered as \(manifestType); only progressive files can be offlined so far.")
+        }
+        let actual = info["productId"]?.stringValue ?? productId
+        guard OriginID.isValid(actual) else {
+            throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
+        }
+        var parsedItem: ManifestItem
+        switch HostileInput.item(id: JSONValue.string(actual), fileFields: info["manifest"], meta: info, origin: origin) {
+        case .success(let parsed): parsedItem = parsed
+        case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
+        }
+        parsedItem.productType = info["productType"]?.stringValue ?? productType ?? "TRACK"
+        let token = (existing?["token"] as String?) ?? UUID().uuidString.lowercased()
+        let item = parsedItem
+        let now = Date()
+        let (state, stale) = try await catalog.write { db -> (ItemState, (Int64, String)?) in
+            let (fileId, verified, stale) = try CatalogRecords.upsert(item, db: db, now: now)
+            // An explicit request starts a file that gave up again from scratch.
+            try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
+            let state: ItemState = verified ? .cached : .queued
+            try db.execute(sql: """
+                INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
+                    offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL)
+                ON CONFLICT(token) DO UPDATE SET productId = excluded.productId, state = excluded.state,
+                    manifestHash = excluded.manifestHash, offlineRevalidateAt = excluded.offlineRevalidateAt,
+                    offlineValidUntil = excluded.offlineValidUntil, startedAt = NULL, endedAt = excluded.endedAt,
+                    error = NULL, reason = NULL
+                """, arguments: [token, productId, actual, item.productType, quality, state.rawValue,
+                                 info["manifestHash"]?.stringValue,
+                                 info["offlineRevalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
+                                 info["offlineValidUntil"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
+                                 now, verified ? now : nil])
+            try CatalogRecords.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+            return (state, stale.map { (fileId, $0) })
+        }
+        if let (fileId, path) = stale {
+            // The origin now promises other content under this name: the old bytes go.
+            await engine.cancelAndWait(fileId: fileId)
+            store.removeAll(path)
+        }
+        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(actual), "state": .string(state.rawValue)])
+        if state == .cached { events.downloads("OfflineDone", ["token": .string(token), "productId": .string(actual)]) }
+        await engine.kick()
+        return try status(token: token)
+    }
+
+    // MARK: Reading
+
+    func status(token: String) throws -> JSONValue {
+        guard let value = try catalog.read({ db in try Self.statusRows(db, where: "p.token = ?", [token]).first }) else {
+            throw DownloaderError.unknownToken(token)
+        }
+        return value
+    }
+
+    func list(state: String?, sort: String?) throws -> JSONValue {
+        let order: String
+        switch sort ?? "requestedAt" {
+        case "requestedAt": order = "p.requestedAt"
+        case "-requestedAt": order = "p.requestedAt DESC"
+        case "productId": order = "p.productId"
+        case "state": order = "p.state, p.requestedAt"
+        default: throw RPCError.invalidParams("params.sort must be requestedAt, -requestedAt, productId or state.")
+        }
+        if let state, ItemState(rawValue: state) == nil {
+            throw RPCError.invalidParams("params.filter must be one of \(ItemState.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
+        let items = try catalog.read { db in
+            try Self.statusRows(db, where: state == nil ? "p.state != 'deleted'" : "p.state = ?", state.map { [$0] } ?? [],
+                                order: order)
+        }
+        return ["items": .array(items)]
+    }
+
+    private static func statusRows(_ db: Database, where condition: String, _ arguments: [String], order: String = "p.requestedAt") throws -> [JSONValue] {
+        try Row.fetchAll(db, sql: """
+            SELECT p.*, f.bytesOnDisk, f.sizeBytes, f.state AS fileState FROM offlineProducts p
+            LEFT JOIN mediaItems m ON m.id = p.productId LEFT JOIN files f ON f.id = m.fileId
+            WHERE \(condition) ORDER BY \(order)
+            """, arguments: StatementArguments(arguments)).map { row in
+            let state: String = row["state"]
+            let size: Int64? = row["sizeBytes"]
+            var bytes: Int64 = row["bytesOnDisk"] ?? 0
+            if state == "deleted" { bytes = 0 }
+            let progress = state == "cached" ? 100 : (size.map { $0 > 0 ? Double(bytes * 100 / $0) : 0 } ?? 0)
+            func date(_ key: String) -> JSONValue { Timestamp.string(row[key]).map(JSONValue.string) ?? .null }
+            return [
+                "token": .string(row["token"]), "requestedProductId": .string(row["requestedProductId"]),
+                "productId": (row["productId"] as String?).map(JSONValue.string) ?? .null,
+                "productType": .string(row["productType"]), "state": .string(state), "progress": .number(progress),
+                "bytesOnDisk": .number(Double(bytes)), "sizeBytes": size.map { .number(Double($0)) } ?? .null,
+                "requestedAt": date("requestedAt"), "startedAt": date("startedAt"), "endedAt": date("endedAt"),
+                "offlineValidUntil": date("offlineValidUntil"),
+                "error": (row["error"] as String?).map(JSONValue.string) ?? .null,
+                "reason": (row["reason"] as String?).map(JSONValue.string) ?? .null,
+            ]
+        }
+    }
+
+    // MARK: pause / resume / cancel / delete
+
+    func pause(token: String) async throws -> JSONValue {
+        let (state, productId) = try current(token)
+        if state == .paused { return try status(token: token) }
+        guard state.wantsBytes || state == .discovered else {
+            throw DownloaderError.invalidState("\(token) is \(state.rawValue); only a queued or downloading item can be paused.")
+        }
+        try await catalog.write { db in
+            try db.execute(sql: "UPDATE offlineProducts SET state = 'paused' WHERE token = ?", arguments: [token])
+            try db.execute(sql: "UPDATE downloads SET state = 'paused', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ? AND state = 'queued'",
+                           arguments: [Date(), token])
+        }
+        await engine.dropUnwanted()
+        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "paused"])
+        return try status(token: token)
+    }
+
+    func resume(token: String) async throws -> JSONValue {
+        let (state, productId) = try current(token)
+        guard state == .paused || state == .failed else {
+            if state.wantsBytes || state == .cached { return try status(token: token) }
+            throw DownloaderError.invalidState("\(token) is \(state.rawValue); offline.add requests it again.")
+        }
+        let now = Date()
+        let newState = try await catalog.write { db -> ItemState in
+            let file = try Row.fetchOne(db, sql: """
+                SELECT f.id, f.state FROM mediaItems m JOIN files f ON f.id = m.fileId JOIN offlineProducts p ON p.productId = m.id
+                WHERE p.token = ?
+                """, arguments: [token])
+            let verified = (file?["state"] as String?) == "verified"
+            if let id = file?["id"] as Int64? {
+                try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [id])
+                try CatalogRecords.want(fileId: id, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+            }
+            let newState: ItemState = verified ? .cached : .queued
+            try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ? WHERE token = ?",
+                           arguments: [newState.rawValue, verified ? now : nil, token])
+            return newState
+        }
+        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": .string(newState.rawValue)])
+        await engine.kick()
+        return try status(token: token)
+    }
+
+    /// Stops a download for good: Failed with `Cancelled`; content nobody else wants is removed.
+    func cancel(token: String) async throws -> JSONValue {
+        let (state, productId) = try current(token)
+        guard state.wantsBytes || state == .paused || state == .discovered else {
+            throw DownloaderError.invalidState("\(token) is \(state.rawValue); only an unfinished download can be cancelled (offline.delete removes content).")
+        }
+        let now = Date()
+        let orphaned = try await catalog.write { db -> [(Int64, String)] in
+            try db.execute(sql: """
+                UPDATE offlineProducts SET state = 'failed', error = 'Cancelled', reason = 'cancelled by request', endedAt = ? WHERE token = ?
+                """, arguments: [now, token])
+            try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = 'Cancelled', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
+                           arguments: [now, token])
+            return try Self.unwantedUnverified(db, token: token)
+        }
+        await engine.dropUnwanted()
+        for (fileId, path) in orphaned {
+            await engine.cancelAndWait(fileId: fileId)
+            store.removeAll(path)
+            _ = try? await catalog.write { db in
+                try db.execute(sql: "UPDATE files SET state = 'pending', bytesOnDisk = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
+            }
+        }
+        events.downloads("OfflineFailed", ["token": .string(token), "productId": .string(productId), "error": "Cancelled",
+                                           "reason": "cancelled by request"])
+        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "failed",
+                                              "error": "Cancelled"])
+        return try status(token: token)
+    }
+
+    /// Unverified files of this token that no other owner still wants.
+    private static func unwantedUnverified(_ db: Database, token: String) throws -> [(Int64, String)] {
+        try Row.fetchAll(db, sql: """
+            SELECT f.id, f.localPath FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
+            WHERE p.token = ? AND f.state != 'verified'
+              AND NOT EXISTS (SELECT 1 FROM downloads d WHERE d.fileId = f.id AND d.state IN ('queued', 'paused', 'done')
+                              AND NOT (d.ownerKind = 'product' AND d.ownerId = ?))
+            """, arguments: [token, token]).map { ($0["id"], $0["localPath"]) }
+    }
+
+    func delete(token: String) async throws -> JSONValue {
+        let (_, productId) = try current(token)
+        try await deleteTokens([token])
+        events.downloads("OfflineDeleted", ["token": .string(token), "productId": .string(productId)])
+        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "deleted"])
+        return try status(token: token)
+    }
+
+    func deleteAll() async throws -> JSONValue {
+        let tokens = try await catalog.read { db in
+            try String.fetchAll(db, sql: "SELECT token FROM offlineProducts WHERE state != 'deleted'")
+        }
+        try await deleteTokens(tokens)
+        events.downloads("AllOfflinesDeleted", ["count": .number(Double(tokens.count))])
+        return ["deleted": .number(Double(tokens.count))]
+    }
+
+    private func deleteTokens(_ tokens: [String]) async throws {
+        guard !tokens.isEmpty else { return }
+        let now = Date()
+        let garbage = try await catalog.write { db -> [(id: Int64, path: String)] in
+            for token in tokens {
+                try db.execute(sql: "UPDATE offlineProducts SET state = 'deleted', endedAt = ? WHERE token = ?", arguments: [now, token])
+                try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ?", arguments: [token])
+            }
+            return try CatalogRecords.collectGarbage(db: db)
+        }
+        await engine.dropUnwanted()
+        for file in garbage {
+            await engine.cancelAndWait(fileId: file.id)
+            store.removeAll(file.path)
+        }
+    }
+
+    private func current(_ token: String) throws -> (ItemState, String) {
+        guard let row = try catalog.read({ db in
+            try Row.fetchOne(db, sql: "SELECT state, productId, requestedProductId FROM offlineProducts WHERE token = ?", arguments: [token])
+        }) else { throw DownloaderError.unknownToken(token) }
+        return (ItemState(rawValue: row["state"]) ?? .failed, row["productId"] ?? row["requestedProductId"])
+    }
+
+    // MARK: offline.state
+
+    func offlineState(productId: String, now: Date) throws -> JSONValue {
+        let state = try catalog.read { db in try OfflineAvailability.state(productId: productId, db: db, now: now) }
+        return ["productId": .string(productId), "state": .string(state.rawValue)]
+    }
+}

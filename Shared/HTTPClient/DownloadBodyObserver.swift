@@ -1,0 +1,19 @@
+/// Sees a download's body bytes as they are written to the file, so a caller can hash (or
+/// otherwise digest) them on the fly instead of reading the whole file back afterwards.
+///
+/// Called on the transfer's pool thread, in order, never concurrently for one transfer.
+/// An observer passed to several downloads at once must tell them apart itself.
+public protocol DownloadBodyObserver: AnyObject, Sendable {
+    /// A 200 or 206 body starts; its bytes land at `offset` in the file. After a 200 (a server
+    /// that ignored `Range`) this is 0 and whatever the observer saw before no longer counts.
+    func bodyBegins(atOffset offset: Int64)
+    /// These bytes were just written to the file, right after the ones before.
+    func bodyWritten(_ bytes: UnsafeRawBufferPointer)
+}
+
+extension HTTPClient {
+    /// The observer `download` uses when none is passed. A task-local so that a wrapper which
+    /// builds the download call itself (the origin client, with its retry loop) carries it
+    /// through without having to know about it: `HTTPClient.$bodyObserver.withValue(o) { … }`.
+    @TaskLocal public static var bodyObserver: (any DownloadBodyObserver)?
+}
