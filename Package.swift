@@ -87,8 +87,19 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Downloader"),
-        .executableTarget(name: "player", dependencies: ["ServiceKit", "AudioOutput", "MediaDecoder"], path: "Services/Player"),
-        .executableTarget(name: "reporter", dependencies: ["ServiceKit", "HTTPClient"], path: "Services/Reporter"),
+        .executableTarget(name: "player", dependencies: [
+            "ServiceKit", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], path: "Services/Player"),
+        .executableTarget(name: "reporter", dependencies: [
+            "ServiceKit", "HTTPClient", "OriginClient", "Catalog", "Wire",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], path: "Services/Reporter"),
         .executableTarget(name: "cassettectl", dependencies: [
             "Wire",
             .product(name: "NIOCore", package: "swift-nio"),
