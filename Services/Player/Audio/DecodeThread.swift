@@ -1,0 +1,92 @@
+import Foundation
+import MediaDecoder
+
+/// The decode thread: opens each track's decoder, decodes ahead into the pipe until it is
+/// full, and obeys seeks and aborts between chunks. FFmpeg objects never leave this thread.
+enum DecodeThread {
+    static func start(pipe: AudioPipe, emit: @escaping @Sendable (PipelineEvent) -> Void) -> Thread {
+        let thread = Thread { run(pipe, emit) }
+        thread.name = "cassette-decode"
+        thread.start()
+        return thread
+    }
+
+    private static func run(_ pipe: AudioPipe, _ emit: @Sendable (PipelineEvent) -> Void) {
+        while let (job, startEpoch) = pipe.nextJob() {
+            decode(job, startEpoch: startEpoch, pipe: pipe, emit: emit)
+            pipe.decodingEnded()
+        }
+    }
+
+    private static func decode(_ job: TrackJob, startEpoch: UInt64, pipe: AudioPipe, emit: @Sendable (PipelineEvent) -> Void) {
+        var epoch = startEpoch
+        let token = job.token
+        let decoder: AudioDecoder
+        do {
+            decoder = try job.open()
+            emit(.opened(token, decoder.info))
+            if job.startPosition > 0 { try decoder.seek(to: job.startPosition) }
+        } catch {
+            let (name, message) = describe(error)
+            pipe.push(.failed(token, name: name, message: message), epoch: epoch)
+            return
+        }
+        guard pipe.push(.start(token, decoder.outputFormat, position: job.startPosition), epoch: epoch) else {
+            guard case .seek(let position, let newEpoch) = pipe.control(for: token) else { return }
+            return restart(decoder, token: token, at: position, epoch: newEpoch, pipe: pipe)
+        }
+        loop(decoder, token: token, epoch: &epoch, pipe: pipe)
+    }
+
+    private static func restart(_ decoder: AudioDecoder, token: TrackToken, at position: Double, epoch: UInt64, pipe: AudioPipe) {
+        var epoch = epoch
+        do {
+            try decoder.seek(to: position)
+        } catch {
+            let (name, message) = describe(error)
+            pipe.push(.failed(token, name: name, message: message), epoch: epoch)
+            return
+        }
+        if pipe.push(.start(token, decoder.outputFormat, position: position), epoch: epoch) {
+            loop(decoder, token: token, epoch: &epoch, pipe: pipe)
+        } else if case .seek(let again, let newEpoch) = pipe.control(for: token) {
+            restart(decoder, token: token, at: again, epoch: newEpoch, pipe: pipe)
+        }
+    }
+
+    private static func loop(_ decoder: AudioDecoder, token: TrackToken, epoch: inout UInt64, pipe: AudioPipe) {
+        while true {
+            switch pipe.control(for: token) {
+            case .abort:
+                return
+            case .seek(let position, let newEpoch):
+                return restart(decoder, token: token, at: position, epoch: newEpoch, pipe: pipe)
+            case .proceed:
+                break
+            }
+            let item: PipeItem
+            var last = false
+            do {
+                if let chunk = try decoder.nextChunk() {
+                    item = .audio(token, chunk)
+                } else {
+                    item = .end(token, more: false)
+                    last = true
+                }
+            } catch {
+                let (name, message) = describe(error)
+                item = .failed(token, name: name, message: message)
+                last = true
+            }
+            // A refused push means a flush came: the next `control` says what it wanted.
+            if pipe.push(item, epoch: epoch) && last { return }
+        }
+    }
+
+    /// Decoder errors keep FFmpeg's name; the engine maps them to the player's error names.
+    static func describe(_ error: any Error) -> (String, String) {
+        if let error = error as? DecoderError { return (error.name, error.message) }
+        if let error = error as? PlayerError { return (error.name, error.message) }
+        return ("UnexpectedError", "\(error)")
+    }
+}

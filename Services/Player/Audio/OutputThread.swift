@@ -1,0 +1,167 @@
+import AudioOutput
+import Foundation
+import MediaDecoder
+
+/// How the output thread opens the device.
+struct OutputSettings: Sendable {
+    var device: String
+    var pacing: PCMPacing
+    var bufferMilliseconds: Int?
+    var periodMilliseconds: Int?
+
+    func configuration(for format: DecodedFormat) -> PCMConfiguration {
+        PCMConfiguration(format: format.sampleFormat, sampleRate: format.sampleRate, channels: format.channels,
+                         bufferFrames: bufferMilliseconds.map { max(64, $0 * format.sampleRate / 1000) },
+                         periodFrames: periodMilliseconds.map { max(16, $0 * format.sampleRate / 1000) },
+                         pacing: pacing)
+    }
+}
+
+/// The output thread: the only owner of the ALSA PCM. Takes decoded audio from the pipe and
+/// writes it, keeping the PCM open across tracks of the same format (room for gapless), and
+/// publishes the heard position as frames written minus the device's delay.
+final class OutputThread {
+    private let pipe: AudioPipe
+    private let settings: OutputSettings
+    private let emit: @Sendable (PipelineEvent) -> Void
+
+    private var pcm: PCMOutput?
+    private var format: DecodedFormat?
+    private var devicePaused = false
+    /// Frames written since the PCM was opened or last dropped.
+    private var written = 0
+    /// Tracks whose frames are in the device, oldest first: where each starts (in `written`
+    /// frames) and the position of its first frame. The first one is the audible one.
+    private struct Segment { var token: TrackToken; var startFrame: Int; var position: Double }
+    private var segments: [Segment] = []
+    /// Tokens that have not had their first frame written since a start or seek.
+    private var awaitingFirstFrame: Set<TrackToken> = []
+    /// The last `.end` said another track follows: its start is a border, not a fresh start.
+    private var borderPending = false
+
+    private init(pipe: AudioPipe, settings: OutputSettings, emit: @escaping @Sendable (PipelineEvent) -> Void) {
+        self.pipe = pipe
+        self.settings = settings
+        self.emit = emit
+    }
+
+    static func start(pipe: AudioPipe, settings: OutputSettings, emit: @escaping @Sendable (PipelineEvent) -> Void) -> Thread {
+        let thread = Thread { OutputThread(pipe: pipe, settings: settings, emit: emit).run() }
+        thread.name = "cassette-output"
+        // The device must be fed on time even when decoding and requests load both cores.
+        thread.qualityOfService = .userInteractive
+        thread.start()
+        return thread
+    }
+
+    private func run() {
+        while true {
+            switch pipe.nextOutputWork(devicePaused: devicePaused) {
+            case .shutdown:
+                pcm?.close()
+                return
+            case .drop:
+                try? pcm?.drop()
+                devicePaused = false
+                written = 0
+                segments = []
+                borderPending = false
+                awaitingFirstFrame = []
+            case .pause(let paused):
+                try? pcm?.pause(paused)
+                devicePaused = paused
+                publish()
+            case .item(let item):
+                handle(item)
+            }
+        }
+    }
+
+    private func handle(_ item: PipeItem) {
+        switch item {
+        case .start(let token, let newFormat, let position):
+            if newFormat != format || pcm == nil {
+                // Another format needs another PCM: play out what the old one holds first.
+                if let pcm, !segments.isEmpty { try? pcm.drain() }
+                pcm?.close()
+                pcm = nil
+                written = 0
+                segments = []
+                do {
+                    pcm = try PCMOutput(device: settings.device, configuration: settings.configuration(for: newFormat))
+                    format = newFormat
+                } catch {
+                    format = nil
+                    emit(.outputFailed(token, name: error.name, message: error.message))
+                    return
+                }
+            }
+            if borderPending, let last = segments.last, last.token != token {
+                segments.append(Segment(token: token, startFrame: written, position: position))
+            } else {
+                // A fresh start or a seek: whatever was queued before is gone (dropped).
+                segments = [Segment(token: token, startFrame: written, position: position)]
+                awaitingFirstFrame.insert(token)
+            }
+            borderPending = false
+        case .audio(let token, let chunk):
+            guard let pcm, segments.last?.token == token else { return }
+            do {
+                try chunk.samples.withUnsafeBytes { try pcm.write(bytes: $0) }
+            } catch let error as AudioOutputError {
+                emit(.outputFailed(token, name: error.name, message: error.message))
+                return
+            } catch {
+                emit(.outputFailed(token, name: "WriteFailed", message: "\(error)"))
+                return
+            }
+            written += chunk.frameCount
+            if awaitingFirstFrame.remove(token) != nil { emit(.firstFrame(token)) }
+            publish()
+        case .end(let token, let more):
+            guard segments.last?.token == token else { return }
+            if more {
+                borderPending = true
+                return
+            }
+            // Nothing follows: let the device play everything out, then say so.
+            if let pcm { try? pcm.drain() }
+            guard !pipe.flushPending else { return }
+            publish(running: false)
+            let position = segments.last.map { $0.position + Double(written - $0.startFrame) / Double(format?.sampleRate ?? 1) } ?? 0
+            emit(.finished(token, position: position))
+            pcm?.close()
+            pcm = nil
+            format = nil
+            written = 0
+            segments = []
+        case .failed(let token, let name, let message):
+            if borderPending, let current = segments.last {
+                // The next track failed before its first frame: the current one plays out and
+                // ends first, so the error is raised while the failed track is the active one.
+                borderPending = false
+                handle(.end(current.token, more: false))
+            }
+            emit(.failed(token, name: name, message: message))
+        }
+    }
+
+    /// Publishes the heard position and reports any border the device has now played past.
+    private func publish(running: Bool = true) {
+        guard let pcm, let format, !segments.isEmpty else { return }
+        let delay = (try? pcm.delay()) ?? 0
+        let played = max(0, written - delay)
+        while segments.count > 1 && played >= segments[1].startFrame {
+            let previous = segments.removeFirst()
+            emit(.transitioned(from: previous.token, to: segments[0].token))
+        }
+        let audible = segments[0]
+        let rate = Double(format.sampleRate)
+        let end = segments.count > 1 ? segments[1].startFrame : written
+        pipe.publish(PositionSnapshot(
+            token: audible.token,
+            position: audible.position + Double(max(0, played - audible.startFrame)) / rate,
+            writtenUpTo: audible.position + Double(end - audible.startFrame) / rate,
+            at: .now, running: running && !devicePaused))
+    }
+}

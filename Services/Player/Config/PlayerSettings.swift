@@ -1,0 +1,46 @@
+import ServiceKit
+import Wire
+
+/// The `player` section of the config file: device sizes and the play log's timing. Fixed at
+/// start (unlike `PlayerConfig`, which the app changes over the socket).
+struct PlayerSettings: Sendable, Equatable {
+    /// ALSA buffer, in ms; nil lets `PCMConfiguration` pick its default (500 ms).
+    var bufferMilliseconds: Int?
+    /// ALSA period, in ms; nil means a quarter of the buffer.
+    var periodMilliseconds: Int?
+    /// How far the decoder may run ahead of the device, in seconds of 48 kHz stereo 32-bit PCM.
+    var decodeAheadSeconds: Double = 2
+    /// How often an open play's progress is saved (what a kill -9 can lose at most).
+    var playProgressSeconds: Double = 2
+    /// First pause before handing play events to the reporter again after a failure.
+    var playLogRetrySeconds: Double = 2
+
+    /// Bound of the HTTP cache of streamed media (`<state-dir>/cache/http`), in MiB.
+    var httpCacheMegabytes: Double = 256
+
+    static let keys: Set<String> = ["bufferMilliseconds", "periodMilliseconds", "decodeAheadSeconds",
+                                    "playProgressSeconds", "playLogRetrySeconds", "httpCacheMegabytes"]
+
+    /// Reads the section; a wrong type or range stops the service with `ConfigInvalid`.
+    init(section: [String: JSONValue]?) throws(DaemonError) {
+        guard let section else { return }
+        func number(_ key: String, _ range: ClosedRange<Double>) throws(DaemonError) -> Double? {
+            guard let value = section[key] else { return nil }
+            guard let n = value.doubleValue, n.isFinite, range.contains(n) else {
+                throw DaemonError(.configInvalid, "player.\(key) must be a number from \(range.lowerBound) to \(range.upperBound).")
+            }
+            return n
+        }
+        bufferMilliseconds = try number("bufferMilliseconds", 10...10_000).map { Int($0) }
+        periodMilliseconds = try number("periodMilliseconds", 1...5_000).map { Int($0) }
+        if let v = try number("decodeAheadSeconds", 0.2...60) { decodeAheadSeconds = v }
+        if let v = try number("playProgressSeconds", 0.2...600) { playProgressSeconds = v }
+        if let v = try number("playLogRetrySeconds", 0.1...3_600) { playLogRetrySeconds = v }
+        if let v = try number("httpCacheMegabytes", 1...1_048_576) { httpCacheMegabytes = v }
+    }
+
+    init() {}
+
+    var httpCacheBytes: Int64 { Int64(httpCacheMegabytes * 1_048_576) }
+    var aheadBytes: Int { Int(decodeAheadSeconds * 48_000 * 8) }
+}

@@ -1,0 +1,78 @@
+import Wire
+
+/// TIDAL's `MediaProduct` as a client sends it; looped back unchanged in events and status.
+struct MediaProduct: Codable, Sendable, Equatable {
+    var productType: String?
+    var productId: String
+    /// Unique per instance; lets the app match events to the product it asked for.
+    var referenceId: String?
+    var sourceType: String?
+    var sourceId: String?
+    var extras: JSONValue?
+
+    init(productId: String, productType: String? = "TRACK", referenceId: String? = nil,
+         sourceType: String? = nil, sourceId: String? = nil, extras: JSONValue? = nil) {
+        self.productId = productId
+        self.productType = productType
+        self.referenceId = referenceId
+        self.sourceType = sourceType
+        self.sourceId = sourceId
+        self.extras = extras
+    }
+
+    var json: JSONValue { (try? JSONCoding.value(self)) ?? .null }
+}
+
+/// TIDAL's PlaybackState: exactly one at any time.
+enum PlaybackState: String, Sendable, Codable {
+    case idle = "IDLE"
+    case playing = "PLAYING"
+    case notPlaying = "NOT_PLAYING"
+    case stalled = "STALLED"
+}
+
+/// What is known about the product actually being played, whichever source it comes from.
+/// Filled from the catalog for local files and from the source resolver otherwise.
+struct TrackInfo: Sendable, Equatable {
+    var requestedProductId: String
+    var actualProductId: String
+    var audioQuality: String?
+    var codec: String?
+    var sampleRate: Int?
+    var bitDepth: Int?
+    var durationSeconds: Double?
+    var trackGain: Double?
+    var trackPeak: Double?
+    var albumGain: Double?
+    var albumPeak: Double?
+    /// True when played from the device's own copy.
+    var offline: Bool
+}
+
+/// TIDAL's PlaybackContext for the active product, as `player.status` and the events show it.
+struct PlaybackContext: Sendable, Equatable {
+    var track: TrackInfo
+    var playbackSessionId: String
+    var referenceId: String?
+    var startAssetPosition: Double
+
+    var json: JSONValue {
+        func opt<T>(_ v: T?, _ f: (T) -> JSONValue) -> JSONValue { v.map(f) ?? .null }
+        return [
+            "productId": .string(track.actualProductId),
+            "requestedProductId": .string(track.requestedProductId),
+            "streamType": "ON_DEMAND",
+            "assetPresentation": "FULL",
+            "audioMode": "STEREO",
+            "audioQuality": opt(track.audioQuality) { .string($0) },
+            "audioCodec": opt(track.codec) { .string($0) },
+            "audioSampleRate": opt(track.sampleRate) { .number(Double($0)) },
+            "audioBitDepth": opt(track.bitDepth) { .number(Double($0)) },
+            "duration": opt(track.durationSeconds) { .number($0) },
+            "startAssetPosition": .number(startAssetPosition),
+            "playbackSessionId": .string(playbackSessionId),
+            "referenceId": opt(referenceId) { .string($0) },
+            "offline": .bool(track.offline),
+        ]
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import MediaDecoder
+
+extension PlaybackEngine {
+    /// Consumes what the audio threads report, in order, until the pipeline shuts down.
+    func run() async {
+        for await event in pipeline.events {
+            handle(event)
+        }
+    }
+
+    func handle(_ event: PipelineEvent) {
+        switch event {
+        case .opened(let token, let info):
+            opened(token, info)
+        case .firstFrame(let token):
+            guard active?.token == token else { return }
+            if let asked = playRequestedAt {
+                lastStartLatency = .now - asked
+                playRequestedAt = nil
+            }
+            if state == .stalled { setState(.playing) }
+            beginPlay()
+        case .transitioned(let from, let to):
+            guard active?.token == from, let queued = next, queued.token == to else { return }
+            becomeActive(queued, previousEnd: active?.context?.track.durationSeconds)
+            beginPlay()
+        case .finished(let token, let position):
+            guard active?.token == token else { return }
+            finished(at: position)
+        case .failed(let token, let name, let message):
+            let (mapped, text) = PlayerError.mapDecodeFailure(name: name, message: message)
+            if active?.token == token {
+                fail(name: mapped, message: text)
+            } else if next?.token == token {
+                next?.failure = (mapped, text)
+            }
+        case .source(let token, let event):
+            sourceEvent(token, event)
+        case .outputFailed(let token, let name, let message):
+            guard active?.token == token else { return }
+            fail(name: PlayerError.Code.outputFailed.name, message: "\(name): \(message)")
+        }
+    }
+
+    /// A growing file or a stream could not keep up (STALLED), caught up, or failed for good.
+    private func sourceEvent(_ token: TrackToken, _ event: ByteSourceEvent) {
+        switch event {
+        case .stalled:
+            guard active?.token == token, state == .playing else { return }
+            setState(.stalled)
+        case .resumed:
+            guard active?.token == token, state == .stalled else { return }
+            setState(wantPlaying ? .playing : .notPlaying)
+        case .failed(let name, let message):
+            if active?.token == token {
+                fail(name: name, message: message)
+            } else if next?.token == token {
+                next?.failure = (name, message)
+            }
+        }
+    }
+
+    /// The decoder saw what the file really is: fills what the catalog did not say, and tells
+    /// clients when the quality differs from what the context announced.
+    private func opened(_ token: TrackToken, _ info: AudioFormatInfo) {
+        guard var current = active, current.token == token, var context = current.context else { return }
+        var track = context.track
+        var changed = false
+        func adopt<T: Equatable>(_ key: WritableKeyPath<TrackInfo, T?>, _ value: T?) {
+            guard let value else { return }
+            if let known = track[keyPath: key], known != value { changed = true }
+            track[keyPath: key] = value
+        }
+        adopt(\.codec, info.codecName)
+        adopt(\.sampleRate, info.sampleRate)
+        adopt(\.bitDepth, info.bitsPerSample)
+        if track.durationSeconds == nil { track.durationSeconds = info.durationSeconds }
+        context.track = track
+        current.context = context
+        active = current
+        if changed { publish("PlaybackQualityChanged", ["playbackContext": context.json]) }
+    }
+
+    /// The active product played to its end with nothing queued behind it in the pipeline.
+    private func finished(at position: Double) {
+        if let queued = next {
+            becomeActive(queued, previousEnd: position)
+            if let failure = queued.failure {
+                fail(name: failure.name, message: failure.message)
+            } else if !queued.handedOver {
+                // setNext came too late to be queued gaplessly: start it now.
+                submitActive()
+            }
+            return
+        }
+        if station != nil, stationAdvanceIfMore(keepPlaying: true) { return }
+        let previous = active?.product
+        endActivePlay(at: position)
+        pipe.stop()
+        abandonTracks()
+        active = nil
+        station = nil
+        wantPlaying = false
+        publishTransition(previous: previous, active: nil)
+        setState(.idle)
+    }
+
+    /// Implicit transition: `queued` becomes the active product.
+    func becomeActive(_ queued: Next, previousEnd: Double?) {
+        let previous = active?.product
+        endActivePlay(at: previousEnd)
+        active?.track?.close()
+        var current = Active(product: queued.product, token: queued.token, stationId: queued.stationId)
+        current.track = queued.track
+        current.submitted = queued.handedOver
+        if let track = queued.track {
+            current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
+                                              referenceId: queued.product.referenceId, startAssetPosition: 0)
+        }
+        active = current
+        next = nil
+        if station != nil { station?.index += 1 }
+        publishTransition(previous: previous, active: current)
+        stationItemStarted(current)
+        queueNextStationItem()
+    }
+}

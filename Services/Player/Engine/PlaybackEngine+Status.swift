@@ -1,0 +1,43 @@
+import Wire
+
+extension PlaybackEngine {
+    /// Seconds into the active product of the frame being heard: frames the device has played
+    /// (written minus its delay), moved on with the clock between the output thread's updates.
+    var assetPosition: Double? {
+        guard let current = active else { return nil }
+        let snapshot = pipe.position
+        guard snapshot.token == current.token else { return current.startPosition }
+        return snapshot.position()
+    }
+
+    func status() async -> JSONValue {
+        let config = await currentConfig()
+        return [
+            "playbackState": .string(state.rawValue),
+            "mediaProduct": active?.product.json ?? .null,
+            "playbackContext": active?.context?.json ?? .null,
+            "assetPosition": assetPosition.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
+            "nextMediaProduct": next?.product.json ?? .null,
+            "activeStation": activeStationJSON,
+            "offlineMode": .bool(config.offlineMode),
+            "availability": .string(availability.rawValue),
+            "startLatencyMs": lastStartLatency.map { .number(Self.milliseconds($0)) } ?? .null,
+        ]
+    }
+
+    static func milliseconds(_ d: Duration) -> Double {
+        let (s, atto) = d.components
+        return ((Double(s) * 1000 + Double(atto) * 1e-15) * 1000).rounded() / 1000
+    }
+
+    func configGet() async -> PlayerConfig { await currentConfig() }
+
+    func configSet(_ update: PlayerConfig.Update) async throws -> PlayerConfig {
+        let updated = try await currentConfig().applying(update)
+        let catalog = try await catalog()
+        try updated.save(to: catalog)
+        config = updated
+        configLoaded = true
+        return updated
+    }
+}

@@ -1,0 +1,351 @@
+import Catalog
+import Foundation
+import Logging
+import MediaDecoder
+import OriginClient
+import Wire
+
+/// TIDAL's PlaybackEngine: one playback state, one active product, at most one next product,
+/// and the events that tell clients about every change. All of it lives in this actor; the
+/// audio itself moves on the pipeline's two threads, which report back through `handle(_:)`.
+actor PlaybackEngine {
+    struct Active {
+        var product: MediaProduct
+        var token: TrackToken
+        var stationId: String?
+        /// Nil while the source is being resolved.
+        var track: ResolvedTrack?
+        var context: PlaybackContext?
+        /// The track's job went to the pipeline.
+        var submitted = false
+        /// Where playback starts when it is submitted (a seek before play).
+        var startPosition: Double = 0
+        /// The play event, once the first frame was heard.
+        var play: PlayEvent?
+    }
+
+    struct Next {
+        var product: MediaProduct
+        var token: TrackToken
+        var stationId: String?
+        var track: ResolvedTrack?
+        /// Resolution failed: raised once this product becomes the active one.
+        var failure: (name: String, message: String)?
+        /// Its job is queued in the pipeline behind the active one (gapless).
+        var handedOver = false
+    }
+
+    struct StationCursor {
+        var id: String
+        var name: String
+        /// Item ids with a verified file, in station order.
+        var items: [String]
+        /// Index in `items` of the active product.
+        var index: Int
+    }
+
+    let pipeline: PlaybackPipeline
+    let hub: EventHub
+    let logger: Logger
+    let source: any TrackSource
+    let catalog: @Sendable () async throws -> Catalog
+    let plays: @Sendable () async throws -> PlayLogStore
+    let sender: PlayLogSender?
+    let playWrites: AsyncStream<PlayWrite>.Continuation
+    let playWriteQueue: AsyncStream<PlayWrite>
+
+    private(set) var state: PlaybackState = .idle
+    var active: Active?
+    var next: Next?
+    var station: StationCursor?
+    /// Whether the app wants sound (play) or not (pause); kept across transitions.
+    var wantPlaying = false
+    var config = PlayerConfig()
+    var origin: OriginClient?
+    var availability = Availability.unknown
+    var configLoaded = false
+    private var lastToken: TrackToken = 0
+    /// When the last `play` arrived, for the play→first-frame latency in status.
+    var playRequestedAt: ContinuousClock.Instant?
+    var lastStartLatency: Duration?
+
+    init(pipeline: PlaybackPipeline, hub: EventHub, logger: Logger, source: any TrackSource,
+         catalog: @escaping @Sendable () async throws -> Catalog, sender: PlayLogSender?) {
+        self.pipeline = pipeline
+        self.hub = hub
+        self.logger = logger
+        self.source = source
+        self.catalog = catalog
+        self.plays = { PlayLogStore(catalog: try await catalog()) }
+        self.sender = sender
+        (playWriteQueue, playWrites) = AsyncStream.makeStream(of: PlayWrite.self, bufferingPolicy: .unbounded)
+    }
+
+    var pipe: AudioPipe { pipeline.pipe }
+
+    func newToken() -> TrackToken {
+        lastToken += 1
+        return lastToken
+    }
+
+    // MARK: Events
+
+    func publish(_ type: String, _ data: JSONValue) {
+        _ = hub.publish(topic: "player", type: type, data: data)
+    }
+
+    /// The one place the playback state changes; one event per change.
+    func setState(_ new: PlaybackState) {
+        guard new != state else { return }
+        state = new
+        publish("PlaybackStateChanged", ["playbackState": .string(new.rawValue)])
+    }
+
+    func publishTransition(previous: MediaProduct?, active: Active?) {
+        publish("MediaProductTransition", [
+            "previousMediaProduct": previous?.json ?? .null,
+            "activeMediaProduct": active?.product.json ?? .null,
+            "playbackContext": active?.context?.json ?? .null,
+        ])
+    }
+
+    // MARK: PlaybackEngine API
+
+    /// Drops whatever was playing and makes `product` active at once (explicit transition).
+    /// State becomes NOT_PLAYING unless `keepPlaying` (skip, station) keeps the current intent.
+    func load(_ product: MediaProduct, stationId: String? = nil, keepPlaying: Bool = false) {
+        let previous = active?.product
+        endActivePlay()
+        pipe.stop()
+        abandonTracks()
+        if stationId == nil { station = nil }
+        next = nil
+        if !keepPlaying { wantPlaying = false }
+        let token = newToken()
+        active = Active(product: product, token: token, stationId: stationId)
+        pipe.presetPosition(token: token, position: 0)
+        setState(wantPlaying ? .playing : .notPlaying)
+        Task { await self.resolveActive(token: token, previous: previous) }
+    }
+
+    func setNext(_ product: MediaProduct?, stationId: String? = nil) {
+        guard state != .idle, let current = active else { return }
+        guard let product else {
+            next = nil
+            if current.submitted { _ = pipe.setNext(nil, after: current.token) }
+            return
+        }
+        let token = newToken()
+        next = Next(product: product, token: token, stationId: stationId)
+        Task { await self.resolveNext(token: token) }
+    }
+
+    func play() {
+        guard state != .idle, active != nil else { return }
+        let wasPaused = !wantPlaying
+        wantPlaying = true
+        if state == .notPlaying { setState(.playing) }
+        playRequestedAt = .now
+        if wasPaused { recordAction("resume") }
+        if let current = active, current.track != nil, !current.submitted {
+            submitActive()
+        }
+        pipe.setPaused(false)
+    }
+
+    func pause() {
+        guard state != .idle, active != nil else { return }
+        if wantPlaying { recordAction("pause") }
+        wantPlaying = false
+        pipe.setPaused(true)
+        setState(.notPlaying)
+    }
+
+    func seek(to requested: Double) {
+        guard state != .idle, var current = active else { return }
+        var position = max(0, requested)
+        if let duration = current.context?.track.durationSeconds { position = min(position, duration) }
+        let from = assetPosition ?? 0
+        guard let track = current.track, current.submitted else {
+            current.startPosition = position
+            active = current
+            pipe.presetPosition(token: current.token, position: position)
+            return
+        }
+        var nextJob: TrackJob?
+        if var queued = next, queued.handedOver, let nextTrack = queued.track {
+            nextJob = nextTrack.job(queued.token)
+            queued.handedOver = true
+            next = queued
+        }
+        pipe.seek(track.job(current.token, at: position), next: nextJob)
+        pipe.presetPosition(token: current.token, position: position)
+        recordAction("seek", position: position, from: from)
+    }
+
+    func skipToNext() {
+        guard state != .idle, active != nil else { return }
+        if station != nil {
+            stationAdvance()
+            return
+        }
+        guard let queued = next else { return }
+        load(queued.product, stationId: queued.stationId, keepPlaying: true)
+    }
+
+    func reset() {
+        endActivePlay()
+        pipe.stop()
+        abandonTracks()
+        active = nil
+        next = nil
+        station = nil
+        wantPlaying = false
+        setState(.idle)
+    }
+
+    // MARK: Resolution
+
+    private func resolveActive(token: TrackToken, previous: MediaProduct?) async {
+        guard let product = active?.product else { return }
+        let config = await currentConfig()
+        do {
+            let track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
+                                                 quality: config.streamingQualityWifi, events: sourceEvents(token))
+            guard var current = active, current.token == token else { return track.close() }
+            current.track = track
+            current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
+                                              referenceId: product.referenceId, startAssetPosition: current.startPosition)
+            active = current
+            publishTransition(previous: previous, active: current)
+            stationItemStarted(current)
+            submitActive()
+        } catch {
+            guard active?.token == token else { return }
+            fail(error)
+        }
+    }
+
+    private func resolveNext(token: TrackToken) async {
+        guard let product = next?.product else { return }
+        let config = await currentConfig()
+        do {
+            let track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
+                                                 quality: config.streamingQualityWifi, events: sourceEvents(token))
+            guard active?.token == token || next?.token == token else { return track.close() }
+            if var current = active, current.token == token, current.track == nil {
+                // It became the active product while being resolved: start it now.
+                current.track = track
+                current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
+                                                  referenceId: product.referenceId, startAssetPosition: 0)
+                active = current
+                submitActive()
+                return
+            }
+            guard next?.token == token else { return }
+            next?.track = track
+            handOverNext()
+        } catch {
+            if active?.token == token {
+                fail(error)
+            } else if next?.token == token {
+                next?.failure = PlayerError.describe(error)
+            }
+        }
+    }
+
+    /// Sends the active track to the pipeline, paused unless the app wants sound, so that it
+    /// is decoded and buffered ahead and `play` starts at once.
+    func submitActive() {
+        guard var current = active, let track = current.track, !current.submitted else { return }
+        current.submitted = true
+        active = current
+        pipe.setPaused(!wantPlaying)
+        var jobs = [track.job(current.token, at: current.startPosition)]
+        if var queued = next, let nextTrack = queued.track {
+            jobs.append(nextTrack.job(queued.token))
+            queued.handedOver = true
+            next = queued
+        }
+        pipe.replace(jobs: jobs)
+    }
+
+    /// Queues the resolved next product behind the active one in the pipeline (gapless).
+    func handOverNext() {
+        guard let current = active, current.submitted, var queued = next, let track = queued.track, !queued.handedOver else { return }
+        if pipe.setNext(track.job(queued.token), after: current.token) {
+            queued.handedOver = true
+            next = queued
+        }
+    }
+
+    /// Where a source's stall and failure reports go: the pipeline's ordered event stream.
+    func sourceEvents(_ token: TrackToken) -> @Sendable (ByteSourceEvent) -> Void {
+        let pipeline = pipeline
+        return { pipeline.report(.source(token, $0)) }
+    }
+
+    /// Releases the bytes of the active and next tracks (after the pipeline was stopped), so a
+    /// decoder waiting on a stalled source gives up at once.
+    func abandonTracks() {
+        active?.track?.close()
+        next?.track?.close()
+    }
+
+    // MARK: Errors
+
+    /// Raises `error` for the active product, then goes IDLE (TIDAL: error just before IDLE).
+    func fail(_ error: any Error) {
+        let (name, message) = PlayerError.describe(error)
+        fail(name: name, message: message)
+    }
+
+    func fail(name: String, message: String) {
+        let product = active?.product
+        logger.warning("playback failed", metadata: ["error": "\(name): \(message)", "productId": "\(product?.productId ?? "-")"])
+        endActivePlay()
+        pipe.stop()
+        abandonTracks()
+        publish(name, [
+            "name": .string(name), "message": .string(message),
+            "productId": product.map { .string($0.productId) } ?? .null,
+            "referenceId": product?.referenceId.map { .string($0) } ?? .null,
+        ])
+        active = nil
+        next = nil
+        station = nil
+        wantPlaying = false
+        setState(.idle)
+    }
+
+    func currentConfig() async -> PlayerConfig {
+        if !configLoaded, let catalog = try? await catalog(), let loaded = try? PlayerConfig.load(from: catalog) {
+            config = loaded
+            configLoaded = true
+        }
+        return config
+    }
+}
+
+extension PlayerError {
+    /// Any error as (stable name, message): the player's own, the decoder's mapped to the
+    /// player's names, and any other `RPCErrorConvertible` (source selection, origin) as is.
+    static func describe(_ error: any Error) -> (name: String, message: String) {
+        switch error {
+        case let error as PlayerError: return (error.name, error.message)
+        case let error as RPCErrorConvertible: return (error.rpcError.name, error.rpcError.message)
+        default: return (Code.unexpected.name, "\(error)")
+        }
+    }
+
+    /// A failure name from the decode thread in the player's names.
+    static func mapDecodeFailure(name: String, message: String) -> (String, String) {
+        switch name {
+        case "FileNotFound": return (Code.fileMissing.name, message)
+        case "InvalidFile", "NoAudioStream", "UnsupportedCodec", "CodecOpenFailed", "DecodeFailed", "SeekFailed",
+             "InvalidOutputFormat":
+            return (Code.corruptFile.name, "\(name): \(message)")
+        default: return (name, message)
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Catalog
+import Foundation
+import GRDB
+import Wire
+
+/// The player's durable side of the play log: `playerPlays` in the catalog. An event is written
+/// here when its play starts, rewritten as it goes on, closed when it ends, and deleted only
+/// after the reporter has confirmed it, so none is lost to a crash or a reporter that is down.
+struct PlayLogStore: Sendable {
+    let catalog: Catalog
+
+    /// Records a play that has just started (state `open`).
+    func open(_ event: PlayEvent) throws {
+        try write(event, state: "open")
+    }
+
+    /// Saves an open play's progress (its `endedAt`/`endPosition` so far), so that after a
+    /// kill -9 the event closes where playback had got to.
+    func progress(_ event: PlayEvent) throws {
+        try write(event, state: "open")
+    }
+
+    /// The play ended: the event is final and waits for the reporter.
+    func close(_ event: PlayEvent) throws {
+        try write(event, state: "ready")
+    }
+
+    private func write(_ event: PlayEvent, state: String) throws {
+        let body = String(decoding: JSONCoding.data(event.json), as: UTF8.self)
+        let now = Date()
+        try catalog.pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO playerPlays (eventId, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
+                """, arguments: [event.eventId, state, body, now, now])
+        }
+    }
+
+    /// Closes plays a previous run left open (it was killed): their last saved progress is the end.
+    @discardableResult
+    func closeLeftovers() throws -> Int {
+        try catalog.pool.write { db in
+            try db.execute(sql: "UPDATE playerPlays SET state = 'ready' WHERE state = 'open'")
+            return db.changesCount
+        }
+    }
+
+    struct Pending: Sendable {
+        var eventId: String
+        var body: JSONValue
+    }
+
+    /// Closed events waiting for the reporter, oldest first.
+    func pending(limit: Int) throws -> [Pending] {
+        try catalog.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT eventId, body FROM playerPlays WHERE state = 'ready' ORDER BY createdAt, eventId LIMIT ?
+                """, arguments: [limit]).compactMap { row in
+                let text: String = row["body"]
+                guard let body = try? JSONCoding.parse(Array(text.utf8)) else { return nil }
+                return Pending(eventId: row["eventId"], body: body)
+            }
+        }
+    }
+
+    /// The reporter has the event durably: forget it.
+    func delivered(_ eventId: String) throws {
+        try catalog.pool.write { db in
+            try db.execute(sql: "DELETE FROM playerPlays WHERE eventId = ?", arguments: [eventId])
+        }
+    }
+
+    func failed(_ eventId: String, reason: String) throws {
+        try catalog.pool.write { db in
+            try db.execute(sql: "UPDATE playerPlays SET attempts = attempts + 1, lastError = ? WHERE eventId = ?",
+                           arguments: [reason, eventId])
+        }
+    }
+
+    struct Counts: Sendable { var open: Int; var pending: Int; var lastError: String? }
+
+    func counts() throws -> Counts {
+        try catalog.pool.read { db in
+            let open = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM playerPlays WHERE state = 'open'") ?? 0
+            let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM playerPlays WHERE state = 'ready'") ?? 0
+            let lastError = try String.fetchOne(db, sql: """
+                SELECT lastError FROM playerPlays WHERE state = 'ready' AND lastError IS NOT NULL ORDER BY updatedAt DESC LIMIT 1
+                """)
+            return Counts(open: open, pending: pending, lastError: lastError)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Wire
+
+/// The player's own failures, codes 2000–2099 (2100–2199 belong to source selection, 4000+ are
+/// the origin's). `name` is stable: it is the wire's `error.data.name` and the type of the error
+/// event published on topic `player`.
+struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible, RPCErrorConvertible {
+    struct Code: Hashable, Sendable {
+        let name: String
+        let number: Int
+
+        /// A method that needs an active product was called while IDLE (e.g. `station.skip` with no station).
+        static let nothingToPlay = Code(name: "NothingToPlay", number: 2001)
+        /// The local file the catalog names is not on disk.
+        static let fileMissing = Code(name: "FileMissing", number: 2002)
+        /// The file is there but cannot be decoded (damaged, truncated, not media).
+        static let corruptFile = Code(name: "CorruptFile", number: 2003)
+        /// The audio device could not be opened or written.
+        static let outputFailed = Code(name: "OutputFailed", number: 2004)
+        /// `station.tune` named a station the catalog does not know, or with nothing playable.
+        static let stationNotPlayable = Code(name: "StationNotPlayable", number: 2005)
+        /// The product is neither on the device nor reachable (no origin configured).
+        static let notPlayable = Code(name: "NotPlayable", number: 2006)
+        /// A `player.config.set` value outside its range.
+        static let invalidConfig = Code(name: "InvalidConfig", number: 2007)
+        /// Reading the catalog failed.
+        static let catalogFailed = Code(name: "CatalogFailed", number: 2008)
+        /// The bytes underneath failed (a download or stream); the event carries the source's own name.
+        static let sourceFailed = Code(name: "SourceFailed", number: 2009)
+        /// Anything else unexpected inside the player (TIDAL's UnexpectedError).
+        static let unexpected = Code(name: "UnexpectedError", number: 2099)
+    }
+
+    var code: Code
+    var message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    var name: String { code.name }
+    var description: String { "\(code.name): \(message)" }
+    var rpcError: RPCError { RPCError(code: code.number, name: code.name, message: message) }
+}

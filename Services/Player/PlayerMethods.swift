@@ -1,0 +1,62 @@
+import Wire
+
+/// The player's socket methods (docs/protocol.md, "Player"). The PlaybackEngine controls
+/// return at once (TIDAL: async, progress comes as events); only bad params are refused.
+enum PlayerMethods {
+    struct ProductParams: Decodable, Sendable { var mediaProduct: MediaProduct }
+    struct OptionalProductParams: Decodable, Sendable { var mediaProduct: MediaProduct? }
+    struct SeekParams: Decodable, Sendable { var position: Double }
+    struct StationParams: Decodable, Sendable { var stationId: String }
+    struct None: Decodable, Sendable {}
+    struct Done: Encodable, Sendable { var ok = true }
+
+    static func register(on router: inout RPCRouter, engine: PlaybackEngine) {
+        router.register("player.load", params: ProductParams.self) { p, _ in
+            try validate(p.mediaProduct)
+            await engine.load(p.mediaProduct)
+            return Done()
+        }
+        router.register("player.setNext", params: OptionalProductParams.self) { p, _ in
+            if let product = p.mediaProduct { try validate(product) }
+            await engine.setNext(p.mediaProduct)
+            return Done()
+        }
+        router.register("player.play", params: None.self) { _, _ in await engine.play(); return Done() }
+        router.register("player.pause", params: None.self) { _, _ in await engine.pause(); return Done() }
+        router.register("player.seek", params: SeekParams.self) { p, _ in
+            guard p.position.isFinite, p.position >= 0 else {
+                throw RPCError.invalidParams("params.position of 'player.seek' must be a number of seconds, 0 or more.")
+            }
+            await engine.seek(to: p.position)
+            return Done()
+        }
+        router.register("player.skipToNext", params: None.self) { _, _ in await engine.skipToNext(); return Done() }
+        router.register("player.reset", params: None.self) { _, _ in await engine.reset(); return Done() }
+        router.register("player.status") { _ in await engine.status() }
+        router.register("station.tune", params: StationParams.self) { p, _ in
+            guard isValidID(p.stationId) else {
+                throw RPCError.invalidParams("params.stationId of 'station.tune' must be 1–128 characters of A–Z, a–z, 0–9, '.', '_' or '-'.")
+            }
+            try await engine.tune(stationId: p.stationId)
+            return Done()
+        }
+        router.register("station.skip", params: None.self) { _, _ in try await engine.stationSkip(); return Done() }
+        router.register("player.config.get", params: None.self) { _, _ in await engine.configGet() }
+        router.register("player.config.set", params: PlayerConfig.Update.self) { p, _ in
+            try await engine.configSet(p)
+        }
+    }
+
+    static func validate(_ product: MediaProduct) throws(RPCError) {
+        guard isValidID(product.productId) else {
+            throw .invalidParams("params.mediaProduct.productId must be 1–128 characters of A–Z, a–z, 0–9, '.', '_' or '-'.")
+        }
+    }
+
+    /// The origin's id rule (ORIGIN-API.md): a plain token, so an id can never become a path.
+    static func isValidID(_ id: String) -> Bool {
+        (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x5F || c == 0x2D
+        }
+    }
+}
