@@ -15,6 +15,9 @@ struct MediaStore: Sendable {
 
     func prepare() throws {
         try FileManager.default.createDirectory(atPath: root + "/tracks", withIntermediateDirectories: true)
+        // Explicit modes: the daemon's umask (0117 while it binds its socket) would otherwise
+        // leave the folders without the search bit, and the player could not reach the files.
+        for directory in [root, root + "/tracks"] { chmod(directory, 0o750) }
     }
 
     /// `tracks/<id>.<ext>`: the id is a checked origin id and the extension comes from the

@@ -1,0 +1,131 @@
+import Foundation
+import Glibc
+import TestSupport
+import Wire
+import XCTest
+
+/// One origin plus one downloader state directory, restartable (kill -9 included), with the
+/// helpers the socket-level tests share.
+final class DownloaderHarness {
+    let dir: TestDirectory
+    let origin: OriginProcess
+    let api: OriginAPI
+    var service: ServiceProcess?
+    let config: String?
+
+    init(config: String? = nil) throws {
+        dir = try TestDirectory(prefix: "cdl")
+        origin = try OriginProcess.start()
+        api = OriginAPI(origin: origin)
+        self.config = try config.map { try dir.writeConfig($0) }
+    }
+
+    var mediaDir: String { dir.stateDir + "/media" }
+
+    @discardableResult
+    func start() throws -> ServiceProcess {
+        var args = ["--origin", origin.baseURL]
+        if let config { args += ["--config", config] }
+        let service = try ServiceProcess("downloader", in: dir, extraArgs: args,
+                                         environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        try service.waitReady()
+        self.service = service
+        return service
+    }
+
+    func client() async throws -> RPCClient {
+        guard let service else { throw OriginTestError("downloader not started") }
+        return try await service.client()
+    }
+
+    func call(_ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
+        let client = try await client()
+        defer { Task { await client.close() } }
+        return try await client.call(method, params)
+    }
+
+    func stop() throws {
+        service?.signal(SIGTERM)
+        _ = try service?.waitExit()
+        service = nil
+    }
+
+    func kill9() {
+        service?.kill9()
+        service = nil
+    }
+
+    func discard() {
+        kill9()
+        origin.discard()
+        dir.remove()
+    }
+
+    /// The origin's manifest for a station as a fresh device would get it: id → (url, sha256, size).
+    func manifest(_ station: String) async throws -> [String: (url: String, sha256: String, size: Int)] {
+        let answer = try api.json(try await api.post("/v1/stations/\(station)/offline", ["targetMinutes": NSNull(), "have": [String](), "played": [String]()]))
+        var result: [String: (url: String, sha256: String, size: Int)] = [:]
+        for item in answer.objects("items") {
+            result[item.string("id")!] = (item.string("url")!, item.string("sha256")!, item.int("sizeBytes")!)
+        }
+        return result
+    }
+
+    /// Waits until `stations.list` shows every item of `station` verified.
+    func waitStationComplete(_ station: String, timeout: Double = 60) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let list = try? await call("stations.list"),
+               let entry = list["localOffline"]?.arrayValue?.first(where: { $0["id"]?.stringValue == station }),
+               let items = entry["itemCount"]?.intValue, items > 0, entry["verifiedCount"]?.intValue == items {
+                return
+            }
+            try await Task.sleep(nanoseconds: 200_000_000)
+        }
+        throw OriginTestError("station \(station) not complete within \(timeout)s:\n\(service?.log.suffix(3000) ?? "")")
+    }
+
+    func waitProduct(_ token: String, state: String, timeout: Double = 30) async throws -> JSONValue {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: JSONValue = .null
+        while Date() < deadline {
+            last = try await call("offline.status", ["token": .string(token)])
+            if last["state"]?.stringValue == state { return last }
+            try await Task.sleep(nanoseconds: 150_000_000)
+        }
+        throw OriginTestError("token \(token) not \(state) within \(timeout)s: \(last)")
+    }
+
+    /// Every regular file under the state dir's media folder, relative to it.
+    func mediaFiles() -> [String] {
+        guard let e = FileManager.default.enumerator(atPath: mediaDir) else { return [] }
+        var files: [String] = []
+        while let next = e.nextObject() as? String {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: mediaDir + "/" + next, isDirectory: &isDir), !isDir.boolValue { files.append(next) }
+        }
+        return files.sorted()
+    }
+
+    func mediaStats() async throws -> (full: [String: Int], ranged: [String: Int]) {
+        let media = try await api.stats().object("media")
+        let full = media.object("fullBodies").compactMapValues { ($0 as? NSNumber)?.intValue }
+        let ranged = media.object("rangeAnswers").compactMapValues { ($0 as? NSNumber)?.intValue }
+        return (full, ranged)
+    }
+}
+
+func sha256(ofFile path: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    process.arguments = [path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
+}
+
+/// `tracks/<id>.<ext>` for a URL like `/media/<id>.<ext>`.
+func localName(_ url: String) -> String { "tracks/" + (url.split(separator: "/").last.map(String.init) ?? "") }

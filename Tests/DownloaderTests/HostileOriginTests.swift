@@ -1,0 +1,92 @@
+import Foundation
+import TestSupport
+import Wire
+import XCTest
+
+/// A hostile or broken origin (issue 9 item 6): each case refused or handled with a clear
+/// error, and nothing written outside the media directory.
+final class HostileOriginTests: XCTestCase {
+    func testHostileManifestItemsAreRefused() async throws {
+        let h = try DownloaderHarness(config: #"{"downloader":{"maxAttempts":2}}"#)
+        defer { h.discard() }
+        let real = try h.api.json(try await h.api.post("/v1/stations/st-10/offline", ["have": [String]()]))
+        var items = real.objects("items")
+        XCTAssertEqual(items.count, 3)
+        var badId = items[0]; badId["id"] = "../../etc/passwd"
+        var foreign = items[0]; foreign["id"] = "tr-foreign"; foreign["url"] = "http://example.com/media/x.flac"
+        var fileURL = items[0]; fileURL["id"] = "tr-file"; fileURL["url"] = "file:///etc/passwd"
+        var wrongSha = items[1]; wrongSha["sha256"] = String(repeating: "0", count: 64)
+        var tooLong = items[2]; tooLong["sizeBytes"] = (items[2]["sizeBytes"] as! Int) - 100
+        items = [badId, foreign, fileURL, wrongSha, tooLong]
+        var body = real
+        body["items"] = items
+        body.removeValue(forKey: "serverTime")
+        try await h.api.injectFaults("/v1/stations/st-10/offline", [["body": body]])
+        try h.start()
+        let result = try await h.call("stations.sync", ["stationId": "st-10"])
+        let refused = result["refused"]?.arrayValue ?? []
+        XCTAssertEqual(Set(refused.compactMap { $0["id"]?.stringValue }), ["../../etc/passwd", "tr-foreign", "tr-file"], "\(result)")
+        XCTAssertEqual(result["total"]?.intValue, 2)
+
+        // Both accepted items fail after maxAttempts: wrong checksum, body longer than declared.
+        let deadline = Date().addingTimeInterval(30)
+        var failed = 0
+        while Date() < deadline {
+            let progress = try await h.call("stations.sync", ["stationId": "st-10"])
+            failed = progress["failed"]?.intValue ?? 0
+            if failed == 2 { break }
+            try await Task.sleep(nanoseconds: 300_000_000)
+        }
+        XCTAssertEqual(failed, 2)
+        XCTAssertEqual(h.mediaFiles(), [], "content of failed items must be removed")
+        XCTAssertTrue(h.service!.log.contains("ChecksumMismatch"))
+        XCTAssertTrue(h.service!.log.contains("BodyTooLong"))
+        // Nothing escaped the state directory's media folder.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: h.dir.stateDir + "/etc"))
+        let stateEntries = try FileManager.default.contentsOfDirectory(atPath: h.dir.stateDir).sorted()
+        XCTAssertTrue(stateEntries.allSatisfy { $0.hasPrefix("catalog") || $0 == "media" }, "\(stateEntries)")
+    }
+
+    func testTruncatedBodyAndIgnoredRangeStillVerify() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        let manifest = try await h.manifest("st-11")
+        let target = try XCTUnwrap(manifest.values.max { $0.size < $1.size })
+        // First answer cut short, the resume answered 200 with the whole body.
+        try await h.api.injectFaults(target.url, [["truncateAfter": target.size / 2], ["ignoreRange": true]])
+        try h.start()
+        _ = try await h.call("stations.sync", ["stationId": "st-11"])
+        try await h.waitStationComplete("st-11")
+        XCTAssertEqual(try sha256(ofFile: h.mediaDir + "/" + localName(target.url)), target.sha256)
+        let requests = try await h.api.stats().object("requests")
+        XCTAssertEqual(requests.int(target.url), 2, "one truncated answer, one full retry")
+    }
+
+    func testServerErrorsRetriedAndCountedAtOrigin() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        let manifest = try await h.manifest("st-9")
+        let target = try XCTUnwrap(manifest.values.first)
+        try await h.api.injectFaults(target.url, [["status": 503, "repeat": 2], ["status": 429, "retryAfter": 0]])
+        try await h.api.injectFaults("/v1/stations/st-9/offline", [["status": 500]])
+        try h.start()
+        _ = try await h.call("stations.sync", ["stationId": "st-9"])
+        try await h.waitStationComplete("st-9")
+        let requests = try await h.api.stats().object("requests")
+        XCTAssertEqual(requests.int(target.url), 4, "503, 503, 429, then 200")
+        // Other 4xx are never retried: a geo-blocked product answers once.
+        let error = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "tr-geo"]) }
+        XCTAssertEqual((error as? RPCError)?.name, "ContentNotAvailableInLocation")
+        XCTAssertEqual(try await h.api.stats().object("requests").int("/v1/playbackinfo/tr-geo"), 1)
+    }
+}
+
+func XCTAssertThrowsAsync(_ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async -> Error? {
+    do {
+        try await body()
+        XCTFail("expected an error", file: file, line: line)
+        return nil
+    } catch {
+        return error
+    }
+}

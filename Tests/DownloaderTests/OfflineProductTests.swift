@@ -1,0 +1,47 @@
+import Foundation
+import TestSupport
+import Wire
+import XCTest
+
+/// Media products over the socket: replacement ids, refusals, token lifecycle across a restart.
+final class OfflineProductTests: XCTestCase {
+    func testReplacementRefusalsAndTokenLifecycle() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        let added = try await h.call("offline.add", ["productId": "tr-7"])
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        XCTAssertEqual(added["requestedProductId"]?.stringValue, "tr-7")
+        XCTAssertEqual(added["productId"]?.stringValue, "tr-7b")
+        let done = try await h.waitProduct(token, state: "cached")
+        XCTAssertEqual(done["progress"]?.intValue, 100)
+        XCTAssertNotNil(done["endedAt"]?.stringValue)
+        XCTAssertEqual(try await h.call("offline.state", ["productId": "tr-7"])["state"]?.stringValue, "OFFLINED_AND_VALID")
+
+        let notDownloadable = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "tr-8"]) }
+        XCTAssertEqual((notDownloadable as? RPCError)?.name, "NotDownloadable")
+        let bad = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "../x"]) }
+        XCTAssertEqual((bad as? RPCError)?.code, -32602)
+
+        // The token survives a restart.
+        h.kill9()
+        try h.start()
+        XCTAssertEqual(try await h.call("offline.status", ["token": .string(token)])["state"]?.stringValue, "cached")
+        let list = try await h.call("offline.list")
+        XCTAssertEqual(list["items"]?.arrayValue?.count, 1)
+
+        // Pause and resume a slow one, then delete everything.
+        try await h.api.injectFaults("/media/", [["bytesPerSecond": 20_000, "repeat": 5]])
+        let slow = try await h.call("offline.add", ["productId": "tr-1"])
+        let slowToken = try XCTUnwrap(slow["token"]?.stringValue)
+        _ = try await h.waitProduct(slowToken, state: "downloading")
+        XCTAssertEqual(try await h.call("offline.pause", ["token": .string(slowToken)])["state"]?.stringValue, "paused")
+        try await h.api.delete("/_control/faults")
+        XCTAssertEqual(try await h.call("offline.resume", ["token": .string(slowToken)])["state"]?.stringValue, "queued")
+        _ = try await h.waitProduct(slowToken, state: "cached")
+        let deleted = try await h.call("offline.deleteAll")
+        XCTAssertEqual(deleted["deleted"]?.intValue, 2)
+        XCTAssertEqual(h.mediaFiles(), [])
+        XCTAssertEqual(try await h.call("offline.state", ["productId": "tr-7"])["state"]?.stringValue, "NOT_OFFLINED")
+    }
+}
