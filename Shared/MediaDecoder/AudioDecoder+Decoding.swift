@@ -41,7 +41,9 @@ extension AudioDecoder {
         }
         let timestamp = startTimestamp + Int64((target / timeBase).rounded(.down))
         let err = av_seek_frame(contexts.format, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
-        guard err >= 0 else { throw DecoderError(.seekFailed, "av_seek_frame(\(target) s)", ffmpeg: err) }
+        guard err >= 0 else {
+            throw contexts.io?.sourceFailure ?? DecoderError(.seekFailed, "av_seek_frame(\(target) s)", ffmpeg: err)
+        }
         avcodec_flush_buffers(contexts.codec)
         // Drop what the resampler holds from before the seek.
         resampler = try Resampler(input: resampler.input, layout: contexts.codec!.pointee.ch_layout,
@@ -62,6 +64,8 @@ extension AudioDecoder {
             return
         }
         let read = av_read_frame(contexts.format, packet)
+        // A source that failed is final (it did its own retrying): no "end of file", no error budget.
+        if read < 0, let failure = contexts.io?.sourceFailure { throw failure }
         if read == cassette_averror_eof() {
             state = .draining
             _ = avcodec_send_packet(codec, nil)

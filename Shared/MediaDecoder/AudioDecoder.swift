@@ -4,7 +4,7 @@ import CShims
 import Glibc
 #endif
 
-/// Decodes the best audio stream of a local file into interleaved PCM chunks.
+/// Decodes the best audio stream of a local file, or of a `ByteSource`, into interleaved PCM chunks.
 ///
 /// Single-thread use: FFmpeg's contexts are not thread-safe and decoding is blocking CPU work,
 /// so create, use and drop a decoder on one thread (the player's decode thread, never a Swift
@@ -51,13 +51,63 @@ public final class AudioDecoder {
     public init(path: String, output: DecoderOutputFormat = DecoderOutputFormat()) throws(DecoderError) {
         // `contexts` frees whatever was set up if any step below throws.
         let contexts = MediaContexts()
-        var err = avformat_open_input(&contexts.format, path, nil, nil)
-        guard err == 0, let format = contexts.format else {
+        let err = avformat_open_input(&contexts.format, path, nil, nil)
+        guard err == 0, contexts.format != nil else {
             let code: DecoderError.Code = err == cassette_averror(ENOENT) || err == cassette_averror(EACCES)
                 ? .fileNotFound : .invalidFile
             throw DecoderError(code, "avformat_open_input(\(path))", ffmpeg: err)
         }
-        err = avformat_find_stream_info(format, nil)
+        let opened = try Self.prepare(contexts, output: output)
+        (streamIndex, timeBase, startTimestamp, info, outputFormat, resampler) =
+            (opened.streamIndex, opened.timeBase, opened.startTimestamp, opened.info, opened.outputFormat, opened.resampler)
+        self.contexts = contexts
+    }
+
+    /// Reads `source` through a custom AVIOContext (a file still being downloaded, a stream):
+    /// the same `info`, `nextChunk()` and `seek(to:)` as a path. The source's `read` may block;
+    /// this init and every later call then block with it, on the caller's thread.
+    /// Throws what `init(path:output:)` throws, or `SourceFailed` (with `sourceError`) when the
+    /// source itself failed. The decoder keeps the source; closing it is the caller's business.
+    public init(source: any ByteSource, output: DecoderOutputFormat = DecoderOutputFormat()) throws(DecoderError) {
+        let contexts = MediaContexts()
+        let io = try SourceIO(source: source)
+        contexts.io = io
+        guard let format = avformat_alloc_context() else {
+            throw DecoderError(code: .codecOpenFailed, message: "avformat_alloc_context failed")
+        }
+        format.pointee.pb = io.context
+        format.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        contexts.format = format
+        // On failure avformat_open_input frees the format context (not our I/O) and sets it to nil.
+        let err = avformat_open_input(&contexts.format, nil, nil, nil)
+        guard err == 0, contexts.format != nil else {
+            throw io.sourceFailure ?? DecoderError(.invalidFile, "avformat_open_input(byte source)", ffmpeg: err)
+        }
+        let opened: Opened
+        do {
+            opened = try Self.prepare(contexts, output: output)
+        } catch {
+            throw io.sourceFailure ?? error
+        }
+        (streamIndex, timeBase, startTimestamp, info, outputFormat, resampler) =
+            (opened.streamIndex, opened.timeBase, opened.startTimestamp, opened.info, opened.outputFormat, opened.resampler)
+        self.contexts = contexts
+    }
+
+    /// What opening computes, handed to the stored properties in one go.
+    private struct Opened {
+        var streamIndex: Int32
+        var timeBase: Double
+        var startTimestamp: Int64
+        var info: AudioFormatInfo
+        var outputFormat: DecodedFormat
+        var resampler: Resampler
+    }
+
+    /// Everything after the container is open: stream choice, codec, output format, resampler.
+    private static func prepare(_ contexts: MediaContexts, output: DecoderOutputFormat) throws(DecoderError) -> Opened {
+        let format = contexts.format!
+        var err = avformat_find_stream_info(format, nil)
         if err < 0 { throw DecoderError(.invalidFile, "avformat_find_stream_info", ffmpeg: err) }
 
         var codec: UnsafePointer<AVCodec>? = nil
@@ -75,7 +125,6 @@ public final class AudioDecoder {
             }
             throw DecoderError(code, "av_find_best_stream", ffmpeg: index)
         }
-        streamIndex = index
         let params = stream.pointee.codecpar!
         guard let codec else {
             throw DecoderError(code: .unsupportedCodec, message: "no decoder for \(String(cString: avcodec_get_name(params.pointee.codec_id)))")
@@ -83,8 +132,8 @@ public final class AudioDecoder {
         for i in 0..<Int(format.pointee.nb_streams) where Int32(i) != index {
             format.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
         }
-        timeBase = av_q2d(stream.pointee.time_base)
-        startTimestamp = stream.pointee.start_time == cassette_av_nopts_value() ? 0 : stream.pointee.start_time
+        let timeBase = av_q2d(stream.pointee.time_base)
+        let startTimestamp = stream.pointee.start_time == cassette_av_nopts_value() ? 0 : stream.pointee.start_time
 
         contexts.codec = avcodec_alloc_context3(codec)
         guard let codecContext = contexts.codec else { throw DecoderError(code: .codecOpenFailed, message: "avcodec_alloc_context3 failed") }
@@ -98,7 +147,7 @@ public final class AudioDecoder {
         contexts.frame = av_frame_alloc()
         guard contexts.packet != nil, contexts.frame != nil else { throw DecoderError(code: .codecOpenFailed, message: "av_packet_alloc/av_frame_alloc failed") }
 
-        info = Self.describe(format: format, stream: stream, codec: codecContext)
+        let info = Self.describe(format: format, stream: stream, codec: codecContext)
         guard info.sampleRate > 0, info.channels > 0 else {
             throw DecoderError(code: .invalidFile, message: "audio stream with \(info.channels) channels at \(info.sampleRate) Hz")
         }
@@ -107,10 +156,11 @@ public final class AudioDecoder {
         guard (1...64).contains(channels), (1_000...768_000).contains(rate) else {
             throw DecoderError(code: .invalidOutputFormat, message: "\(channels) channels at \(rate) Hz")
         }
-        outputFormat = DecodedFormat(sampleFormat: output.sampleFormat, sampleRate: rate, channels: channels)
-        resampler = try Resampler(input: Self.currentInput(of: codecContext), layout: codecContext.pointee.ch_layout,
-                                  output: outputFormat)
-        self.contexts = contexts
+        let outputFormat = DecodedFormat(sampleFormat: output.sampleFormat, sampleRate: rate, channels: channels)
+        let resampler = try Resampler(input: Self.currentInput(of: codecContext), layout: codecContext.pointee.ch_layout,
+                                      output: outputFormat)
+        return Opened(streamIndex: index, timeBase: timeBase, startTimestamp: startTimestamp, info: info,
+                      outputFormat: outputFormat, resampler: resampler)
     }
 
     /// The decoder's current output parameters, which the resampler's input must match.

@@ -24,17 +24,29 @@ public struct DecoderError: Error, Sendable, CustomStringConvertible {
         public static let decodeFailed = Code("DecodeFailed")
         /// The container could not seek to the requested time.
         public static let seekFailed = Code("SeekFailed")
+        /// The `ByteSource` failed (a download that failed, an origin that refused, a closed
+        /// source); `DecoderError.sourceError` holds the source's own error.
+        public static let sourceFailed = Code("SourceFailed")
     }
 
     public var code: Code
     public var message: String
     /// FFmpeg's negative error code, if it reported one.
     public var ffmpegError: Int32?
+    /// For `SourceFailed`: what the `ByteSource` threw, with its own stable name (e.g. the
+    /// player's `SourceError`, an `OriginError`). Callers report this rather than the wrapper.
+    public var sourceError: (any Error)?
 
-    public init(code: Code, message: String, ffmpegError: Int32? = nil) {
+    public init(code: Code, message: String, ffmpegError: Int32? = nil, sourceError: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.ffmpegError = ffmpegError
+        self.sourceError = sourceError
+    }
+
+    /// The byte source threw `error` underneath a libav call.
+    init(sourceFailure error: any Error) {
+        self.init(code: .sourceFailed, message: "the byte source failed: \(error)", sourceError: error)
     }
 
     public var name: String { code.name }

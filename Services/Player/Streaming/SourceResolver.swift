@@ -1,0 +1,248 @@
+import Catalog
+import Foundation
+import GRDB
+import Logging
+import MediaDecoder
+import OriginClient
+import Wire
+
+/// Chooses where a product's bytes come from — the TIDAL Playback Engine's "Media product source
+/// for playback" table — and opens them:
+///
+/// | mode    | offline state                          | source                                              |
+/// |---------|----------------------------------------|-----------------------------------------------------|
+/// | any     | OFFLINED_AND_VALID                     | the local file; no network request at all            |
+/// | any     | OFFLINED_BUT_NOT_VALID                 | `OfflineNotValid`                                    |
+/// | offline | NOT_OFFLINED                           | `IllegalPlaybackRequest`                             |
+/// | online  | NOT_OFFLINED, its file being written   | the growing `.part` file (playback during download)  |
+/// | online  | NOT_OFFLINED                           | `playbackinfo?mode=stream` → stream (HTTP cache)     |
+///
+/// Offline answers come from `OfflineAvailability`, the same code the downloader answers
+/// `offline.state` with. Replacements: the context carries both ids and the metadata of the
+/// product actually played (catalog `mediaItems` or playbackinfo).
+final class SourceResolver: Sendable {
+    let catalog: Catalog
+    let mediaDirectory: String
+    let origin: OriginClient?
+    let cache: HTTPCache?
+    private let now: @Sendable () -> Date
+    private let streamOptions: HTTPStreamSource.Options
+    private let growingPollInterval: Double
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - now: the time validity is judged at; by default the last server time seen by `origin`
+    ///     carried forward on the boot clock, else the device clock.
+    init(catalog: Catalog, mediaDirectory: String, origin: OriginClient?, cache: HTTPCache?,
+         now: (@Sendable () -> Date)? = nil, streamOptions: HTTPStreamSource.Options = .init(),
+         growingPollInterval: Double = 0.05, logger: Logger = Logger(label: "player.source")) {
+        self.catalog = catalog
+        self.mediaDirectory = mediaDirectory
+        self.origin = origin
+        self.cache = cache
+        self.now = now ?? { [origin] in Self.trustedNow(origin) }
+        self.streamOptions = streamOptions
+        self.growingPollInterval = growingPollInterval
+        self.logger = logger
+    }
+
+    /// The TIDAL source-selection table. `events` reports stalls of a growing (still downloading) file or a
+    /// slow stream, and a download that failed underneath a playing file.
+    func resolve(productId: String, quality: String?, offlineMode: Bool,
+                 events: @escaping @Sendable (ByteSourceEvent) -> Void) async throws -> PlaybackSource {
+        guard OriginID.isValid(productId) else { throw SourceError.invalidProductId(productId) }
+        let now = now()
+        let (state, local, download) = try await catalog.pool.read { db in
+            let local = try OfflineAvailability.localFile(productId: productId, db: db)
+            return (try OfflineAvailability.state(productId: productId, db: db, now: now), local,
+                    try local.map { try Self.downloadStatus(of: $0, requestedProductId: productId, db: db) })
+        }
+        switch state {
+        case .offlinedAndValid:
+            guard let local, local.isVerified else {
+                throw SourceError.sourceUnavailable("\(productId) is offlined but the catalog names no verified file for it")
+            }
+            let path = try absolutePath(local.relativePath)
+            let source: FileByteSource
+            do {
+                source = try FileByteSource(path: path)
+            } catch let error as ByteSourceError where error.name == "FileNotFound" {
+                throw PlayerError(.fileMissing, "the offlined file of \(local.actualProductId) is not on disk: \(local.relativePath)")
+            }
+            log(productId, local.actualProductId, "local file \(local.relativePath)")
+            return PlaybackSource(source: source, context: Self.context(productId, local))
+        case .offlinedButNotValid:
+            throw SourceError.offlineNotValid(productId)
+        case .notOfflined:
+            if offlineMode { throw SourceError.illegalPlaybackRequest(productId) }
+            if let local, let download, download.isBeingWritten {
+                let path = try absolutePath(local.relativePath)
+                let relative = local.relativePath
+                let catalog = catalog
+                let source = GrowingFileSource(
+                    path: path, declaredSize: local.sizeBytes, pollInterval: growingPollInterval,
+                    progress: { Self.progress(relativePath: relative, requestedProductId: productId, catalog: catalog) },
+                    events: events)
+                log(productId, local.actualProductId, "file being downloaded \(relative).part")
+                return PlaybackSource(source: source, context: Self.context(productId, local))
+            }
+            guard let origin else { throw SourceError.notOfflined(productId) }
+            return try await stream(productId: productId, quality: quality, origin: origin, events: events)
+        }
+    }
+
+    // MARK: Streaming
+
+    private func stream(productId: String, quality: String?, origin: OriginClient,
+                        events: @escaping @Sendable (ByteSourceEvent) -> Void) async throws -> PlaybackSource {
+        let info = try await Self.playbackInfo(productId: productId, quality: quality, origin: origin)
+        let refresh: @Sendable () async throws -> String = {
+            try await Self.playbackInfo(productId: productId, quality: quality, origin: origin).url
+        }
+        let source = try await HTTPStreamSource.open(url: info.url, origin: origin, cache: cache, declaredSize: info.sizeBytes,
+                                                     options: streamOptions, refresh: refresh, events: events)
+        log(productId, info.context.actualProductId,
+            source is FileByteSource ? "HTTP cache \(HTTPCache.path(of: info.url))" : "stream \(HTTPCache.path(of: info.url))")
+        return PlaybackSource(source: source, context: info.context)
+    }
+
+    struct StreamInfo: Sendable {
+        var url: String
+        var sizeBytes: Int64?
+        var context: PlaybackContextInfo
+    }
+
+    /// `GET /v1/playbackinfo/{id}?mode=stream&quality=…`; origin refusals (4032, 4033 …) pass
+    /// through as `OriginError`.
+    static func playbackInfo(productId: String, quality: String?, origin: OriginClient) async throws -> StreamInfo {
+        var query = ["mode": "stream"]
+        if let quality { query["quality"] = quality }
+        let json = try await origin.get("/v1/playbackinfo/\(productId)", query: query, retry: .streaming)
+        let actual = json["productId"]?.stringValue ?? productId
+        guard OriginID.isValid(actual) else {
+            throw SourceError.sourceUnavailable("playbackinfo for \(productId) named an invalid product id \(actual.debugDescription)")
+        }
+        let manifestType = json["manifestType"]?.stringValue ?? "progressive"
+        guard manifestType == "progressive" else {
+            throw SourceError.sourceUnavailable("\(actual) is delivered as \(manifestType); the audio player streams progressive files only")
+        }
+        guard let relative = json["manifest"]?["url"]?.stringValue else {
+            throw SourceError.sourceUnavailable("playbackinfo for \(productId) has no manifest.url")
+        }
+        let url = try origin.resolveURL(relative)
+        let gain = json["replayGain"]
+        let context = PlaybackContextInfo(
+            requestedProductId: json["requestedProductId"]?.stringValue ?? productId, actualProductId: actual,
+            audioQuality: json["audioQuality"]?.stringValue, codec: json["codec"]?.stringValue,
+            sampleRate: json["sampleRate"]?.intValue, bitDepth: json["bitDepth"]?.intValue,
+            durationSeconds: json["durationSeconds"]?.doubleValue,
+            trackGain: gain?["trackGain"]?.doubleValue, trackPeak: gain?["trackPeak"]?.doubleValue,
+            albumGain: gain?["albumGain"]?.doubleValue, albumPeak: gain?["albumPeak"]?.doubleValue,
+            offline: false)
+        return StreamInfo(url: url, sizeBytes: json["manifest"]?["sizeBytes"]?.intValue.map(Int64.init), context: context)
+    }
+
+    // MARK: Local files
+
+    /// `files.localPath` is relative to the media folder and never climbs out of it
+    /// (CATALOG-CONTRACT); anything else is refused rather than opened.
+    private func absolutePath(_ relative: String) throws -> String {
+        let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
+        guard !relative.isEmpty, !relative.hasPrefix("/"), !parts.contains(".."), !relative.contains("\0") else {
+            throw SourceError.sourceUnavailable("the catalog names an unsafe local path \(relative.debugDescription)")
+        }
+        return mediaDirectory + "/" + relative
+    }
+
+    static func context(_ requested: String, _ local: OfflineAvailability.LocalFile) -> PlaybackContextInfo {
+        let item = local.item
+        return PlaybackContextInfo(
+            requestedProductId: requested, actualProductId: local.actualProductId, audioQuality: item.audioQuality,
+            codec: item.codec, sampleRate: item.sampleRate, bitDepth: item.bitDepth, durationSeconds: item.durationSeconds,
+            trackGain: item.trackGain, trackPeak: item.trackPeak, albumGain: item.albumGain, albumPeak: item.albumPeak,
+            offline: true)
+    }
+
+    /// Where a product's download stands, as far as choosing a source goes.
+    struct DownloadStatus: Sendable, Equatable {
+        var fileState: String
+        var bytesOnDisk: Int64
+        /// The newest `offlineProducts.state` for it, nil for a station item.
+        var productState: String?
+
+        /// Bytes are on disk and more are coming (or the file just got verified): play the file.
+        /// A download that failed, was deleted or paused, or has no bytes yet is streamed instead.
+        var isBeingWritten: Bool {
+            guard ["partial", "verified"].contains(fileState), fileState == "verified" || bytesOnDisk > 0 else { return false }
+            guard let productState else { return true }
+            return ["queued", "downloading", "idle", "cached", "partiallyCached"].contains(productState)
+        }
+    }
+
+    static func downloadStatus(of local: OfflineAvailability.LocalFile, requestedProductId: String,
+                               db: Database) throws -> DownloadStatus {
+        let productState = try String.fetchOne(db, sql: """
+            SELECT state FROM offlineProducts WHERE requestedProductId = ? OR productId = ?
+            ORDER BY requestedAt DESC LIMIT 1
+            """, arguments: [requestedProductId, local.actualProductId])
+        return DownloadStatus(fileState: local.fileState, bytesOnDisk: local.bytesOnDisk, productState: productState)
+    }
+
+    /// What a growing file's reader needs to know at the written end, from the catalog.
+    static func progress(relativePath: String, requestedProductId: String, catalog: Catalog) -> GrowingFileSource.Progress {
+        do {
+            return try catalog.pool.read { db in
+                guard let file = try Row.fetchOne(db, sql: "SELECT * FROM files WHERE localPath = ?", arguments: [relativePath]) else {
+                    return .failed(.downloadFailed(name: nil, message: "the download of \(relativePath) was removed"))
+                }
+                let state: String = file["state"]
+                if state == "verified" { return .complete }
+                let product = try Row.fetchOne(db, sql: """
+                    SELECT p.state, p.error, p.reason FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+                    JOIN files f ON f.id = m.fileId WHERE f.localPath = ? ORDER BY p.requestedAt DESC LIMIT 1
+                    """, arguments: [relativePath])
+                let productState: String? = product?["state"]
+                if state == "corrupt" || productState == "failed" || productState == "deleted" {
+                    let name: String? = file["error"] ?? product?["error"]
+                    let reason: String? = file["reason"] ?? product?["reason"]
+                    return .failed(.downloadFailed(
+                        name: name, message: "the download of \(relativePath) failed\(reason.map { ": \($0)" } ?? "")"))
+                }
+                return .downloading
+            }
+        } catch {
+            // The catalog is momentarily unreadable: keep waiting rather than fail the playback.
+            return .downloading
+        }
+    }
+
+    // MARK: Time and logs
+
+    /// The last server time the origin sent, moved forward by the boot clock since; the device
+    /// clock only when no server time was seen (the trusted-time rules are issue 6's).
+    static func trustedNow(_ origin: OriginClient?) -> Date {
+        guard let sample = origin?.lastServerTime else { return Date() }
+        let elapsed = Double(ServerTimeSample.bootClockNanos() &- sample.bootNanos) / 1e9
+        return sample.serverTime.addingTimeInterval(max(0, elapsed))
+    }
+
+    private func log(_ requested: String, _ actual: String, _ what: String) {
+        if requested == actual {
+            logger.info("playing \(actual) from \(what)")
+        } else {
+            logger.info("playing \(actual) (replacement for \(requested)) from \(what)")
+        }
+    }
+}
+
+extension PlaybackSource {
+    /// Where the bytes come from, for logs and status: `local`, `download`, `cache` or `stream`.
+    var kind: String {
+        switch source {
+        case is GrowingFileSource: "download"
+        case is HTTPStreamSource: "stream"
+        case is FileByteSource: context.offline ? "local" : "cache"
+        default: "other"
+        }
+    }
+}
