@@ -14,8 +14,10 @@ final class DownloaderHarness {
     let config: String?
 
     init(config: String? = nil) throws {
-        dir = try TestDirectory(prefix: "cdl")
-        origin = try OriginProcess.start()
+        let dir = try TestDirectory(prefix: "cdl")
+        self.dir = dir
+        let origin = try OriginProcess.start()
+        self.origin = origin
         api = OriginAPI(origin: origin)
         self.config = try config.map { try dir.writeConfig($0) }
     }

@@ -21,7 +21,8 @@ final class HostileOriginTests: XCTestCase {
         var body = real
         body["items"] = items
         body.removeValue(forKey: "serverTime")
-        try await h.api.injectFaults("/v1/stations/st-10/offline", [["body": body]])
+        // Every sync of st-10 gets the hostile manifest (re-syncs below poll its progress).
+        try await h.api.injectFaults("/v1/stations/st-10/offline", [["body": body, "repeat": 1000]])
         try h.start()
         let result = try await h.call("stations.sync", ["stationId": "st-10"])
         let refused = result["refused"]?.arrayValue ?? []
@@ -77,7 +78,8 @@ final class HostileOriginTests: XCTestCase {
         // Other 4xx are never retried: a geo-blocked product answers once.
         let error = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "tr-geo"]) }
         XCTAssertEqual((error as? RPCError)?.name, "ContentNotAvailableInLocation")
-        XCTAssertEqual(try await h.api.stats().object("requests").int("/v1/playbackinfo/tr-geo"), 1)
+        let v1 = try await h.api.stats()
+        XCTAssertEqual(v1.object("requests").int("/v1/playbackinfo/tr-geo"), 1)
     }
 }
 

@@ -16,7 +16,8 @@ final class OfflineProductTests: XCTestCase {
         let done = try await h.waitProduct(token, state: "cached")
         XCTAssertEqual(done["progress"]?.intValue, 100)
         XCTAssertNotNil(done["endedAt"]?.stringValue)
-        XCTAssertEqual(try await h.call("offline.state", ["productId": "tr-7"])["state"]?.stringValue, "OFFLINED_AND_VALID")
+        let v1 = try await h.call("offline.state", ["productId": "tr-7"])
+        XCTAssertEqual(v1["state"]?.stringValue, "OFFLINED_AND_VALID")
 
         let notDownloadable = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "tr-8"]) }
         XCTAssertEqual((notDownloadable as? RPCError)?.name, "NotDownloadable")
@@ -26,7 +27,8 @@ final class OfflineProductTests: XCTestCase {
         // The token survives a restart.
         h.kill9()
         try h.start()
-        XCTAssertEqual(try await h.call("offline.status", ["token": .string(token)])["state"]?.stringValue, "cached")
+        let v2 = try await h.call("offline.status", ["token": .string(token)])
+        XCTAssertEqual(v2["state"]?.stringValue, "cached")
         let list = try await h.call("offline.list")
         XCTAssertEqual(list["items"]?.arrayValue?.count, 1)
 
@@ -35,13 +37,16 @@ final class OfflineProductTests: XCTestCase {
         let slow = try await h.call("offline.add", ["productId": "tr-1"])
         let slowToken = try XCTUnwrap(slow["token"]?.stringValue)
         _ = try await h.waitProduct(slowToken, state: "downloading")
-        XCTAssertEqual(try await h.call("offline.pause", ["token": .string(slowToken)])["state"]?.stringValue, "paused")
+        let v3 = try await h.call("offline.pause", ["token": .string(slowToken)])
+        XCTAssertEqual(v3["state"]?.stringValue, "paused")
         try await h.api.delete("/_control/faults")
-        XCTAssertEqual(try await h.call("offline.resume", ["token": .string(slowToken)])["state"]?.stringValue, "queued")
+        let v4 = try await h.call("offline.resume", ["token": .string(slowToken)])
+        XCTAssertEqual(v4["state"]?.stringValue, "queued")
         _ = try await h.waitProduct(slowToken, state: "cached")
         let deleted = try await h.call("offline.deleteAll")
         XCTAssertEqual(deleted["deleted"]?.intValue, 2)
         XCTAssertEqual(h.mediaFiles(), [])
-        XCTAssertEqual(try await h.call("offline.state", ["productId": "tr-7"])["state"]?.stringValue, "NOT_OFFLINED")
+        let v5 = try await h.call("offline.state", ["productId": "tr-7"])
+        XCTAssertEqual(v5["state"]?.stringValue, "NOT_OFFLINED")
     }
 }
