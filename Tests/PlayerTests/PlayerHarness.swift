@@ -1,0 +1,208 @@
+import Catalog
+import Foundation
+import GRDB
+import MediaDecoder
+import TestSupport
+import Wire
+import XCTest
+
+/// A real player binary in a temporary folder, playing into an ALSA `file` PCM (slave `null`,
+/// raw samples) declared in a private `.asoundrc` (HOME points at the test folder), with the
+/// catalog rows and media files a downloader would have written (CATALOG-CONTRACT.md).
+final class PlayerHarness {
+    let dir: TestDirectory
+    let capturePath: String
+    var mediaDir: String { dir.stateDir + "/media" }
+    private(set) var catalog: Catalog!
+    var player: ServiceProcess?
+    var client: RPCClient?
+
+    init() throws {
+        dir = try TestDirectory(prefix: "cpl")
+        capturePath = dir.path + "/capture.raw"
+        try FileManager.default.createDirectory(atPath: mediaDir + "/tracks", withIntermediateDirectories: true)
+        let asoundrc = """
+            pcm.cassette_capture {
+                type file
+                slave.pcm "null"
+                file "\(capturePath)"
+                format "raw"
+            }
+            """
+        try asoundrc.write(toFile: dir.path + "/.asoundrc", atomically: true, encoding: .utf8)
+        catalog = try Catalog(stateDirectory: dir.stateDir)
+    }
+
+    deinit {
+        player?.kill9()
+        dir.remove()
+    }
+
+    // MARK: Content
+
+    /// Makes a track with ffmpeg (a tone; `frequency` tells tracks apart) under media/tracks/.
+    @discardableResult
+    func makeTrack(_ id: String, seconds: Double = 2, frequency: Int = 440, ext: String = "flac") throws -> String {
+        let relative = "tracks/\(id).\(ext)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
+                             "-i", "sine=frequency=\(frequency):duration=\(seconds):sample_rate=44100", "-ac", "2",
+                             "-sample_fmt", "s16", mediaDir + "/" + relative]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw XCTSkip("ffmpeg could not make \(relative)") }
+        return relative
+    }
+
+    /// Catalog rows for an offlined product (offline.add reached `cached`) whose file is `relative`.
+    func addProduct(_ id: String, file relative: String, state: String = "verified", seconds: Double = 2) throws {
+        try catalog.pool.write { db in
+            let fileId = try Self.insertFile(db, relative, state: state)
+            try Self.insertItem(db, id, fileId: fileId, seconds: seconds)
+            try db.execute(sql: """
+                INSERT INTO offlineProducts (token, requestedProductId, productId, state, offlineValidUntil, requestedAt)
+                VALUES (?, ?, ?, 'cached', ?, ?)
+                """, arguments: ["tok-\(id)", id, id, Date().addingTimeInterval(86_400), Date()])
+        }
+    }
+
+    /// An offline station whose items are `items` (id, relative file, file state), in that order.
+    func addStation(_ id: String, name: String, items: [(String, String, String)]) throws {
+        try catalog.pool.write { db in
+            try db.execute(sql: "INSERT INTO stations (id, name, expiresAt, createdAt) VALUES (?, ?, ?, ?)",
+                           arguments: [id, name, Date().addingTimeInterval(86_400), Date()])
+            for (position, item) in items.enumerated() {
+                let fileId = try Self.insertFile(db, item.1, state: item.2)
+                try Self.insertItem(db, item.0, fileId: fileId, seconds: 2)
+                try db.execute(sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)",
+                               arguments: [id, item.0, position])
+            }
+        }
+    }
+
+    private static func insertFile(_ db: Database, _ relative: String, state: String) throws -> Int64 {
+        try db.execute(sql: """
+            INSERT INTO files (urlPath, localPath, mimeType, state, createdAt, completedAt) VALUES (?, ?, 'audio/flac', ?, ?, ?)
+            """, arguments: ["/media/" + relative, relative, state, Date(), Date()])
+        return db.lastInsertedRowID
+    }
+
+    private static func insertItem(_ db: Database, _ id: String, fileId: Int64, seconds: Double) throws {
+        try db.execute(sql: """
+            INSERT INTO mediaItems (id, title, durationSeconds, audioQuality, codec, sampleRate, bitDepth, fileId)
+            VALUES (?, ?, ?, 'LOSSLESS', 'flac', 44100, 16, ?)
+            """, arguments: [id, "Title \(id)", seconds, fileId])
+    }
+
+    /// The track decoded the way the player decodes it (16-bit, source rate and channels).
+    func decoded(_ relative: String, from position: Double = 0) throws -> [UInt8] {
+        let decoder = try AudioDecoder(path: mediaDir + "/" + relative, output: DecoderOutputFormat(sampleFormat: .s16))
+        if position > 0 { try decoder.seek(to: position) }
+        var bytes: [UInt8] = []
+        while let chunk = try decoder.nextChunk() { bytes += chunk.samples }
+        return bytes
+    }
+
+    var captured: [UInt8] { (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: capturePath)))) ?? [] }
+
+    // MARK: The player
+
+    /// Starts the player on the capture PCM and subscribes to `player` events.
+    @discardableResult
+    func start(pace: String = "device", config: String? = nil, extraArgs: [String] = [],
+               environment: [String: String] = [:]) async throws -> RPCClient {
+        var args = ["--audio-device", "cassette_capture", "--audio-pace", pace] + extraArgs
+        if let config { args += ["--config", try dir.writeConfig(config)] }
+        var env = ["HOME": dir.path]
+        for (k, v) in environment { env[k] = v }
+        let process = try ServiceProcess("player", in: dir, extraArgs: args, environment: env)
+        try process.waitReady()
+        player = process
+        let client = try await process.client()
+        _ = try await client.call("events.subscribe", ["topics": ["player"]])
+        self.client = client
+        return client
+    }
+
+    func stop() async {
+        await client?.close()
+        client = nil
+        player?.signal(SIGTERM)
+        _ = try? player?.waitExit()
+        player = nil
+    }
+
+    func call(_ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
+        try await client!.call(method, params, timeout: .seconds(10))
+    }
+
+    func status() async throws -> JSONValue { try await call("player.status") }
+
+    static func product(_ id: String) -> JSONValue {
+        ["mediaProduct": ["productId": .string(id), "productType": "TRACK", "referenceId": .string("ref-\(id)")]]
+    }
+}
+
+/// Reads the `player` events of one connection in order: a task drains the stream into a
+/// list that `until` reads from (cancelling a waiter would end an AsyncStream for good).
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var all: [RPCEvent] = []
+    private var read = 0
+    private var pumpTask: Task<Void, Never>?
+
+    init(_ client: RPCClient) {
+        let events = client.events
+        pumpTask = Task { [weak self] in
+            for await event in events { self?.append(event) }
+        }
+    }
+
+    deinit { pumpTask?.cancel() }
+
+    private func append(_ event: RPCEvent) {
+        lock.lock(); all.append(event); lock.unlock()
+    }
+
+    private func take() -> RPCEvent? {
+        lock.lock(); defer { lock.unlock() }
+        guard read < all.count else { return nil }
+        read += 1
+        return all[read - 1]
+    }
+
+    /// Collects events until one satisfies `stop` (returned, included in the list), or fails after `timeout`.
+    func until(timeout: Double = 15, _ stop: @escaping (RPCEvent) -> Bool) async throws -> [RPCEvent] {
+        var collected: [RPCEvent] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            guard let event = take() else {
+                try await Task.sleep(for: .milliseconds(5))
+                continue
+            }
+            collected.append(event)
+            if stop(event) { return collected }
+        }
+        throw HarnessError("no matching event within \(timeout) s; got \(collected.map(Self.describe))")
+    }
+
+    /// Waits for `PlaybackStateChanged` to `state`.
+    func untilState(_ state: String, timeout: Double = 15) async throws -> [RPCEvent] {
+        try await until(timeout: timeout) { $0.type == "PlaybackStateChanged" && $0.data["playbackState"]?.stringValue == state }
+    }
+
+    /// "PlaybackStateChanged:PLAYING", "MediaProductTransition:a>b", or the type alone.
+    static func describe(_ event: RPCEvent) -> String {
+        switch event.type {
+        case "PlaybackStateChanged":
+            return "State:" + (event.data["playbackState"]?.stringValue ?? "?")
+        case "MediaProductTransition":
+            let from = event.data["previousMediaProduct"]?["productId"]?.stringValue ?? "-"
+            let to = event.data["activeMediaProduct"]?["productId"]?.stringValue ?? "-"
+            return "Transition:\(from)>\(to)"
+        default:
+            return event.type
+        }
+    }
+}
