@@ -137,11 +137,14 @@ struct ServerService: Service {
     func run() async throws {
         // umask 0117 while binding: the socket is born 0660, with no moment at the looser
         // mode a chmod after bind would leave. Nothing else creates files this early.
+        // Restored as soon as the socket exists: the catalog, media folders and caches made
+        // later need their search bits.
         let previousMask = umask(0o117)
-        defer { umask(previousMask) }
         do {
             try await server.start(source)
+            umask(previousMask)
         } catch {
+            umask(previousMask)
             throw DaemonError(.socketUnavailable, "Cannot listen on \(source): \(error)")
         }
         SocketListener.restrictPermissions(source)
