@@ -118,6 +118,7 @@ let package = Package(
         .executableTarget(name: "cassette-bench", dependencies: [
             "Wire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/Benchmarks"),
 
         // MARK: Tests

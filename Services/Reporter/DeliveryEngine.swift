@@ -125,7 +125,7 @@ actor DeliveryEngine {
                 let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: records.count,
                                               accepted: verdict.accepted.count, rejected: verdict.rejected.count,
                                               result: decided > 0 ? .delivered : .failed,
-                                              error: decided > 0 ? nil : Self.unusableAnswer)
+                                              error: decided > 0 ? Optional<JSONValue>.none : Self.unusableAnswer)
                 let (delivered, rejected) = try await store.apply(verdict, sent: records, attempt: attempt)
                 lastAttempt = attempt
                 let counts = store.snapshot

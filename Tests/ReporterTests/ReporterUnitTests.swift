@@ -1,0 +1,217 @@
+import Catalog
+import Foundation
+import GRDB
+import TestSupport
+import Wire
+import XCTest
+@testable import reporter
+
+/// The reporter's rules in memory: backoff, batching, reading the origin's answer, the outbox.
+final class BackoffScheduleTests: XCTestCase {
+    func testNominalDoublesFromOneSecondToFiveMinutes() {
+        let schedule = BackoffSchedule(initial: 1, cap: 300)
+        XCTAssertEqual(schedule.nominal(afterFailures: 0), 0)
+        XCTAssertEqual((1...11).map { schedule.nominal(afterFailures: $0) }, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300])
+        XCTAssertEqual(schedule.nominal(afterFailures: 10_000), 300, "no overflow after very many failures")
+    }
+
+    func testJitterStaysWithinBoundsAndSpreads() {
+        let schedule = BackoffSchedule(initial: 1, cap: 300, jitter: 0.2)
+        for failures in 1...20 {
+            let nominal = schedule.nominal(afterFailures: failures)
+            XCTAssertEqual(schedule.delay(afterFailures: failures, unit: 0), max(1, nominal * 0.8), accuracy: 1e-9)
+            XCTAssertEqual(schedule.delay(afterFailures: failures, unit: 1), min(300, nominal * 1.2), accuracy: 1e-9)
+            for _ in 0..<50 {
+                let d = schedule.delay(afterFailures: failures)
+                XCTAssertGreaterThanOrEqual(d, 1)
+                XCTAssertLessThanOrEqual(d, 300)
+                XCTAssertGreaterThanOrEqual(d, min(300, nominal * 0.8) - 1e-9)
+            }
+        }
+        let samples = Set((0..<100).map { _ in schedule.delay(afterFailures: 6) })
+        XCTAssertGreaterThan(samples.count, 50, "jitter spreads the waits")
+    }
+}
+
+final class DeliveryBatchTests: XCTestCase {
+    private func record(_ n: Int, _ kind: RecordKind = .play) -> PendingRecord {
+        PendingRecord(id: "id-\(n)", kind: kind, body: #"{"\#(kind.idKey)":"id-\#(n)","productId":"tr-1"}"#)
+    }
+
+    func testOneRequestPerKindOldestKindFirstOrderKept() {
+        let batch = [record(1, .consumption), record(2), record(3, .consumption), record(4)]
+        let requests = DeliveryBatch.requests(batch)
+        XCTAssertEqual(requests.map(\.kind), [.consumption, .play])
+        XCTAssertEqual(requests[0].records.map(\.id), ["id-1", "id-3"])
+        XCTAssertEqual(requests[1].records.map(\.id), ["id-2", "id-4"])
+    }
+
+    func testBodyCarriesTheStoredRecords() throws {
+        let body = try DeliveryBatch.body(kind: .play, records: [record(1), record(2)])
+        XCTAssertEqual(body["events"]?.arrayValue?.compactMap { $0["eventId"]?.stringValue }, ["id-1", "id-2"])
+        let consumption = try DeliveryBatch.body(kind: .consumption, records: [record(3, .consumption)])
+        XCTAssertEqual(consumption["records"]?.arrayValue?.count, 1)
+    }
+
+    func testOnlyRecordsNamedAcceptedLeavePending() throws {
+        let sent = (1...4).map { record($0) }
+        let answer = try JSONValue.parse(Array("""
+            {"serverTime":"2026-11-21T10:00:00Z","accepted":["id-1","id-9","id-1"],
+             "rejected":[{"eventId":"id-2","index":1,"reason":"unknown product"},{"eventId":null,"index":2,"reason":"not an object"}]}
+            """.utf8))
+        let verdict = DeliveryBatch.verdict(answer: answer, kind: .play, sent: sent)
+        XCTAssertEqual(verdict.accepted, ["id-1"], "an id not sent is ignored; a repeated one counted once")
+        XCTAssertEqual(verdict.rejected, [.init(id: "id-2", reason: "unknown product"), .init(id: "id-3", reason: "not an object")])
+        XCTAssertEqual(verdict.unanswered, ["id-4"])
+    }
+
+    func testAnAnswerWithoutListsDecidesNothing() throws {
+        let verdict = DeliveryBatch.verdict(answer: ["serverTime": "x"], kind: .play, sent: [record(1)])
+        XCTAssertTrue(verdict.accepted.isEmpty)
+        XCTAssertTrue(verdict.rejected.isEmpty)
+        XCTAssertEqual(verdict.unanswered, ["id-1"])
+    }
+}
+
+final class GroupCommitterTests: XCTestCase {
+    /// While one transaction is on disk, everyone who arrives waits for the next one, which
+    /// takes them all at once: 200 concurrent writers need far fewer than 200 commits.
+    func testWaitingRecordsShareOneCommit() async throws {
+        let groups = Recorder()
+        let committer = GroupCommitter { records in
+            await groups.add(records.count)
+            try await Task.sleep(nanoseconds: 5_000_000)   // a slow fsync
+            return records.map { $0.id.hasSuffix("dup") ? .duplicate : .stored }
+        }
+        let outcomes = try await withThrowingTaskGroup(of: StoreOutcome.self) { group in
+            for i in 0..<200 {
+                group.addTask {
+                    try await committer.store(OutboxRecord(id: i % 10 == 0 ? "\(i)-dup" : "\(i)", kind: .play, body: "{}"))
+                }
+            }
+            return try await group.reduce(into: [StoreOutcome]()) { $0.append($1) }
+        }
+        XCTAssertEqual(outcomes.filter { $0 == .stored }.count, 180)
+        XCTAssertEqual(outcomes.filter { $0 == .duplicate }.count, 20)
+        let sizes = await groups.sizes
+        XCTAssertEqual(sizes.reduce(0, +), 200)
+        XCTAssertLessThan(sizes.count, 50, "records were grouped: \(sizes)")
+    }
+
+    func testAFailedCommitFailsEveryoneInIt() async {
+        let committer = GroupCommitter { _ in throw ReporterError(kind: .notStored, message: "disk full") }
+        do {
+            _ = try await committer.store(OutboxRecord(id: "a", kind: .play, body: "{}"))
+            XCTFail("expected the commit's error")
+        } catch {
+            XCTAssertEqual((error as? ReporterError)?.kind, .notStored)
+        }
+    }
+
+    actor Recorder {
+        var sizes: [Int] = []
+        func add(_ n: Int) { sizes.append(n) }
+    }
+}
+
+final class OutboxStoreTests: XCTestCase {
+    private func makeStore(cap: Int = 1 << 30) throws -> (OutboxStore, TestDirectory) {
+        let dir = try TestDirectory(prefix: "cro")
+        let catalog = try Catalog(stateDirectory: dir.stateDir)
+        return (try OutboxStore(pool: catalog.pool, maxQueueBytes: cap), dir)
+    }
+
+    private func play(_ n: Int) -> OutboxRecord {
+        OutboxRecord(id: String(format: "00000000-0000-4000-8000-%012d", n), kind: .play,
+                     body: #"{"eventId":"\#(n)","productId":"tr-1"}"#)
+    }
+
+    func testBatchesAreOldestFirstAndBounded() async throws {
+        let (store, dir) = try makeStore()
+        defer { dir.remove() }
+        for n in [5, 3, 9, 1, 7] { _ = try await store.insert([play(n)], at: Date()) }
+        let batch = try await store.nextBatch(limit: 3)
+        XCTAssertEqual(batch.map(\.id), [5, 3, 9].map { play($0).id }, "insertion order, not id order")
+        let awaited1 = try await store.nextBatch(limit: 500).count
+        XCTAssertEqual(awaited1, 5)
+    }
+
+    func testDuplicatesCapAndCounters() async throws {
+        let size = play(1).sizeBytes
+        let (store, dir) = try makeStore(cap: size * 2)
+        defer { dir.remove() }
+        let outcomes = try await store.insert([play(1), play(1), play(2), play(3)], at: Date())
+        XCTAssertEqual(outcomes, [.stored, .duplicate, .stored, .queueFull(queuedBytes: size * 2)])
+        XCTAssertEqual(store.snapshot.pending, 2)
+        XCTAssertEqual(store.snapshot.pendingBytes, size * 2)
+        // At the cap a known id is still a duplicate, not a refusal.
+        let awaited2 = try await store.insert([play(2)], at: Date())
+        XCTAssertEqual(awaited2, [.duplicate])
+
+        let sent = try await store.nextBatch(limit: 10)
+        let attempt = DeliveryAttempt(startedAt: Date(), endedAt: Date(), records: 2, accepted: 1, rejected: 1, result: .delivered)
+        let verdict = BatchVerdict(accepted: [sent[0].id], rejected: [.init(id: sent[1].id, reason: "no")])
+        let applied = try await store.apply(verdict, sent: sent, attempt: attempt)
+        XCTAssertEqual(applied.delivered, 1)
+        XCTAssertEqual(applied.rejected.map(\.id), [sent[1].id])
+        XCTAssertEqual(store.snapshot.pending, 0)
+        XCTAssertEqual(store.snapshot.delivered, 1)
+        XCTAssertEqual(store.snapshot.rejected, 1)
+        XCTAssertEqual(store.snapshot.pendingBytes, 0)
+        // Applying the same answer again changes nothing; delivered and rejected stay known.
+        let again = try await store.apply(verdict, sent: sent, attempt: attempt)
+        XCTAssertEqual(again.delivered, 0)
+        let awaited3 = try await store.insert([play(1), play(2), play(3)], at: Date())
+        XCTAssertEqual(awaited3, [.duplicate, .duplicate, .stored])
+        let awaited4 = try await store.nextBatch(limit: 10).map(\.id)
+        XCTAssertEqual(awaited4, [play(3).id], "rejected records are never sent again")
+        let awaited5 = try await store.lastAttempt()?.result
+        XCTAssertEqual(awaited5, .delivered)
+        let awaited6 = try await store.recentRejections(limit: 5).first?["reason"]?.stringValue
+        XCTAssertEqual(awaited6, "no")
+
+        // Counters reload from the table.
+        let reopened = try OutboxStore(pool: store.pool, maxQueueBytes: size * 2)
+        XCTAssertEqual(reopened.snapshot, store.snapshot)
+    }
+}
+
+final class RecordValidatorTests: XCTestCase {
+    func testUUIDSyntax() {
+        XCTAssertTrue(RecordValidator.isUUID("6f1c2a9e-3b4d-4e5f-8a7b-0c1d2e3f4a5b"))
+        XCTAssertTrue(RecordValidator.isUUID("6F1C2A9E-3B4D-4E5F-8A7B-0C1D2E3F4A5B"))
+        XCTAssertFalse(RecordValidator.isUUID("6f1c2a9e3b4d4e5f8a7b0c1d2e3f4a5b"))
+        XCTAssertFalse(RecordValidator.isUUID("6f1c2a9e-3b4d-4e5f-8a7b-0c1d2e3f4a5g"))
+        XCTAssertFalse(RecordValidator.isUUID(""))
+    }
+
+    func testBodyIsTheEventAsSent() throws {
+        let record = try RecordValidator.playEvent(params: ["event": Records.play(id: "6f1c2a9e-3b4d-4e5f-8a7b-0c1d2e3f4a5b")])
+        XCTAssertEqual(record.id, "6f1c2a9e-3b4d-4e5f-8a7b-0c1d2e3f4a5b")
+        let body = try JSONValue.parse(Array(record.body.utf8))
+        XCTAssertEqual(body["productId"]?.stringValue, "tr-9-01")
+        XCTAssertEqual(body["endPosition"]?.doubleValue, 180.5)
+        XCTAssertEqual(body, Records.play(id: "6f1c2a9e-3b4d-4e5f-8a7b-0c1d2e3f4a5b").withSession(body["playbackSessionId"]!))
+    }
+
+    func testSettingsDefaultsAndRanges() throws {
+        let defaults = try ReporterSettings(section: nil)
+        XCTAssertEqual(defaults.maxQueueBytes, 256 << 20)
+        XCTAssertEqual(defaults.batchSize, 500)
+        XCTAssertEqual(defaults.retryInitialSeconds, 1)
+        XCTAssertEqual(defaults.retryMaxSeconds, 300)
+        XCTAssertEqual(try ReporterSettings(section: ["maxQueueBytes": 1000]).maxQueueBytes, 1000)
+        XCTAssertThrowsError(try ReporterSettings(section: ["batchSize": 501]))
+        XCTAssertThrowsError(try ReporterSettings(section: ["maxQueueBytes": 0]))
+        XCTAssertThrowsError(try ReporterSettings(section: ["retryInitialSeconds": 10, "retryMaxSeconds": 5]))
+        XCTAssertThrowsError(try ReporterSettings(section: ["maxQueueByte": 10]))
+    }
+}
+
+extension JSONValue {
+    fileprivate func withSession(_ session: JSONValue) -> JSONValue {
+        guard var object = objectValue else { return self }
+        object["playbackSessionId"] = session
+        return .object(object)
+    }
+}
