@@ -46,14 +46,12 @@ struct FileTransfer: Sendable {
         if onDisk < job.sizeBytes {
             let declared = job.sizeBytes
             do {
-                let result = try await HTTPClient.$bodyObserver.withValue(hasher) {
-                    try await origin.download(job.url, to: part, resumeFrom: onDisk, retry: .offlining,
-                                              stallTimeout: stallTimeout) { fileSize, _ in
-                        onBytes(fileSize)
-                        // Past the declared size the body is not what the manifest promised:
-                        // stop now rather than fill the disk.
-                        return fileSize <= declared && !Task.isCancelled
-                    }
+                let result = try await origin.download(job.url, to: part, resumeFrom: onDisk, retry: .offlining,
+                                                       stallTimeout: stallTimeout, observer: hasher) { fileSize, _ in
+                    onBytes(fileSize)
+                    // Past the declared size the body is not what the manifest promised:
+                    // stop now rather than fill the disk.
+                    return fileSize <= declared && !Task.isCancelled
                 }
                 if result.status == 416 {
                     return refuse(part, "SizeMismatch", "the origin has fewer bytes than the \(declared) it declared")

@@ -10,10 +10,3 @@ public protocol DownloadBodyObserver: AnyObject, Sendable {
     /// These bytes were just written to the file, right after the ones before.
     func bodyWritten(_ bytes: UnsafeRawBufferPointer)
 }
-
-extension HTTPClient {
-    /// The observer `download` uses when none is passed. A task-local so that a wrapper which
-    /// builds the download call itself (the origin client, with its retry loop) carries it
-    /// through without having to know about it: `HTTPClient.$bodyObserver.withValue(o) { … }`.
-    @TaskLocal public static var bodyObserver: (any DownloadBodyObserver)?
-}

@@ -59,10 +59,9 @@ public final class HTTPClient: Sendable {
     /// was opened, the bytes received stay on disk and `HTTPClientError.bytesOnDisk` says how many.
     /// The file is not fsynced; callers that need durability do it.
     ///
-    /// `observer` (by default the task-local `HTTPClient.bodyObserver`) sees every body byte
-    /// written, e.g. to hash while the bytes arrive.
+    /// `observer` sees every body byte written, e.g. to hash while the bytes arrive.
     public func download(_ request: HTTPRequest, to path: String, resumeFrom offset: Int64 = 0,
-                         observer: (any DownloadBodyObserver)? = HTTPClient.bodyObserver,
+                         observer: (any DownloadBodyObserver)? = nil,
                          progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
         precondition(offset >= 0, "negative resume offset")
         let destination = BodyDestination.file(path: path, resumeFrom: offset,

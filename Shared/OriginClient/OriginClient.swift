@@ -103,9 +103,10 @@ public final class OriginClient: Sendable {
     /// Downloads `url` (as returned by `resolveURL`) into `path`, resuming from `offset` with
     /// `Range` and, after each network failure, from what is on disk then. 5xx/429 answers are
     /// retried per `retry`; a final 2xx or 416 is returned for the caller to judge; any other
-    /// status throws `OriginError`.
+    /// status throws `OriginError`. `observer` sees every body byte written (hashing on the fly),
+    /// across the retries.
     public func download(_ url: String, to path: String, resumeFrom offset: Int64 = 0, retry: RetryPolicy,
-                         stallTimeout: Double = 30,
+                         stallTimeout: Double = 30, observer: (any DownloadBodyObserver)? = nil,
                          progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
         var offset = offset
         var statusRetries = 0
@@ -114,7 +115,7 @@ public final class OriginClient: Sendable {
         while true {
             let result: DownloadResult
             do {
-                result = try await http.download(request, to: path, resumeFrom: offset, progress: progress)
+                result = try await http.download(request, to: path, resumeFrom: offset, observer: observer, progress: progress)
             } catch let error as HTTPClientError where error.isTransient {
                 // Bytes moved since the last failure: the link is slow, not dead; start the backoff over.
                 if let onDisk = error.bytesOnDisk, onDisk > offset { networkRetries = 0 }
