@@ -20,6 +20,9 @@ final class AudioPipe: @unchecked Sendable {
     private var decoding: TrackToken?
     private var seekRequest: (token: TrackToken, position: Double)?
     private var abortDecoding = false
+    /// A next track is being resolved for this one: its end waits for it (gapless) rather
+    /// than telling the output that nothing follows.
+    private var nextExpected: TrackToken?
     private var dropRequested = false
     private var paused = false
     private var isShutdown = false
@@ -43,6 +46,7 @@ final class AudioPipe: @unchecked Sendable {
             flushLocked()
             abortDecoding = decoding != nil
             seekRequest = nil
+            nextExpected = nil
             jobs = newJobs
             condition.broadcast()
         }
@@ -70,6 +74,8 @@ final class AudioPipe: @unchecked Sendable {
     /// then starts `job` itself when the current one ends).
     func setNext(_ job: TrackJob?, after current: TrackToken) -> Bool {
         locked {
+            if nextExpected == current { nextExpected = nil }
+            defer { condition.broadcast() }
             guard decoding == current || jobs.first?.token == current else { return false }
             if jobs.first?.token == current {
                 jobs = [jobs[0]] + (job.map { [$0] } ?? [])
@@ -79,6 +85,13 @@ final class AudioPipe: @unchecked Sendable {
             condition.broadcast()
             return true
         }
+    }
+
+    /// Says a next track for `current` is on its way (being resolved): when `current` has been
+    /// decoded to its end, the decoder waits for it instead of ending the stream. `setNext`
+    /// (with a job, or nil when resolution failed) releases the wait.
+    func expectNext(after current: TrackToken) {
+        locked { nextExpected = current }
     }
 
     /// Stops everything: queued audio, decoding, the device's buffer.
@@ -155,6 +168,12 @@ final class AudioPipe: @unchecked Sendable {
             while !isShutdown && epoch == pushEpoch && !abortDecoding && seekRequest == nil
                     && queuedBytes + item.bytes > capacityBytes && queuedBytes > 0 {
                 condition.wait()
+            }
+            if case .end(let token, _) = item {
+                while !isShutdown && epoch == pushEpoch && !abortDecoding && seekRequest == nil
+                        && nextExpected == token && jobs.isEmpty {
+                    condition.wait()
+                }
             }
             guard !isShutdown, epoch == pushEpoch, !abortDecoding, seekRequest == nil else { return false }
             var item = item

@@ -29,6 +29,8 @@ extension PlaybackEngine {
         let new: Availability = reachable ? .available : (local > 0 ? .offlineOnly : .notAvailable)
         guard new != availability else { return }
         availability = new
+        // Without an origin there is nothing to be available or not: status only, no event.
+        guard origin != nil else { return }
         publish(new.eventType, ["localStations": .number(Double(local)), "origin": origin.map { .string($0.baseURL) } ?? .null])
     }
 

@@ -28,6 +28,7 @@ extension PlaybackEngine {
         station = StationCursor(id: stationId, name: name, items: items, index: 0)
         playRequestedAt = .now
         queueNextStationItem()
+        if origin != nil { Task { await self.checkAvailability() } }
     }
 
     /// `station.skip`: the next item now (explicit transition); past the last one the station ends.

@@ -124,7 +124,9 @@ actor PlaybackEngine {
         let token = newToken()
         active = Active(product: product, token: token, stationId: stationId)
         pipe.presetPosition(token: token, position: 0)
-        setState(wantPlaying ? .playing : .notPlaying)
+        // PLAYING is announced once the product is resolved (after its transition event), so
+        // clients always hear of the product before they hear it plays.
+        if !(keepPlaying && wantPlaying && state == .playing) { setState(.notPlaying) }
         Task { await self.resolveActive(token: token, previous: previous) }
     }
 
@@ -137,6 +139,7 @@ actor PlaybackEngine {
         }
         let token = newToken()
         next = Next(product: product, token: token, stationId: stationId)
+        if current.submitted { pipe.expectNext(after: current.token) }
         Task { await self.resolveNext(token: token) }
     }
 
@@ -144,7 +147,7 @@ actor PlaybackEngine {
         guard state != .idle, active != nil else { return }
         let wasPaused = !wantPlaying
         wantPlaying = true
-        if state == .notPlaying { setState(.playing) }
+        if state == .notPlaying, active?.context != nil { setState(.playing) }
         playRequestedAt = .now
         if wasPaused { recordAction("resume") }
         if let current = active, current.track != nil, !current.submitted {
@@ -218,6 +221,7 @@ actor PlaybackEngine {
                                               referenceId: product.referenceId, startAssetPosition: current.startPosition)
             active = current
             publishTransition(previous: previous, active: current)
+            if wantPlaying && state == .notPlaying { setState(.playing) }
             stationItemStarted(current)
             submitActive()
         } catch {
@@ -250,6 +254,8 @@ actor PlaybackEngine {
                 fail(error)
             } else if next?.token == token {
                 next?.failure = PlayerError.describe(error)
+                // Let the active track end; the failure is raised when this one becomes active.
+                if let current = active, current.submitted { _ = pipe.setNext(nil, after: current.token) }
             }
         }
     }
@@ -262,12 +268,22 @@ actor PlaybackEngine {
         active = current
         pipe.setPaused(!wantPlaying)
         var jobs = [track.job(current.token, at: current.startPosition)]
-        if var queued = next, let nextTrack = queued.track {
-            jobs.append(nextTrack.job(queued.token))
-            queued.handedOver = true
-            next = queued
+        var expecting = false
+        if var queued = next, queued.failure == nil {
+            if let nextTrack = queued.track {
+                jobs.append(nextTrack.job(queued.token))
+                queued.handedOver = true
+                next = queued
+            } else {
+                expecting = true
+            }
         }
         pipe.replace(jobs: jobs)
+        if expecting {
+            pipe.expectNext(after: current.token)
+        } else if let queued = next, queued.handedOver {
+            expectStationItem(after: queued.token)
+        }
     }
 
     /// Queues the resolved next product behind the active one in the pipeline (gapless).
@@ -276,6 +292,7 @@ actor PlaybackEngine {
         if pipe.setNext(track.job(queued.token), after: current.token) {
             queued.handedOver = true
             next = queued
+            expectStationItem(after: queued.token)
         }
     }
 
@@ -290,6 +307,14 @@ actor PlaybackEngine {
     func abandonTracks() {
         active?.track?.close()
         next?.track?.close()
+    }
+
+    /// A station always has its following item coming: once the next item is queued in the
+    /// pipeline, its end waits for the one after (set when it becomes active), so every border
+    /// of a station is gapless however far ahead the decoder runs.
+    func expectStationItem(after token: TrackToken) {
+        guard let cursor = station, cursor.index + 2 < cursor.items.count else { return }
+        pipe.expectNext(after: token)
     }
 
     // MARK: Errors
