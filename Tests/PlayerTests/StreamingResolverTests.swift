@@ -150,6 +150,22 @@ final class StreamingResolverTests: XCTestCase {
     }
 }
 
+extension StreamingResolverTests {
+    /// A paused (or failed) download is not waited for: online, the product is streamed instead.
+    func testPausedDownloadIsStreamedInstead() async throws {
+        let api = try await StreamingFixtures.origin()
+        let fixture = try CatalogFixture()
+        let bytes = try StreamingFixtures.originMedia(api, "tr-1.flac")
+        try fixture.addFile(productId: "tr-1", bytes: Array(bytes.prefix(1000)), state: "partial", declaredSize: bytes.count)
+        try fixture.addOfflineProduct(requested: "tr-1", actual: "tr-1", state: "paused", validUntil: nil)
+        let played = try await fixture.resolver(origin: try StreamingFixtures.client(api))
+            .resolve(productId: "tr-1", quality: nil, offlineMode: false, events: { _ in })
+        XCTAssertEqual(played.kind, "stream")
+        assertSameBytes(try StreamingFixtures.readAll(played.source), bytes)
+        played.source.close()
+    }
+}
+
 func assertSourceError<T>(_ expression: @autoclosure () async throws -> T, name: String, code: Int,
                      file: StaticString = #filePath, line: UInt = #line) async {
     do {

@@ -75,7 +75,16 @@ final class SourceResolver: Sendable {
             throw SourceError.offlineNotValid(productId)
         case .notOfflined:
             if offlineMode { throw SourceError.illegalPlaybackRequest(productId) }
-            if let local, let download, download.isBeingWritten {
+            if let local, var download {
+                // `bytesOnDisk` lags the file by up to a second: the `.part` itself says whether bytes are there.
+                var info = stat()
+                if let path = try? absolutePath(local.relativePath), stat(path + ".part", &info) == 0 {
+                    download.bytesOnDisk = max(download.bytesOnDisk, Int64(info.st_size))
+                }
+                guard download.isBeingWritten else {
+                    guard let origin else { throw SourceError.notOfflined(productId) }
+                    return try await stream(productId: productId, quality: quality, origin: origin, events: events)
+                }
                 let path = try absolutePath(local.relativePath)
                 let relative = local.relativePath
                 let catalog = catalog
