@@ -9,6 +9,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Cassette's benchmarks, side by side with their peers.",
         subcommands: [
             StatusBench.self,
+            PlaybackBench.self,
             PlaylogBench.self,
         ],
         defaultSubcommand: StatusBench.self)
