@@ -23,8 +23,7 @@ struct Call: AsyncParsableCommand {
     func run() async throws {
         var value: JSONValue = .object([:])
         if let params {
-            guard let parsed = try? JSONCoding.decoder().decode(JSONValue.self, from: Data(params.utf8)),
-                  case .object = parsed else {
+            guard let parsed = try? JSONCoding.parse(Array(params.utf8)), case .object = parsed else {
                 throw ValidationError("params must be a JSON object, e.g. '{\"key\":\"value\"}'.")
             }
             value = parsed
@@ -34,31 +33,65 @@ struct Call: AsyncParsableCommand {
     }
 }
 
-/// Connect-call-close with the CLI's exit-code conventions.
-enum CtlClient {
-    static func call(_ options: ConnectionOptions, _ service: ServiceName, _ method: String,
-                     _ params: JSONValue) async throws -> JSONValue {
-        let client = try await connect(options, service)
-        defer { Task { await client.close() } }
+/// One connection to one service for the life of a command, with the CLI's error and exit-code
+/// conventions: every failure is printed once, here, and turned into an `ExitCode`.
+struct Connection: Sendable {
+    let service: ServiceName
+    let client: RPCClient
+    let timeout: Double
+    /// With --json, errors the service answered are also printed on stdout as JSON.
+    let json: Bool
+
+    static func open(_ options: ConnectionOptions, _ service: ServiceName, json: Bool = false) async throws -> Connection {
+        let path = options.socketPath(for: service)
         do {
-            return try await client.call(method, params, timeout: .milliseconds(Int64(options.timeout * 1000)))
-        } catch let error as RPCError {
-            CtlOutput.error("\(service.rawValue): \(error.name): \(error.message)")
-            throw ExitCode(1)
+            let client = try await RPCClient.connect(path: path)
+            return Connection(service: service, client: client, timeout: options.timeout, json: json)
         } catch {
-            CtlOutput.error("\(service.rawValue): \(error)")
-            throw ExitCode(69)
+            CtlOutput.error("cannot reach the \(service.rawValue) at \(path): is it running? (\(error))")
+            throw ExitCode(ExitStatus.unavailable)
         }
     }
 
-    static func connect(_ options: ConnectionOptions, _ service: ServiceName) async throws -> RPCClient {
-        let path = options.socketPath(for: service)
+    func call(_ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
         do {
-            return try await RPCClient.connect(path: path)
+            return try await client.call(method, params, timeout: .milliseconds(Int64(timeout * 1000)))
+        } catch let error as RPCError {
+            report(error, method: method)
+            throw ExitCode(ExitStatus.serviceError)
         } catch {
-            CtlOutput.error("cannot reach the \(service.rawValue) at \(path): is it running? (\(error))")
-            throw ExitCode(69)  // EX_UNAVAILABLE
+            CtlOutput.error("\(service.rawValue): \(method): \(error)")
+            throw ExitCode(ExitStatus.unavailable)
         }
+    }
+
+    /// Subscribes this connection to `topics` (all when empty).
+    func subscribe(_ topics: [String]) async throws {
+        _ = try await call("events.subscribe", ["topics": .array(topics.map { .string($0) })])
+    }
+
+    func close() async { await client.close() }
+
+    private func report(_ error: RPCError, method: String) {
+        if json {
+            print(CtlOutput.pretty(["error": ["service": .string(service.rawValue), "method": .string(method),
+                                              "code": .number(Double(error.code)), "name": .string(error.name),
+                                              "message": .string(error.message)]]))
+        }
+        CtlOutput.error("\(service.rawValue): \(error.name): \(error.message)")
+        if error.name == "MethodNotFound" {
+            CtlOutput.error("this \(service.rawValue) does not offer '\(method)' (an older or not yet complete service; see docs/protocol.md).")
+        }
+    }
+}
+
+/// Connect-call-close.
+enum CtlClient {
+    static func call(_ options: ConnectionOptions, _ service: ServiceName, _ method: String,
+                     _ params: JSONValue = .object([:]), json: Bool = false) async throws -> JSONValue {
+        let connection = try await Connection.open(options, service, json: json)
+        defer { Task { await connection.close() } }
+        return try await connection.call(method, params)
     }
 }
 
@@ -75,5 +108,10 @@ enum CtlOutput {
 
     static func error(_ text: String) {
         FileHandle.standardError.write(Data("cassettectl: \(text)\n".utf8))
+    }
+
+    /// A result for people (`render`) or for scripts (pretty JSON).
+    static func show(_ value: JSONValue, json: Bool, render: (JSONValue) -> String) {
+        if json { print(pretty(value)) } else { print(render(value)) }
     }
 }
