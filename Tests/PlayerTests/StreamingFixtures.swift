@@ -8,11 +8,20 @@ import TestSupport
 import XCTest
 @testable import player
 
+/// The streaming tests' origin, for the exit handler (set once, before any test uses it).
+nonisolated(unsafe) private var originToStop: OriginProcess?
+
 /// What the streaming tests share: one reference origin for the whole run (reset before each
 /// test), catalog rows written as the downloader would (CATALOG-CONTRACT), and helpers to drain
 /// a source through the decoder.
 enum StreamingFixtures {
-    private static let sharedOrigin = Result { try OriginProcess.start() }
+    private static let sharedOrigin = Result { () throws -> OriginProcess in
+        let origin = try OriginProcess.start()
+        // One origin for the run: stopped when the test process exits, not left behind.
+        originToStop = origin
+        atexit { originToStop?.discard() }
+        return origin
+    }
 
     /// The run's origin with its counters and faults cleared.
     static func origin() async throws -> OriginAPI {
