@@ -41,7 +41,7 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
     static let badResponseName = "BadOriginResponse"
 
     /// The origin answered with an error status: name it from `subStatus` as the contract says.
-    init(status: Int, body: [UInt8]) {
+    public init(status: Int, body: [UInt8]) {
         let json = try? JSONValue.parse(body)
         let subStatus = json?["subStatus"]?.intValue
         let userMessage = json?["userMessage"]?.stringValue
@@ -52,7 +52,7 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
     }
 
     /// The origin could not be reached or the transfer broke off, after the retries allowed.
-    init(transport error: HTTPClientError) {
+    public init(transport error: HTTPClientError) {
         self.init(name: "OriginUnreachable",
                   message: "the origin could not be reached: \(error.message). Check the network and the origin URL.",
                   transportError: error.name)
