@@ -81,7 +81,7 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "downloader", dependencies: [
-            "ServiceKit", "HTTPClient", "OriginClient", "Catalog", "Wire",
+            "ServiceKit", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
