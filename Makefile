@@ -12,7 +12,7 @@ DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev
 	libavformat-dev libavcodec-dev libavutil-dev libswresample-dev \
 	ffmpeg systemd alsa-utils python3 curl
 # The benchmark's peer. Kept out of `deps`: its package scripts may start a system mpd.
-BENCH_PACKAGES := mpd
+BENCH_PACKAGES := mpd aria2
 
 .PHONY: all deps bench-deps install-packages build build-tests test demo bench install clean
 
@@ -52,7 +52,7 @@ demo: build
 
 # Every benchmark, each beside its peer (MPD, curl, aria2c). Not part of `make test`.
 # BENCH lists the `cassette-bench` subcommands to run; `make bench BENCH=status` runs one.
-BENCH ?= status playlog playback
+BENCH ?= status playlog download playback
 bench: bench-deps
 	$(SWIFT) build -c release
 	@for b in $(BENCH); do echo "== cassette-bench $$b"; .build/release/cassette-bench $$b --bin-dir .build/release || exit 1; done

@@ -24,6 +24,8 @@ struct Catalog: Codable, Sendable {
 struct GenerationParameters: Codable, Sendable, Equatable {
     var tracksPerStation: Int
     var seconds: Double
+    /// When set and not empty, the catalog holds only these synthetic stations (`SyntheticCatalog`).
+    var synthetic: [SyntheticStationSpec]? = nil
 }
 
 struct CatalogFile: Codable, Sendable {

@@ -20,6 +20,9 @@ struct CatalogGenerator {
     /// Generates every file and writes `catalog.json` last; throws `OriginError` when
     /// ffmpeg is missing or fails.
     func generate() throws -> Catalog {
+        if let synthetic = parameters.synthetic, !synthetic.isEmpty {
+            return try SyntheticCatalog(directory: directory, parameters: parameters, log: log).generate()
+        }
         let started = Date()
         let manager = FileManager.default
         for folder in ["media", "img"] {

@@ -21,13 +21,19 @@ struct GenerationOptions: ParsableArguments {
     @Option(help: "Length of the shortest track in seconds; the longest is 2.5 times as long.")
     var seconds: Double = 8
 
+    @Option(name: .customLong("synthetic"), help: ArgumentHelp(
+        "A synthetic offline station ID=COUNTxSIZE (SIZE in bytes, or with k/m/g), e.g. st-bench=1000x200k; repeatable. The catalog then holds only synthetic stations of random bytes and needs no ffmpeg.",
+        valueName: "spec"))
+    var synthetic: [SyntheticStationSpec] = []
+
     func validate() throws {
         guard (1...99).contains(tracksPerStation) else { throw ValidationError("--tracks-per-station must be 1…99") }
         guard seconds >= 1, seconds <= 600 else { throw ValidationError("--seconds must be 1…600") }
+        guard Set(synthetic.map(\.id)).count == synthetic.count else { throw ValidationError("--synthetic station ids must differ") }
     }
 
     var parameters: GenerationParameters {
-        GenerationParameters(tracksPerStation: tracksPerStation, seconds: seconds)
+        GenerationParameters(tracksPerStation: tracksPerStation, seconds: seconds, synthetic: synthetic.isEmpty ? nil : synthetic)
     }
 }
 

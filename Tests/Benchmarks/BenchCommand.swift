@@ -11,6 +11,7 @@ struct BenchCommand: AsyncParsableCommand {
             StatusBench.self,
             PlaybackBench.self,
             PlaylogBench.self,
+            DownloadBench.self,
         ],
         defaultSubcommand: StatusBench.self)
 }

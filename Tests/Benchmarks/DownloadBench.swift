@@ -1,0 +1,208 @@
+import ArgumentParser
+import Foundation
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cassette-bench download`: the downloader against curl and aria2c over loopback, from the
+/// reference origin serving synthetic content — one large file, and a station of many small
+/// ones. Peers run alternately within each round; medians are compared.
+struct DownloadBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "download",
+        abstract: "Benchmarks the downloader (fsync and SHA-256 included) against curl and aria2c over loopback.")
+
+    @Option(help: "Folder holding the Cassette binaries (downloader, cassette-origin).")
+    var binDir: String = ".build/release"
+
+    @Option(help: "Size of the large file in bytes.")
+    var bigBytes: Int = 1 << 30
+
+    @Option(help: "Files in the station of small files.")
+    var files: Int = 1_000
+
+    @Option(help: "Size of each small file in bytes.")
+    var fileBytes: Int = 200 * 1024
+
+    @Option(help: "Rounds of the large-file run (each peer once per round).")
+    var bigRounds: Int = 3
+
+    @Option(help: "Rounds of the station run.")
+    var stationRounds: Int = 5
+
+    @Option(help: "Parallel transfers: Cassette's downloader.maxParallel, curl's --parallel-max, aria2c's -j.")
+    var parallel: Int = 8
+
+    @Option(help: "The aria2c binary (skipped when missing).")
+    var aria2c: String = "/usr/bin/aria2c"
+
+    @Option(help: "Seconds one Cassette sync may take.")
+    var timeout: Double = 600
+
+    @Flag(help: "Skip the large-file run.")
+    var skipBig = false
+
+    @Flag(help: "Skip the station run.")
+    var skipStation = false
+
+    @Flag(help: "Keep the temporary folder.")
+    var keepTemp = false
+
+    func validate() throws {
+        guard bigBytes > 0, files > 0, fileBytes > 0, bigRounds > 0, stationRounds > 0, (1...32).contains(parallel) else {
+            throw ValidationError("sizes, counts and rounds must be positive; --parallel 1...32")
+        }
+    }
+
+    func run() async throws {
+        let root = try Self.makeTempRoot()
+        let keep = keepTemp
+        ChildProcesses.shared.installSignalHandlers { if !keep { try? FileManager.default.removeItem(atPath: root) } }
+        var failed = false
+        defer {
+            ChildProcesses.shared.stopAll()
+            if keepTemp || failed { progress("temporary folder kept: \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
+        }
+        do {
+            try await measure(root: root)
+        } catch {
+            failed = true
+            progress("error: \(error) (logs in \(root))")
+            throw ExitCode(1)
+        }
+    }
+
+    private func measure(root: String) async throws {
+        let origin = binDir + "/cassette-origin"
+        let data = root + "/origin", log = root + "/tools.log"
+        let big = "st-big", many = "st-many"
+        progress("origin: generating synthetic content (1 × \(bigBytes) B, \(files) × \(fileBytes) B)")
+        let generated = monotonicNanos()
+        _ = try DownloadPeers.timed(origin, ["generate", "--out", data, "--synthetic", "\(big)=1x\(bigBytes)",
+                                            "--synthetic", "\(many)=\(files)x\(fileBytes)"], log: root + "/origin.log")
+        progress(String(format: "origin: generated in %.1f s", Double(monotonicNanos() - generated) / 1e9))
+        _ = try ChildProcesses.shared.launch(origin, ["serve", "--data", data, "--port-file", root + "/origin.port"],
+                                             logFile: root + "/origin.log")
+        let until = deadline(after: 60)
+        while !FileManager.default.fileExists(atPath: root + "/origin.port") {
+            guard monotonicNanos() < until else { throw BenchError("the origin did not start; see \(root)/origin.log") }
+            sleepMicros(10_000)
+        }
+        let port = try String(contentsOfFile: root + "/origin.port", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let base = "http://127.0.0.1:\(port)"
+        let runner = DownloadCassette(binary: binDir + "/downloader", originURL: base, maxParallel: parallel, timeoutSeconds: timeout)
+        let hasAria = FileManager.default.isExecutableFile(atPath: aria2c)
+
+        var report = DownloadReport(parallel: parallel, bigBytes: bigBytes, files: files, fileBytes: fileBytes, aria2Skipped: !hasAria)
+        if !skipBig {
+            let items = try manifest(base: base, station: big, root: root)
+            guard let item = items.first, items.count == 1 else { throw BenchError("station \(big) should hold one file") }
+            for round in 0..<bigRounds {
+                var runs: [(String, () async throws -> Double)] = [
+                    ("cassette", {
+                        let outcome = try await runner.syncStation(big, expectedFiles: 1, folder: root + "/c\(round)")
+                        try Self.verify(outcome.mediaFolder, count: 1, size: Int64(self.bigBytes))
+                        return outcome.seconds
+                    }),
+                    ("curl", {
+                        let seconds = try DownloadPeers.curlOne(url: base + item.url, to: root + "/curl.bin", log: log)
+                        try DownloadPeers.verify(folder: root, names: ["curl.bin"], size: Int64(self.bigBytes))
+                        return seconds
+                    }),
+                    ("curl+fsync", {
+                        let seconds = try DownloadPeers.curlOneThenFsync(url: base + item.url, to: root + "/curlsync.bin", log: log)
+                        try DownloadPeers.verify(folder: root, names: ["curlsync.bin"], size: Int64(self.bigBytes))
+                        return seconds
+                    }),
+                ]
+                if round % 2 == 1 { runs.reverse() }
+                for (peer, body) in runs {
+                    try settle(root: root)
+                    let seconds = try await body()
+                    report.big[peer, default: []].append(seconds)
+                    progress(String(format: "large file, round %d: %@ %.3f s", round + 1, peer, seconds))
+                }
+            }
+            try settle(root: root)
+        }
+        if !skipStation {
+            let items = try manifest(base: base, station: many, root: root)
+            guard items.count == files else { throw BenchError("station \(many) lists \(items.count) files, expected \(files)") }
+            let urls = items.map { (url: base + $0.url, name: $0.id + ".bin") }
+            let names = urls.map(\.name)
+            for round in 0..<stationRounds {
+                var runs: [(String, () async throws -> Double)] = [
+                    ("cassette", {
+                        let outcome = try await runner.syncStation(many, expectedFiles: self.files, folder: root + "/c\(round)")
+                        try Self.verify(outcome.mediaFolder, count: self.files, size: Int64(self.fileBytes))
+                        return outcome.seconds
+                    }),
+                    ("curl", {
+                        let folder = root + "/curl-\(round)"
+                        let seconds = try DownloadPeers.curlParallel(urls: urls, into: folder, parallel: self.parallel, log: log)
+                        try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
+                        return seconds
+                    }),
+                ]
+                if hasAria {
+                    runs.append(("aria2c", {
+                        let folder = root + "/aria-\(round)"
+                        let seconds = try DownloadPeers.aria2c(self.aria2c, urls: urls, into: folder, parallel: self.parallel, log: log)
+                        try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
+                        return seconds
+                    }))
+                }
+                if round % 2 == 1 { runs.reverse() }
+                for (peer, body) in runs {
+                    try settle(root: root)
+                    let seconds = try await body()
+                    report.station[peer, default: []].append(seconds)
+                    progress(String(format: "station, round %d: %@ %.3f s", round + 1, peer, seconds))
+                }
+            }
+            try settle(root: root)
+        }
+        print(report.text(machine: MachineFacts.collect(binDir: binDir)))
+    }
+
+    /// Between two timed runs: remove the previous run's output and flush everything dirty
+    /// (untimed), so no peer pays for another's writeback.
+    private func settle(root: String) throws {
+        let manager = FileManager.default
+        for name in try manager.contentsOfDirectory(atPath: root) {
+            if name.hasPrefix("c") && Int(name.dropFirst()) != nil || name.hasPrefix("curl") || name.hasPrefix("aria-") {
+                try? manager.removeItem(atPath: root + "/" + name)
+            }
+        }
+        sync()
+    }
+
+    /// The station's manifest as a fresh device gets it: (id, relative URL) per item.
+    private func manifest(base: String, station: String, root: String) throws -> [(id: String, url: String)] {
+        let out = root + "/manifest-\(station).json"
+        _ = try DownloadPeers.timed("/usr/bin/curl", ["-sS", "--fail", "-u", "demo:demo", "-X", "POST", "-H", "Content-Type: application/json",
+                                                     "-d", "{}", "-o", out, base + "/v1/stations/\(station)/offline"],
+                                    log: root + "/tools.log")
+        let json = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: out))))
+        return (json["items"]?.arrayValue ?? []).compactMap { item in
+            guard let id = item["id"]?.stringValue, let url = item["url"]?.stringValue else { return nil }
+            return (id, url)
+        }
+    }
+
+    private static func verify(_ folder: String, count: Int, size: Int64) throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        guard names.count == count else { throw BenchError("\(folder) holds \(names.count) files, expected \(count)") }
+        try DownloadPeers.verify(folder: folder, names: names, size: size)
+    }
+
+    /// A short folder under /tmp: socket paths must stay under 108 bytes.
+    private static func makeTempRoot() throws -> String {
+        var template = Array("/tmp/cbd.XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw BenchError.system("mkdtemp /tmp/cbd.XXXXXX")
+        }
+        return String(cString: made)
+    }
+}

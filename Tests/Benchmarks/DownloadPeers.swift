@@ -1,0 +1,71 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The download benchmark's peers: curl and aria2c as command-line tools, each timed from
+/// launch to exit, writing to the same disk as Cassette. Neither verifies a checksum nor
+/// fsyncs what it wrote; the report says so.
+enum DownloadPeers {
+    /// `curl -sS --fail -o FILE URL`: one file, one connection.
+    static func curlOne(url: String, to file: String, log: String) throws -> Double {
+        try timed("/usr/bin/curl", ["-sS", "--fail", "-o", file, url], log: log)
+    }
+
+    /// The same, then `sync FILE` (coreutils: fsync of that file), for a durable comparison.
+    static func curlOneThenFsync(url: String, to file: String, log: String) throws -> Double {
+        let begin = monotonicNanos()
+        _ = try timed("/usr/bin/curl", ["-sS", "--fail", "-o", file, url], log: log)
+        _ = try timed("/usr/bin/sync", [file], log: log)
+        return Double(monotonicNanos() - begin) / 1e9
+    }
+
+    /// `curl --parallel --parallel-max 8 -K LIST`, the list naming every URL and its output.
+    static func curlParallel(urls: [(url: String, name: String)], into folder: String, parallel: Int, log: String) throws -> Double {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let list = folder + ".curl-config"
+        let text = urls.map { "url = \"\($0.url)\"\noutput = \"\(folder)/\($0.name)\"\n" }.joined()
+        try text.write(toFile: list, atomically: true, encoding: .utf8)
+        return try timed("/usr/bin/curl", ["-sS", "--fail", "--parallel", "--parallel-max", "\(parallel)", "-K", list], log: log)
+    }
+
+    /// `aria2c -j8 -i LIST -d FOLDER`, quiet, with its defaults otherwise (file allocation
+    /// `prealloc`, no checksum since the list gives none).
+    static func aria2c(_ binary: String, urls: [(url: String, name: String)], into folder: String, parallel: Int, log: String) throws -> Double {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let list = folder + ".aria2-input"
+        let text = urls.map { "\($0.url)\n  out=\($0.name)\n" }.joined()
+        try text.write(toFile: list, atomically: true, encoding: .utf8)
+        return try timed(binary, ["-q", "-j\(parallel)", "-i", list, "-d", folder], log: log)
+    }
+
+    /// Runs a tool to its end; returns the wall time in seconds, throws unless it exits 0.
+    static func timed(_ executable: String, _ arguments: [String], log: String) throws -> Double {
+        let begin = monotonicNanos()
+        let child = try ChildProcesses.shared.launch(executable, arguments, logFile: log)
+        var status: Int32 = 0
+        while waitpid(child.pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw BenchError.system("waitpid \(executable)") }
+        }
+        let seconds = Double(monotonicNanos() - begin) / 1e9
+        ChildProcesses.shared.stop(child)
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited, code == 0 else {
+            throw BenchError("\(executable) \(arguments.prefix(3).joined(separator: " ")) … failed (status \(status)); see \(log)")
+        }
+        return seconds
+    }
+
+    /// Checks that `folder` holds exactly `names` with `size` bytes each (a peer that failed
+    /// quietly must not look fast).
+    static func verify(folder: String, names: [String], size: Int64) throws {
+        for name in names {
+            let path = folder + "/" + name
+            var info = stat()
+            guard stat(path, &info) == 0, Int64(info.st_size) == size else {
+                throw BenchError("\(path) is missing or not \(size) bytes")
+            }
+        }
+    }
+}
