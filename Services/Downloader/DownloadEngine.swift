@@ -19,6 +19,10 @@ actor DownloadEngine {
     let maxAttempts: Int
     private var active: [Int64: Task<Void, Never>] = [:]
     private var stopped = false
+    /// The network and storage policy (issue 5), asked before each file starts.
+    private var gate: PolicyGate?
+
+    func attach(gate: PolicyGate) { self.gate = gate }
 
     init(catalog: DatabasePool, store: MediaStore, transfer: FileTransfer, events: DownloaderEvents,
          settings: DownloaderSettings, logger: Logger) {
@@ -52,14 +56,16 @@ actor DownloadEngine {
                     WHERE f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ? AND f.url IS NOT NULL
                       AND f.sizeBytes IS NOT NULL AND f.sha256 IS NOT NULL AND firstRequest IS NOT NULL
                     ORDER BY firstRequest LIMIT ?
-                    """, arguments: [maxAttempts, maxParallel + active.count])
+                    """, arguments: [maxAttempts, maxParallel + active.count + (gate == nil ? 0 : 32)])
                     .map { FileJob(fileId: $0["id"], url: $0["url"], relative: $0["localPath"], sizeBytes: $0["sizeBytes"], sha256: $0["sha256"]) }
             }
         } catch {
             logger.error("download queue: cannot read the catalog: \(error)")
             return
         }
-        for job in jobs where active[job.fileId] == nil && active.count < maxParallel {
+        let waiting = jobs.filter { active[$0.fileId] == nil }
+        let runnable = gate?.admit(waiting, slots: maxParallel - active.count, active: Array(active.keys)) ?? waiting
+        for job in runnable where active[job.fileId] == nil && active.count < maxParallel {
             active[job.fileId] = Task { await self.perform(job) }
         }
     }
@@ -135,6 +141,9 @@ actor DownloadEngine {
             ticker.cancel()
             if Task.isCancelled || error is CancellationError {
                 noteInterrupted(job)
+            } else if let shortage = error as? StorageShortage {
+                noteInterrupted(job)
+                gate?.stoppedForSpace(job, shortage)
             } else {
                 logger.error("download of \(job.relative) failed: \(error)")
                 attemptFailed(job, error: "StorageError", reason: "\(error)")

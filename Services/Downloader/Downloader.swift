@@ -23,15 +23,35 @@ enum Downloader {
                                         transfer: FileTransfer(origin: origin, store: store,
                                                                stallTimeout: settings.stallTimeoutSeconds),
                                         events: events, settings: settings, logger: context.logger)
+            // Issue 5: the policy (config defaults, then what policy.set persisted), the network
+            // monitor, the gate the engine asks before each file, and the enforcer for running ones.
+            let policyStore = PolicyStore(catalog: catalog.pool)
+            let policy = policyStore.load(defaults: DownloadPolicy.fromConfig(context.settings.config.downloader,
+                                                                             maxParallel: settings.maxParallel, logger: context.logger))
+            let monitor = NetworkMonitor(sources: [NetworkManagerSource(), KernelRouteSource()], events: events, logger: context.logger)
+            let gate = PolicyGate(catalog: catalog.pool, store: store, events: events, logger: context.logger,
+                                  policy: policy, network: await monitor.state)
+            await engine.attach(gate: gate)
+            let enforcer = PolicyEnforcer(gate: gate, engine: engine, logger: context.logger)
+            await monitor.onChange { state in
+                gate.update(network: state)
+                await enforcer.enforce()
+            }
+            let policyController = PolicyController(gate: gate, store: policyStore, monitor: monitor, engine: engine,
+                                                    enforcer: enforcer, events: events)
             let report = try Reconciler(catalog: catalog.pool, store: store, events: events, settings: settings,
                                         logger: context.logger).run()
             context.logger.info("media reconciled: \(report.missing.count) missing, \(report.resumable) resumable, \(report.orphansRemoved.count) unknown files removed")
+            // After the reconcile: setting it starts the queue.
+            await engine.setMaxParallel(policy.maxParallel)
             return DownloaderCore(
                 settings: settings, origin: origin, store: store, engine: engine,
                 stations: StationSync(catalog: catalog.pool, origin: origin, quickOrigin: quickOrigin, store: store,
                                       engine: engine, events: events, logger: context.logger),
                 products: OfflineProducts(catalog: catalog.pool, origin: origin, store: store, engine: engine,
-                                          events: events, logger: context.logger))
+                                          events: events, logger: context.logger),
+                gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
+                estimate: Estimate(catalog: catalog.pool, origin: origin, gate: gate, store: store))
         }
         var router = RPCRouter()
         DownloaderMethods.register(on: &router, core: core)
@@ -40,6 +60,9 @@ enum Downloader {
                                                "maxParallel": .number(Double(settings.maxParallel))]
             if let ready = try? await core.value {
                 fields["activeDownloads"] = .number(Double(await ready.engine.activeFileIds.count))
+                fields["maxParallel"] = .number(Double(await ready.engine.maxParallel))
+                fields["network"] = .string(ready.gate.network.type.rawValue)
+                fields["downloadsAllowed"] = .string(ready.gate.verdict.name)
             }
             return fields
         })
@@ -69,6 +92,11 @@ struct DownloaderCore: Sendable {
     let engine: DownloadEngine
     let stations: StationSync
     let products: OfflineProducts
+    let gate: PolicyGate
+    let monitor: NetworkMonitor
+    let enforcer: PolicyEnforcer
+    let policy: PolicyController
+    let estimate: Estimate
 
     /// The time used for validity: the origin's last server time carried forward on the boot
     /// clock when there is one (ORIGIN-API: never the device clock alone), else the device clock.
@@ -88,14 +116,23 @@ struct DownloaderService: Service {
     func run() async throws {
         let core = try await core.value
         await core.engine.kick()
+        let monitor = Task { await core.monitor.run() }
+        let enforcer = Task { await core.enforcer.run(every: 1) }
         let resync = Task {
             while !Task.isCancelled {
+                // Re-validation is background traffic: only where the policy allows all downloads.
+                guard core.gate.allowsBackgroundTraffic else {
+                    try? await Task.sleep(nanoseconds: 5_000_000_000)
+                    continue
+                }
                 await core.stations.resyncAll()
                 try? await Task.sleep(nanoseconds: UInt64(core.settings.resyncIntervalSeconds * 1e9))
             }
         }
         try? await gracefulShutdown()
         resync.cancel()
+        monitor.cancel()
+        enforcer.cancel()
         await core.engine.stop()
     }
 }

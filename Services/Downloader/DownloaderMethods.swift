@@ -13,6 +13,14 @@ enum DownloaderMethods {
         var productId: String
         var productType: String?
         var quality: String?
+        /// Per-item override of the policy's `allowCellular` (issue 5).
+        var allowCellular: Bool?
+    }
+    /// `offline.estimate`: one `productId`, or several in `productIds`.
+    struct EstimateParams: Decodable, Sendable {
+        var productId: String?
+        var productIds: [String]?
+        var quality: String?
     }
     struct TokenParams: Decodable, Sendable { var token: String }
     struct ProductParams: Decodable, Sendable { var productId: String }
@@ -21,7 +29,6 @@ enum DownloaderMethods {
         var sort: String?
     }
     struct Empty: Decodable, Sendable {}
-    struct PolicyParams: Decodable, Sendable { var maxParallel: Int? }
 
     static func register(on router: inout RPCRouter, core: Task<DownloaderCore, Error>) {
         router.register("stations.list", params: Empty.self) { _, _ in
@@ -43,7 +50,11 @@ enum DownloaderMethods {
         router.register("offline.add", params: AddParams.self) { p, _ in
             try checkId(p.productId, field: "productId")
             if let quality = p.quality { try checkId(quality, field: "quality") }
-            return try await core.value.products.add(productId: p.productId, productType: p.productType, quality: p.quality)
+            let ready = try await core.value
+            // Without its own quality, an item gets the policy's offline audio or video quality.
+            let quality = p.quality ?? ready.gate.policy.offlineQuality(productType: p.productType)
+            return try await ready.products.add(productId: p.productId, productType: p.productType, quality: quality,
+                                                allowCellular: p.allowCellular ?? false)
         }
         router.register("offline.status", params: TokenParams.self) { p, _ in
             try await core.value.products.status(token: p.token)
@@ -61,17 +72,21 @@ enum DownloaderMethods {
         router.register("offline.cancel", params: TokenParams.self) { p, _ in try await core.value.products.cancel(token: p.token) }
         router.register("offline.delete", params: TokenParams.self) { p, _ in try await core.value.products.delete(token: p.token) }
         router.register("offline.deleteAll", params: Empty.self) { _, _ in try await core.value.products.deleteAll() }
-        // The one policy key this issue owns; issue 5 brings the rest of policy.get/set.
-        router.register("policy.get", params: Empty.self) { _, _ -> JSONValue in
-            ["maxParallel": .number(Double(await (try await core.value).engine.maxParallel))]
-        }
-        router.register("policy.set", params: PolicyParams.self) { p, _ -> JSONValue in
-            let engine = try await core.value.engine
-            if let n = p.maxParallel {
-                guard (1...32).contains(n) else { throw RPCError.invalidParams("params.maxParallel must be 1…32.") }
-                await engine.setMaxParallel(n)
+        router.register("offline.estimate", params: EstimateParams.self) { p, _ in
+            let ids = (p.productId.map { [$0] } ?? []) + (p.productIds ?? [])
+            guard !ids.isEmpty, ids.count <= 500 else {
+                throw RPCError.invalidParams("params.productId or params.productIds (1…500 ids) is needed.")
             }
-            return ["maxParallel": .number(Double(await engine.maxParallel))]
+            for (i, id) in ids.enumerated() { try checkId(id, field: p.productId != nil && i == 0 ? "productId" : "productIds[\(i)]") }
+            if let quality = p.quality { try checkId(quality, field: "quality") }
+            return try await core.value.estimate.run(productIds: ids, quality: p.quality)
+        }
+        // Issue 5: the persisted policy and the network as the policy sees it.
+        router.register("policy.get", params: Empty.self) { _, _ in await (try await core.value).policy.getPolicy() }
+        router.register("policy.set", params: JSONValue.self) { p, _ in try await core.value.policy.setPolicy(p) }
+        router.register("network.get", params: Empty.self) { _, _ in await (try await core.value).policy.getNetwork() }
+        router.register("network.set", params: PolicyController.NetworkParams.self) { p, _ in
+            try await core.value.policy.setNetwork(p)
         }
     }
 

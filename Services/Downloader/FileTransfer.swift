@@ -61,6 +61,8 @@ struct FileTransfer: Sendable {
                     return refuse(part, "BodyTooLong", "the origin sent more than the \(declared) bytes it declared")
                 }
                 if Task.isCancelled { throw CancellationError() }
+                // A full disk is not the file's fault: keep the bytes, wait for space (issue 5).
+                if StorageBudget.isOutOfSpace(error) { throw StorageShortage(reason: "the disk is full: \(error)") }
                 if let origin = error as? OriginError {
                     return refuse(part, origin.name, origin.message)
                 }

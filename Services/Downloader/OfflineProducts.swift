@@ -27,7 +27,7 @@ actor OfflineProducts {
 
     // MARK: offline.add
 
-    func add(productId: String, productType: String?, quality: String?) async throws -> JSONValue {
+    func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false) async throws -> JSONValue {
         guard let origin else { throw DownloaderError.noOrigin() }
         let existing = try catalog.read { db in
             try Row.fetchOne(db, sql: """
@@ -37,6 +37,14 @@ actor OfflineProducts {
         }
         // The same request twice gets the same token; a failed one is started again (explicit re-request).
         if let existing, (existing["state"] as String) != "failed" {
+            if allowCellular {
+                // Asked again with the cellular override: it applies to the existing request.
+                let token: String = existing["token"]
+                try await catalog.write { db in
+                    try db.execute(sql: "UPDATE offlineProducts SET allowCellular = 1 WHERE token = ?", arguments: [token])
+                }
+                await engine.kick()
+            }
             return try status(token: existing["token"])
         }
         let info = try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"],
@@ -66,9 +74,10 @@ actor OfflineProducts {
             let state: ItemState = verified ? .cached : .queued
             try db.execute(sql: """
                 INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
-                    offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL)
+                    offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?)
                 ON CONFLICT(token) DO UPDATE SET productId = excluded.productId, state = excluded.state,
+                    allowCellular = MAX(allowCellular, excluded.allowCellular), quality = excluded.quality,
                     manifestHash = excluded.manifestHash, offlineRevalidateAt = excluded.offlineRevalidateAt,
                     offlineValidUntil = excluded.offlineValidUntil, startedAt = NULL, endedAt = excluded.endedAt,
                     error = NULL, reason = NULL
@@ -76,7 +85,7 @@ actor OfflineProducts {
                                  info["manifestHash"]?.stringValue,
                                  info["offlineRevalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
                                  info["offlineValidUntil"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
-                                 now, verified ? now : nil])
+                                 now, verified ? now : nil, allowCellular])
             try CatalogRecords.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
             return (state, stale.map { (fileId, $0) })
         }
@@ -140,6 +149,8 @@ actor OfflineProducts {
                 "offlineValidUntil": date("offlineValidUntil"),
                 "error": (row["error"] as String?).map(JSONValue.string) ?? .null,
                 "reason": (row["reason"] as String?).map(JSONValue.string) ?? .null,
+                "quality": (row["quality"] as String?).map(JSONValue.string) ?? .null,
+                "allowCellular": .bool(row["allowCellular"] as Bool? ?? false),
             ]
         }
     }

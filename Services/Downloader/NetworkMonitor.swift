@@ -1,0 +1,67 @@
+import Foundation
+import Logging
+
+/// Online or not, and over what: the first source that answers wins — an explicit override
+/// (`network.set`), NetworkManager over D-Bus where it runs, the kernel's default route. The
+/// sources are polled every `pollSeconds` (1 s: a change is seen well within 5 s); every
+/// change is published as `NetworkChanged` on topic `network` and handed to `onChange`.
+actor NetworkMonitor {
+    private let sources: [any NetworkSource]
+    private let events: DownloaderEvents
+    private let logger: Logger
+    let pollSeconds: Double
+    private var overrideState: NetworkState?
+    private(set) var state: NetworkState
+    private var listeners: [@Sendable (NetworkState) async -> Void] = []
+
+    init(sources: [any NetworkSource], events: DownloaderEvents, logger: Logger, pollSeconds: Double = 1) {
+        self.sources = sources
+        self.events = events
+        self.logger = logger
+        self.pollSeconds = pollSeconds
+        state = Self.detect(sources)
+    }
+
+    var isOverridden: Bool { overrideState != nil }
+
+    func onChange(_ listener: @escaping @Sendable (NetworkState) async -> Void) {
+        listeners.append(listener)
+    }
+
+    /// Sets (or with nil clears) the override and applies the result at once.
+    @discardableResult
+    func setOverride(_ override: NetworkState?) async -> NetworkState {
+        overrideState = override
+        return await refresh()
+    }
+
+    /// Asks the sources now; publishes and notifies when the answer differs from the last.
+    @discardableResult
+    func refresh() async -> NetworkState {
+        let next = overrideState ?? Self.detect(sources)
+        guard next != state else { return state }
+        let previous = state
+        state = next
+        logger.info("network: \(previous.type.rawValue) → \(next.type.rawValue) (\(next.interface ?? "-"), metered \(next.metered), from \(next.source))")
+        var data = next.json
+        data["previousType"] = .string(previous.type.rawValue)
+        events.network("NetworkChanged", data)
+        for listener in listeners { await listener(next) }
+        return next
+    }
+
+    /// Polls until cancelled.
+    func run() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(nanoseconds: UInt64(pollSeconds * 1e9))
+            await refresh()
+        }
+    }
+
+    private static func detect(_ sources: [any NetworkSource]) -> NetworkState {
+        for source in sources {
+            if let answer = source.read() { return answer }
+        }
+        return .offline
+    }
+}

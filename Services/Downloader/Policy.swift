@@ -1,0 +1,141 @@
+import Logging
+import Wire
+
+/// The download policy (`policy.get`/`policy.set`, persisted in the catalog's settings table).
+/// Brightcove: Wi-Fi only by default, cellular switchable at run time, keep 1 GB free;
+/// TIDAL: offline over cellular and the offline qualities are user settings.
+struct DownloadPolicy: Sendable, Equatable, Codable {
+    /// Downloads and re-validation on cellular (and, without `allowMetered`, on metered links).
+    var allowCellular = false
+    /// A metered Wi-Fi or Ethernet link (a phone hotspot) counts as Wi-Fi rather than cellular.
+    var allowMetered = false
+    /// All offlined content together stays at or under this; nil: no bound but the disk's.
+    var maxCacheBytes: Int64?
+    /// Left free on the media directory's file system for other software.
+    var minFreeBytes: Int64 = 1 << 30
+    /// Files downloaded at once.
+    var maxParallel = 3
+    /// `quality` sent to the origin for an `offline.add` of audio without its own `quality`.
+    var offlineAudioQuality = "HIGH"
+    /// The same for video products.
+    var offlineVideoQuality = "HIGH"
+
+    static let audioQualities = ["LOW", "HIGH", "LOSSLESS", "HI_RES_LOSSLESS"]
+    static let videoQualities = ["AUDIO_ONLY", "LOW", "MEDIUM", "HIGH"]
+
+    /// The quality to ask for when the request names none.
+    func offlineQuality(productType: String?) -> String {
+        productType?.uppercased() == "VIDEO" ? offlineVideoQuality : offlineAudioQuality
+    }
+
+    var json: JSONValue {
+        ["allowCellular": .bool(allowCellular), "allowMetered": .bool(allowMetered),
+         "maxCacheBytes": maxCacheBytes.map { .number(Double($0)) } ?? .null,
+         "minFreeBytes": .number(Double(minFreeBytes)), "maxParallel": .number(Double(maxParallel)),
+         "offlineAudioQuality": .string(offlineAudioQuality), "offlineVideoQuality": .string(offlineVideoQuality)]
+    }
+
+    static let keys = ["allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes", "maxParallel",
+                       "offlineAudioQuality", "offlineVideoQuality"]
+
+    /// Applies the keys present in `changes` (a `policy.set` params object). Everything is
+    /// checked before anything changes, so a bad call changes nothing; errors name the field.
+    func applying(_ changes: [String: JSONValue]) throws(RPCError) -> DownloadPolicy {
+        var next = self
+        for key in changes.keys.sorted() where !Self.keys.contains(key) {
+            throw .invalidParams("params.\(key) is not a policy key; known: \(Self.keys.joined(separator: ", ")).")
+        }
+        func bool(_ key: String) throws(RPCError) -> Bool? {
+            guard let value = changes[key] else { return nil }
+            guard let b = value.boolValue else { throw .invalidParams("params.\(key) must be true or false.") }
+            return b
+        }
+        func bytes(_ key: String, nullable: Bool) throws(RPCError) -> Int64?? {
+            guard let value = changes[key] else { return nil }
+            if value == .null, nullable { return .some(nil) }
+            guard let n = value.doubleValue, n >= 0, n <= 9.0e15, n.rounded() == n else {
+                throw .invalidParams("params.\(key) must be a whole number of bytes ≥ 0\(nullable ? " or null (no bound)" : "").")
+            }
+            return .some(Int64(n))
+        }
+        func quality(_ key: String, _ allowed: [String]) throws(RPCError) -> String? {
+            guard let value = changes[key] else { return nil }
+            guard let q = value.stringValue, allowed.contains(q) else {
+                throw .invalidParams("params.\(key) must be one of \(allowed.joined(separator: ", ")).")
+            }
+            return q
+        }
+        if let b = try bool("allowCellular") { next.allowCellular = b }
+        if let b = try bool("allowMetered") { next.allowMetered = b }
+        if let n = try bytes("maxCacheBytes", nullable: true) { next.maxCacheBytes = n }
+        if let n = try bytes("minFreeBytes", nullable: false) { next.minFreeBytes = n ?? 0 }
+        if let value = changes["maxParallel"] {
+            guard let n = value.intValue, (1...32).contains(n), Double(n) == value.doubleValue else {
+                throw .invalidParams("params.maxParallel must be a whole number 1…32.")
+            }
+            next.maxParallel = n
+        }
+        if let q = try quality("offlineAudioQuality", Self.audioQualities) { next.offlineAudioQuality = q }
+        if let q = try quality("offlineVideoQuality", Self.videoQualities) { next.offlineVideoQuality = q }
+        return next
+    }
+
+    /// The defaults from the config file's `downloader` section; a bad value is logged and the
+    /// default kept (the downloader section never stops the service).
+    static func fromConfig(_ section: [String: JSONValue]?, maxParallel: Int, logger: Logger) -> DownloadPolicy {
+        var policy = DownloadPolicy()
+        policy.maxParallel = maxParallel
+        guard let section else { return policy }
+        for key in ["allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes", "offlineAudioQuality", "offlineVideoQuality"] {
+            guard let value = section[key] else { continue }
+            do {
+                policy = try policy.applying([key: value])
+            } catch {
+                logger.warning("config downloader.\(key): \((error as? RPCError)?.message ?? "\(error)"); using the default")
+            }
+        }
+        return policy
+    }
+
+    /// What the policy lets run on `network`.
+    func verdict(on network: NetworkState) -> NetworkVerdict {
+        switch network.type {
+        case .none:
+            return .blocked(.noNetwork, "there is no network")
+        case .cellular:
+            return allowCellular ? .allowed : .perItem(.cellularNotAllowed, "the network is cellular and allowCellular is off")
+        case .wifi, .ethernet:
+            if network.metered, !allowMetered, !allowCellular {
+                return .perItem(.cellularNotAllowed, "the \(network.type.rawValue) link is metered and allowMetered is off")
+            }
+            return .allowed
+        }
+    }
+}
+
+/// Why an item waits (Idle) rather than downloads.
+enum PolicyBlock: String, Sendable {
+    case cellularNotAllowed = "CellularNotAllowed"
+    case noNetwork = "NoNetwork"
+    case cacheLimit = "CacheLimit"
+
+    var isNetwork: Bool { self != .cacheLimit }
+}
+
+/// The policy's answer for the current network.
+enum NetworkVerdict: Sendable, Equatable {
+    /// Everything may download.
+    case allowed
+    /// Only items requested with `allowCellular: true` may.
+    case perItem(PolicyBlock, String)
+    /// Nothing may.
+    case blocked(PolicyBlock, String)
+
+    var name: String {
+        switch self {
+        case .allowed: return "all"
+        case .perItem: return "allowCellularItemsOnly"
+        case .blocked: return "none"
+        }
+    }
+}
