@@ -73,6 +73,11 @@ install: deps
 	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/cassette
 	install -m 0755 .build/release/downloader .build/release/player .build/release/reporter $(DESTDIR)$(PREFIX)/libexec/cassette/
 	install -m 0755 .build/release/cassettectl $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 0644 docs/cassettectl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	.build/release/cassettectl --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cassettectl
+	.build/release/cassettectl --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cassettectl
 	for u in deploy/systemd/*.service deploy/systemd/*.socket; do \
 		sed -e 's#/usr/libexec/cassette/#$(PREFIX)/libexec/cassette/#' -e 's#/etc/cassette/#$(SYSCONFDIR)/cassette/#' $$u \
 			> $(DESTDIR)$(UNITDIR)/$$(basename $$u) && chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$u); done

@@ -44,6 +44,11 @@ struct Policy: AsyncParsableCommand {
             guard !params.isEmpty else { throw ValidationError("Give at least one setting to change, e.g. --max-parallel 2.") }
             let result = try await CtlClient.call(connection, .downloader, "policy.set", .object(params), json: output.json)
             CtlOutput.show(result, json: output.json, render: KeyValues.render)
+            // A downloader that predates a key ignores it; say so rather than let it look applied.
+            let ignored = params.keys.filter { result[$0] == nil }.sorted()
+            if !ignored.isEmpty {
+                CtlOutput.error("the downloader did not apply \(ignored.joined(separator: ", ")) (not in its answer: it does not know the key yet).")
+            }
         }
     }
 }
