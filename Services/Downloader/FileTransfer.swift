@@ -62,7 +62,7 @@ struct FileTransfer: Sendable {
                 }
                 if Task.isCancelled { throw CancellationError() }
                 // A full disk is not the file's fault: keep the bytes, wait for space (issue 5).
-                if StorageBudget.isOutOfSpace(error) { throw StorageShortage(reason: "the disk is full: \(error)") }
+                if let shortage = StorageBudget.shortage(from: error) { throw shortage }
                 if let origin = error as? OriginError {
                     return refuse(part, origin.name, origin.message)
                 }

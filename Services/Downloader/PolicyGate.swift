@@ -93,8 +93,11 @@ final class PolicyGate: Sendable {
     /// A transfer stopped by a full disk (ENOSPC): its owners wait with CacheLimit.
     func stoppedForSpace(_ job: FileJob, _ shortage: StorageShortage) {
         state.withLock { $0.spaceRetryAfter[job.fileId] = Date().addingTimeInterval(Self.spaceRetrySeconds) }
-        logger.warning("download of \(job.relative) stopped: the disk is full (\(shortage.reason))")
-        markIdle([job.fileId], .cacheLimit, shortage.reason)
+        let onDisk = (try? store.partPath(job.relative)).flatMap(MediaStore.size) ?? 0
+        let room = budget.room(policy: policy, reserved: 0)
+        let reason = shortage.reason + ": " + room.shortage(need: room.need(size: job.sizeBytes, onDisk: onDisk))
+        logger.warning("download of \(job.relative) stopped: \(reason)")
+        markIdle([job.fileId], .cacheLimit, reason)
     }
 
     /// Files among `fileIds` some queued `offline.add` token asked for with `allowCellular: true`.

@@ -98,11 +98,12 @@ struct StorageBudget: Sendable {
         return result
     }
 
-    /// Whether a transfer failure is the disk being full (ENOSPC, EDQUOT): then the item waits
+    /// A transfer failure that is the disk being full (ENOSPC, EDQUOT): then the item waits
     /// for space (CacheLimit) instead of counting a failed attempt.
-    static func isOutOfSpace(_ error: Error) -> Bool {
+    static func shortage(from error: Error) -> StorageShortage? {
         let text = "\(error)"
-        return [ENOSPC, EDQUOT].contains { text.contains(String(cString: strerror($0))) }
+        guard let code = [ENOSPC, EDQUOT].first(where: { text.contains(String(cString: strerror($0))) }) else { return nil }
+        return StorageShortage(reason: "the disk filled up while writing (\(String(cString: strerror(code))))")
     }
 }
 

@@ -111,7 +111,7 @@ final class NetworkNamespaceTests: XCTestCase {
         }
         let counts = try await PolicyTest.mediaCounts(base, PolicyTest.fileName(product.url))
         XCTAssertEqual(counts.ranged, 1, "\(counts)")
-        XCTAssertEqual(counts.full, 1)
+        XCTAssertLessThanOrEqual(counts.full, 1, "downloaded twice in full")
         XCTAssertEqual(try sha256(ofFile: dir.stateDir + "/media/tracks/" + PolicyTest.fileName(product.url)), product.sha256)
 
         // No default route at all: none.

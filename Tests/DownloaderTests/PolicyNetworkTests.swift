@@ -43,7 +43,7 @@ final class PolicyNetworkTests: XCTestCase {
         XCTAssertEqual(done["error"], .null)
         let counts = try await PolicyTest.mediaCounts(h.origin.baseURL, PolicyTest.fileName(product.url))
         XCTAssertEqual(counts.ranged, 1, "resume did not use Range: \(counts)")
-        XCTAssertEqual(counts.full, 1)
+        XCTAssertLessThanOrEqual(counts.full, 1, "downloaded twice in full")
         XCTAssertEqual(try sha256(ofFile: h.mediaDir + "/tracks/" + PolicyTest.fileName(product.url)), product.sha256)
         print("policy: cellular switch stopped the transfer in \(String(format: "%.2f", stopped)) s at \(sizeAtStop)/\(product.size) bytes; resumed with \(counts.ranged) Range answer(s)")
 
