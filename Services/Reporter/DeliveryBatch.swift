@@ -36,10 +36,17 @@ enum DeliveryBatch {
         return order.map { ($0, groups[$0] ?? []) }
     }
 
-    /// `{"events":[…]}` or `{"records":[…]}` with the stored bodies as they were validated.
-    static func body(kind: RecordKind, records: [PendingRecord]) throws -> JSONValue {
-        let items = try records.map { try JSONValue.parse(Array($0.body.utf8)) }
-        return .object([kind.listKey: .array(items)])
+    /// `{"events":[…]}` or `{"records":[…]}`: the stored bodies, exactly as they were validated
+    /// and written, joined as they are (no parse and re-serialise per delivery).
+    static func body(kind: RecordKind, records: [PendingRecord]) -> [UInt8] {
+        var bytes = Array("{\"\(kind.listKey)\":[".utf8)
+        bytes.reserveCapacity(records.reduce(bytes.count + 2) { $0 + $1.sizeBytes + 1 })
+        for (index, record) in records.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: record.body.utf8)
+        }
+        bytes.append(contentsOf: "]}".utf8)
+        return bytes
     }
 
     /// Reads `{"accepted":[id…],"rejected":[{"eventId"|"recordId", "index"?, "reason"}]}`.

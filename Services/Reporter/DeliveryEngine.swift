@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import Logging
 import OriginClient
 import Wire
@@ -118,8 +119,7 @@ actor DeliveryEngine {
         for (kind, records) in DeliveryBatch.requests(batch) {
             let startedAt = Date()
             do {
-                let body = try DeliveryBatch.body(kind: kind, records: records)
-                let answer = try await client.post(kind.path, body: body, retry: .none)
+                let answer = try await post(kind: kind, records: records, client: client)
                 let verdict = DeliveryBatch.verdict(answer: answer, kind: kind, sent: records)
                 let decided = verdict.accepted.count + verdict.rejected.count
                 let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: records.count,
@@ -143,13 +143,19 @@ actor DeliveryEngine {
                     return
                 }
             } catch {
+                var retryAfter: Double?
+                var error = error
+                if let refused = error as? RefusedBatch {
+                    retryAfter = refused.retryAfter
+                    error = refused.error
+                }
                 let described = Self.describe(error)
                 let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: records.count,
                                               accepted: 0, rejected: 0, result: .failed, error: described)
                 lastAttempt = attempt
                 try? await store.recordFailure(sent: records, attempt: attempt)
                 unreachable = (error as? OriginError)?.transportError != nil
-                fail(error: described, pending: store.snapshot.pending)
+                fail(error: described, pending: store.snapshot.pending, retryAfter: retryAfter)
                 return
             }
         }
@@ -158,10 +164,33 @@ actor DeliveryEngine {
         lastError = nil
     }
 
-    private func fail(error: JSONValue, pending: Int) {
+    /// One request with the records' stored bodies. An error answer throws `RefusedBatch`
+    /// (with the server's `Retry-After`); no answer throws the client's `OriginError`.
+    private func post(kind: RecordKind, records: [PendingRecord], client: OriginClient) async throws -> JSONValue {
+        let request = HTTPRequest(method: "POST", url: client.baseURL + kind.path, headers: ["Content-Type": "application/json"],
+                                  body: DeliveryBatch.body(kind: kind, records: records), timeoutSeconds: 30)
+        let response = try await client.send(request, retry: .none)
+        guard (200..<300).contains(response.status) else {
+            let retryAfter = response.headers["retry-after"].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            throw RefusedBatch(error: OriginError(status: response.status, body: response.body), retryAfter: retryAfter)
+        }
+        guard let answer = try? JSONValue.parse(response.body), answer.objectValue != nil else {
+            throw OriginError(name: "BadOriginResponse", message: "the origin's answer to \(kind.path) is not a JSON object")
+        }
+        return answer
+    }
+
+    struct RefusedBatch: Error {
+        var error: OriginError
+        var retryAfter: Double?
+    }
+
+    /// Schedules the next attempt: the backoff, or the server's `Retry-After` when it asks for
+    /// longer (capped at `retryMaxSeconds`).
+    private func fail(error: JSONValue, pending: Int, retryAfter: Double? = nil) {
         failures += 1
         lastError = error
-        let delay = backoff.delay(afterFailures: failures)
+        let delay = max(backoff.delay(afterFailures: failures), min(retryAfter ?? 0, settings.retryMaxSeconds))
         retryAt = .now + .milliseconds(Int64(delay * 1000))
         logger.info("delivery failed; retrying later",
                     metadata: ["error": "\(error["name"]?.stringValue ?? "?")", "failures": "\(failures)",

@@ -149,12 +149,35 @@ enum RecordValidator {
         }
     }
 
+    /// RFC 3339 date-time syntax (`2026-11-21T10:00:00Z`, `…00.123+01:00`), checked by hand:
+    /// a date formatter per call would cost more than the rest of the validation together.
     static func isRFC3339(_ text: String) -> Bool {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if formatter.date(from: text) != nil { return true }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text) != nil
+        let b = Array(text.utf8)
+        func digits(_ at: Int, _ count: Int) -> Int? {
+            guard at + count <= b.count else { return nil }
+            var value = 0
+            for i in at..<(at + count) {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                value = value * 10 + Int(b[i] - 48)
+            }
+            return value
+        }
+        func byte(_ at: Int, _ allowed: String) -> Bool { at < b.count && allowed.utf8.contains(b[at]) }
+        guard let year = digits(0, 4), byte(4, "-"), let month = digits(5, 2), byte(7, "-"), let day = digits(8, 2),
+              byte(10, "Tt "), let hour = digits(11, 2), byte(13, ":"), let minute = digits(14, 2), byte(16, ":"),
+              let second = digits(17, 2)
+        else { return false }
+        guard year >= 1, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60 else { return false }
+        var i = 19
+        if byte(i, ".") {
+            i += 1
+            let start = i
+            while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1 }
+            guard i > start else { return false }
+        }
+        if byte(i, "Zz") { return i + 1 == b.count }
+        guard byte(i, "+-"), let offsetHour = digits(i + 1, 2), byte(i + 3, ":"), let offsetMinute = digits(i + 4, 2) else { return false }
+        return offsetHour < 24 && offsetMinute < 60 && i + 6 == b.count
     }
 
     static func text(of value: JSONValue) -> String {

@@ -47,10 +47,11 @@ final class DeliveryBatchTests: XCTestCase {
     }
 
     func testBodyCarriesTheStoredRecords() throws {
-        let body = try DeliveryBatch.body(kind: .play, records: [record(1), record(2)])
+        let body = try JSONValue.parse(DeliveryBatch.body(kind: .play, records: [record(1), record(2)]))
         XCTAssertEqual(body["events"]?.arrayValue?.compactMap { $0["eventId"]?.stringValue }, ["id-1", "id-2"])
-        let consumption = try DeliveryBatch.body(kind: .consumption, records: [record(3, .consumption)])
+        let consumption = try JSONValue.parse(DeliveryBatch.body(kind: .consumption, records: [record(3, .consumption)]))
         XCTAssertEqual(consumption["records"]?.arrayValue?.count, 1)
+        XCTAssertEqual(try JSONValue.parse(DeliveryBatch.body(kind: .play, records: [])), ["events": []])
     }
 
     func testOnlyRecordsNamedAcceptedLeavePending() throws {
@@ -183,6 +184,16 @@ final class RecordValidatorTests: XCTestCase {
         XCTAssertFalse(RecordValidator.isUUID("6f1c2a9e3b4d4e5f8a7b0c1d2e3f4a5b"))
         XCTAssertFalse(RecordValidator.isUUID("6f1c2a9e-3b4d-4e5f-8a7b-0c1d2e3f4a5g"))
         XCTAssertFalse(RecordValidator.isUUID(""))
+    }
+
+    func testRFC3339Syntax() {
+        for good in ["2026-11-21T10:00:00Z", "2026-11-21T10:00:00.123Z", "2026-11-21T10:00:00.1+01:00", "2026-11-21T23:59:60-05:30"] {
+            XCTAssertTrue(RecordValidator.isRFC3339(good), good)
+        }
+        for bad in ["2026-11-21", "2026-11-21T10:00Z", "2026-13-01T00:00:00Z", "2026-11-21T10:00:00", "2026-11-21T10:00:00.Z",
+                    "2026-11-21T10:00:00Zjunk", "yesterday", "2026-11-21T10:00:00+0100"] {
+            XCTAssertFalse(RecordValidator.isRFC3339(bad), bad)
+        }
     }
 
     func testBodyIsTheEventAsSent() throws {
