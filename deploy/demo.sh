@@ -105,8 +105,11 @@ ctl status
 say "cassettectl stations"
 ctl stations
 
-say "cassettectl sync $STATION (downloads the station; a progress bar on a terminal)"
+say "cassettectl sync $STATION (a progress bar on a terminal; the origin paces media at 100 kB/s, like a modest link)"
+curl -fsS -X POST "$ORIGIN/_control/faults" \
+    -d '{"path":"/media/","faults":[{"bytesPerSecond":100000,"repeat":20}]}' >/dev/null
 ctl sync "$STATION"
+curl -fsS -X DELETE "$ORIGIN/_control/faults" >/dev/null
 
 say "cassettectl tune $STATION, then the player's status every 2 s for ${PLAY_SECONDS} s"
 ctl tune "$STATION"

@@ -81,7 +81,7 @@ struct Sync: AsyncParsableCommand {
         if failed > 0 { line += ", \(failed) failed" }
         if pending > 0 { line += ", \(pending) still downloading" }
         line += " (added \(count("added")), removed \(count("removed")), refused \(count("refused")))"
-        if let seconds = r["seconds"]?.doubleValue { line += " in \(Format.text(.number(seconds))) s" }
+        if let seconds = r["seconds"]?.doubleValue { line += String(format: " in %.1f s", seconds) }
         return line
     }
 }
