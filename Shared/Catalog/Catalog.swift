@@ -60,6 +60,9 @@ public final class Catalog: Sendable {
         try pool.read { db in try Self.migrator.appliedIdentifiers(db).count }
     }
 
+    /// Every migration this build knows, in order; a catalog it opened has applied all of them.
+    public static var knownMigrations: [String] { migrator.migrations }
+
     public func appliedMigrations() throws -> [String] {
         try pool.read { db in try Self.migrator.appliedMigrations(db) }
     }
