@@ -63,8 +63,10 @@ class Client:
 
     # Calls
 
-    def call(self, method, **params):
-        """Calls `method` and returns its result; raises CassetteError on an error answer."""
+    def call(self, method, params=None, **kwargs):
+        """Calls `method` with `params` (a dict) and/or keyword params and returns its result;
+        raises CassetteError on an error answer."""
+        params = dict(params or {}, **kwargs)
         self._next_id += 1
         request_id = self._next_id
         self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
