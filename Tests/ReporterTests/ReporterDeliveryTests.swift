@@ -100,6 +100,48 @@ final class ReporterDeliveryTests: XCTestCase {
         await client.close()
     }
 
+    /// What the origin rejects is set aside with its reason, shown in status and published,
+    /// and never sent again; what it names neither way goes again.
+    func testRejectedRecordsAreSetAsideAndNeverResent() async throws {
+        let origin = try PinnedOrigin()
+        defer { origin.discard() }
+        let reporter = try ReporterUnderTest(origin: origin.baseURL,
+                                             reporterConfig: ["retryInitialSeconds": 60, "probeIntervalSeconds": 60])
+        defer { reporter.kill9(); reporter.dir.remove() }
+        try reporter.start()
+        let client = try await reporter.client()
+        _ = try await client.call("events.subscribe", ["topics": ["reporter"]])
+        let ids = (0..<3).map { _ in UUID().uuidString.lowercased() }
+        for id in ids { _ = try await client.call("playlog.record", ["event": Records.play(id: id)]) }
+        _ = try await waitForStatus(reporter, "the first failed attempt") { $0["delivery"]?["state"]?.stringValue == "waitingToRetry" }
+
+        try origin.start()
+        // One forged answer: the first accepted, the second rejected, the third not named.
+        try await origin.injectFaults("/v1/plays", [["body": ["accepted": [ids[0]],
+                                                              "rejected": [["eventId": ids[1], "index": 1, "reason": "unknown product"]]]]])
+        _ = try await client.call("playlog.flush", timeout: .seconds(30))
+        let done = try await waitForStatus(reporter, "the third delivered") { $0["pending"]?.intValue == 0 }
+        XCTAssertEqual(done["delivered"]?.intValue, 2)
+        XCTAssertEqual(done["rejected"]?.intValue, 1)
+        XCTAssertEqual(done["recentRejections"]?.arrayValue?.first?["id"]?.stringValue, ids[1])
+        XCTAssertEqual(done["recentRejections"]?.arrayValue?.first?["reason"]?.stringValue, "unknown product")
+        _ = try await client.call("playlog.flush")
+        let stats = try await origin.stats()
+        XCTAssertEqual(stats["received"], 1, "only the unnamed play went again; the rejected one never did")
+        XCTAssertEqual(stats["unique"], 1)
+        var rejectedEvent: RPCEvent?
+        for await event in client.events where event.type == "PlaysRejected" {
+            rejectedEvent = event
+            break
+        }
+        XCTAssertEqual(rejectedEvent?.data["eventIds"], [.string(ids[1])])
+        XCTAssertEqual(rejectedEvent?.data["reasons"], ["unknown product"])
+        // Recording a rejected id again is a duplicate, not a second chance.
+        let again = try await client.call("playlog.record", ["event": Records.play(id: ids[1])])
+        XCTAssertEqual(again["duplicate"]?.boolValue, true)
+        await client.close()
+    }
+
     /// 5xx answers are retried with backoff, and flush cuts the wait short.
     func testServerErrorsBackOffAndFlushRetriesAtOnce() async throws {
         let origin = try PinnedOrigin()
@@ -129,8 +171,8 @@ final class ReporterDeliveryTests: XCTestCase {
             }
         }
         XCTAssertEqual(types, ["DeliveryFailed", "PlaysDelivered"])
-        let awaited1 = try await origin.stats()["unique"]
-        XCTAssertEqual(awaited1, 1)
+        let unique = try await origin.stats()["unique"]
+        XCTAssertEqual(unique, 1)
         await client.close()
     }
 
@@ -178,8 +220,8 @@ final class ReporterDeliveryTests: XCTestCase {
         _ = try await waitForStatus(reporter, "delivery") { $0["pending"]?.intValue == 0 }
         let consumption = try await origin.stats("consumption")
         XCTAssertEqual(consumption["unique"], 2)
-        let awaited2 = try await origin.stats()["unique"]
-        XCTAssertEqual(awaited2, 1)
+        let unique = try await origin.stats()["unique"]
+        XCTAssertEqual(unique, 1)
         await client.close()
     }
 

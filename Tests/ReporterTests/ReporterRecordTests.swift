@@ -125,15 +125,16 @@ final class ReporterRecordTests: XCTestCase {
             types.append(event.type)
             if event.type == "QueueAvailable" { break }
         }
-        XCTAssertEqual(types.first, "QueueFull")
-        XCTAssertEqual(types.filter { $0 == "QueueFull" }.count, 1)
-        XCTAssertTrue(types.contains("PlaysDelivered"))
+        // DeliveryFailed events come and go while the origin is down; QueueFull comes once.
+        XCTAssertEqual(types.filter { $0 == "QueueFull" }.count, 1, "\(types)")
+        let delivered = try XCTUnwrap(types.firstIndex(of: "PlaysDelivered"), "\(types)")
+        XCTAssertLessThan(try XCTUnwrap(types.firstIndex(of: "QueueFull")), delivered)
         let after = try await client.call("playlog.record", ["event": Records.play()])
         XCTAssertEqual(after["duplicate"]?.boolValue, false)
         let done = try await waitForStatus(reporter, "delivery of all") { $0["pending"]?.intValue == 0 }
         XCTAssertEqual(done["queueFull"]?.boolValue, false)
-        let awaited1 = try await origin.stats()["unique"]
-        XCTAssertEqual(awaited1, stored + 1)
+        let unique = try await origin.stats()["unique"]
+        XCTAssertEqual(unique, stored + 1)
         await client.close()
     }
 

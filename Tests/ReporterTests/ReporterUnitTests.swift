@@ -133,8 +133,8 @@ final class OutboxStoreTests: XCTestCase {
         for n in [5, 3, 9, 1, 7] { _ = try await store.insert([play(n)], at: Date()) }
         let batch = try await store.nextBatch(limit: 3)
         XCTAssertEqual(batch.map(\.id), [5, 3, 9].map { play($0).id }, "insertion order, not id order")
-        let awaited1 = try await store.nextBatch(limit: 500).count
-        XCTAssertEqual(awaited1, 5)
+        let all = try await store.nextBatch(limit: 500).count
+        XCTAssertEqual(all, 5)
     }
 
     func testDuplicatesCapAndCounters() async throws {
@@ -146,8 +146,8 @@ final class OutboxStoreTests: XCTestCase {
         XCTAssertEqual(store.snapshot.pending, 2)
         XCTAssertEqual(store.snapshot.pendingBytes, size * 2)
         // At the cap a known id is still a duplicate, not a refusal.
-        let awaited2 = try await store.insert([play(2)], at: Date())
-        XCTAssertEqual(awaited2, [.duplicate])
+        let atCap = try await store.insert([play(2)], at: Date())
+        XCTAssertEqual(atCap, [.duplicate])
 
         let sent = try await store.nextBatch(limit: 10)
         let attempt = DeliveryAttempt(startedAt: Date(), endedAt: Date(), records: 2, accepted: 1, rejected: 1, result: .delivered)
@@ -162,14 +162,14 @@ final class OutboxStoreTests: XCTestCase {
         // Applying the same answer again changes nothing; delivered and rejected stay known.
         let again = try await store.apply(verdict, sent: sent, attempt: attempt)
         XCTAssertEqual(again.delivered, 0)
-        let awaited3 = try await store.insert([play(1), play(2), play(3)], at: Date())
-        XCTAssertEqual(awaited3, [.duplicate, .duplicate, .stored])
-        let awaited4 = try await store.nextBatch(limit: 10).map(\.id)
-        XCTAssertEqual(awaited4, [play(3).id], "rejected records are never sent again")
-        let awaited5 = try await store.lastAttempt()?.result
-        XCTAssertEqual(awaited5, .delivered)
-        let awaited6 = try await store.recentRejections(limit: 5).first?["reason"]?.stringValue
-        XCTAssertEqual(awaited6, "no")
+        let reRecorded = try await store.insert([play(1), play(2), play(3)], at: Date())
+        XCTAssertEqual(reRecorded, [.duplicate, .duplicate, .stored])
+        let nextIDs = try await store.nextBatch(limit: 10).map(\.id)
+        XCTAssertEqual(nextIDs, [play(3).id], "rejected records are never sent again")
+        let lastResult = try await store.lastAttempt()?.result
+        XCTAssertEqual(lastResult, .delivered)
+        let lastReason = try await store.recentRejections(limit: 5).first?["reason"]?.stringValue
+        XCTAssertEqual(lastReason, "no")
 
         // Counters reload from the table.
         let reopened = try OutboxStore(pool: store.pool, maxQueueBytes: size * 2)
