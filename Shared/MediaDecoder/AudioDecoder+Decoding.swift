@@ -39,12 +39,16 @@ extension AudioDecoder {
             nextPresentationTime = duration
             return
         }
-        let timestamp = startTimestamp + Int64((target / timeBase).rounded(.down))
+        let timestamp = startTimestamp + Int64(((target + timeOffset) / timeBase).rounded(.down))
         let err = av_seek_frame(contexts.format, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
         guard err >= 0 else {
             throw contexts.io?.sourceFailure ?? DecoderError(.seekFailed, "av_seek_frame(\(target) s)", ffmpeg: err)
         }
         avcodec_flush_buffers(contexts.codec)
+        if pendingPacket {
+            av_packet_unref(contexts.packet)
+            pendingPacket = false
+        }
         // Drop what the resampler holds from before the seek.
         resampler = try Resampler(input: resampler.input, layout: contexts.codec!.pointee.ch_layout,
                                   output: outputFormat)
@@ -63,7 +67,13 @@ extension AudioDecoder {
             state = .finished
             return
         }
-        let read = av_read_frame(contexts.format, packet)
+        let read: Int32
+        if pendingPacket {
+            pendingPacket = false
+            read = 0
+        } else {
+            read = av_read_frame(contexts.format, packet)
+        }
         // A source that failed is final (it did its own retrying): no "end of file", no error budget.
         if read < 0, let failure = contexts.io?.sourceFailure { throw failure }
         if read == cassette_averror_eof() {
@@ -102,7 +112,9 @@ extension AudioDecoder {
         if timestamp != cassette_av_nopts_value() {
             // Output lags input by what the resampler holds back.
             let buffered = Double(resampler.bufferedFrames) / Double(outputFormat.sampleRate)
-            start = max(0, Double(timestamp - startTimestamp) * timeBase - buffered)
+            let time = Double(timestamp - startTimestamp) * timeBase - buffered - timeOffset
+            // With a leading trim, times before 0 are the encoder delay, dropped by `discardUntil`.
+            start = timeOffset > 0 ? time : max(0, time)
         }
         return try makeChunk(resampler.convert(frame), startingAt: start)
     }
@@ -125,6 +137,15 @@ extension AudioDecoder {
                 start = target
             }
             discardUntil = nil
+        }
+        if let end = endTime {
+            // The container's count of real samples: what follows is the encoder's padding.
+            let allowed = Int((end * rate).rounded()) - Int((start * rate).rounded())
+            if allowed <= 0 {
+                state = .finished
+                return nil
+            }
+            if allowed * bytesPerFrame < bytes.count { bytes.removeLast(bytes.count - allowed * bytesPerFrame) }
         }
         let frames = bytes.count / bytesPerFrame
         guard frames > 0 else { return nil }

@@ -40,6 +40,14 @@ public final class AudioDecoder {
     /// After a seek: output before this time is dropped, so the first chunk starts exactly there.
     var discardUntil: Double?
     var consecutiveErrors = 0
+    /// Encoder delay and padding this decoder removes itself (see `GaplessTrim`).
+    let trim: GaplessTrim
+    /// Seconds of leading delay removed: stream timestamps are this much ahead of positions.
+    let timeOffset: Double
+    /// Position (seconds) where the real audio ends; output stops there. Nil: at end of file.
+    let endTime: Double?
+    /// The first packet, read while opening to decide the trim; fed before reading more.
+    var pendingPacket: Bool
 
     /// Consecutive undecodable packets tolerated (a damaged frame in an MP3 is skipped) before
     /// `nextChunk()` gives up with `DecodeFailed`.
@@ -60,6 +68,8 @@ public final class AudioDecoder {
         let opened = try Self.prepare(contexts, output: output)
         (streamIndex, timeBase, startTimestamp, info, outputFormat, resampler) =
             (opened.streamIndex, opened.timeBase, opened.startTimestamp, opened.info, opened.outputFormat, opened.resampler)
+        (trim, pendingPacket) = (opened.trim, opened.pendingPacket)
+        (timeOffset, endTime, discardUntil) = Self.trimTimes(opened.trim, sourceRate: opened.info.sampleRate)
         self.contexts = contexts
     }
 
@@ -91,6 +101,8 @@ public final class AudioDecoder {
         }
         (streamIndex, timeBase, startTimestamp, info, outputFormat, resampler) =
             (opened.streamIndex, opened.timeBase, opened.startTimestamp, opened.info, opened.outputFormat, opened.resampler)
+        (trim, pendingPacket) = (opened.trim, opened.pendingPacket)
+        (timeOffset, endTime, discardUntil) = Self.trimTimes(opened.trim, sourceRate: opened.info.sampleRate)
         self.contexts = contexts
     }
 
@@ -102,6 +114,16 @@ public final class AudioDecoder {
         var info: AudioFormatInfo
         var outputFormat: DecodedFormat
         var resampler: Resampler
+        var trim: GaplessTrim
+        var pendingPacket: Bool
+    }
+
+    /// The trim in seconds: the offset of timestamps, where output ends, and (with a leading
+    /// trim) the position before which decoded audio is dropped.
+    private static func trimTimes(_ trim: GaplessTrim, sourceRate: Int) -> (Double, Double?, Double?) {
+        let rate = Double(sourceRate)
+        let offset = Double(trim.leadingFrames) / rate
+        return (offset, trim.validFrames.map { Double($0) / rate }, trim.leadingFrames > 0 ? 0 : nil)
     }
 
     /// Everything after the container is open: stream choice, codec, output format, resampler.
@@ -147,7 +169,25 @@ public final class AudioDecoder {
         contexts.frame = av_frame_alloc()
         guard contexts.packet != nil, contexts.frame != nil else { throw DecoderError(code: .codecOpenFailed, message: "av_packet_alloc/av_frame_alloc failed") }
 
-        let info = Self.describe(format: format, stream: stream, codec: codecContext)
+        var info = Self.describe(format: format, stream: stream, codec: codecContext)
+        // Reads the first packet now when the trim depends on it; `feedPacket` sends it first.
+        let hints = GaplessTrim.hints(format: format, stream: stream)
+        var trim = GaplessTrim()
+        var pendingPacket = false
+        if hints.isMP4 {
+            var read: Int32 = 0
+            repeat {
+                av_packet_unref(contexts.packet)
+                read = av_read_frame(format, contexts.packet)
+            } while read >= 0 && contexts.packet!.pointee.stream_index != index
+            if read >= 0 {
+                pendingPacket = true
+                trim = GaplessTrim.decide(hints, demuxerSkips: GaplessTrim.demuxerSkips(contexts.packet!, startTimestamp: startTimestamp))
+            } else {
+                trim = GaplessTrim.decide(hints, demuxerSkips: false)
+            }
+            if let valid = trim.validFrames, info.sampleRate > 0 { info.durationSeconds = Double(valid) / Double(info.sampleRate) }
+        }
         guard info.sampleRate > 0, info.channels > 0 else {
             throw DecoderError(code: .invalidFile, message: "audio stream with \(info.channels) channels at \(info.sampleRate) Hz")
         }
@@ -160,7 +200,7 @@ public final class AudioDecoder {
         let resampler = try Resampler(input: Self.currentInput(of: codecContext), layout: codecContext.pointee.ch_layout,
                                       output: outputFormat)
         return Opened(streamIndex: index, timeBase: timeBase, startTimestamp: startTimestamp, info: info,
-                      outputFormat: outputFormat, resampler: resampler)
+                      outputFormat: outputFormat, resampler: resampler, trim: trim, pendingPacket: pendingPacket)
     }
 
     /// The decoder's current output parameters, which the resampler's input must match.

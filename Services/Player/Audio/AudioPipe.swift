@@ -26,6 +26,7 @@ final class AudioPipe: @unchecked Sendable {
     private var dropRequested = false
     private var paused = false
     private var isShutdown = false
+    private var loudness = LoudnessSettings()
     private var snapshot = PositionSnapshot(token: nil, position: 0, writtenUpTo: 0, at: .now, running: false)
 
     init(capacityBytes: Int) {
@@ -76,7 +77,7 @@ final class AudioPipe: @unchecked Sendable {
         locked {
             if nextExpected == current { nextExpected = nil }
             defer { condition.broadcast() }
-            guard decoding == current || jobs.first?.token == current else { return false }
+            guard decoding == current || jobs.first?.token == current || endQueuedLocked(current) else { return false }
             if jobs.first?.token == current {
                 jobs = [jobs[0]] + (job.map { [$0] } ?? [])
             } else {
@@ -85,6 +86,12 @@ final class AudioPipe: @unchecked Sendable {
             condition.broadcast()
             return true
         }
+    }
+
+    /// The decoder already queued `token`'s end and moved on, but the output has not reached it:
+    /// a next track set now still joins without a gap (`more` is decided when the output takes it).
+    private func endQueuedLocked(_ token: TrackToken) -> Bool {
+        items[head...].contains { if case .end(let t, _) = $0 { return t == token } else { return false } }
     }
 
     /// Says a next track for `current` is on its way (being resolved): when `current` has been
@@ -113,6 +120,13 @@ final class AudioPipe: @unchecked Sendable {
     }
 
     var position: PositionSnapshot { locked { snapshot } }
+
+    /// The normalization mode and pre-amp. The output thread reads them before every piece it
+    /// writes, so a change is heard after at most the device's buffer plus one period.
+    var loudnessSettings: LoudnessSettings {
+        get { locked { loudness } }
+        set { locked { loudness = newValue } }
+    }
 
     /// Sets the reported position ahead of the output thread (a seek is heard a moment later).
     func presetPosition(token: TrackToken, position: Double) {
@@ -215,7 +229,19 @@ final class AudioPipe: @unchecked Sendable {
                 }
                 if paused != devicePaused { return .pause(paused) }
                 if !paused && head < items.count {
-                    let item = items[head]
+                    var item = items[head]
+                    if case .end(let token, _) = item {
+                        // Whether a track follows is decided now, not when the decoder queued the
+                        // end: a `setNext` may have come in between (the race that once made a
+                        // gapless border reopen the device).
+                        let more = head + 1 < items.count || !jobs.isEmpty || (decoding != nil && decoding != token)
+                        if !more && nextExpected == token {
+                            // The next track is being resolved: hold the border until it comes.
+                            condition.wait()
+                            continue
+                        }
+                        item = .end(token, more: more)
+                    }
                     head += 1
                     queuedBytes -= item.bytes
                     if head > 256 && head * 2 > items.count {

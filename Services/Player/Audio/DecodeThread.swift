@@ -31,14 +31,16 @@ enum DecodeThread {
             pipe.push(.failed(token, name: name, message: message), epoch: epoch)
             return
         }
-        guard pipe.push(.start(token, decoder.outputFormat, position: job.startPosition), epoch: epoch) else {
+        let loudness = job.loudness
+        guard pipe.push(.start(token, decoder.outputFormat, position: job.startPosition, loudness: loudness), epoch: epoch) else {
             guard case .seek(let position, let newEpoch) = pipe.control(for: token) else { return }
-            return restart(decoder, token: token, at: position, epoch: newEpoch, pipe: pipe)
+            return restart(decoder, token: token, loudness: loudness, at: position, epoch: newEpoch, pipe: pipe)
         }
-        loop(decoder, token: token, epoch: &epoch, pipe: pipe)
+        loop(decoder, token: token, loudness: loudness, epoch: &epoch, pipe: pipe)
     }
 
-    private static func restart(_ decoder: AudioDecoder, token: TrackToken, at position: Double, epoch: UInt64, pipe: AudioPipe) {
+    private static func restart(_ decoder: AudioDecoder, token: TrackToken, loudness: LoudnessTags, at position: Double,
+                                epoch: UInt64, pipe: AudioPipe) {
         var epoch = epoch
         do {
             try decoder.seek(to: position)
@@ -47,20 +49,21 @@ enum DecodeThread {
             pipe.push(.failed(token, name: name, message: message), epoch: epoch)
             return
         }
-        if pipe.push(.start(token, decoder.outputFormat, position: position), epoch: epoch) {
-            loop(decoder, token: token, epoch: &epoch, pipe: pipe)
+        if pipe.push(.start(token, decoder.outputFormat, position: position, loudness: loudness), epoch: epoch) {
+            loop(decoder, token: token, loudness: loudness, epoch: &epoch, pipe: pipe)
         } else if case .seek(let again, let newEpoch) = pipe.control(for: token) {
-            restart(decoder, token: token, at: again, epoch: newEpoch, pipe: pipe)
+            restart(decoder, token: token, loudness: loudness, at: again, epoch: newEpoch, pipe: pipe)
         }
     }
 
-    private static func loop(_ decoder: AudioDecoder, token: TrackToken, epoch: inout UInt64, pipe: AudioPipe) {
+    private static func loop(_ decoder: AudioDecoder, token: TrackToken, loudness: LoudnessTags, epoch: inout UInt64,
+                             pipe: AudioPipe) {
         while true {
             switch pipe.control(for: token) {
             case .abort:
                 return
             case .seek(let position, let newEpoch):
-                return restart(decoder, token: token, at: position, epoch: newEpoch, pipe: pipe)
+                return restart(decoder, token: token, loudness: loudness, at: position, epoch: newEpoch, pipe: pipe)
             case .proceed:
                 break
             }

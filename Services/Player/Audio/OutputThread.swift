@@ -9,9 +9,15 @@ struct OutputSettings: Sendable {
     var bufferMilliseconds: Int?
     var periodMilliseconds: Int?
 
+    /// The device buffer when the config does not set one. Small, because what is in the device
+    /// already has its gain: a loudness mode change is heard after this plus one period (TIDAL
+    /// wants 100 ms). The decoder's own lead (`decodeAheadSeconds`) is what absorbs slow decoding.
+    static let defaultBufferMilliseconds = 60
+
     func configuration(for format: DecodedFormat) -> PCMConfiguration {
-        PCMConfiguration(format: format.sampleFormat, sampleRate: format.sampleRate, channels: format.channels,
-                         bufferFrames: bufferMilliseconds.map { max(64, $0 * format.sampleRate / 1000) },
+        let buffer = bufferMilliseconds ?? Self.defaultBufferMilliseconds
+        return PCMConfiguration(format: format.sampleFormat, sampleRate: format.sampleRate, channels: format.channels,
+                         bufferFrames: max(64, buffer * format.sampleRate / 1000),
                          periodFrames: periodMilliseconds.map { max(16, $0 * format.sampleRate / 1000) },
                          pacing: pacing)
     }
@@ -32,12 +38,14 @@ final class OutputThread {
     private var written = 0
     /// Tracks whose frames are in the device, oldest first: where each starts (in `written`
     /// frames) and the position of its first frame. The first one is the audible one.
-    private struct Segment { var token: TrackToken; var startFrame: Int; var position: Double }
+    private struct Segment { var token: TrackToken; var startFrame: Int; var position: Double; var loudness: LoudnessTags }
     private var segments: [Segment] = []
     /// Tokens that have not had their first frame written since a start or seek.
     private var awaitingFirstFrame: Set<TrackToken> = []
     /// The last `.end` said another track follows: its start is a border, not a fresh start.
     private var borderPending = false
+    /// Reused buffer for scaled samples (the chunk itself stays untouched).
+    private var scratch: [UInt8] = []
 
     private init(pipe: AudioPipe, settings: OutputSettings, emit: @escaping @Sendable (PipelineEvent) -> Void) {
         self.pipe = pipe
@@ -79,7 +87,7 @@ final class OutputThread {
 
     private func handle(_ item: PipeItem) {
         switch item {
-        case .start(let token, let newFormat, let position):
+        case .start(let token, let newFormat, let position, let loudness):
             if newFormat != format || pcm == nil {
                 // Another format needs another PCM: play out what the old one holds first.
                 if let pcm, !segments.isEmpty { try? pcm.drain() }
@@ -97,17 +105,17 @@ final class OutputThread {
                 }
             }
             if borderPending, let last = segments.last, last.token != token {
-                segments.append(Segment(token: token, startFrame: written, position: position))
+                segments.append(Segment(token: token, startFrame: written, position: position, loudness: loudness))
             } else {
                 // A fresh start or a seek: whatever was queued before is gone (dropped).
-                segments = [Segment(token: token, startFrame: written, position: position)]
+                segments = [Segment(token: token, startFrame: written, position: position, loudness: loudness)]
                 awaitingFirstFrame.insert(token)
             }
             borderPending = false
         case .audio(let token, let chunk):
-            guard let pcm, segments.last?.token == token else { return }
+            guard let pcm, let format, let segment = segments.last, segment.token == token else { return }
             do {
-                try chunk.samples.withUnsafeBytes { try pcm.write(bytes: $0) }
+                try write(chunk, of: segment, format: format, to: pcm)
             } catch let error as AudioOutputError {
                 emit(.outputFailed(token, name: error.name, message: error.message))
                 return
@@ -115,9 +123,6 @@ final class OutputThread {
                 emit(.outputFailed(token, name: "WriteFailed", message: "\(error)"))
                 return
             }
-            written += chunk.frameCount
-            if awaitingFirstFrame.remove(token) != nil { emit(.firstFrame(token)) }
-            publish()
         case .end(let token, let more):
             guard segments.last?.token == token else { return }
             if more {
@@ -143,6 +148,38 @@ final class OutputThread {
                 handle(.end(current.token, more: false))
             }
             emit(.failed(token, name: name, message: message))
+        }
+    }
+
+    /// Writes `chunk` in pieces of at most one period, each scaled by the volume its track has
+    /// under the settings of that moment: the gain follows the track (so it changes exactly at
+    /// a border) and a settings change applies from the next piece on. The position is published
+    /// after every piece, so it never lags behind a device buffer smaller than a chunk.
+    private func write(_ chunk: AudioChunk, of segment: Segment, format: DecodedFormat, to pcm: PCMOutput) throws {
+        let bytesPerFrame = format.bytesPerFrame
+        let piece = max(64, min(pcm.parameters.periodFrames, 4_096)) * bytesPerFrame
+        try chunk.samples.withUnsafeBytes { all in
+            var offset = 0
+            while offset < all.count {
+                let end = min(all.count, offset + piece)
+                let part = UnsafeRawBufferPointer(rebasing: all[offset..<end])
+                let volume = pipe.loudnessSettings.volume(for: segment.loudness)
+                if volume == 1 {
+                    try pcm.write(bytes: part)
+                } else {
+                    if scratch.count < part.count { scratch = [UInt8](repeating: 0, count: piece) }
+                    try scratch.withUnsafeMutableBytes { buffer in
+                        let scaled = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<part.count])
+                        scaled.copyMemory(from: part)
+                        LoudnessGain.apply(volume, to: scaled, format: format.sampleFormat)
+                        try pcm.write(bytes: UnsafeRawBufferPointer(scaled))
+                    }
+                }
+                written += part.count / bytesPerFrame
+                if awaitingFirstFrame.remove(segment.token) != nil { emit(.firstFrame(segment.token)) }
+                publish()
+                offset = end
+            }
         }
     }
 

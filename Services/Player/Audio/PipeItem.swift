@@ -6,8 +6,9 @@ typealias TrackToken = UInt64
 
 /// What the decode thread hands the output thread, in play order.
 enum PipeItem {
-    /// A track (or a seek inside it) begins: its format and the position of its first frame.
-    case start(TrackToken, DecodedFormat, position: Double)
+    /// A track (or a seek inside it) begins: its format, the position of its first frame, and
+    /// its loudness tags (the output thread scales its samples by them).
+    case start(TrackToken, DecodedFormat, position: Double, loudness: LoudnessTags)
     case audio(TrackToken, AudioChunk)
     /// The track's last chunk was queued. `more`: another track follows in this pipe (gapless).
     case end(TrackToken, more: Bool)
@@ -29,7 +30,16 @@ enum PipeItem {
 struct TrackJob: Sendable {
     let token: TrackToken
     var startPosition: Double
+    var loudness = LoudnessTags()
     let open: @Sendable () throws -> AudioDecoder
+
+    init(token: TrackToken, startPosition: Double, loudness: LoudnessTags = LoudnessTags(),
+         open: @escaping @Sendable () throws -> AudioDecoder) {
+        self.token = token
+        self.startPosition = startPosition
+        self.loudness = loudness
+        self.open = open
+    }
 }
 
 /// What the pipeline tells the engine, in the order it happened.

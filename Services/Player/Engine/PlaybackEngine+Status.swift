@@ -33,9 +33,18 @@ extension PlaybackEngine {
     func configGet() async -> PlayerConfig { await currentConfig() }
 
     func configSet(_ update: PlayerConfig.Update) async throws -> PlayerConfig {
-        let updated = try await currentConfig().applying(update)
-        let catalog = try await catalog()
-        try updated.save(to: catalog)
+        let previous = await currentConfig()
+        let updated = try previous.applying(update)
+        // Straight to the output thread, before the (fsynced) save: a mode change is heard
+        // within the device buffer (see OutputSettings); undone if it cannot be persisted.
+        pipe.loudnessSettings = LoudnessSettings(updated)
+        do {
+            let catalog = try await catalog()
+            try updated.save(to: catalog)
+        } catch {
+            pipe.loudnessSettings = LoudnessSettings(previous)
+            throw error
+        }
         config = updated
         configLoaded = true
         return updated

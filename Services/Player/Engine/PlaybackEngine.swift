@@ -347,6 +347,7 @@ actor PlaybackEngine {
         if !configLoaded, let catalog = try? await catalog(), let loaded = try? PlayerConfig.load(from: catalog) {
             config = loaded
             configLoaded = true
+            pipe.loudnessSettings = LoudnessSettings(loaded)
         }
         return config
     }

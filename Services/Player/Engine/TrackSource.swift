@@ -14,7 +14,10 @@ struct ResolvedTrack: Sendable {
     var close: @Sendable () -> Void
 
     func job(_ token: TrackToken, at position: Double = 0) -> TrackJob {
-        TrackJob(token: token, startPosition: position, open: open)
+        TrackJob(token: token, startPosition: position,
+                 loudness: LoudnessTags(trackGain: info.trackGain, trackPeak: info.trackPeak,
+                                        albumGain: info.albumGain, albumPeak: info.albumPeak),
+                 open: open)
     }
 }
 
