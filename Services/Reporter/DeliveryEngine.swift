@@ -26,6 +26,9 @@ actor DeliveryEngine {
     private var inFlight = false
     private var lastAttempt: DeliveryAttempt?
     private var flushWaiters: [CheckedContinuation<DeliveryAttempt?, Never>] = []
+    /// The loop will take no more work (it could not open the outbox, or it stopped): a flush
+    /// then answers at once instead of waiting for an attempt that never comes.
+    private var stopped = false
 
     init(outbox: Outbox, client: OriginClient?, settings: ReporterSettings, events: ReporterEvents, logger: Logger) {
         self.outbox = outbox
@@ -40,7 +43,7 @@ actor DeliveryEngine {
     // MARK: The loop
 
     func run() async {
-        defer { answerFlushes(nil) }
+        defer { park() }
         guard let client else {
             logger.notice("no origin configured: plays are stored and kept until one is")
             _ = await bell.waitUntilClosed()
@@ -52,6 +55,7 @@ actor DeliveryEngine {
             lastAttempt = try await store.lastAttempt()
         } catch {
             logger.error("delivery cannot start: the outbox is unavailable", metadata: ["error": "\(error)"])
+            park()
             _ = await bell.waitUntilClosed()
             return
         }
@@ -225,10 +229,16 @@ actor DeliveryEngine {
 
     /// Rings for an attempt now and returns once one has ended (nil when nothing was pending).
     func flush() async -> DeliveryAttempt? {
-        await withCheckedContinuation { continuation in
+        guard !stopped else { return nil }
+        return await withCheckedContinuation { continuation in
             flushWaiters.append(continuation)
             Task { await bell.ring(.flush) }
         }
+    }
+
+    private func park() {
+        stopped = true
+        answerFlushes(nil)
     }
 
     private func answerFlushes(_ attempt: DeliveryAttempt?) {
