@@ -12,6 +12,7 @@ struct BenchCommand: AsyncParsableCommand {
             PlaybackBench.self,
             PlaylogBench.self,
             DownloadBench.self,
+            GaplessBench.self,
         ],
         defaultSubcommand: StatusBench.self)
 }

@@ -201,7 +201,7 @@ struct PlaybackBench: AsyncParsableCommand {
 }
 
 /// MPD's line protocol, one command at a time, answer lines up to "OK".
-private final class MPDLines {
+final class MPDLines {
     let socket: RawUnixSocket
 
     init(path: String) throws {
