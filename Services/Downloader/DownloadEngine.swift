@@ -19,6 +19,15 @@ actor DownloadEngine {
     let maxAttempts: Int
     private var active: [Int64: Task<Void, Never>] = [:]
     private var stopped = false
+    /// Stations whose progress is to be published (see `noteStationProgress`).
+    private var progressDue: Set<String> = []
+    private var progressScheduled = false
+    private var kickScheduled = false
+    /// Files whose bytes are complete and fsynced, waiting for the committer: they keep their
+    /// task in `active` (cancelAndWait and stop still wait for them) but no longer hold a slot,
+    /// so the next transfer starts while the batch's rename, directory fsync and catalog commit run.
+    private var committing: Set<Int64> = []
+    private var transferring: Int { active.count - committing.count }
     /// The network and storage policy (issue 5), asked before each file starts.
     private var gate: PolicyGate?
 
@@ -45,7 +54,7 @@ actor DownloadEngine {
 
     /// Starts downloads until `maxParallel` run or nothing is wanted.
     func kick() {
-        guard !stopped, active.count < maxParallel, transfer.origin != nil else { return }
+        guard !stopped, transferring < maxParallel, transfer.origin != nil else { return }
         let jobs: [FileJob]
         do {
             jobs = try catalog.read { db in
@@ -64,8 +73,8 @@ actor DownloadEngine {
             return
         }
         let waiting = jobs.filter { active[$0.fileId] == nil }
-        let runnable = gate?.admit(waiting, slots: maxParallel - active.count, active: Array(active.keys)) ?? waiting
-        for job in runnable where active[job.fileId] == nil && active.count < maxParallel {
+        let runnable = gate?.admit(waiting, slots: maxParallel - transferring, active: Array(active.keys)) ?? waiting
+        for job in runnable where active[job.fileId] == nil && transferring < maxParallel {
             active[job.fileId] = Task { await self.perform(job) }
         }
     }
@@ -131,8 +140,11 @@ actor DownloadEngine {
             ticker.cancel()
             switch result {
             case .complete:
-                try await committer.commit(job)
-                fileVerified(job)
+                committing.insert(job.fileId)
+                kickSoon()
+                defer { committing.remove(job.fileId) }
+                let verified = try await committer.commit(job)
+                fileVerified(job, verified)
             case .refused(let error, let reason):
                 logger.warning("download of \(job.relative) failed: \(error): \(reason)")
                 attemptFailed(job, error: error, reason: reason)
@@ -150,8 +162,21 @@ actor DownloadEngine {
             }
         }
         active[job.fileId] = nil
-        kick()
+        kickSoon()
     }
+
+    /// A kick once the actor is free: the files of one commit batch finish together, and one
+    /// queue query then refills all their slots (each query is linear in the files wanted).
+    private func kickSoon() {
+        guard !kickScheduled else { return }
+        kickScheduled = true
+        Task {
+            await self.clearKickScheduled()
+            await self.kick()
+        }
+    }
+
+    private func clearKickScheduled() { kickScheduled = false }
 
     private struct ProductOwner: Sendable {
         var token: String
@@ -164,6 +189,12 @@ actor DownloadEngine {
         let changed: [ProductOwner]
         let owners: [ProductOwner]
         do {
+            // Most files (station items) have no product waiting: a read spares them a write transaction.
+            let ownedByProducts = try catalog.read { db in
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1",
+                                  arguments: [job.fileId]) ?? false
+            }
+            guard ownedByProducts else { return [] }
             (owners, changed) = try catalog.write { db in
                 let rows = try Row.fetchAll(db, sql: """
                     SELECT p.token, p.productId, p.state FROM offlineProducts p JOIN downloads d
@@ -192,34 +223,32 @@ actor DownloadEngine {
         return owners
     }
 
-    private func fileVerified(_ job: FileJob) {
-        let now = Date()
-        do {
-            let (done, stations) = try catalog.write { db -> ([ProductOwner], [String]) in
-                try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')",
-                               arguments: [now, job.fileId])
-                let products = try Row.fetchAll(db, sql: """
-                    SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                    WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
-                    """, arguments: [job.fileId]).map { ProductOwner(token: $0["token"], productId: $0["productId"]) }
-                for product in products {
-                    try db.execute(sql: "UPDATE offlineProducts SET state = 'cached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?",
-                                   arguments: [now, product.token])
-                }
-                let stations = try String.fetchAll(db, sql: """
-                    SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
-                    """, arguments: [job.fileId])
-                return (products, stations)
-            }
-            for product in done {
-                events.downloads("OfflineDone", ["token": .string(product.token), "productId": .string(product.productId)])
-                events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
-                                                      "state": "cached"])
-            }
-            publishStationProgress(stations)
-        } catch {
-            logger.error("cannot record \(job.relative) as verified: \(error)")
+    /// Events for a file the committer made durable and verified (the catalog already says so).
+    private func fileVerified(_ job: FileJob, _ verified: DurableCommitter.Verified) {
+        for product in verified.products {
+            events.downloads("OfflineDone", ["token": .string(product.token), "productId": .string(product.productId)])
+            events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
+                                                  "state": "cached"])
         }
+        noteStationProgress(verified.stations)
+    }
+
+    /// Station progress after files were verified, coalesced: the files of one commit batch (or
+    /// any finishing while the actor is busy) share one count instead of each re-counting the
+    /// whole station, which made a large station's sync quadratic.
+    private func noteStationProgress(_ stations: [String]) {
+        guard !stations.isEmpty else { return }
+        progressDue.formUnion(stations)
+        guard !progressScheduled else { return }
+        progressScheduled = true
+        Task { await self.flushStationProgress() }
+    }
+
+    private func flushStationProgress() {
+        progressScheduled = false
+        let due = progressDue
+        progressDue = []
+        publishStationProgress(due.sorted())
     }
 
     private func attemptFailed(_ job: FileJob, error: String, reason: String) {

@@ -5,26 +5,46 @@ import GRDB
 /// order (CATALOG-CONTRACT):
 ///
 /// 1. the bytes are in `<path>.part` and were verified (size + SHA-256) by `FileTransfer`;
-/// 2. **fsync the data** — one `syncfs` for a batch, `fsync` for a lone file — so the final
-///    name can never point at blocks that were not written;
+/// 2. **fsync the data**, file by file, so the final name can never point at blocks that were
+///    not written. The transfer thread already fsynced a file whose body ended complete
+///    (`StreamingSHA256.bodyEnded`), in parallel with the other transfers, so this fsync is
+///    usually a no-op; it stays for files completed otherwise (e.g. whole on disk at a restart).
+///    `syncfs` is not used: it also flushes every other program's dirty data on the file
+///    system, which on a busy device costs more than it saves (measured: cassette-bench download);
 /// 3. **rename** `.part` → final name: atomic, a reader sees the old or the new entry;
 /// 4. **fsync the directory**, once per batch, so the rename survives a power cut;
-/// 5. only then **the catalog** says `verified`, in one transaction for the whole batch.
+/// 5. only then **the catalog** says `verified`, its requests `done` and the products waiting
+///    for it `cached`, in one transaction for the whole batch.
+///
+/// The disk work runs on a thread of its own, never on the Swift concurrency pool (a blocked
+/// pool thread would stall every transfer's bookkeeping on a two-core device); files that
+/// complete during a batch's fsync ride on the next batch.
 ///
 /// A crash between 4 and 5 leaves a final-named file whose row is not verified; `Reconciler`
 /// renames it back to `.part`, and the next attempt re-verifies it without downloading.
 actor DurableCommitter {
+    /// What the commit changed for one file, for the events the engine publishes.
+    struct Verified: Sendable {
+        struct Product: Sendable {
+            var token: String
+            var productId: String
+        }
+        /// Products that became `cached` with this file.
+        var products: [Product] = []
+        /// Stations holding the file (their progress changed).
+        var stations: [String] = []
+    }
+
     private struct Waiter {
         var job: FileJob
-        var continuation: CheckedContinuation<Void, Error>
+        var continuation: CheckedContinuation<Verified, Error>
     }
 
     private let store: MediaStore
     private let catalog: DatabasePool
     private var waiting: [Waiter] = []
     private var draining = false
-    /// Batches at least this big are flushed with one `syncfs` rather than an fsync per file.
-    static let syncfsThreshold = 4
+    private let disk = DispatchQueue(label: "cassette.downloader.commit")
 
     init(store: MediaStore, catalog: DatabasePool) {
         self.store = store
@@ -32,7 +52,7 @@ actor DurableCommitter {
     }
 
     /// Returns once the file is renamed, durable and marked verified in the catalog.
-    func commit(_ job: FileJob) async throws {
+    func commit(_ job: FileJob) async throws -> Verified {
         try await withCheckedThrowingContinuation { continuation in
             waiting.append(Waiter(job: job, continuation: continuation))
             if !draining {
@@ -49,22 +69,21 @@ actor DurableCommitter {
             let batch = waiting
             waiting = []
             let jobs = batch.map(\.job)
-            let result = Result { try Self.persist(jobs, store: store, catalog: catalog) }
+            let (store, catalog, disk) = (store, catalog, disk)
+            let result = await withCheckedContinuation { (done: CheckedContinuation<Result<[Int64: Verified], Error>, Never>) in
+                disk.async { done.resume(returning: Result { try Self.persist(jobs, store: store, catalog: catalog) }) }
+            }
             for waiter in batch {
-                waiter.continuation.resume(with: result)
+                waiter.continuation.resume(with: result.map { $0[waiter.job.fileId] ?? Verified() })
             }
         }
         draining = false
     }
 
-    private static func persist(_ jobs: [FileJob], store: MediaStore, catalog: DatabasePool) throws {
+    private static func persist(_ jobs: [FileJob], store: MediaStore, catalog: DatabasePool) throws -> [Int64: Verified] {
         let paths = try jobs.map { (part: try store.partPath($0.relative), final: try store.absolute($0.relative)) }
-        // Step 2: data to disk before any rename.
-        if jobs.count >= syncfsThreshold {
-            try MediaStore.syncFileSystem(of: store.root)
-        } else {
-            for path in paths { try MediaStore.fsyncFile(path.part) }
-        }
+        // Step 2: data to disk before any rename (already there when the transfer fsynced it).
+        for path in paths { try MediaStore.fsyncFile(path.part) }
         // Step 3: the atomic switch to the final name.
         for path in paths { try MediaStore.rename(path.part, to: path.final) }
         // Step 4: the directory entries, once per directory.
@@ -73,13 +92,29 @@ actor DurableCommitter {
         }
         // Step 5: the catalog, last; synchronous=FULL makes the commit itself durable.
         let now = Date()
-        try catalog.write { db in
+        return try catalog.write { db in
+            var verified: [Int64: Verified] = [:]
             for job in jobs {
                 try db.execute(sql: """
                     UPDATE files SET state = 'verified', bytesOnDisk = sizeBytes, completedAt = ?, error = NULL, reason = NULL
                     WHERE id = ?
                     """, arguments: [now, job.fileId])
+                try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')",
+                               arguments: [now, job.fileId])
+                let products = try Row.fetchAll(db, sql: """
+                    SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+                    WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
+                    """, arguments: [job.fileId]).map { Verified.Product(token: $0["token"], productId: $0["productId"]) }
+                for product in products {
+                    try db.execute(sql: "UPDATE offlineProducts SET state = 'cached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?",
+                                   arguments: [now, product.token])
+                }
+                let stations = try String.fetchAll(db, sql: """
+                    SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
+                    """, arguments: [job.fileId])
+                verified[job.fileId] = Verified(products: products, stations: stations)
             }
+            return verified
         }
     }
 }

@@ -9,4 +9,12 @@ public protocol DownloadBodyObserver: AnyObject, Sendable {
     func bodyBegins(atOffset offset: Int64)
     /// These bytes were just written to the file, right after the ones before.
     func bodyWritten(_ bytes: UnsafeRawBufferPointer)
+    /// The whole body arrived and is in the file, still open as `descriptor`. Called on the
+    /// transfer thread, so an observer can fsync here instead of blocking an async caller's
+    /// thread on the disk (and several transfers' fsyncs share one journal commit).
+    func bodyEnded(fileDescriptor descriptor: Int32)
+}
+
+extension DownloadBodyObserver {
+    public func bodyEnded(fileDescriptor descriptor: Int32) {}
 }

@@ -11,6 +11,10 @@ final class DownloadFile {
     /// The file's length before the first write of this transfer.
     let startOffset: Int64
     private(set) var bytesWritten: Int64 = 0
+    /// See `HTTPClient.Configuration.downloadWritebackBytes`; 0 = off.
+    var writebackBytes: Int64 = 0
+    /// File offset up to which writeback was started.
+    private var writebackStarted: Int64 = -1
 
     /// Opens `path` for a 200 response: created or truncated to empty.
     static func truncating(_ path: String) throws(HTTPClientError) -> DownloadFile {
@@ -46,6 +50,9 @@ final class DownloadFile {
 
     var fileSize: Int64 { startOffset + bytesWritten }
 
+    /// The open descriptor (valid until `close()`), for a body observer's fsync.
+    var descriptor: Int32 { fd }
+
     /// Writes all of `bytes`, retrying short writes and EINTR.
     func write(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) {
         guard var next = bytes.baseAddress else { return }
@@ -60,6 +67,18 @@ final class DownloadFile {
             next += n
             bytesWritten += Int64(n)
         }
+        startWritebackIfDue()
+    }
+
+    /// Starts (does not wait for) writeback of what was written since the last call, once at
+    /// least `writebackBytes` accumulated. Failures are ignored: it is only a hint.
+    private func startWritebackIfDue() {
+        guard writebackBytes > 0 else { return }
+        if writebackStarted < 0 { writebackStarted = startOffset }
+        let end = fileSize
+        guard end - writebackStarted >= writebackBytes else { return }
+        _ = cassetteSyncFileRange(fd, writebackStarted, end - writebackStarted, syncFileRangeWrite)
+        writebackStarted = end
     }
 
     /// Closes the descriptor now rather than at deinit.
@@ -74,3 +93,10 @@ final class DownloadFile {
         HTTPClientError(code: .fileError, message: "\(what): \(String(cString: strerror(errno)))")
     }
 }
+
+/// `SYNC_FILE_RANGE_WRITE`: start writeback of the range's dirty pages, do not wait.
+private let syncFileRangeWrite: UInt32 = 2
+
+/// glibc's `sync_file_range(2)` (Linux), which the Glibc module does not export.
+@_silgen_name("sync_file_range")
+private func cassetteSyncFileRange(_ fd: Int32, _ offset: Int64, _ count: Int64, _ flags: UInt32) -> Int32

@@ -28,6 +28,11 @@ extension HTTPClient {
         /// curl's receive buffer for downloads (`CURLOPT_BUFFERSIZE`, at most 10 MiB): each
         /// buffer is one write to the file.
         public var downloadBufferBytes: Int = 256 << 10
+        /// Each time a download has written this many more bytes, the kernel is asked to start
+        /// writing them out (`sync_file_range`, not waited for): a caller's final fsync then
+        /// finds little left, so disk and network work overlap, and dirty memory stays bounded.
+        /// 0 leaves writeback to the kernel.
+        public var downloadWritebackBytes: Int = 8 << 20
         public var userAgent: String = "Cassette"
 
         public init() {}

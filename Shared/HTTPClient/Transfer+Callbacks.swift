@@ -38,10 +38,12 @@ extension Transfer {
                 }
                 expectedSize = range?.completeLength
                 file = try DownloadFile.resuming(path, at: offset)
+                file?.writebackBytes = writebackBytes
                 observer?.bodyBegins(atOffset: offset)
             } else {
                 expectedSize = headers["content-length"].flatMap { Int64($0) }
                 file = try DownloadFile.truncating(path)
+                file?.writebackBytes = writebackBytes
                 observer?.bodyBegins(atOffset: 0)
             }
             return true

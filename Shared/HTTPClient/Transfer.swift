@@ -42,6 +42,8 @@ final class Transfer {
     var expectedSize: Int64?
     /// Set by a callback that aborts the transfer; wins over curl's generic write/abort code.
     var failure: HTTPClientError?
+    /// `Configuration.downloadWritebackBytes`, for the file once it is opened.
+    var writebackBytes: Int64 = 0
 
     private init(easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag,
                  observer: (any DownloadBodyObserver)?) {
@@ -63,6 +65,7 @@ final class Transfer {
     private func perform(_ request: HTTPRequest, credentials: BasicCredentials?,
                          configuration: HTTPClient.Configuration) throws -> TransferOutcome {
         try easy.reset()
+        writebackBytes = Int64(max(0, configuration.downloadWritebackBytes))
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
         defer { curl_slist_free_all(headerList) }
         try configure(request, credentials: credentials, configuration: configuration, headerList: &headerList)
@@ -84,6 +87,9 @@ final class Transfer {
         }
 
         let code = withExtendedLifetime(self) { easy.perform() }
+        if code == CURLE_OK, failure == nil, let file {
+            observer?.bodyEnded(fileDescriptor: file.descriptor)
+        }
         let download = file.map {
             DownloadOutcome(resumed: status == 206, bytesWritten: $0.bytesWritten,
                             fileSize: $0.fileSize, expectedSize: expectedSize)

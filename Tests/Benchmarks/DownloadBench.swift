@@ -98,11 +98,14 @@ struct DownloadBench: AsyncParsableCommand {
         if !skipBig {
             let items = try manifest(base: base, station: big, root: root)
             guard let item = items.first, items.count == 1 else { throw BenchError("station \(big) should hold one file") }
+            var answers: [Double] = []
+            defer { report.bigAnswer = answers }
             for round in 0..<bigRounds {
                 var runs: [(String, () async throws -> Double)] = [
                     ("cassette", {
                         let outcome = try await runner.syncStation(big, expectedFiles: 1, folder: root + "/c\(round)")
                         try Self.verify(outcome.mediaFolder, count: 1, size: Int64(self.bigBytes))
+                        answers.append(outcome.answerSeconds)
                         return outcome.seconds
                     }),
                     ("curl", {
@@ -131,11 +134,14 @@ struct DownloadBench: AsyncParsableCommand {
             guard items.count == files else { throw BenchError("station \(many) lists \(items.count) files, expected \(files)") }
             let urls = items.map { (url: base + $0.url, name: $0.id + ".bin") }
             let names = urls.map(\.name)
+            var answers: [Double] = []
+            defer { report.stationAnswer = answers }
             for round in 0..<stationRounds {
                 var runs: [(String, () async throws -> Double)] = [
                     ("cassette", {
                         let outcome = try await runner.syncStation(many, expectedFiles: self.files, folder: root + "/c\(round)")
                         try Self.verify(outcome.mediaFolder, count: self.files, size: Int64(self.fileBytes))
+                        answers.append(outcome.answerSeconds)
                         return outcome.seconds
                     }),
                     ("curl", {

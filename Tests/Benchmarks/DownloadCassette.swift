@@ -17,6 +17,8 @@ struct DownloadCassette {
 
     struct Outcome {
         var seconds: Double
+        /// Of `seconds`, until `stations.sync` answered (manifest fetched and applied to the catalog).
+        var answerSeconds: Double
         var files: Int
         var mediaFolder: String
     }
@@ -39,6 +41,7 @@ struct DownloadCassette {
 
         let begin = monotonicNanos()
         let answer = try await client.call("stations.sync", ["stationId": .string(stationId)])
+        let answered = monotonicNanos()
         guard answer["total"]?.intValue == expectedFiles, (answer["refused"]?.arrayValue ?? []).isEmpty else {
             throw BenchError("stations.sync answered \(answer), expected \(expectedFiles) items and no refusals")
         }
@@ -49,7 +52,7 @@ struct DownloadCassette {
               entry["verifiedCount"]?.intValue == expectedFiles else {
             throw BenchError("after StationDownloadComplete the catalog does not show \(expectedFiles) verified items of \(stationId)")
         }
-        return Outcome(seconds: seconds, files: expectedFiles, mediaFolder: state + "/media/tracks")
+        return Outcome(seconds: seconds, answerSeconds: Double(answered - begin) / 1e9, files: expectedFiles, mediaFolder: state + "/media/tracks")
     }
 
     private func connect(_ socket: String, child: Child) async throws -> RPCClient {
