@@ -122,7 +122,9 @@ final class PlaybackEngineTests: XCTestCase {
         let h = try PlayerHarness()
         let file = try h.makeTrack("tr-a", seconds: 8)
         try h.addProduct("tr-a", file: file, seconds: 8)
-        let client = try await h.start(pace: "realtime")
+        // A device-sized buffer: the 60 ms default (small for fast loudness changes) can run dry
+        // on a loaded CI machine, which would move the position, not the seek, under test.
+        let client = try await h.start(pace: "realtime", config: #"{"player":{"bufferMilliseconds":500}}"#)
         let log = EventLog(client)
         _ = try await h.call("player.load", PlayerHarness.product("tr-a"))
         _ = try await h.call("player.play")
