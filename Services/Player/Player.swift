@@ -10,13 +10,15 @@ import Wire
 /// The player's composition: the audio pipeline (decode and output threads), the
 /// PlaybackEngine actor over it, the play-log hand-over to the reporter, and the methods.
 enum Player {
-    struct AudioSettings: Sendable {
-        var device: String
-        var pace: AudioPace
+    /// The audio flags as given; nil where the command line left them out.
+    struct AudioFlags: Sendable {
+        var device: String?
+        var pace: AudioPace?
     }
 
-    static func build(_ context: DaemonContext, audio: AudioSettings) async throws -> DaemonParts {
+    static func build(_ context: DaemonContext, audio flags: AudioFlags) async throws -> DaemonParts {
         let settings = try PlayerSettings(section: context.settings.config.player)
+        let audio = (device: flags.device ?? settings.audioDevice ?? "default", pace: flags.pace ?? settings.audioPace ?? .device)
         let output = OutputSettings(device: audio.device, pacing: audio.pace == .realtime ? .realtime : .device,
                                     bufferMilliseconds: settings.bufferMilliseconds,
                                     periodMilliseconds: settings.periodMilliseconds)

@@ -10,14 +10,16 @@ struct PlayerCommand: AsyncParsableCommand {
 
     @OptionGroup var options: CommonOptions
 
-    @Option(name: .long, help: "ALSA PCM to play through (default: default).")
-    var audioDevice: String = "default"
+    // Optional so that the config file's player.audioDevice / player.audioPace apply when the
+    // flag is absent (flag → config → default, like every other setting).
+    @Option(name: .long, help: "ALSA PCM to play through (config player.audioDevice; default: default).")
+    var audioDevice: String?
 
-    @Option(name: .long, help: "device: the PCM paces playback; realtime: pace writes to the wall clock (for null/file PCMs).")
-    var audioPace: AudioPace = .device
+    @Option(name: .long, help: "device: the PCM paces playback; realtime: pace writes to the wall clock (for null/file PCMs). Config player.audioPace; default: device.")
+    var audioPace: AudioPace?
 
     func run() async throws {
-        let audio = Player.AudioSettings(device: audioDevice, pace: audioPace)
+        let audio = Player.AudioFlags(device: audioDevice, pace: audioPace)
         let code = await Daemon.run(service: "player", options: options) { context in
             try await Player.build(context, audio: audio)
         }

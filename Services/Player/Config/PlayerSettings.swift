@@ -15,11 +15,16 @@ struct PlayerSettings: Sendable, Equatable {
     /// First pause before handing play events to the reporter again after a failure.
     var playLogRetrySeconds: Double = 2
 
+    /// The ALSA PCM and the pacing, when the `--audio-device` / `--audio-pace` flags are absent.
+    var audioDevice: String?
+    var audioPace: AudioPace?
+
     /// Bound of the HTTP cache of streamed media (`<state-dir>/cache/http`), in MiB.
     var httpCacheMegabytes: Double = 256
 
     static let keys: Set<String> = ["bufferMilliseconds", "periodMilliseconds", "decodeAheadSeconds",
-                                    "playProgressSeconds", "playLogRetrySeconds", "httpCacheMegabytes"]
+                                    "playProgressSeconds", "playLogRetrySeconds", "httpCacheMegabytes",
+                                    "audioDevice", "audioPace"]
 
     /// Reads the section; a wrong type or range stops the service with `ConfigInvalid`.
     init(section: [String: JSONValue]?) throws(DaemonError) {
@@ -37,6 +42,18 @@ struct PlayerSettings: Sendable, Equatable {
         if let v = try number("playProgressSeconds", 0.2...600) { playProgressSeconds = v }
         if let v = try number("playLogRetrySeconds", 0.1...3_600) { playLogRetrySeconds = v }
         if let v = try number("httpCacheMegabytes", 1...1_048_576) { httpCacheMegabytes = v }
+        if let value = section["audioDevice"] {
+            guard let device = value.stringValue, !device.isEmpty else {
+                throw DaemonError(.configInvalid, "player.audioDevice must be an ALSA PCM name such as \"default\" or \"hw:0,0\".")
+            }
+            audioDevice = device
+        }
+        if let value = section["audioPace"] {
+            guard let pace = value.stringValue.flatMap(AudioPace.init(rawValue:)) else {
+                throw DaemonError(.configInvalid, "player.audioPace must be \"device\" or \"realtime\".")
+            }
+            audioPace = pace
+        }
     }
 
     init() {}
