@@ -43,13 +43,7 @@ extension PlaybackEngine {
         if stationAdvanceIfMore(keepPlaying: true) { return }
         // Nothing left: the station has ended.
         let previous = active?.product
-        endActivePlay()
-        pipe.stop()
-        abandonTracks()
-        active = nil
-        next = nil
-        station = nil
-        wantPlaying = false
+        stopAndForget()
         publishTransition(previous: previous, active: nil)
         setState(.idle)
     }

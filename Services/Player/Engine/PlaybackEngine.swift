@@ -197,6 +197,13 @@ actor PlaybackEngine {
     }
 
     func reset() {
+        stopAndForget()
+        setState(.idle)
+    }
+
+    /// Closes the open play, silences the pipeline and forgets the active, next and station
+    /// state; the caller publishes what the app should hear about it.
+    func stopAndForget() {
         endActivePlay()
         pipe.stop()
         abandonTracks()
@@ -204,7 +211,6 @@ actor PlaybackEngine {
         next = nil
         station = nil
         wantPlaying = false
-        setState(.idle)
     }
 
     // MARK: Resolution
