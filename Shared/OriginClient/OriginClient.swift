@@ -56,29 +56,10 @@ public final class OriginClient: Sendable {
     /// Sends any request with the retry rules and returns the final answer, whatever its status
     /// (5xx and 429 only once retries ran out). Throws `OriginError` when no answer came.
     public func send(_ request: HTTPRequest, retry: RetryPolicy) async throws -> HTTPResponse {
-        var statusRetries = 0
-        var networkRetries = 0
-        while true {
-            let response: HTTPResponse
-            do {
-                response = try await http.send(request)
-            } catch let error as HTTPClientError where error.isTransient {
-                guard retry.networkRetries.map({ networkRetries < $0 }) ?? true else { throw OriginError(transport: error) }
-                try await sleep(retry.networkDelay(retry: networkRetries))
-                networkRetries += 1
-                continue
-            } catch let error as HTTPClientError {
-                throw OriginError(transport: error)
-            }
-            networkRetries = 0
+        try await withRetries(retry, attempt: { try await http.send(request) }, retryable: { response in
             note(headers: response.headers)
-            if Self.isRetryable(response.status), statusRetries < retry.statusRetries {
-                try await sleep(retry.statusDelay(retry: statusRetries, retryAfter: Self.retryAfter(response.headers)))
-                statusRetries += 1
-                continue
-            }
-            return response
-        }
+            return Self.isRetryable(response.status) ? response.headers : nil
+        })
     }
 
     // MARK: Media
@@ -109,17 +90,40 @@ public final class OriginClient: Sendable {
                          stallTimeout: Double = 30, observer: (any DownloadBodyObserver)? = nil,
                          progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
         var offset = offset
+        let request = HTTPRequest(method: "GET", url: url, timeoutSeconds: stallTimeout)
+        let result = try await withRetries(retry, progressed: { error in
+            // Resume from what is on disk now; bytes moved since the last try means a slow but
+            // alive link, so the backoff starts over.
+            defer { offset = error.bytesOnDisk ?? offset }
+            return (error.bytesOnDisk ?? offset) > offset
+        }, attempt: {
+            try await http.download(request, to: path, resumeFrom: offset, observer: observer, progress: progress)
+        }, retryable: { result in
+            note(headers: result.headers)
+            return Self.isRetryable(result.status) ? result.headers : nil
+        })
+        if (200..<300).contains(result.status) || result.status == 416 { return result }
+        throw OriginError(status: result.status, body: result.body)
+    }
+
+    // MARK: Internals
+
+    /// The retry loop `send` and `download` share. Network failures are retried per
+    /// `retry.networkRetries` with a doubling, capped delay that starts over when `progressed`
+    /// says bytes moved; an answer for which `retryable` returns headers (a 5xx or 429) is
+    /// retried per `retry.statusRetries`, honouring those headers' `Retry-After`.
+    private func withRetries<Outcome>(_ retry: RetryPolicy,
+                                      progressed: (HTTPClientError) -> Bool = { _ in false },
+                                      attempt: () async throws -> Outcome,
+                                      retryable: (Outcome) -> [String: String]?) async throws -> Outcome {
         var statusRetries = 0
         var networkRetries = 0
-        let request = HTTPRequest(method: "GET", url: url, timeoutSeconds: stallTimeout)
         while true {
-            let result: DownloadResult
+            let outcome: Outcome
             do {
-                result = try await http.download(request, to: path, resumeFrom: offset, observer: observer, progress: progress)
+                outcome = try await attempt()
             } catch let error as HTTPClientError where error.isTransient {
-                // Bytes moved since the last failure: the link is slow, not dead; start the backoff over.
-                if let onDisk = error.bytesOnDisk, onDisk > offset { networkRetries = 0 }
-                offset = error.bytesOnDisk ?? offset
+                if progressed(error) { networkRetries = 0 }
                 guard retry.networkRetries.map({ networkRetries < $0 }) ?? true else { throw OriginError(transport: error) }
                 try await sleep(retry.networkDelay(retry: networkRetries))
                 networkRetries += 1
@@ -127,18 +131,15 @@ public final class OriginClient: Sendable {
             } catch let error as HTTPClientError {
                 throw OriginError(transport: error)
             }
-            note(headers: result.headers)
-            if (200..<300).contains(result.status) || result.status == 416 { return result }
-            if Self.isRetryable(result.status), statusRetries < retry.statusRetries {
-                try await sleep(retry.statusDelay(retry: statusRetries, retryAfter: Self.retryAfter(result.headers)))
+            networkRetries = 0
+            if let headers = retryable(outcome), statusRetries < retry.statusRetries {
+                try await sleep(retry.statusDelay(retry: statusRetries, retryAfter: Self.retryAfter(headers)))
                 statusRetries += 1
                 continue
             }
-            throw OriginError(status: result.status, body: result.body)
+            return outcome
         }
     }
-
-    // MARK: Internals
 
     private var hostPart: String {
         let defaultPort = origin.scheme == "https" ? "443" : "80"
