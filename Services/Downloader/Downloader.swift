@@ -42,6 +42,8 @@ enum Downloader {
             let report = try Reconciler(catalog: catalog.pool, store: store, events: events, settings: settings,
                                         logger: context.logger).run()
             context.logger.info("media reconciled: \(report.missing.count) missing, \(report.resumable) resumable, \(report.orphansRemoved.count) unknown files removed")
+            let clock = TrustedTimeRecorder(catalog: catalog.pool, origins: [origin, quickOrigin])
+            await clock.adoptBoot()
             // After the reconcile: setting it starts the queue.
             await engine.setMaxParallel(policy.maxParallel)
             return DownloaderCore(
@@ -51,7 +53,9 @@ enum Downloader {
                 products: OfflineProducts(catalog: catalog.pool, origin: origin, store: store, engine: engine,
                                           events: events, logger: context.logger),
                 gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
-                estimate: Estimate(catalog: catalog.pool, origin: origin, gate: gate, store: store))
+                estimate: Estimate(catalog: catalog.pool, origin: origin, gate: gate, store: store), clock: clock,
+                expiry: OfflineExtension(catalog: catalog.pool, origin: origin, store: store, engine: engine,
+                                            events: events, clock: clock, logger: context.logger))
         }
         var router = RPCRouter()
         DownloaderMethods.register(on: &router, core: core)
@@ -98,13 +102,11 @@ struct DownloaderCore: Sendable {
     let policy: PolicyController
     let estimate: Estimate
 
-    /// The time used for validity: the origin's last server time carried forward on the boot
-    /// clock when there is one (ORIGIN-API: never the device clock alone), else the device clock.
-    var trustedNow: Date {
-        guard let sample = origin?.lastServerTime else { return Date() }
-        let elapsed = Double(ServerTimeSample.bootClockNanos() &- sample.bootNanos) / 1e9
-        return sample.serverTime.addingTimeInterval(max(0, elapsed))
-    }
+    let clock: TrustedTimeRecorder
+    let expiry: OfflineExtension
+
+    /// The time used for validity: `TrustedClock` over the catalog, fed with every server time seen.
+    func trustedNow() async -> Date { await clock.now() }
 }
 
 /// Runs the queue: starts what the catalog says is wanted, re-syncs held stations at start and
@@ -118,6 +120,23 @@ struct DownloaderService: Service {
         await core.engine.kick()
         let monitor = Task { await core.monitor.run() }
         let enforcer = Task { await core.enforcer.run(every: 1) }
+        // Feed.fm: extend what is held at every start while online (unreachable: expiry still applies).
+        let extend = Task {
+            do {
+                _ = try await core.expiry.extend(retry: StationSync.quickPolicy)
+            } catch {
+                logger.info("offline extension at start failed: \(error)")
+            }
+        }
+        // Every server time the origin sends is persisted within a couple of seconds, and what
+        // expired by the trusted time is applied as soon.
+        let clock = Task {
+            while !Task.isCancelled {
+                await core.clock.capture()
+                _ = try? await core.expiry.expire()
+                try? await Task.sleep(nanoseconds: 2_000_000_000)
+            }
+        }
         let resync = Task {
             while !Task.isCancelled {
                 // Re-validation is background traffic: only where the policy allows all downloads.
@@ -131,6 +150,8 @@ struct DownloaderService: Service {
         }
         try? await gracefulShutdown()
         resync.cancel()
+        extend.cancel()
+        clock.cancel()
         monitor.cancel()
         enforcer.cancel()
         await core.engine.stop()

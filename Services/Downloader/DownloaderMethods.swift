@@ -47,6 +47,8 @@ enum DownloaderMethods {
                 throw error
             }
         }
+        // Issue 6: extend what is held now (Feed.fm), store the new expiries and apply expiry.
+        router.register("sync.now", params: Empty.self) { _, _ in try await core.value.expiry.extend() }
         router.register("offline.add", params: AddParams.self) { p, _ in
             try checkId(p.productId, field: "productId")
             if let quality = p.quality { try checkId(quality, field: "quality") }
@@ -65,7 +67,7 @@ enum DownloaderMethods {
         router.register("offline.state", params: ProductParams.self) { p, _ in
             try checkId(p.productId, field: "productId")
             let ready = try await core.value
-            return try await ready.products.offlineState(productId: p.productId, now: ready.trustedNow)
+            return try await ready.products.offlineState(productId: p.productId, now: await ready.trustedNow())
         }
         router.register("offline.pause", params: TokenParams.self) { p, _ in try await core.value.products.pause(token: p.token) }
         router.register("offline.resume", params: TokenParams.self) { p, _ in try await core.value.products.resume(token: p.token) }

@@ -25,14 +25,14 @@ final class SourceResolver: Sendable {
     let mediaDirectory: String
     let origin: OriginClient?
     let cache: HTTPCache?
-    private let now: @Sendable () -> Date
+    private let now: (@Sendable () -> Date)?
     private let streamOptions: HTTPStreamSource.Options
     private let growingPollInterval: Double
     private let logger: Logger
 
     /// - Parameters:
-    ///   - now: the time validity is judged at; by default the last server time seen by `origin`
-    ///     carried forward on the boot clock, else the device clock.
+    ///   - now: the time validity is judged at (tests); by default `TrustedClock` from the catalog,
+    ///     or the last server time `origin` saw carried forward on the boot clock when later.
     init(catalog: Catalog, mediaDirectory: String, origin: OriginClient?, cache: HTTPCache?,
          now: (@Sendable () -> Date)? = nil, streamOptions: HTTPStreamSource.Options = .init(),
          growingPollInterval: Double = 0.05, logger: Logger = Logger(label: "player.source")) {
@@ -40,7 +40,7 @@ final class SourceResolver: Sendable {
         self.mediaDirectory = mediaDirectory
         self.origin = origin
         self.cache = cache
-        self.now = now ?? { [origin] in Self.trustedNow(origin) }
+        self.now = now
         self.streamOptions = streamOptions
         self.growingPollInterval = growingPollInterval
         self.logger = logger
@@ -51,8 +51,10 @@ final class SourceResolver: Sendable {
     func resolve(productId: String, quality: String?, offlineMode: Bool,
                  events: @escaping @Sendable (ByteSourceEvent) -> Void) async throws -> PlaybackSource {
         guard OriginID.isValid(productId) else { throw SourceError.invalidProductId(productId) }
-        let now = now()
+        let fixedNow = now?()
+        let origin = origin
         let (state, local, download) = try await catalog.pool.read { db in
+            let now = try fixedNow ?? Self.trustedNow(origin, db: db)
             let local = try OfflineAvailability.localFile(productId: productId, db: db)
             return (try OfflineAvailability.state(productId: productId, db: db, now: now), local,
                     try local.map { try Self.downloadStatus(of: $0, requestedProductId: productId, db: db) })
@@ -227,12 +229,13 @@ final class SourceResolver: Sendable {
 
     // MARK: Time and logs
 
-    /// The last server time the origin sent, moved forward by the boot clock since; the device
-    /// clock only when no server time was seen (the trusted-time rules are issue 6's).
-    static func trustedNow(_ origin: OriginClient?) -> Date {
-        guard let sample = origin?.lastServerTime else { return Date() }
+    /// `TrustedClock` as the downloader persisted it, or the player's own last server time moved
+    /// forward on the boot clock when that is later (the player writes no anchor of its own).
+    static func trustedNow(_ origin: OriginClient?, db: Database) throws -> Date {
+        let persisted = try TrustedClock.now(db: db)
+        guard let sample = origin?.lastServerTime else { return persisted }
         let elapsed = Double(ServerTimeSample.bootClockNanos() &- sample.bootNanos) / 1e9
-        return sample.serverTime.addingTimeInterval(max(0, elapsed))
+        return max(persisted, sample.serverTime.addingTimeInterval(max(0, elapsed)))
     }
 
     private func log(_ requested: String, _ actual: String, _ what: String) {

@@ -1,0 +1,110 @@
+import Catalog
+import Foundation
+import GRDB
+import Logging
+import OriginClient
+import Wire
+
+/// Feed.fm "Expiration": asks the origin to extend what is held (at start while online and on
+/// `sync.now`), and applies each station's `onExpiry` once the trusted time passes its expiry.
+actor OfflineExtension {
+    private let catalog: DatabasePool
+    private let origin: OriginClient?
+    private let store: MediaStore
+    private let engine: DownloadEngine
+    private let events: DownloaderEvents
+    private let clock: TrustedTimeRecorder
+    private let logger: Logger
+
+    init(catalog: DatabasePool, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
+         events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
+        self.catalog = catalog
+        self.origin = origin
+        self.store = store
+        self.engine = engine
+        self.events = events
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// `POST /v1/offline/extend` for every station held and every product offlined; stores the new
+    /// expiries, then applies expiry. Throws when the origin cannot be reached (nothing changes).
+    func extend(retry: RetryPolicy = .offlining) async throws -> JSONValue {
+        guard let origin else { throw DownloaderError.noOrigin() }
+        let (stationIds, productIds) = try await catalog.read { db in
+            (try String.fetchAll(db, sql: "SELECT id FROM stations ORDER BY id"),
+             try String.fetchAll(db, sql: """
+                 SELECT DISTINCT requestedProductId FROM offlineProducts WHERE state != 'deleted' ORDER BY requestedProductId
+                 """))
+        }
+        let answer = try await origin.post("/v1/offline/extend", body: [
+            "stations": .array(stationIds.map(JSONValue.string)), "products": .array(productIds.map(JSONValue.string)),
+        ], retry: retry)
+        let stations = Self.entries(answer["stations"], dateKey: "expiresAt")
+        let products = Self.entries(answer["products"], dateKey: "validUntil")
+        try await catalog.write { db in
+            for (id, expiresAt, entry) in stations where stationIds.contains(id) {
+                let onExpiry = entry["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil }
+                try db.execute(sql: """
+                    UPDATE stations SET expiresAt = ?, revalidateAt = COALESCE(?, revalidateAt),
+                        onExpiry = COALESCE(?, onExpiry) WHERE id = ?
+                    """, arguments: [expiresAt, entry["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
+                                     onExpiry, id])
+            }
+            for (id, validUntil, entry) in products where productIds.contains(id) {
+                try db.execute(sql: """
+                    UPDATE offlineProducts SET offlineValidUntil = ?, offlineRevalidateAt = COALESCE(?, offlineRevalidateAt)
+                    WHERE requestedProductId = ? AND state != 'deleted'
+                    """, arguments: [validUntil, entry["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339), id])
+            }
+        }
+        await clock.capture()
+        let expired = try await expire()
+        func list(_ rows: [(String, Date, JSONValue)], _ key: String) -> JSONValue {
+            .array(rows.map { ["id": .string($0.0), key: Timestamp.string($0.1).map(JSONValue.string) ?? .null] })
+        }
+        return ["stations": list(stations, "expiresAt"), "products": list(products, "validUntil"),
+                "rejected": .array(answer["rejected"]?.arrayValue ?? []),
+                "expired": .array(expired.map(JSONValue.string))]
+    }
+
+    /// Well-formed `{id, <dateKey>}` entries; anything else is ignored (hostile input loses nothing).
+    private static func entries(_ value: JSONValue?, dateKey: String) -> [(String, Date, JSONValue)] {
+        (value?.arrayValue ?? []).compactMap { entry in
+            guard let id = entry["id"]?.stringValue, OriginID.isValid(id),
+                  let date = entry[dateKey]?.stringValue.flatMap(ServerTimeSample.parseRFC3339) else { return nil }
+            return (id, date, entry)
+        }
+    }
+
+    /// Deletes the stations with `onExpiry = delete` whose `expiresAt` is past at the trusted time:
+    /// their files (unless something else holds them), items and row, with a `StationExpired`
+    /// event each. `keep` stations stay; `offline.state` answers OFFLINED_BUT_NOT_VALID for them.
+    @discardableResult
+    func expire() async throws -> [String] {
+        let now = await clock.now()
+        let (expired, garbage) = try await catalog.write { db -> ([String], [(id: Int64, path: String)]) in
+            let ids = try String.fetchAll(db, sql: """
+                SELECT id FROM stations WHERE onExpiry = 'delete' AND expiresAt IS NOT NULL AND expiresAt <= ? ORDER BY id
+                """, arguments: [now])
+            guard !ids.isEmpty else { return ([], []) }
+            for id in ids {
+                try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'station' AND ownerId = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM stationItems WHERE stationId = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM stations WHERE id = ?", arguments: [id])
+            }
+            return (ids, try CatalogRecords.collectGarbage(db: db))
+        }
+        guard !expired.isEmpty else { return [] }
+        await engine.dropUnwanted()
+        for file in garbage {
+            await engine.cancelAndWait(fileId: file.id)
+            store.removeAll(file.path)
+        }
+        for id in expired {
+            logger.info("station \(id) expired (onExpiry delete): its files are deleted")
+            events.downloads("StationExpired", ["stationId": .string(id), "onExpiry": "delete"])
+        }
+        return expired
+    }
+}
