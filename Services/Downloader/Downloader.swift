@@ -133,7 +133,7 @@ struct DownloaderService: Service {
         let clock = Task {
             while !Task.isCancelled {
                 await core.clock.capture()
-                _ = try? await core.expiry.expire()
+                do { try await core.expiry.expire() } catch { logger.warning("offline expiry check failed: \(error)") }
                 try? await Task.sleep(nanoseconds: 2_000_000_000)
             }
         }

@@ -32,7 +32,10 @@ enum DownloaderMethods {
 
     static func register(on router: inout RPCRouter, core: Task<DownloaderCore, Error>) {
         router.register("stations.list", params: Empty.self) { _, _ in
-            try await core.value.stations.list()
+            let ready = try await core.value
+            // localOffline never lists a station that has expired by now, even between expiry checks.
+            _ = try? await ready.expiry.expire()
+            return try await ready.stations.list()
         }
         router.register("stations.sync", params: StationParams.self) { p, _ in
             try checkId(p.stationId, field: "stationId")

@@ -1,0 +1,70 @@
+import Foundation
+import GRDB
+import TestSupport
+import Wire
+import XCTest
+
+/// Issue 6 with the device clock really wound back: the downloader runs under libfaketime
+/// (Debian's `faketime` package) 30 days in the past. Expiry follows the origin's clock, so
+/// stations offlined before still expire when the server says so.
+final class FaketimeValidityTests: XCTestCase {
+    static let library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+    let day = 86_400.0
+
+    func testADeviceClockSetBack30DaysDoesNotExtendValidity() async throws {
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: Self.library), "libfaketime is not installed (make deps)")
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        for station in ["st-9", "st-10"] {
+            _ = try await h.call("stations.sync", ["stationId": .string(station)])
+            try await h.waitStationComplete(station)
+        }
+        let keepManifest = try await h.manifest("st-9")
+        let keepItem = try XCTUnwrap(keepManifest.keys.min())
+        try h.stop()
+
+        // Ten days on at the origin, which refuses to extend or re-sync anything: the expiries
+        // given before (st-10 three days, st-9 seven) stand.
+        let refuse: [[String: Any]] = Array(repeating: ["status": 503], count: 40)
+        try await h.api.injectFaults("/v1/offline/extend", refuse)
+        try await h.api.injectFaults("/v1/stations/", refuse)
+        let moved = try await h.api.post("/_control/clock", ["offsetSeconds": 10 * day], authorized: false)
+        XCTAssertEqual(moved.status, 200)
+
+        // The device clock 30 days back (the boot clock left alone, as on a real device). Spawned
+        // directly with libfaketime preloaded, the service does not see its command-line options
+        // (seen with libfaketime 0.9.10), so the same settings also go in the environment.
+        let service = try ServiceProcess("downloader", in: h.dir, extraArgs: ["--origin", h.origin.baseURL], environment: [
+            "CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo", "CASSETTE_ORIGIN": h.origin.baseURL,
+            "CASSETTE_RUNTIME_DIR": h.dir.runtimeDir, "CASSETTE_STATE_DIR": h.dir.stateDir,
+            "LD_PRELOAD": Self.library, "FAKETIME": "-30d", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        ])
+        try service.waitReady()
+        h.service = service
+
+        let deadline = Date().addingTimeInterval(20)
+        var local: [String] = []
+        repeat {
+            let list: JSONValue
+            do { list = try await h.call("stations.list") } catch {
+                throw OriginTestError("\(error)\n\(service.log.suffix(3000))")
+            }
+            local = (list["localOffline"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+            if !local.contains("st-10") { break }
+            try await Task.sleep(nanoseconds: 500_000_000)
+        } while Date() < deadline
+        XCTAssertEqual(local, ["st-9"], "st-10 (delete) expired by the server's clock:\n\(service.log.suffix(4000))")
+        let kept = try await h.call("offline.state", ["productId": .string(keepItem)])
+        XCTAssertEqual(kept["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID")
+
+        // Proof the service's device clock was really set back: it stamped the anchor ~30 days ago.
+        let stamped = try await h.catalogPool().read { db in
+            try Date.fetchOne(db, sql: "SELECT updatedAt FROM settings WHERE key = 'trustedTime'")
+        }
+        let age = Date().timeIntervalSince(try XCTUnwrap(stamped))
+        XCTAssertGreaterThan(age, 29 * day)
+        print("faketime: device clock \(Int(age / day)) days back, after +10 d of server time local \(local), \(keepItem) \(kept["state"]?.stringValue ?? "?")")
+    }
+}
