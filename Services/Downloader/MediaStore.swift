@@ -96,15 +96,6 @@ struct MediaStore: Sendable {
         guard fsync(fd) == 0 else { throw DownloaderError.storage("fsync \(path): \(String(cString: strerror(errno)))") }
     }
 
-    /// Flushes every dirty file of the file system holding `path` in one call: for a batch of
-    /// completed downloads this is one journal commit instead of one per file.
-    static func syncFileSystem(of path: String) throws {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw DownloaderError.storage("cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        guard cassetteSyncfs(fd) == 0 else { throw DownloaderError.storage("syncfs \(path): \(String(cString: strerror(errno)))") }
-    }
-
     /// Makes a rename (a directory entry) durable: without it a crash may bring the old name back.
     static func fsyncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -119,7 +110,3 @@ struct MediaStore: Sendable {
         }
     }
 }
-
-/// glibc's `syncfs(2)`, which the Glibc module does not export.
-@_silgen_name("syncfs")
-private func cassetteSyncfs(_ fd: Int32) -> Int32
