@@ -96,13 +96,3 @@ enum CatalogRecords {
         return (max(0, total - verified - failed), failed, total)
     }
 }
-
-/// RFC 3339 for dates in results and events.
-enum Timestamp {
-    static func string(_ date: Date?) -> String? {
-        guard let date else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
-    }
-}

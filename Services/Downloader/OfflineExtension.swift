@@ -61,7 +61,7 @@ actor OfflineExtension {
         await clock.capture()
         let expired = try await expire()
         func list(_ rows: [(String, Date, JSONValue)], _ key: String) -> JSONValue {
-            .array(rows.map { ["id": .string($0.0), key: Timestamp.string($0.1).map(JSONValue.string) ?? .null] })
+            .array(rows.map { ["id": .string($0.0), key: .string(ServerTimeSample.formatRFC3339($0.1))] })
         }
         return ["stations": list(stations, "expiresAt"), "products": list(products, "validUntil"),
                 "rejected": .array(answer["rejected"]?.arrayValue ?? []),

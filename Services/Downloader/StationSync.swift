@@ -75,8 +75,8 @@ actor StationSync {
                     "verifiedCount": .number(Double(row["verifiedCount"] as Int)),
                     "durationSeconds": .number(row["seconds"] as Double? ?? 0),
                     "sizeBytes": .number(Double(row["bytes"] as Int64? ?? 0)),
-                    "expiresAt": Timestamp.string(row["expiresAt"]).map(JSONValue.string) ?? .null,
-                    "syncedAt": Timestamp.string(row["syncedAt"]).map(JSONValue.string) ?? .null,
+                    "expiresAt": (row["expiresAt"] as Date?).map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null,
+                    "syncedAt": (row["syncedAt"] as Date?).map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null,
                     "onExpiry": .string(row["onExpiry"]),
                 ]
             }

@@ -1,4 +1,5 @@
 import Foundation
+import OriginClient
 import Wire
 
 /// One delivery attempt as `playlog.status` shows it, and as `playlogAttempts` keeps it.
@@ -16,20 +17,11 @@ struct DeliveryAttempt: Sendable, Equatable {
 
     var json: JSONValue {
         var fields: [String: JSONValue] = [
-            "startedAt": .string(Timestamp.text(startedAt)), "endedAt": .string(Timestamp.text(endedAt)),
+            "startedAt": .string(ServerTimeSample.formatRFC3339(startedAt)), "endedAt": .string(ServerTimeSample.formatRFC3339(endedAt)),
             "records": .int(records), "accepted": .int(accepted), "rejected": .int(rejected),
             "result": .string(result.rawValue),
         ]
         if let error { fields["error"] = error }
         return .object(fields)
-    }
-}
-
-/// RFC 3339 in UTC with milliseconds, as the origin writes its own times.
-enum Timestamp {
-    static func text(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
     }
 }

@@ -19,6 +19,14 @@ public struct ServerTimeSample: Sendable, Equatable {
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
+    /// RFC 3339 in UTC with milliseconds, as the origin writes its times: for the timestamps the
+    /// services put in results, events and play records.
+    public static func formatRFC3339(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
     /// RFC 3339 as the origin writes it, with or without fractional seconds.
     public static func parseRFC3339(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()

@@ -1,4 +1,5 @@
 import Foundation
+import OriginClient
 import Wire
 
 /// One playback of one product, in TIDAL PlayLog form: handed to the reporter with
@@ -30,6 +31,6 @@ struct PlayEvent: Codable, Sendable, Equatable {
     var json: JSONValue { (try? JSONCoding.value(self)) ?? .null }
 
     static func timestamp(_ date: Date = Date()) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        ServerTimeSample.formatRFC3339(date)
     }
 }
