@@ -15,3 +15,13 @@ struct BenchError: Error, CustomStringConvertible {
         BenchError("\(what): \(String(cString: strerror(code))) (errno \(code))")
     }
 }
+
+/// A new folder `/tmp/<prefix>.XXXXXX`, kept short: the socket paths inside it must stay
+/// under 108 bytes.
+func makeTempRoot(prefix: String) throws -> String {
+    var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
+    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        throw BenchError.system("mkdtemp /tmp/\(prefix).XXXXXX")
+    }
+    return String(cString: made)
+}

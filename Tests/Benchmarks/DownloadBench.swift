@@ -56,7 +56,7 @@ struct DownloadBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let root = try Self.makeTempRoot()
+        let root = try makeTempRoot(prefix: "cbd")
         let keep = keepTemp
         ChildProcesses.shared.installSignalHandlers { if !keep { try? FileManager.default.removeItem(atPath: root) } }
         var failed = false
@@ -201,14 +201,5 @@ struct DownloadBench: AsyncParsableCommand {
         let names = try FileManager.default.contentsOfDirectory(atPath: folder)
         guard names.count == count else { throw BenchError("\(folder) holds \(names.count) files, expected \(count)") }
         try DownloadPeers.verify(folder: folder, names: names, size: size)
-    }
-
-    /// A short folder under /tmp: socket paths must stay under 108 bytes.
-    private static func makeTempRoot() throws -> String {
-        var template = Array("/tmp/cbd.XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw BenchError.system("mkdtemp /tmp/cbd.XXXXXX")
-        }
-        return String(cString: made)
     }
 }

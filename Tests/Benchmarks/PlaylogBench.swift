@@ -39,7 +39,7 @@ struct PlaylogBench: AsyncParsableCommand {
 
     func run() async throws {
         let reporterBinary = binDir + "/reporter", originBinary = binDir + "/cassette-origin"
-        let root = try Self.makeTempRoot()
+        let root = try makeTempRoot(prefix: "cbp")
         let keep = keepTemp
         ChildProcesses.shared.installSignalHandlers { if !keep { try? FileManager.default.removeItem(atPath: root) } }
         var failed = false
@@ -163,14 +163,5 @@ struct PlaylogBench: AsyncParsableCommand {
         }
         guard ok else { throw BenchError.system("bind 127.0.0.1:0") }
         return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// A short folder under /tmp: socket paths must stay under 108 bytes.
-    private static func makeTempRoot() throws -> String {
-        var template = Array("/tmp/cbp.XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw BenchError.system("mkdtemp /tmp/cbp.XXXXXX")
-        }
-        return String(cString: made)
     }
 }

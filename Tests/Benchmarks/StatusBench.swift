@@ -61,7 +61,7 @@ struct StatusBench: AsyncParsableCommand {
 
     func run() async throws {
         let player = URL(fileURLWithPath: binDir).appendingPathComponent("player").path
-        let root = try makeTempRoot()
+        let root = try makeTempRoot(prefix: "cb")
         let keep = keepTemp
         ChildProcesses.shared.installSignalHandlers {
             if !keep { try? FileManager.default.removeItem(atPath: root) }
@@ -191,15 +191,6 @@ struct StatusBench: AsyncParsableCommand {
     private func fail(_ message: String, into report: inout BenchReport) {
         progress("error: \(message)")
         report.errors.append(message)
-    }
-
-    /// A short folder under /tmp: socket paths must stay under 108 bytes.
-    private func makeTempRoot() throws -> String {
-        var template = Array("/tmp/cb.XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw BenchError.system("mkdtemp /tmp/cb.XXXXXX")
-        }
-        return String(cString: made)
     }
 }
 
