@@ -9,32 +9,68 @@ enum CatalogRecords {
     /// the file is already verified. A file whose declared content changed (other sha256 or
     /// size) starts over: its old bytes are not what the origin now promises.
     static func upsert(_ item: ManifestItem, db: Database, now: Date) throws -> (fileId: Int64, verified: Bool, stale: String?) {
-        var stale: String?
+        let file = try upsertFile(item, db: db, now: now)
+        try upsertMediaItem(item, fileId: file.fileId, db: db)
+        return file
+    }
+
+    private static func upsertFile(_ item: ManifestItem, db: Database, now: Date) throws -> (fileId: Int64, verified: Bool, stale: String?) {
         let relative = item.relativePath
         let existing = try Row.fetchOne(db, sql: "SELECT id, sha256, sizeBytes, state, localPath FROM files WHERE urlPath = ? OR localPath = ?",
                                         arguments: [item.urlPath, relative])
-        let fileId: Int64
-        var verified = false
-        if let existing {
-            fileId = existing["id"]
-            let sameContent = (existing["sha256"] as String?) == item.sha256 && (existing["sizeBytes"] as Int64?) == item.sizeBytes
-            if sameContent {
-                verified = (existing["state"] as String) == "verified"
-                try db.execute(sql: "UPDATE files SET url = ?, mimeType = ? WHERE id = ?", arguments: [item.url, item.mimeType, fileId])
-            } else {
-                stale = existing["localPath"]
-                try db.execute(sql: """
-                    UPDATE files SET url = ?, urlPath = ?, localPath = ?, mimeType = ?, sizeBytes = ?, sha256 = ?, bytesOnDisk = 0,
-                    state = 'pending', attempts = 0, error = NULL, reason = NULL, completedAt = NULL WHERE id = ?
-                    """, arguments: [item.url, item.urlPath, relative, item.mimeType, item.sizeBytes, item.sha256, fileId])
-            }
-        } else {
-            try db.execute(sql: """
-                INSERT INTO files (url, urlPath, localPath, mimeType, sizeBytes, sha256, bytesOnDisk, state, createdAt)
-                VALUES (?, ?, ?, ?, ?, ?, 0, 'pending', ?)
-                """, arguments: [item.url, item.urlPath, relative, item.mimeType, item.sizeBytes, item.sha256, now])
-            fileId = db.lastInsertedRowID
+        guard let existing else {
+            return (try insertFile(item, urlPath: item.urlPath, localPath: relative, db: db, now: now), false, nil)
         }
+        let fileId: Int64 = existing["id"]
+        if sameContent(existing, item) {
+            try db.execute(sql: "UPDATE files SET url = ?, mimeType = ? WHERE id = ?", arguments: [item.url, item.mimeType, fileId])
+            return (fileId, (existing["state"] as String) == "verified", nil)
+        }
+        try db.execute(sql: """
+            UPDATE files SET url = ?, urlPath = ?, localPath = ?, mimeType = ?, sizeBytes = ?, sha256 = ?, bytesOnDisk = 0,
+            state = 'pending', attempts = 0, error = NULL, reason = NULL, completedAt = NULL WHERE id = ?
+            """, arguments: [item.url, item.urlPath, relative, item.mimeType, item.sizeBytes, item.sha256, fileId])
+        return (fileId, false, existing["localPath"])
+    }
+
+    /// The file for a re-offline (TIDAL re-validation with a new `manifestHash`): unlike `upsert`
+    /// it never touches a file that holds other content, because the old file must stay playable
+    /// until the new one is committed. A file with the same content is shared; otherwise, when
+    /// the URL or the local name is taken, the new file gets names of its own, marked with its
+    /// checksum. The media item is left alone (the swap writes it).
+    static func stageFile(_ item: ManifestItem, db: Database, now: Date) throws -> (fileId: Int64, verified: Bool) {
+        let relative = item.relativePath
+        let taken = try Row.fetchAll(db, sql: "SELECT id, sha256, sizeBytes, state, localPath FROM files WHERE urlPath = ? OR localPath = ?",
+                                     arguments: [item.urlPath, relative])
+        if let same = taken.first(where: { sameContent($0, item) }) {
+            let fileId: Int64 = same["id"]
+            try db.execute(sql: "UPDATE files SET url = ? WHERE id = ?", arguments: [item.url, fileId])
+            return (fileId, (same["state"] as String) == "verified")
+        }
+        guard !taken.isEmpty else { return (try insertFile(item, urlPath: item.urlPath, localPath: relative, db: db, now: now), false) }
+        let mark = String(item.sha256.prefix(12))
+        let localPath = (relative as NSString).deletingPathExtension + ".\(mark)." + (relative as NSString).pathExtension
+        if let again = try Row.fetchOne(db, sql: "SELECT id, state, sha256, sizeBytes FROM files WHERE localPath = ?", arguments: [localPath]),
+           sameContent(again, item) {
+            return (again["id"], (again["state"] as String) == "verified")
+        }
+        return (try insertFile(item, urlPath: item.urlPath + "#" + mark, localPath: localPath, db: db, now: now), false)
+    }
+
+    private static func sameContent(_ row: Row, _ item: ManifestItem) -> Bool {
+        (row["sha256"] as String?) == item.sha256 && (row["sizeBytes"] as Int64?) == item.sizeBytes
+    }
+
+    private static func insertFile(_ item: ManifestItem, urlPath: String, localPath: String, db: Database, now: Date) throws -> Int64 {
+        try db.execute(sql: """
+            INSERT INTO files (url, urlPath, localPath, mimeType, sizeBytes, sha256, bytesOnDisk, state, createdAt)
+            VALUES (?, ?, ?, ?, ?, ?, 0, 'pending', ?)
+            """, arguments: [item.url, urlPath, localPath, item.mimeType, item.sizeBytes, item.sha256, now])
+        return db.lastInsertedRowID
+    }
+
+    /// The playable item's row, pointing at `fileId`.
+    static func upsertMediaItem(_ item: ManifestItem, fileId: Int64, db: Database) throws {
         try db.execute(sql: """
             INSERT INTO mediaItems (id, productType, title, artist, album, durationSeconds, audioQuality, codec, sampleRate,
                                     bitDepth, trackGain, trackPeak, albumGain, albumPeak, manifestType, fileId)
@@ -50,7 +86,6 @@ enum CatalogRecords {
             """, arguments: [item.id, item.productType, item.title, item.artist, item.album, item.durationSeconds,
                              item.audioQuality, item.codec, item.sampleRate, item.bitDepth, item.trackGain, item.trackPeak,
                              item.albumGain, item.albumPeak, fileId])
-        return (fileId, verified, stale)
     }
 
     /// Puts the file in the queue for `owner` (or keeps it there); a verified file's row is 'done'.

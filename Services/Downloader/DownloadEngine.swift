@@ -32,6 +32,9 @@ actor DownloadEngine {
     private var gate: PolicyGate?
 
     func attach(gate: PolicyGate) { self.gate = gate }
+    /// Told of every verified file: a re-validation may be waiting to switch a product to it.
+    private var onVerified: (@Sendable (Int64) async -> Void)?
+    func onFileVerified(_ hook: @escaping @Sendable (Int64) async -> Void) { onVerified = hook }
 
     init(catalog: DatabasePool, store: MediaStore, transfer: FileTransfer, events: DownloaderEvents,
          settings: DownloaderSettings, logger: Logger) {
@@ -201,7 +204,9 @@ actor DownloadEngine {
                       ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.fileId = ? AND d.state = 'queued'
                     """, arguments: [job.fileId])
                 let all = rows.map { ProductOwner(token: $0["token"], productId: $0["productId"] ?? "") }
-                let starting = rows.filter { ($0["state"] as String) != "downloading" }
+                // A cached product fetching a re-offline's file stays cached (and playable) until
+                // the swap; its OfflineStarted came from the re-validation.
+                let starting = rows.filter { !["downloading", "cached"].contains($0["state"] as String) }
                     .map { ProductOwner(token: $0["token"], productId: $0["productId"] ?? "") }
                 for owner in starting {
                     try db.execute(sql: """
@@ -231,6 +236,10 @@ actor DownloadEngine {
                                                   "state": "cached"])
         }
         noteStationProgress(verified.stations)
+        if let onVerified {
+            let fileId = job.fileId
+            Task { await onVerified(fileId) }
+        }
     }
 
     /// Station progress after files were verified, coalesced: the files of one commit batch (or

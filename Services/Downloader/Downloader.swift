@@ -44,6 +44,11 @@ enum Downloader {
             context.logger.info("media reconciled: \(report.missing.count) missing, \(report.resumable) resumable, \(report.orphansRemoved.count) unknown files removed")
             let clock = TrustedTimeRecorder(catalog: catalog.pool, origins: [origin, quickOrigin])
             await clock.adoptBoot()
+            let revalidator = ProductRevalidator(catalog: catalog.pool, origin: origin, store: store, engine: engine,
+                                                 events: events, clock: clock, logger: context.logger)
+            await engine.onFileVerified { fileId in await revalidator.fileVerified(fileId) }
+            // A re-offline whose file was verified just before a kill is switched now.
+            await revalidator.promoteReady()
             // After the reconcile: setting it starts the queue.
             await engine.setMaxParallel(policy.maxParallel)
             return DownloaderCore(
@@ -51,11 +56,12 @@ enum Downloader {
                 stations: StationSync(catalog: catalog.pool, origin: origin, quickOrigin: quickOrigin, store: store,
                                       engine: engine, events: events, logger: context.logger),
                 products: OfflineProducts(catalog: catalog.pool, origin: origin, store: store, engine: engine,
-                                          events: events, logger: context.logger),
+                                          events: events, clock: clock, logger: context.logger),
                 gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
                 estimate: Estimate(catalog: catalog.pool, origin: origin, gate: gate, store: store), clock: clock,
                 expiry: OfflineExtension(catalog: catalog.pool, origin: origin, store: store, engine: engine,
-                                            events: events, clock: clock, logger: context.logger))
+                                            events: events, clock: clock, logger: context.logger),
+                revalidator: revalidator)
         }
         var router = RPCRouter()
         DownloaderMethods.register(on: &router, core: core)
@@ -104,6 +110,7 @@ struct DownloaderCore: Sendable {
 
     let clock: TrustedTimeRecorder
     let expiry: OfflineExtension
+    let revalidator: ProductRevalidator
 
     /// The time used for validity: `TrustedClock` over the catalog, fed with every server time seen.
     func trustedNow() async -> Date { await clock.now() }
@@ -128,6 +135,18 @@ struct DownloaderService: Service {
                 logger.info("offline extension at start failed: \(error)")
             }
         }
+        // TIDAL: re-validate at start and every revalidateIntervalSeconds, within the policy
+        // (over cellular only where the policy allows it).
+        let revalidate = Task {
+            while !Task.isCancelled {
+                guard core.gate.allowsBackgroundTraffic else {
+                    try? await Task.sleep(nanoseconds: 5_000_000_000)
+                    continue
+                }
+                _ = await core.revalidator.round()
+                try? await Task.sleep(nanoseconds: UInt64(core.settings.revalidateIntervalSeconds * 1e9))
+            }
+        }
         // Every server time the origin sends is persisted within a couple of seconds, and what
         // expired by the trusted time is applied as soon.
         let clock = Task {
@@ -150,6 +169,7 @@ struct DownloaderService: Service {
         }
         try? await gracefulShutdown()
         resync.cancel()
+        revalidate.cancel()
         extend.cancel()
         clock.cancel()
         monitor.cancel()

@@ -35,6 +35,10 @@ struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConver
     static func storage(_ what: String) -> DownloaderError {
         DownloaderError(code: 1006, name: "StorageError", message: what)
     }
+    static func noLicense(_ token: String) -> DownloaderError {
+        DownloaderError(code: 1007, name: "NoLicense",
+                        message: "\(token) has no license to renew; offline.preloadLicense or offline.add with rentalSeconds or purchase requests one.")
+    }
     /// -32602 naming the field, for ids that are not plain tokens.
     static func badParam(_ field: String, _ value: String) -> RPCError {
         .invalidParams("params.\(field) must match [A-Za-z0-9._-]{1,128}; got \(value.debugDescription.prefix(140)).")

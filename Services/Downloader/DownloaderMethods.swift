@@ -15,6 +15,23 @@ enum DownloaderMethods {
         var quality: String?
         /// Per-item override of the policy's `allowCellular` (issue 5).
         var allowCellular: Bool?
+        /// License terms (issue 6): a rental of this many seconds, or a purchase.
+        var rentalSeconds: Double?
+        var purchase: Bool?
+    }
+    /// `offline.preloadLicense`: a license before the content (Brightcove).
+    struct PreloadParams: Decodable, Sendable {
+        var productId: String
+        var productType: String?
+        var quality: String?
+        var rentalSeconds: Double?
+        var purchase: Bool?
+    }
+    /// `offline.renewLicense`: new terms, or the current license's when none are named.
+    struct RenewParams: Decodable, Sendable {
+        var token: String
+        var rentalSeconds: Double?
+        var purchase: Bool?
     }
     /// `offline.estimate`: one `productId`, or several in `productIds`.
     struct EstimateParams: Decodable, Sendable {
@@ -50,16 +67,37 @@ enum DownloaderMethods {
                 throw error
             }
         }
-        // Issue 6: extend what is held now (Feed.fm), store the new expiries and apply expiry.
-        router.register("sync.now", params: Empty.self) { _, _ in try await core.value.expiry.extend() }
+        // Issue 6: extend what is held now (Feed.fm), store the new expiries and apply expiry, then
+        // re-validate the products that are due (TIDAL).
+        router.register("sync.now", params: Empty.self) { _, _ in
+            let ready = try await core.value
+            var answer = try await ready.expiry.extend()
+            if case .object(var fields) = answer {
+                fields["revalidated"] = .array(await ready.revalidator.round().map(\.json))
+                answer = .object(fields)
+            }
+            return answer
+        }
+        router.register("offline.preloadLicense", params: PreloadParams.self) { p, _ in
+            try checkId(p.productId, field: "productId")
+            if let quality = p.quality { try checkId(quality, field: "quality") }
+            let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
+            return try await core.value.products.preloadLicense(productId: p.productId, productType: p.productType,
+                                                                quality: p.quality, terms: terms)
+        }
+        router.register("offline.renewLicense", params: RenewParams.self) { p, _ in
+            let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
+            return try await core.value.products.renewLicense(token: p.token, terms: terms)
+        }
         router.register("offline.add", params: AddParams.self) { p, _ in
             try checkId(p.productId, field: "productId")
             if let quality = p.quality { try checkId(quality, field: "quality") }
+            let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
             let ready = try await core.value
             // Without its own quality, an item gets the policy's offline audio or video quality.
             let quality = p.quality ?? ready.gate.policy.offlineQuality(productType: p.productType)
             return try await ready.products.add(productId: p.productId, productType: p.productType, quality: quality,
-                                                allowCellular: p.allowCellular ?? false)
+                                                allowCellular: p.allowCellular ?? false, terms: terms)
         }
         router.register("offline.status", params: TokenParams.self) { p, _ in
             try await core.value.products.status(token: p.token)

@@ -9,6 +9,8 @@ struct DownloaderSettings: Sendable {
     var maxParallel = 3
     /// How often stations already held are re-synced (Feed.fm: only the changes are fetched).
     var resyncIntervalSeconds: Double = 6 * 3600
+    /// How often offlined products past `offlineRevalidateAt` are re-validated (TIDAL: 6 h).
+    var revalidateIntervalSeconds: Double = 6 * 3600
     /// Failed attempts (checksum mismatch, body too long, refused by the origin) before a file's
     /// owners are Failed and its partial content removed.
     var maxAttempts = 3
@@ -31,6 +33,7 @@ struct DownloaderSettings: Sendable {
         }
         if let n = number("maxParallel", 1...32) { maxParallel = Int(n) }
         if let n = number("resyncIntervalSeconds", 60...(30 * 86400)) { resyncIntervalSeconds = n }
+        if let n = number("revalidateIntervalSeconds", 60...(30 * 86400)) { revalidateIntervalSeconds = n }
         if let n = number("maxAttempts", 1...100) { maxAttempts = Int(n) }
         if let n = number("stallTimeoutSeconds", 1...600) { stallTimeoutSeconds = n }
         if let value = section["requeueMissing"] {

@@ -3,7 +3,7 @@ import Wire
 
 /// One file-backed item as the origin describes it (a station item, or a product's progressive
 /// manifest), after `HostileInput` checked every field that reaches a path, a URL or the disk.
-struct ManifestItem: Sendable, Equatable {
+struct ManifestItem: Sendable, Equatable, Codable {
     var id: String
     /// Absolute URL on the configured origin (query kept: it may carry a signature).
     var url: String

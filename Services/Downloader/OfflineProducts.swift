@@ -13,12 +13,14 @@ actor OfflineProducts {
     private let store: MediaStore
     private let engine: DownloadEngine
     private let events: DownloaderEvents
+    private let licenses: LicenseClient?
     private let logger: Logger
 
     init(catalog: DatabasePool, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
-         events: DownloaderEvents, logger: Logger) {
+         events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
         self.catalog = catalog
         self.origin = origin
+        self.licenses = origin.map { origin in LicenseClient(origin: origin, now: { await clock.now() }) }
         self.store = store
         self.engine = engine
         self.events = events
@@ -27,16 +29,16 @@ actor OfflineProducts {
 
     // MARK: offline.add
 
-    func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false) async throws -> JSONValue {
-        guard let origin else { throw DownloaderError.noOrigin() }
-        let existing = try catalog.read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT token, state FROM offlineProducts WHERE requestedProductId = ? AND state != 'deleted'
-                ORDER BY requestedAt DESC LIMIT 1
-                """, arguments: [productId])
-        }
-        // The same request twice gets the same token; a failed one is started again (explicit re-request).
-        if let existing, (existing["state"] as String) != "failed" {
+    /// `terms` asks for a license first (Brightcove: the license exchange comes before the
+    /// download); a product whose playbackinfo carries a `licenseSecurityToken` gets a purchase
+    /// license when no terms are named and none was preloaded.
+    func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false,
+             terms: LicenseTerms? = nil) async throws -> JSONValue {
+        guard let origin, let licenses else { throw DownloaderError.noOrigin() }
+        let existing = try openRequest(productId)
+        // The same request twice gets the same token; a failed one is started again (explicit
+        // re-request), and one that only holds a preloaded license starts its download now.
+        if let existing, !["failed", "discovered"].contains(existing["state"] as String) {
             if allowCellular {
                 // Asked again with the cellular override: it applies to the existing request.
                 let token: String = existing["token"]
@@ -47,9 +49,7 @@ actor OfflineProducts {
             }
             return try status(token: existing["token"])
         }
-        let info = try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"],
-                                        retry: .offlining)
-        guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(productId) }
+        let info = try await playbackInfo(productId, quality: quality)
         let manifestType = info["manifestType"]?.stringValue ?? "progressive"
         guard manifestType == "progressive" else {
             throw DownloaderError.notSupported("\(productId) is delivered as \(manifestType); only progressive files can be offlined so far.")
@@ -66,6 +66,13 @@ actor OfflineProducts {
         parsedItem.productType = info["productType"]?.stringValue ?? productType ?? "TRACK"
         let token = (existing?["token"] as String?) ?? UUID().uuidString.lowercased()
         let item = parsedItem
+        let securityToken = info["licenseSecurityToken"]?.stringValue
+        var license: GrantedLicense?
+        if terms != nil || (securityToken != nil && existing?["licenseId"] as String? == nil) {
+            license = try await licenses.request(productId: productId, securityToken: securityToken, terms: terms ?? .purchase,
+                                                 keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        }
+        let granted = license
         let now = Date()
         let (state, stale) = try await catalog.write { db -> (ItemState, (Int64, String)?) in
             let (fileId, verified, stale) = try CatalogRecords.upsert(item, db: db, now: now)
@@ -87,6 +94,7 @@ actor OfflineProducts {
                                  info["offlineValidUntil"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
                                  now, verified ? now : nil, allowCellular])
             try CatalogRecords.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+            if let granted { try LicenseRecords.store(granted, token: token, productId: productId, current: true, db: db) }
             return (state, stale.map { (fileId, $0) })
         }
         if let (fileId, path) = stale {
@@ -94,10 +102,88 @@ actor OfflineProducts {
             await engine.cancelAndWait(fileId: fileId)
             store.removeAll(path)
         }
+        if let granted { licenseEvent("LicenseAcquired", token: token, productId: productId, granted) }
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(actual), "state": .string(state.rawValue)])
         if state == .cached { events.downloads("OfflineDone", ["token": .string(token), "productId": .string(actual)]) }
         await engine.kick()
         return try status(token: token)
+    }
+
+    /// The newest request for `productId` that is neither deleted nor replaced by a newer one.
+    private func openRequest(_ productId: String) throws -> Row? {
+        try catalog.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT token, state, licenseId FROM offlineProducts WHERE requestedProductId = ? AND state != 'deleted'
+                ORDER BY requestedAt DESC LIMIT 1
+                """, arguments: [productId])
+        }
+    }
+
+    /// The offline playbackinfo of `productId`; refuses one that may not be downloaded.
+    private func playbackInfo(_ productId: String, quality: String?) async throws -> JSONValue {
+        guard let origin else { throw DownloaderError.noOrigin() }
+        let info = try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"],
+                                        retry: .offlining)
+        guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(productId) }
+        return info
+    }
+
+    // MARK: Licenses (Brightcove)
+
+    /// `offline.preloadLicense`: a license before any content, so a batch of downloads can run
+    /// later without a license exchange (Brightcove "Preload a FairPlay license"). It makes the
+    /// offline token, state `discovered`, that a later `offline.add` of the product downloads
+    /// into. A product already requested gets its license renewed instead.
+    func preloadLicense(productId: String, productType: String?, quality: String?, terms: LicenseTerms?) async throws -> JSONValue {
+        guard let licenses else { throw DownloaderError.noOrigin() }
+        if let existing = try openRequest(productId), (existing["state"] as String) != "failed" {
+            return try await renewLicense(token: existing["token"], terms: terms ?? .purchase)
+        }
+        let info = try await playbackInfo(productId, quality: quality)
+        let license = try await licenses.request(productId: productId, securityToken: info["licenseSecurityToken"]?.stringValue,
+                                                 terms: terms ?? .purchase,
+                                                 keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        let token = UUID().uuidString.lowercased()
+        let type = info["productType"]?.stringValue ?? productType ?? "TRACK"
+        try await catalog.write { db in
+            try db.execute(sql: """
+                INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, requestedAt)
+                VALUES (?, ?, NULL, ?, ?, 'discovered', ?)
+                """, arguments: [token, productId, type, quality, Date()])
+            try LicenseRecords.store(license, token: token, productId: productId, current: true, db: db)
+        }
+        licenseEvent("LicenseAcquired", token: token, productId: productId, license)
+        return try status(token: token)
+    }
+
+    /// `offline.renewLicense`: a new license for content already held, downloading nothing again
+    /// (Brightcove "Renewing a FairPlay license"). Without terms, the current license's are reused.
+    func renewLicense(token: String, terms: LicenseTerms?) async throws -> JSONValue {
+        guard let licenses else { throw DownloaderError.noOrigin() }
+        let (state, _) = try current(token)
+        guard state != .deleted else { throw DownloaderError.invalidState("\(token) is deleted; offline.add requests it again.") }
+        let row = try catalog.read { db in
+            try Row.fetchOne(db, sql: "SELECT requestedProductId, quality FROM offlineProducts WHERE token = ?", arguments: [token])
+        }
+        guard let row else { throw DownloaderError.unknownToken(token) }
+        let held = try await catalog.read { db in try LicenseRecords.currentTerms(token: token, db: db) }
+        guard let terms = terms ?? held else { throw DownloaderError.noLicense(token) }
+        let productId: String = row["requestedProductId"]
+        // A fresh playbackinfo, as Brightcove asks for a freshly retrieved video: the security
+        // token and key ids may have changed since the content was downloaded.
+        let info = try await playbackInfo(productId, quality: row["quality"])
+        let license = try await licenses.request(productId: productId, securityToken: info["licenseSecurityToken"]?.stringValue,
+                                                 terms: terms, keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        try await catalog.write { db in
+            try LicenseRecords.store(license, token: token, productId: productId, current: true, db: db)
+        }
+        licenseEvent("LicenseRenewed", token: token, productId: productId, license)
+        return try status(token: token)
+    }
+
+    private func licenseEvent(_ type: String, token: String, productId: String, _ license: GrantedLicense) {
+        events.downloads(type, ["token": .string(token), "productId": .string(productId), "kind": .string(license.terms.kind),
+                                "expiresAt": license.expiresAt.map { .string(ServerTimeSample.formatRFC3339($0)) } ?? .null])
     }
 
     // MARK: Reading
@@ -140,7 +226,7 @@ actor OfflineProducts {
             if state == "deleted" { bytes = 0 }
             let progress = state == "cached" ? 100 : (size.map { $0 > 0 ? Double(bytes * 100 / $0) : 0 } ?? 0)
             func date(_ key: String) -> JSONValue { (row[key] as Date?).map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null }
-            return [
+            var fields: [String: JSONValue] = [
                 "token": .string(row["token"]), "requestedProductId": .string(row["requestedProductId"]),
                 "productId": (row["productId"] as String?).map(JSONValue.string) ?? .null,
                 "productType": .string(row["productType"]), "state": .string(state), "progress": .number(progress),
@@ -151,7 +237,20 @@ actor OfflineProducts {
                 "reason": (row["reason"] as String?).map(JSONValue.string) ?? .null,
                 "quality": (row["quality"] as String?).map(JSONValue.string) ?? .null,
                 "allowCellular": .bool(row["allowCellular"] as Bool? ?? false),
+                "manifestHash": (row["manifestHash"] as String?).map(JSONValue.string) ?? .null,
+                "offlineRevalidateAt": date("offlineRevalidateAt"), "revalidatedAt": date("revalidatedAt"),
+                "revalidationError": (row["revalidationError"] as String?).map(JSONValue.string) ?? .null,
             ]
+            // Brightcove: request time and expiry of the license; absent when there is none.
+            if let license = try LicenseRecords.statusJSON(licenseId: row["licenseId"], db: db) { fields["license"] = license }
+            if let staged = (row["staged"] as String?).flatMap(StagedRevision.decode) {
+                let file = try Row.fetchOne(db, sql: "SELECT state, bytesOnDisk FROM files WHERE id = ?", arguments: [staged.fileId])
+                fields["staged"] = ["productId": .string(staged.item.id), "manifestHash": .string(staged.manifestHash),
+                                    "sizeBytes": .number(Double(staged.item.sizeBytes)),
+                                    "bytesOnDisk": .number(Double(file?["bytesOnDisk"] as Int64? ?? 0)),
+                                    "fileState": (file?["state"] as String?).map(JSONValue.string) ?? .null]
+            }
+            return .object(fields)
         }
     }
 
@@ -264,6 +363,9 @@ actor OfflineProducts {
             for token in tokens {
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'deleted', endedAt = ? WHERE token = ?", arguments: [now, token])
                 try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ?", arguments: [token])
+                // Its license and keys, and a re-offline under way, go with the content.
+                try LicenseRecords.delete(token: token, db: db)
+                try db.execute(sql: "UPDATE offlineProducts SET staged = NULL WHERE token = ?", arguments: [token])
             }
             return try CatalogRecords.collectGarbage(db: db)
         }

@@ -9,6 +9,8 @@ extension Origin {
     /// - `POST /_control/reset`: forgets plays, consumption, request counts and faults, and
     ///   sets the clock offset back to zero
     /// - `GET|POST /_control/clock` with `{"offsetSeconds":n}`
+    /// - `GET|POST|DELETE /_control/redeliver` with `{"productId":"tr-1","trackId":"tr-2"}`: the
+    ///   product is now delivered with that track's file (a new `manifestHash`); DELETE undoes all
     func control(_ request: OriginRequest, segments: [String]) async -> OriginResponse {
         guard segments.count == 1 else { return notFound("Control endpoint", request) }
         switch (request.method, segments[0]) {
@@ -29,6 +31,7 @@ extension Origin {
             faults.clear()
             stats.reset()
             clock.setOffset(0)
+            redeliveries.withLock { $0.removeAll() }
             do {
                 try await plays.reset()
                 try await consumption.reset()
@@ -49,11 +52,40 @@ extension Origin {
             }
             clock.setOffset(offset)
             return ok(["offsetSeconds": .number(offset)])
-        case (_, "health"), (_, "stats"), (_, "faults"), (_, "reset"), (_, "clock"):
+        case (.GET, "redeliver"):
+            return ok(["redeliveries": redeliveriesJSON])
+        case (.DELETE, "redeliver"):
+            redeliveries.withLock { $0.removeAll() }
+            return ok(["redeliveries": redeliveriesJSON])
+        case (.POST, "redeliver"):
+            return redeliver(request)
+        case (_, "health"), (_, "stats"), (_, "faults"), (_, "reset"), (_, "clock"), (_, "redeliver"):
             return methodNotAllowed(request, "see /_control/ documentation")
         default:
             return notFound("Control endpoint", request)
         }
+    }
+
+    private var redeliveriesJSON: JSONValue {
+        .object(redeliveries.current.mapValues(JSONValue.string))
+    }
+
+    private func redeliver(_ request: OriginRequest) -> OriginResponse {
+        let body: [String: JSONValue]
+        switch objectBody(request, emptyAllowed: false) {
+        case .success(let object): body = object
+        case .failure(let failure): return failure.response
+        }
+        guard let productId = body["productId"]?.stringValue, let product = index.productsById[productId],
+              product.trackId != nil else {
+            return badRequest("productId must name a progressive product.", request)
+        }
+        guard let trackId = body["trackId"]?.stringValue, let track = index.tracksById[trackId],
+              index.file(forTrack: track) != nil else {
+            return badRequest("trackId must name a track with a media file.", request)
+        }
+        redeliveries.withLock { $0[productId] = trackId }
+        return ok(["redeliveries": redeliveriesJSON])
     }
 
     private func queueFaults(_ request: OriginRequest) -> OriginResponse {

@@ -13,6 +13,10 @@ final class Origin: Sendable {
     let plays: PlayLogStore
     let consumption: PlayLogStore
     let licenses: LicenseStore
+    /// Products redelivered through `/_control/redeliver`: product id → the track whose file now
+    /// carries it. The product keeps its id and metadata, but its manifest (and so its
+    /// `manifestHash`) changes, as when a label redelivers a master (TIDAL re-validation).
+    let redeliveries = Locked<[String: String]>([:])
     /// `token:secret` as the client must send it in `Authorization: Basic …`.
     let expectedCredentials: String
 

@@ -52,8 +52,9 @@ extension Origin {
             body["replayGain"] = .null
             return ok(body)
         }
+        let redelivered = redeliveries.current[productId].flatMap { index.tracksById[$0] }
         guard let trackId = product.trackId, let track = index.tracksById[trackId],
-              let file = index.file(forTrack: track)
+              let file = index.file(forTrack: redelivered ?? track)
         else { return notFound("Media of \(productId)", request) }
         body["productId"] = .string(track.id)
         body["title"] = .string(track.title)

@@ -26,4 +26,23 @@ extension Catalog {
         try db.create(index: "stationItems_item", on: "stationItems", columns: ["itemId"])
         try db.create(index: "mediaItems_file", on: "mediaItems", columns: ["fileId"])
     }
+
+    /// Issue 6: licenses and re-validation.
+    static func downloaderSchemaV3(_ db: Database) throws {
+        // The license in force for a token (Brightcove: one per offline token, renewed in place),
+        // the re-offline waiting for its new file (JSON of the new playbackinfo; nil when none),
+        // and the last re-validation's time and failure, for offline.status.
+        try db.alter(table: "offlineProducts") { t in
+            t.add(column: "licenseId", .text)
+            t.add(column: "staged", .text)
+            t.add(column: "revalidatedAt", .datetime)
+            t.add(column: "revalidationError", .text)
+        }
+        // A license belongs to the token it was requested for and goes with its content.
+        try db.alter(table: "licenses") { t in
+            t.add(column: "token", .text)
+            t.add(column: "rentalSeconds", .integer)
+        }
+        try db.create(index: "licenses_token", on: "licenses", columns: ["token"])
+    }
 }

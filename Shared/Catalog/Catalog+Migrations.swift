@@ -128,6 +128,7 @@ extension Catalog {
         m.registerMigration("v2-downloader", migrate: downloaderSchemaV2)
         m.registerMigration("v2-player", migrate: playerSchemaV2)
         m.registerMigration("v2-reporter", migrate: reporterSchemaV2)
+        m.registerMigration("v3-downloader", migrate: downloaderSchemaV3)
         return m
     }
 }

@@ -33,18 +33,23 @@ public enum OfflineAvailability {
     /// The validity of `productId` (requested or actual id) at `now`.
     ///
     /// Offlined means: a product offlined with `offline.add` that reached `cached`, or an item of a
-    /// station whose file is verified. Valid means: not past `offlineValidUntil` (products) or the
-    /// station's `expiresAt` (stations). `now` is the caller's trusted time, never the raw device
+    /// station whose file is verified. Valid means: not past `offlineValidUntil` nor its rental
+    /// license's `expiresAt` (products), or the station's `expiresAt` (stations). `now` is the caller's trusted time, never the raw device
     /// clock alone (issue 6 owns that rule).
     public static func state(productId: String, db: Database, now: Date) throws -> State {
         if let product = try Row.fetchOne(db, sql: """
-            SELECT p.offlineValidUntil FROM offlineProducts p
+            SELECT p.offlineValidUntil, l.expiresAt AS licenseExpiresAt FROM offlineProducts p
             JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
+            LEFT JOIN licenses l ON l.id = p.licenseId
             WHERE (p.requestedProductId = ? OR p.productId = ?) AND p.state = 'cached' AND f.state = 'verified'
             ORDER BY p.requestedAt DESC LIMIT 1
             """, arguments: [productId, productId]) {
+            // Both must hold: the offline window (TIDAL offlineValidUntil) and, for licensed
+            // content, the license (a Brightcove rental ends at its expiresAt; a purchase never).
             let validUntil: Date? = product["offlineValidUntil"]
-            return validUntil.map { $0 > now } ?? true ? .offlinedAndValid : .offlinedButNotValid
+            let licenseExpiresAt: Date? = product["licenseExpiresAt"]
+            let valid = (validUntil.map { $0 > now } ?? true) && (licenseExpiresAt.map { $0 > now } ?? true)
+            return valid ? .offlinedAndValid : .offlinedButNotValid
         }
         let stationExpiries = try Row.fetchAll(db, sql: """
             SELECT s.expiresAt FROM stationItems si

@@ -1,0 +1,315 @@
+import Catalog
+import Foundation
+import GRDB
+import Logging
+import OriginClient
+import Wire
+
+/// TIDAL "Re-validation of offlined media products": for every product past its
+/// `offlineRevalidateAt` (at the trusted time), the playbackinfo request it was offlined with is
+/// made again, for the *requested* id.
+///
+/// - Same `manifestHash`: only the validity and, where the product is licensed, the license are
+///   refreshed; nothing is downloaded.
+/// - Another `manifestHash`: the new file is staged beside the old one (`offlineProducts.staged`,
+///   a queue row of the token), and only once it is verified does one transaction point the
+///   product at it; the old file is deleted after that commit. Until then the old one plays.
+/// - Any failure: nothing changes and the product is tried again next round. Content is never
+///   deleted here (only `offline.delete` does that); a product nobody could re-validate before
+///   its `offlineValidUntil` answers OFFLINED_BUT_NOT_VALID and is still re-validated.
+///
+/// A kill -9 at any point leaves the old product or the new one, never a mix: the staging is a
+/// catalog row, the download resumes like any other, and `promoteReady` at start finishes a swap
+/// whose file was verified just before the kill.
+actor ProductRevalidator {
+    /// What one product's re-validation came to, as `sync.now` and the events report it.
+    struct Outcome: Sendable {
+        enum Result: String, Sendable {
+            /// Same manifest: validity (and license) refreshed.
+            case unchanged
+            /// New manifest: its file is downloading; the old one still plays.
+            case staged
+            /// New manifest, file verified, product switched to it.
+            case replaced
+            /// Nothing changed; tried again next round.
+            case failed
+        }
+        var token: String
+        var productId: String
+        var result: Result
+        var error: String?
+
+        var json: JSONValue {
+            var fields: [String: JSONValue] = ["token": .string(token), "productId": .string(productId),
+                                               "result": .string(result.rawValue)]
+            if let error { fields["error"] = .string(error) }
+            return .object(fields)
+        }
+    }
+
+    /// One round gives up on a failing origin quickly: the next round is the retry (TIDAL).
+    static let retry = RetryPolicy(statusRetries: 1, baseDelay: 0.2, maxStatusDelay: 1, networkRetries: 0, maxNetworkDelay: 0)
+
+    private let catalog: DatabasePool
+    private let origin: OriginClient?
+    private let licenses: LicenseClient?
+    private let store: MediaStore
+    private let engine: DownloadEngine
+    private let events: DownloaderEvents
+    private let clock: TrustedTimeRecorder
+    private let logger: Logger
+
+    init(catalog: DatabasePool, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
+         events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
+        self.catalog = catalog
+        self.origin = origin
+        self.licenses = origin.map { origin in LicenseClient(origin: origin, now: { await clock.now() }) }
+        self.store = store
+        self.engine = engine
+        self.events = events
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: Rounds
+
+    /// Re-validates every offlined product that is due. Products are done one after another:
+    /// rounds are rare and small, and one failing product must not hold up the others.
+    func round() async -> [Outcome] {
+        let now = await clock.now()
+        let due: [Row]
+        do {
+            due = try await catalog.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT token, requestedProductId, productId FROM offlineProducts
+                    WHERE state = 'cached' AND (offlineRevalidateAt IS NULL OR offlineRevalidateAt <= ?)
+                    ORDER BY requestedAt
+                    """, arguments: [now])
+            }
+        } catch {
+            logger.error("cannot list products to re-validate: \(error)")
+            return []
+        }
+        var outcomes: [Outcome] = []
+        for row in due {
+            outcomes.append(await revalidate(token: row["token"], requestedProductId: row["requestedProductId"],
+                                             productId: row["productId"] ?? row["requestedProductId"]))
+        }
+        if !due.isEmpty {
+            let counts = Dictionary(grouping: outcomes, by: \.result.rawValue).mapValues(\.count)
+            logger.info("re-validation round: \(due.count) due, \(counts)")
+        }
+        return outcomes
+    }
+
+    private func revalidate(token: String, requestedProductId: String, productId: String) async -> Outcome {
+        do {
+            let result = try await revalidateOrThrow(token: token, requestedProductId: requestedProductId)
+            events.downloads("OfflineRevalidated", ["token": .string(token), "productId": .string(productId),
+                                                    "result": .string(result.rawValue)])
+            return Outcome(token: token, productId: productId, result: result)
+        } catch {
+            let name = (error as? any RPCErrorConvertible)?.rpcError.name ?? "RevalidationFailed"
+            let message = "\(error)"
+            logger.info("re-validation of \(requestedProductId) (\(token)) failed, nothing changed: \(message)")
+            _ = try? await catalog.write { db in
+                try db.execute(sql: "UPDATE offlineProducts SET revalidationError = ? WHERE token = ?",
+                               arguments: ["\(name): \(message)", token])
+            }
+            events.downloads("RevalidationFailed", ["token": .string(token), "productId": .string(productId),
+                                                    "error": .string(name), "reason": .string(message)])
+            return Outcome(token: token, productId: productId, result: .failed, error: name)
+        }
+    }
+
+    private func revalidateOrThrow(token: String, requestedProductId: String) async throws -> Outcome.Result {
+        guard let origin, let licenses else { throw DownloaderError.noOrigin() }
+        let current = try await catalog.read { db in
+            try Row.fetchOne(db, sql: "SELECT quality, manifestHash, staged, licenseId FROM offlineProducts WHERE token = ?",
+                             arguments: [token])
+        }
+        guard let current else { throw DownloaderError.unknownToken(token) }
+        // The identical request as when offlined: the requested id, offline mode, the same quality.
+        let info = try await origin.get("/v1/playbackinfo/\(requestedProductId)",
+                                        query: ["mode": "offline", "quality": current["quality"] ?? "HIGH"],
+                                        retry: Self.retry)
+        guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(requestedProductId) }
+        guard (info["manifestType"]?.stringValue ?? "progressive") == "progressive" else {
+            throw DownloaderError.notSupported("\(requestedProductId) is now delivered as \(info["manifestType"]?.stringValue ?? "?")")
+        }
+        guard let hash = info["manifestHash"]?.stringValue, !hash.isEmpty else {
+            throw DownloaderError.hostileManifest("the playbackinfo of \(requestedProductId) has no manifestHash")
+        }
+        let validity = Validity(info)
+        // A licensed product gets a new license in the same round (TIDAL: licenseSecurityToken;
+        // Brightcove: the terms it was licensed with).
+        let terms = try await catalog.read { db in try LicenseRecords.currentTerms(token: token, db: db) }
+        let securityToken = info["licenseSecurityToken"]?.stringValue
+        let needsLicense = terms != nil || securityToken != nil
+        let keyIds = info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? []
+
+        if hash == current["manifestHash"] as String? {
+            let license = needsLicense
+                ? try await licenses.request(productId: requestedProductId, securityToken: securityToken,
+                                             terms: terms ?? .purchase, keyIds: keyIds)
+                : nil
+            let dropped = try await catalog.write { db -> [(id: Int64, path: String)] in
+                try validity.store(token: token, db: db)
+                if let license { try LicenseRecords.store(license, token: token, productId: requestedProductId, current: true, db: db) }
+                // The origin went back to what is held: a re-offline under way is no longer wanted.
+                return try Self.dropStaging(token: token, db: db)
+            }
+            await removeFiles(dropped)
+            return .unchanged
+        }
+
+        let item: ManifestItem
+        switch HostileInput.item(id: info["productId"] ?? .string(requestedProductId), fileFields: info["manifest"], meta: info,
+                                 origin: origin) {
+        case .success(var parsed):
+            parsed.productType = info["productType"]?.stringValue ?? "TRACK"
+            item = parsed
+        case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
+        }
+        let previous = (current["staged"] as String?).flatMap(StagedRevision.decode)
+        if let previous, previous.manifestHash == hash {
+            // Already staging this manifest: make sure it is still wanted (a file that gave up
+            // starts over), and let the engine go on.
+            try await catalog.write { db in
+                let verified = try String.fetchOne(db, sql: "SELECT state FROM files WHERE id = ?", arguments: [previous.fileId]) == "verified"
+                if !verified {
+                    try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ?", arguments: [previous.fileId])
+                }
+                try CatalogRecords.want(fileId: previous.fileId, ownerKind: "product", ownerId: token, verified: verified,
+                                        db: db, now: Date())
+            }
+            await engine.kick()
+            return try await promote(token: token) ? .replaced : .staged
+        }
+        let license = needsLicense
+            ? try await licenses.request(productId: requestedProductId, securityToken: securityToken,
+                                         terms: terms ?? .purchase, keyIds: keyIds)
+            : nil
+        let now = Date()
+        let dropped = try await catalog.write { db -> [(id: Int64, path: String)] in
+            let dropped = try Self.dropStaging(token: token, db: db)
+            let (fileId, verified) = try CatalogRecords.stageFile(item, db: db, now: now)
+            try CatalogRecords.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+            if let license { try LicenseRecords.store(license, token: token, productId: requestedProductId, current: false, db: db) }
+            let staged = StagedRevision(manifestHash: hash, fileId: fileId, item: item, validity: validity, licenseId: license?.id)
+            try db.execute(sql: "UPDATE offlineProducts SET staged = ? WHERE token = ?", arguments: [staged.encoded(), token])
+            return dropped
+        }
+        await removeFiles(dropped)
+        logger.info("\(requestedProductId) (\(token)) has a new manifest: re-offlining \(item.id) beside the old file")
+        // TIDAL: the offline messages are sent for re-validations too.
+        events.downloads("OfflineStarted", ["token": .string(token), "productId": .string(item.id), "revalidation": true])
+        await engine.kick()
+        return try await promote(token: token) ? .replaced : .staged
+    }
+
+    // MARK: The swap
+
+    /// Finishes every staged re-offline whose file is verified: at start (a kill between the
+    /// file's commit and the swap) and after the engine verified a file.
+    func promoteReady() async {
+        do {
+            let tokens = try await catalog.read { db in
+                try String.fetchAll(db, sql: """
+                    SELECT token FROM offlineProducts WHERE staged IS NOT NULL AND state != 'deleted'
+                    """)
+            }
+            for token in tokens { _ = try await promote(token: token) }
+        } catch {
+            logger.error("cannot finish staged re-offlines: \(error)")
+        }
+    }
+
+    /// Called with a file the committer just verified; cheap when no re-offline waits for it.
+    func fileVerified(_ fileId: Int64) async {
+        let waiting = (try? await catalog.read { db in
+            try Bool.fetchOne(db, sql: """
+                SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
+                WHERE d.fileId = ? AND p.staged IS NOT NULL LIMIT 1
+                """, arguments: [fileId])
+        }) ?? false
+        if waiting == true { await promoteReady() }
+    }
+
+    /// Points the product at its staged file in one transaction once that file is verified, then
+    /// deletes the old file. Returns whether it switched.
+    private func promote(token: String) async throws -> Bool {
+        let now = Date()
+        let switched = try await catalog.write { db -> (productId: String, garbage: [(id: Int64, path: String)])? in
+            guard let row = try Row.fetchOne(db, sql: "SELECT staged, state FROM offlineProducts WHERE token = ?", arguments: [token]),
+                  let staged = (row["staged"] as String?).flatMap(StagedRevision.decode),
+                  (row["state"] as String) != "deleted",
+                  try String.fetchOne(db, sql: "SELECT state FROM files WHERE id = ?", arguments: [staged.fileId]) == "verified"
+            else { return nil }
+            try CatalogRecords.upsertMediaItem(staged.item, fileId: staged.fileId, db: db)
+            try db.execute(sql: """
+                UPDATE offlineProducts SET productId = ?, productType = ?, manifestHash = ?, staged = NULL, revalidatedAt = ?,
+                    revalidationError = NULL, endedAt = ? WHERE token = ?
+                """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now, now, token])
+            try staged.validity.store(token: token, db: db)
+            if let licenseId = staged.licenseId { try LicenseRecords.makeCurrent(licenseId, token: token, db: db) }
+            // The token now wants only the new file; the old one goes unless a station holds it.
+            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId != ?",
+                           arguments: [token, staged.fileId])
+            try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
+                           arguments: [now, token])
+            return (staged.item.id, try CatalogRecords.collectGarbage(db: db))
+        }
+        guard let switched else { return false }
+        await removeFiles(switched.garbage)
+        logger.info("re-offline of \(token) committed: now \(switched.productId); \(switched.garbage.count) old file(s) deleted")
+        events.downloads("OfflineDone", ["token": .string(token), "productId": .string(switched.productId), "revalidation": true])
+        events.downloads("OfflineRevalidated", ["token": .string(token), "productId": .string(switched.productId),
+                                                "result": .string(Outcome.Result.replaced.rawValue)])
+        return true
+    }
+
+    /// Forgets `token`'s staged re-offline, if any: its queue row, its license kept aside and its
+    /// file unless something else wants it. Returns the files to delete after the commit.
+    private static func dropStaging(token: String, db: Database) throws -> [(id: Int64, path: String)] {
+        guard let staged = try String.fetchOne(db, sql: "SELECT staged FROM offlineProducts WHERE token = ?", arguments: [token])
+            .flatMap(StagedRevision.decode) else { return [] }
+        try db.execute(sql: "UPDATE offlineProducts SET staged = NULL WHERE token = ?", arguments: [token])
+        let current = try Int64.fetchOne(db, sql: """
+            SELECT m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId WHERE p.token = ?
+            """, arguments: [token])
+        if staged.fileId != current {
+            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId = ?",
+                           arguments: [token, staged.fileId])
+        }
+        if let licenseId = staged.licenseId { try LicenseRecords.delete(licenseId: licenseId, db: db) }
+        return try CatalogRecords.collectGarbage(db: db)
+    }
+
+    private func removeFiles(_ files: [(id: Int64, path: String)]) async {
+        guard !files.isEmpty else { return }
+        await engine.dropUnwanted()
+        for file in files {
+            await engine.cancelAndWait(fileId: file.id)
+            store.removeAll(file.path)
+        }
+    }
+}
+
+/// The validity a playbackinfo answer grants (TIDAL `offlineRevalidateAt`, `offlineValidUntil`).
+struct Validity: Sendable, Codable, Equatable {
+    var revalidateAt: Date?
+    var validUntil: Date?
+
+    init(_ info: JSONValue) {
+        revalidateAt = info["offlineRevalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
+        validUntil = info["offlineValidUntil"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
+    }
+
+    func store(token: String, db: Database) throws {
+        try db.execute(sql: """
+            UPDATE offlineProducts SET offlineRevalidateAt = ?, offlineValidUntil = ?, revalidatedAt = ?, revalidationError = NULL
+            WHERE token = ?
+            """, arguments: [revalidateAt, validUntil, Date(), token])
+    }
+}
