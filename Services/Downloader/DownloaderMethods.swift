@@ -68,15 +68,26 @@ enum DownloaderMethods {
             }
         }
         // Issue 6: extend what is held now (Feed.fm), store the new expiries and apply expiry, then
-        // re-validate the products that are due (TIDAL).
+        // re-validate the products that are due (TIDAL). A failed extension does not stop the
+        // re-validation (another endpoint may answer): it is reported in `extensionError`, and
+        // thrown when no re-validation got through either.
         router.register("sync.now", params: Empty.self) { _, _ in
             let ready = try await core.value
-            var answer = try await ready.expiry.extend()
-            if case .object(var fields) = answer {
-                fields["revalidated"] = .array(await ready.revalidator.round().map(\.json))
-                answer = .object(fields)
+            var fields: [String: JSONValue] = [:]
+            var extensionError: (any Error)?
+            do {
+                // Someone is waiting for the answer: one quick retry, not the offlining patience.
+                fields = try await ready.expiry.extend(retry: StationSync.quickPolicy).objectValue ?? [:]
+            } catch let error as DownloaderError where error.name == "NoOrigin" {
+                throw error
+            } catch {
+                extensionError = error
+                fields["extensionError"] = .string("\(error)")
             }
-            return answer
+            let outcomes = await ready.revalidator.round()
+            if let extensionError, !outcomes.contains(where: { $0.result != .failed }) { throw extensionError }
+            fields["revalidated"] = .array(outcomes.map(\.json))
+            return JSONValue.object(fields)
         }
         router.register("offline.preloadLicense", params: PreloadParams.self) { p, _ in
             try checkId(p.productId, field: "productId")

@@ -51,11 +51,12 @@ actor OfflineExtension {
                     """, arguments: [expiresAt, entry["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
                                      onExpiry, id])
             }
-            for (id, validUntil, entry) in products where productIds.contains(id) {
+            // Only the validity: `offlineRevalidateAt` moves with a re-validation alone, or an
+            // extension would keep a redelivered product from ever being re-offlined (TIDAL).
+            for (id, validUntil, _) in products where productIds.contains(id) {
                 try db.execute(sql: """
-                    UPDATE offlineProducts SET offlineValidUntil = ?, offlineRevalidateAt = COALESCE(?, offlineRevalidateAt)
-                    WHERE requestedProductId = ? AND state != 'deleted'
-                    """, arguments: [validUntil, entry["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339), id])
+                    UPDATE offlineProducts SET offlineValidUntil = ? WHERE requestedProductId = ? AND state != 'deleted'
+                    """, arguments: [validUntil, id])
             }
         }
         await clock.capture()

@@ -33,16 +33,7 @@ final class FaketimeValidityTests: XCTestCase {
         let moved = try await h.api.post("/_control/clock", ["offsetSeconds": 10 * day], authorized: false)
         XCTAssertEqual(moved.status, 200)
 
-        // The device clock 30 days back (the boot clock left alone, as on a real device). Spawned
-        // directly with libfaketime preloaded, the service does not see its command-line options
-        // (seen with libfaketime 0.9.10), so the same settings also go in the environment.
-        let service = try ServiceProcess("downloader", in: h.dir, extraArgs: ["--origin", h.origin.baseURL], environment: [
-            "CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo", "CASSETTE_ORIGIN": h.origin.baseURL,
-            "CASSETTE_RUNTIME_DIR": h.dir.runtimeDir, "CASSETTE_STATE_DIR": h.dir.stateDir,
-            "LD_PRELOAD": Self.library, "FAKETIME": "-30d", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-        ])
-        try service.waitReady()
-        h.service = service
+        let service = try startSetBack(h)
 
         let deadline = Date().addingTimeInterval(20)
         var local: [String] = []
@@ -66,5 +57,54 @@ final class FaketimeValidityTests: XCTestCase {
         let age = Date().timeIntervalSince(try XCTUnwrap(stamped))
         XCTAssertGreaterThan(age, 29 * day)
         print("faketime: device clock \(Int(age / day)) days back, after +10 d of server time local \(local), \(keepItem) \(kept["state"]?.stringValue ?? "?")")
+    }
+
+    /// A one-hour rental ends after an hour of the server's time, whatever the device clock says,
+    /// and a restart with the clock 30 days back and no origin does not bring it back.
+    func testARentalEndsByServerTimeWithTheClockSetBack() async throws {
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: Self.library), "libfaketime is not installed (make deps)")
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let rented = try await h.call("offline.add", ["productId": "tr-1", "rentalSeconds": 3600])
+        let token = try XCTUnwrap(rented["token"]?.stringValue)
+        _ = try await h.waitProduct(token, state: "cached")
+        try h.stop()
+
+        // Device clock 30 days back: the rental is still valid (the trusted time never goes back)…
+        var service = try startSetBack(h)
+        let stillValid = try await h.call("offline.state", ["productId": "tr-1"])
+        XCTAssertEqual(stillValid["state"]?.stringValue, "OFFLINED_AND_VALID", service.log.suffix(3000).description)
+        // …and once the server's clock is two hours on, it is over.
+        _ = try await h.api.post("/_control/clock", ["offsetSeconds": 7200], authorized: false)
+        _ = try await h.call("sync.now")
+        let over = try await h.call("offline.state", ["productId": "tr-1"])
+        XCTAssertEqual(over["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID")
+
+        // Restarted, still 30 days back, with the origin gone: still over, the file still there.
+        h.kill9()
+        _ = h.origin.stop()
+        service = try startSetBack(h)
+        let afterRestart = try await h.call("offline.state", ["productId": "tr-1"])
+        XCTAssertEqual(afterRestart["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID", service.log.suffix(3000).description)
+        let status = try await h.call("offline.status", ["token": .string(token)])
+        XCTAssertEqual(status["state"]?.stringValue, "cached")
+        XCTAssertEqual(h.mediaFiles().count, 1)
+        print("faketime rental: 1 h rental, device clock -30 d: valid → +2 h server time \(over["state"]?.stringValue ?? "?") → restart offline \(afterRestart["state"]?.stringValue ?? "?")")
+    }
+
+    /// The downloader with the device clock 30 days back (the boot clock left alone, as on a real
+    /// device). Spawned directly with libfaketime preloaded, the service does not see its
+    /// command-line options (seen with libfaketime 0.9.10), so its settings go in the environment.
+    private func startSetBack(_ h: DownloaderHarness) throws -> ServiceProcess {
+        let service = try ServiceProcess("downloader", in: h.dir, extraArgs: ["--origin", h.origin.baseURL], environment: [
+            "CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo", "CASSETTE_ORIGIN": h.origin.baseURL,
+            "CASSETTE_RUNTIME_DIR": h.dir.runtimeDir, "CASSETTE_STATE_DIR": h.dir.stateDir,
+            "LD_PRELOAD": Self.library, "FAKETIME": "-30d", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        ])
+        try service.waitReady()
+        h.service = service
+        return service
     }
 }

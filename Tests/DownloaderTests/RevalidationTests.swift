@@ -1,0 +1,175 @@
+import Catalog
+import Foundation
+import GRDB
+import TestSupport
+import Wire
+import XCTest
+
+/// Issue 6, TIDAL re-validation through the socket, with the origin's clock moved past
+/// `offlineRevalidateAt` (one day in the test catalog) and `sync.now` starting a round.
+final class RevalidationTests: XCTestCase {
+    let day = 86_400.0
+
+    private func setServerClock(_ h: DownloaderHarness, offset: Double) async throws {
+        let response = try await h.api.post("/_control/clock", ["offsetSeconds": offset], authorized: false)
+        XCTAssertEqual(response.status, 200)
+    }
+
+    private func outcome(_ answer: JSONValue, _ token: String) -> JSONValue? {
+        answer["revalidated"]?.arrayValue?.first { $0["token"]?.stringValue == token }
+    }
+
+    /// The file the player would play for `productId` (the shared `OfflineAvailability` answer).
+    private func playable(_ h: DownloaderHarness, _ productId: String) async throws -> OfflineAvailability.LocalFile? {
+        try await h.catalogPool().read { db in try OfflineAvailability.localFile(productId: productId, db: db) }
+    }
+
+    func testSameHashRefreshesValidityAndFailuresChangeNothing() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let added = try await h.call("offline.add", ["productId": "tr-1"])
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        let first = try await h.waitProduct(token, state: "cached")
+        let firstUntil = try XCTUnwrap(parseServerTime(first["offlineValidUntil"]?.stringValue))
+        let files = h.mediaFiles()
+        let mediaBefore = try await h.mediaStats()
+
+        // Not due yet: a round leaves it alone.
+        let early = try await h.call("sync.now")
+        XCTAssertNil(outcome(early, token), "not past offlineRevalidateAt: \(early)")
+
+        // Two days on: due. Same manifest → validity refreshed, nothing downloaded.
+        try await setServerClock(h, offset: 2 * day)
+        let same = try await h.call("sync.now")
+        XCTAssertEqual(outcome(same, token)?["result"]?.stringValue, "unchanged", "\(same)")
+        let refreshed = try await h.call("offline.status", ["token": .string(token)])
+        let refreshedUntil = try XCTUnwrap(parseServerTime(refreshed["offlineValidUntil"]?.stringValue))
+        XCTAssertGreaterThan(refreshedUntil.timeIntervalSince(firstUntil), day, "validity moved with the server's clock")
+        XCTAssertNotNil(refreshed["revalidatedAt"]?.stringValue)
+        XCTAssertEqual(h.mediaFiles(), files)
+        let mediaAfter = try await h.mediaStats()
+        XCTAssertEqual(mediaAfter.full, mediaBefore.full, "no media request for an unchanged manifest")
+        XCTAssertEqual(mediaAfter.ranged, mediaBefore.ranged)
+
+        // Four days on with a failing origin (5xx): nothing changes, the error is shown.
+        try await setServerClock(h, offset: 4 * day)
+        try await h.api.injectFaults("/v1/playbackinfo/", Array(repeating: ["status": 503], count: 4))
+        try await h.api.injectFaults("/v1/offline/extend", Array(repeating: ["status": 503], count: 4))
+        let failing = await XCTAssertThrowsAsync { _ = try await h.call("sync.now") }
+        XCTAssertNotNil(failing, "nothing got through: sync.now fails")
+        let unchanged = try await h.call("offline.status", ["token": .string(token)])
+        XCTAssertEqual(unchanged["offlineValidUntil"], refreshed["offlineValidUntil"])
+        XCTAssertEqual(unchanged["manifestHash"], refreshed["manifestHash"])
+        XCTAssertNotNil(unchanged["revalidationError"]?.stringValue)
+        XCTAssertEqual(h.mediaFiles(), files)
+        try await h.api.delete("/_control/faults")
+
+        // Forty days on, origin refusing everything: past offlineValidUntil the product is not
+        // valid, but its file stays (only the user deletes), and a later success restores it.
+        try await setServerClock(h, offset: 40 * day)
+        try await h.api.injectFaults("/v1/playbackinfo/", Array(repeating: ["status": 503], count: 4))
+        try await h.api.injectFaults("/v1/offline/extend", Array(repeating: ["status": 503], count: 4))
+        _ = try await h.call("stations.list")          // the server's time reaches the downloader
+        let lapsed = try await h.call("offline.state", ["productId": "tr-1"])
+        XCTAssertEqual(lapsed["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID")
+        XCTAssertEqual(h.mediaFiles(), files, "an invalid product keeps its file")
+        try await h.api.delete("/_control/faults")
+        let again = try await h.call("sync.now")
+        XCTAssertEqual(outcome(again, token)?["result"]?.stringValue, "unchanged", "\(again)")
+        let restored = try await h.call("offline.state", ["productId": "tr-1"])
+        XCTAssertEqual(restored["state"]?.stringValue, "OFFLINED_AND_VALID")
+        print("re-validation: unchanged → valid until +\(Int(refreshedUntil.timeIntervalSince(firstUntil) / day)) d, 5xx → unchanged, past validity → \(lapsed["state"]?.stringValue ?? "?") → \(restored["state"]?.stringValue ?? "?")")
+    }
+
+    func testChangedHashStagesBesideTheOldFileAndSwapsAcrossAKill() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let added = try await h.call("offline.add", ["productId": "tr-1"])
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        let before = try await h.waitProduct(token, state: "cached")
+        let oldHash = try XCTUnwrap(before["manifestHash"]?.stringValue)
+        let oldLookup = try await playable(h, "tr-1")
+        let oldFile = try XCTUnwrap(oldLookup)
+        let oldSha = try sha256(ofFile: h.mediaDir + "/" + oldFile.relativePath)
+
+        // The label redelivers tr-1 (now tr-2's file), and the new file arrives slowly.
+        let redeliver = try await h.api.post("/_control/redeliver", ["productId": "tr-1", "trackId": "tr-2"], authorized: false)
+        XCTAssertEqual(redeliver.status, 200)
+        let info = try h.api.json(try await h.api.get("/v1/playbackinfo/tr-1?mode=offline"))
+        let newHash = try XCTUnwrap(info["manifestHash"] as? String)
+        let manifest = info.object("manifest")
+        let newPath = try XCTUnwrap(manifest["url"] as? String)
+        let newSha = try XCTUnwrap(manifest["sha256"] as? String)
+        let newSize = try XCTUnwrap((manifest["sizeBytes"] as? NSNumber)?.intValue)
+        XCTAssertNotEqual(newHash, oldHash)
+        try await h.api.injectFaults(newPath, Array(repeating: ["bytesPerSecond": max(2_000, newSize / 8)], count: 20))
+
+        try await setServerClock(h, offset: 2 * day)
+        let round = try await h.call("sync.now")
+        XCTAssertEqual(outcome(round, token)?["result"]?.stringValue, "staged", "\(round)")
+
+        // While the new file downloads, the product is still the old one, valid and playable.
+        var staging = try await h.call("offline.status", ["token": .string(token)])
+        let deadline = Date().addingTimeInterval(30)
+        while (staging["staged"]?["bytesOnDisk"]?.intValue ?? 0) == 0, Date() < deadline {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            staging = try await h.call("offline.status", ["token": .string(token)])
+        }
+        XCTAssertEqual(staging["state"]?.stringValue, "cached")
+        XCTAssertEqual(staging["manifestHash"]?.stringValue, oldHash)
+        XCTAssertEqual(staging["staged"]?["manifestHash"]?.stringValue, newHash)
+        XCTAssertGreaterThan(staging["staged"]?["bytesOnDisk"]?.intValue ?? 0, 0, "the new file is on its way: \(staging)")
+        let duringState = try await h.call("offline.state", ["productId": "tr-1"])
+        XCTAssertEqual(duringState["state"]?.stringValue, "OFFLINED_AND_VALID")
+        let duringLookup = try await playable(h, "tr-1")
+        let during = try XCTUnwrap(duringLookup)
+        XCTAssertEqual(during.relativePath, oldFile.relativePath)
+        XCTAssertTrue(during.isVerified)
+        XCTAssertEqual(try sha256(ofFile: h.mediaDir + "/" + during.relativePath), oldSha)
+
+        // kill -9 in the middle: after the restart it is still entirely the old product.
+        h.kill9()
+        let afterKill = try await playable(h, "tr-1")
+        XCTAssertEqual(afterKill?.relativePath, oldFile.relativePath)
+        XCTAssertEqual(try sha256(ofFile: h.mediaDir + "/" + oldFile.relativePath), oldSha)
+        try h.start()
+        let events = try await h.client()
+        _ = try await events.call("events.subscribe", ["topics": ["downloads"]])
+        let restarted = try await h.call("offline.status", ["token": .string(token)])
+        XCTAssertEqual(restarted["manifestHash"]?.stringValue, oldHash)
+        XCTAssertEqual(restarted["staged"]?["manifestHash"]?.stringValue, newHash, "the staging survived the kill")
+
+        // The download resumes; once verified, one transaction switches the product.
+        let watcher = Task { () -> JSONValue? in
+            for await event in events.events where event.type == "OfflineRevalidated" && event.data["result"]?.stringValue == "replaced" {
+                return event.data
+            }
+            return nil
+        }
+        var done = restarted
+        let end = Date().addingTimeInterval(60)
+        while done["manifestHash"]?.stringValue != newHash, Date() < end {
+            try await Task.sleep(nanoseconds: 200_000_000)
+            done = try await h.call("offline.status", ["token": .string(token)])
+        }
+        XCTAssertEqual(done["manifestHash"]?.stringValue, newHash, "\(done)")
+        XCTAssertEqual(done["staged"], nil)
+        XCTAssertEqual(done["state"]?.stringValue, "cached")
+        if done["manifestHash"]?.stringValue != newHash { watcher.cancel() }
+        let swapped = await watcher.value
+        XCTAssertEqual(swapped?["result"]?.stringValue, "replaced")
+        let newLookup = try await playable(h, "tr-1")
+        let newFile = try XCTUnwrap(newLookup)
+        XCTAssertNotEqual(newFile.relativePath, oldFile.relativePath)
+        XCTAssertEqual(try sha256(ofFile: h.mediaDir + "/" + newFile.relativePath), newSha)
+        XCTAssertEqual(h.mediaFiles(), [newFile.relativePath], "the old file is deleted after the swap, nothing else is left")
+        let finalState = try await h.call("offline.state", ["productId": "tr-1"])
+        XCTAssertEqual(finalState["state"]?.stringValue, "OFFLINED_AND_VALID")
+        print("re-offline: \(oldFile.relativePath) → \(newFile.relativePath) across a kill -9, files now \(h.mediaFiles())")
+        await events.close()
+    }
+}
