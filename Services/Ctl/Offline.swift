@@ -8,21 +8,26 @@ struct Offline: AsyncParsableCommand {
         abstract: "Offline single media products (offline.*).",
         subcommands: [OfflineAdd.self, OfflineStatus.self, OfflineList.self, OfflineState.self,
                       OfflineToken.Pause.self, OfflineToken.Resume.self, OfflineToken.Cancel.self, OfflineToken.Delete.self,
-                      OfflineDeleteAll.self, OfflineEstimate.self])
+                      OfflineDeleteAll.self, OfflineEstimate.self, OfflinePreloadLicense.self, OfflineRenewLicense.self])
 
     /// The table of `offline.status`/`offline.list` entries.
     static func render(_ items: [JSONValue]) -> String {
         guard !items.isEmpty else { return "no offline products" }
-        var table = Table(headers: ["TOKEN", "PRODUCT", "STATE", "PROGRESS", "SIZE", "VALID UNTIL", "ERROR"])
+        var table = Table(headers: ["TOKEN", "PRODUCT", "STATE", "PROGRESS", "SIZE", "VALID UNTIL", "LICENSE", "ERROR"])
         for item in items {
             var product = Format.text(item["productId"])
             if let requested = item["requestedProductId"]?.stringValue, requested != item["productId"]?.stringValue {
                 product = "\(requested)→\(product)"
             }
-            let error = [item["error"], item["reason"]].compactMap { $0?.stringValue }.joined(separator: ": ")
+            let error = [item["error"], item["reason"], item["revalidationError"]].compactMap { $0?.stringValue }
+                .joined(separator: ": ")
+            var license = "-"
+            if let held = item["license"] {
+                license = held["expiresAt"]?.stringValue.map { "\(Format.text(held["kind"])) until \($0)" } ?? Format.text(held["kind"])
+            }
             table.add([Format.text(item["token"]), product, Format.text(item["state"]),
                        item["progress"]?.doubleValue.map { "\(Int($0))%" } ?? "-",
-                       Format.bytes(item["sizeBytes"]?.doubleValue), Format.text(item["offlineValidUntil"]),
+                       Format.bytes(item["sizeBytes"]?.doubleValue), Format.text(item["offlineValidUntil"]), license,
                        error.isEmpty ? "-" : error])
         }
         return table.render()
@@ -38,6 +43,7 @@ struct OfflineAdd: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
     @OptionGroup var waitOptions: WaitOptions
+    @OptionGroup var terms: LicenseOptions
 
     @Argument(help: "Product id, e.g. tr-1.")
     var productId: String
@@ -60,6 +66,7 @@ struct OfflineAdd: AsyncParsableCommand {
         var params: [String: JSONValue] = ["productId": .string(productId)]
         if let productType { params["productType"] = .string(productType) }
         if let quality { params["quality"] = .string(quality) }
+        terms.add(to: &params)
         var status = try await connection.call("offline.add", .object(params))
         if wait, let token = status["token"]?.stringValue, !Self.finished.contains(status["state"]?.stringValue ?? "") {
             let bar = ProgressBar(label: productId, disabled: waitOptions.noProgress)

@@ -141,6 +141,18 @@ final class CtlTests: XCTestCase {
 
         let list = try Command.ctl(stack, ["offline", "list"])
         XCTAssertTrue(list.stdout.contains(token) && list.stdout.contains("cached"), list.all)
+
+        // Licenses: renew with rental terms, shown in the table; both terms at once is refused.
+        let renewed = try Command.ctl(stack, ["offline", "renew-license", token, "--rental-seconds", "3600"])
+        XCTAssertEqual(renewed.status, 0, renewed.all + stack.logs)
+        XCTAssertTrue(renewed.stdout.contains("rental until"), renewed.all)
+        let both = try Command.ctl(stack, ["offline", "renew-license", token, "--rental-seconds", "60", "--purchase"])
+        XCTAssertEqual(both.status, 1, both.all)
+        XCTAssertTrue(both.stderr.contains("rentalSeconds"), both.all)
+        let preloaded = try Command.ctl(stack, ["offline", "preload-license", "tr-2", "--purchase", "--json"])
+        XCTAssertEqual(preloaded.json?["state"], "discovered", preloaded.all)
+        XCTAssertEqual(preloaded.json?["license"]?["kind"], "purchase", preloaded.all)
+
         let deleted = try Command.ctl(stack, ["offline", "delete", token, "--json"])
         XCTAssertEqual(deleted.json?["state"], "deleted", deleted.all)
     }
