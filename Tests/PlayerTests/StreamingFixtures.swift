@@ -123,13 +123,23 @@ final class CatalogFixture: @unchecked Sendable {
     }
 
     /// An `offlineProducts` row (one `offline.add` token).
+    /// `license`: nil for none, `.some(nil)` for a purchase, `.some(date)` for a rental ending then.
     func addOfflineProduct(requested: String, actual: String, state: String = "cached",
-                           validUntil: Date? = Date().addingTimeInterval(86_400), error: String? = nil) throws {
+                           validUntil: Date? = Date().addingTimeInterval(86_400), error: String? = nil,
+                           license: Date?? = nil) throws {
         try catalog.pool.write { db in
+            let token = UUID().uuidString
+            var licenseId: String?
+            if let license {
+                licenseId = "lic-" + token
+                try db.execute(sql: """
+                    INSERT INTO licenses (id, productId, kind, requestedAt, expiresAt, token) VALUES (?, ?, ?, ?, ?, ?)
+                    """, arguments: [licenseId, requested, license == nil ? "purchase" : "rental", Date(), license, token])
+            }
             try db.execute(sql: """
-                INSERT INTO offlineProducts (token, requestedProductId, productId, state, offlineValidUntil, error, requestedAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [UUID().uuidString, requested, actual, state, validUntil, error, Date()])
+                INSERT INTO offlineProducts (token, requestedProductId, productId, state, offlineValidUntil, error, requestedAt, licenseId)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [token, requested, actual, state, validUntil, error, Date(), licenseId])
         }
     }
 

@@ -58,6 +58,24 @@ final class StreamingResolverTests: XCTestCase {
         XCTAssertEqual(requests, [:], "not valid is decided locally, with no playbackinfo request")
     }
 
+    /// Issue 6: a rental license that ended makes the product not valid, though its offline window
+    /// is open; a purchase never ends.
+    func testAnEndedRentalIsOfflineNotValidAndAPurchasePlays() async throws {
+        let api = try await StreamingFixtures.origin()
+        let fixture = try CatalogFixture()
+        try fixture.addFile(productId: "tr-1", bytes: try StreamingFixtures.originMedia(api, "tr-1.flac"))
+        try fixture.addOfflineProduct(requested: "tr-1", actual: "tr-1", license: .some(Date().addingTimeInterval(-1)))
+        try fixture.addFile(productId: "tr-3", bytes: try StreamingFixtures.originMedia(api, "tr-1.flac"))
+        try fixture.addOfflineProduct(requested: "tr-3", actual: "tr-3", license: .some(nil))
+        let resolver = fixture.resolver(origin: try StreamingFixtures.client(api))
+        await assertSourceError(try await resolver.resolve(productId: "tr-1", quality: nil, offlineMode: true, events: { _ in }),
+                                name: "OfflineNotValid", code: 2101)
+        let bought = try await resolver.resolve(productId: "tr-3", quality: nil, offlineMode: true, events: { _ in })
+        XCTAssertEqual(bought.kind, "local")
+        let requests = try await StreamingFixtures.requests(api)
+        XCTAssertEqual(requests, [:], "license validity is decided locally")
+    }
+
     func testOnlineAndNotOfflinedStreamsThroughPlaybackinfo() async throws {
         let api = try await StreamingFixtures.origin()
         let fixture = try CatalogFixture()
