@@ -172,4 +172,60 @@ final class RevalidationTests: XCTestCase {
         print("re-offline: \(oldFile.relativePath) → \(newFile.relativePath) across a kill -9, files now \(h.mediaFiles())")
         await events.close()
     }
+
+    /// A kill after the committer verified the new file but before the swap's transaction: the
+    /// next start finishes the swap before it answers anything.
+    func testASwapCutOffAfterTheFileCommitFinishesAtStart() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let added = try await h.call("offline.add", ["productId": "tr-1"])
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        _ = try await h.waitProduct(token, state: "cached")
+        let oldLookup = try await playable(h, "tr-1")
+        let oldFile = try XCTUnwrap(oldLookup)
+        _ = try await h.api.post("/_control/redeliver", ["productId": "tr-1", "trackId": "tr-2"], authorized: false)
+        let info = try h.api.json(try await h.api.get("/v1/playbackinfo/tr-1?mode=offline"))
+        let manifest = info.object("manifest")
+        let newPath = try XCTUnwrap(manifest["url"] as? String)
+        try await h.api.injectFaults(newPath, Array(repeating: ["bytesPerSecond": 1_000], count: 20))
+        try await setServerClock(h, offset: 2 * day)
+        let round = try await h.call("sync.now")
+        XCTAssertEqual(outcome(round, token)?["result"]?.stringValue, "staged", "\(round)")
+        h.kill9()
+
+        // What the committer leaves when killed right after its transaction: the new file under
+        // its final name, verified in the catalog, and the product not switched yet.
+        let pool = try h.catalogPool()
+        let staged = try await pool.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT f.id, f.localPath FROM files f JOIN downloads d ON d.fileId = f.id
+                WHERE d.ownerId = ? AND f.localPath != ?
+                """, arguments: [token, oldFile.relativePath])
+        }
+        let stagedRow = try XCTUnwrap(staged)
+        let relative: String = stagedRow["localPath"]
+        let stagedId: Int64 = stagedRow["id"]
+        let bytes = try Data(contentsOf: h.origin.dataDirectory.appendingPathComponent(String(newPath.dropFirst())))
+        try bytes.write(to: URL(fileURLWithPath: h.mediaDir + "/" + relative))
+        try? FileManager.default.removeItem(atPath: h.mediaDir + "/" + relative + ".part")
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE files SET state = 'verified', bytesOnDisk = sizeBytes, completedAt = ? WHERE id = ?",
+                           arguments: [Date(), stagedId])
+            try db.execute(sql: "UPDATE downloads SET state = 'done' WHERE fileId = ?", arguments: [stagedId])
+        }
+        try await h.api.delete("/_control/faults")
+        // The origin refuses re-validation now: only the start's recovery can finish the swap.
+        try await h.api.injectFaults("/v1/playbackinfo/", Array(repeating: ["status": 503], count: 20))
+
+        try h.start()
+        let status = try await h.call("offline.status", ["token": .string(token)])
+        XCTAssertEqual(status["manifestHash"]?.stringValue, info["manifestHash"] as? String, "swapped at start: \(status)")
+        XCTAssertEqual(status["staged"], nil)
+        let newLookup = try await playable(h, "tr-1")
+        XCTAssertEqual(newLookup?.relativePath, relative)
+        XCTAssertEqual(h.mediaFiles(), [relative], "the old file went with the swap")
+        print("swap at start: \(oldFile.relativePath) → \(relative)")
+    }
 }
