@@ -143,7 +143,7 @@ let package = Package(
         // One suite per service: unit tests of its own logic (`@testable import` of the
         // executable) and socket-level tests against the real binaries and the reference origin.
         .testTarget(name: "DownloaderTests", dependencies: [
-            "downloader", "TestSupport", "Wire", "HTTPClient", "Catalog",
+            "downloader", "TestSupport", "Wire", "HTTPClient", "OriginClient", "Catalog",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/DownloaderTests"),
         .testTarget(name: "PlayerTests", dependencies: [

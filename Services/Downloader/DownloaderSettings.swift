@@ -33,7 +33,8 @@ struct DownloaderSettings: Sendable {
         }
         if let n = number("maxParallel", 1...32) { maxParallel = Int(n) }
         if let n = number("resyncIntervalSeconds", 60...(30 * 86400)) { resyncIntervalSeconds = n }
-        if let n = number("revalidateIntervalSeconds", 60...(30 * 86400)) { revalidateIntervalSeconds = n }
+        // Down to one second so a test can watch the policy hold rounds back; devices keep hours.
+        if let n = number("revalidateIntervalSeconds", 1...(30 * 86400)) { revalidateIntervalSeconds = n }
         if let n = number("maxAttempts", 1...100) { maxAttempts = Int(n) }
         if let n = number("stallTimeoutSeconds", 1...600) { stallTimeoutSeconds = n }
         if let value = section["requeueMissing"] {

@@ -228,4 +228,32 @@ final class RevalidationTests: XCTestCase {
         XCTAssertEqual(h.mediaFiles(), [relative], "the old file went with the swap")
         print("swap at start: \(oldFile.relativePath) → \(relative)")
     }
+
+    /// Background rounds keep to the download policy (TIDAL: re-validation over cellular only
+    /// where offlining over cellular is allowed); they start again when the network allows.
+    func testPeriodicRoundsWaitForANetworkThePolicyAllows() async throws {
+        let h = try DownloaderHarness(config: #"{"downloader":{"revalidateIntervalSeconds":1}}"#)
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let added = try await h.call("offline.add", ["productId": "tr-1"])
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        _ = try await h.waitProduct(token, state: "cached")
+        _ = try await h.call("network.set", ["type": "cellular"])
+        try await setServerClock(h, offset: 2 * day)
+        _ = try await h.call("stations.list")          // the server's time reaches the downloader
+        try await Task.sleep(nanoseconds: 4_000_000_000)
+        let held = try await h.call("offline.status", ["token": .string(token)])
+        XCTAssertEqual(held["revalidatedAt"], .null, "no round on cellular without allowCellular: \(held)")
+
+        _ = try await h.call("network.set", ["type": "wifi"])
+        var status = held
+        let deadline = Date().addingTimeInterval(20)
+        while status["revalidatedAt"] == .null, Date() < deadline {
+            try await Task.sleep(nanoseconds: 250_000_000)
+            status = try await h.call("offline.status", ["token": .string(token)])
+        }
+        XCTAssertNotEqual(status["revalidatedAt"], .null, "a round ran once Wi-Fi came: \(status)")
+        print("policy-gated re-validation: none on cellular, revalidatedAt \(status["revalidatedAt"]?.stringValue ?? "-") on Wi-Fi")
+    }
 }
