@@ -44,8 +44,10 @@ enum Downloader {
             context.logger.info("media reconciled: \(report.missing.count) missing, \(report.resumable) resumable, \(report.orphansRemoved.count) unknown files removed")
             let clock = TrustedTimeRecorder(catalog: catalog.pool, origins: [origin, quickOrigin])
             await clock.adoptBoot()
-            let revalidator = ProductRevalidator(catalog: catalog.pool, origin: origin, store: store, engine: engine,
-                                                 events: events, clock: clock, logger: context.logger)
+            // Licenses are requested at the server's time when it gives none (LicenseClient).
+            let licenses = origin.map { origin in LicenseClient(origin: origin, now: { await clock.now() }) }
+            let revalidator = ProductRevalidator(catalog: catalog.pool, origin: origin, licenses: licenses, store: store,
+                                                 engine: engine, events: events, clock: clock, logger: context.logger)
             await engine.onFileVerified { fileId in await revalidator.fileVerified(fileId) }
             // A re-offline whose file was verified just before a kill is switched now.
             await revalidator.promoteReady()
@@ -56,7 +58,7 @@ enum Downloader {
                 stations: StationSync(catalog: catalog.pool, origin: origin, quickOrigin: quickOrigin, store: store,
                                       engine: engine, events: events, logger: context.logger),
                 products: OfflineProducts(catalog: catalog.pool, origin: origin, store: store, engine: engine,
-                                          events: events, clock: clock, logger: context.logger),
+                                          events: events, licenses: licenses, logger: context.logger),
                 gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
                 estimate: Estimate(catalog: catalog.pool, origin: origin, gate: gate, store: store), clock: clock,
                 expiry: OfflineExtension(catalog: catalog.pool, origin: origin, store: store, engine: engine,

@@ -17,10 +17,10 @@ actor OfflineProducts {
     private let logger: Logger
 
     init(catalog: DatabasePool, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
-         events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
+         events: DownloaderEvents, licenses: LicenseClient?, logger: Logger) {
         self.catalog = catalog
         self.origin = origin
-        self.licenses = origin.map { origin in LicenseClient(origin: origin, now: { await clock.now() }) }
+        self.licenses = licenses
         self.store = store
         self.engine = engine
         self.events = events

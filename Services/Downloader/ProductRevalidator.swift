@@ -59,11 +59,11 @@ actor ProductRevalidator {
     private let clock: TrustedTimeRecorder
     private let logger: Logger
 
-    init(catalog: DatabasePool, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
+    init(catalog: DatabasePool, origin: OriginClient?, licenses: LicenseClient?, store: MediaStore, engine: DownloadEngine,
          events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
         self.catalog = catalog
         self.origin = origin
-        self.licenses = origin.map { origin in LicenseClient(origin: origin, now: { await clock.now() }) }
+        self.licenses = licenses
         self.store = store
         self.engine = engine
         self.events = events

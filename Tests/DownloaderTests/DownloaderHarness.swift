@@ -87,6 +87,18 @@ final class DownloaderHarness {
         throw OriginTestError("station \(station) not complete within \(timeout)s:\n\(service?.log.suffix(3000) ?? "")")
     }
 
+    /// Starts the downloader on (overridden) Wi-Fi and offlines `productId` with `params`; the
+    /// token and its status once cached.
+    func startAndOffline(_ productId: String, _ params: [String: JSONValue] = [:]) async throws -> (token: String, status: JSONValue) {
+        try start()
+        _ = try await call("network.set", ["type": "wifi"])
+        var all = params
+        all["productId"] = .string(productId)
+        let added = try await call("offline.add", .object(all))
+        guard let token = added["token"]?.stringValue else { throw OriginTestError("offline.add gave no token: \(added)") }
+        return (token, try await waitProduct(token, state: "cached"))
+    }
+
     func waitProduct(_ token: String, state: String, timeout: Double = 30) async throws -> JSONValue {
         let deadline = Date().addingTimeInterval(timeout)
         var last: JSONValue = .null

@@ -65,11 +65,7 @@ final class FaketimeValidityTests: XCTestCase {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: Self.library), "libfaketime is not installed (make deps)")
         let h = try DownloaderHarness()
         defer { h.discard() }
-        try h.start()
-        _ = try await h.call("network.set", ["type": "wifi"])
-        let rented = try await h.call("offline.add", ["productId": "tr-1", "rentalSeconds": 3600])
-        let token = try XCTUnwrap(rented["token"]?.stringValue)
-        _ = try await h.waitProduct(token, state: "cached")
+        let (token, _) = try await h.startAndOffline("tr-1", ["rentalSeconds": 3600])
         try h.stop()
 
         // Device clock 30 days back: the rental is still valid (the trusted time never goes back)…

@@ -13,13 +13,8 @@ final class LicenseTests: XCTestCase {
     func testRentalPurchaseRenewAndBadTerms() async throws {
         let h = try DownloaderHarness()
         defer { h.discard() }
-        try h.start()
-        _ = try await h.call("network.set", ["type": "wifi"])
-
         // A one-hour rental, licensed before its download.
-        let rented = try await h.call("offline.add", ["productId": "tr-1", "rentalSeconds": 3600])
-        let token = try XCTUnwrap(rented["token"]?.stringValue)
-        let cached = try await h.waitProduct(token, state: "cached")
+        let (token, cached) = try await h.startAndOffline("tr-1", ["rentalSeconds": 3600])
         let license = try XCTUnwrap(cached["license"]?.objectValue, "\(cached)")
         XCTAssertEqual(license["kind"]?.stringValue, "rental")
         let requestedAt = try XCTUnwrap(parseServerTime(license["requestedAt"]?.stringValue))

@@ -27,11 +27,7 @@ final class RevalidationTests: XCTestCase {
     func testSameHashRefreshesValidityAndFailuresChangeNothing() async throws {
         let h = try DownloaderHarness()
         defer { h.discard() }
-        try h.start()
-        _ = try await h.call("network.set", ["type": "wifi"])
-        let added = try await h.call("offline.add", ["productId": "tr-1"])
-        let token = try XCTUnwrap(added["token"]?.stringValue)
-        let first = try await h.waitProduct(token, state: "cached")
+        let (token, first) = try await h.startAndOffline("tr-1")
         let firstUntil = try XCTUnwrap(parseServerTime(first["offlineValidUntil"]?.stringValue))
         let files = h.mediaFiles()
         let mediaBefore = try await h.mediaStats()
@@ -86,11 +82,7 @@ final class RevalidationTests: XCTestCase {
     func testChangedHashStagesBesideTheOldFileAndSwapsAcrossAKill() async throws {
         let h = try DownloaderHarness()
         defer { h.discard() }
-        try h.start()
-        _ = try await h.call("network.set", ["type": "wifi"])
-        let added = try await h.call("offline.add", ["productId": "tr-1"])
-        let token = try XCTUnwrap(added["token"]?.stringValue)
-        let before = try await h.waitProduct(token, state: "cached")
+        let (token, before) = try await h.startAndOffline("tr-1")
         let oldHash = try XCTUnwrap(before["manifestHash"]?.stringValue)
         let oldLookup = try await playable(h, "tr-1")
         let oldFile = try XCTUnwrap(oldLookup)
@@ -178,11 +170,7 @@ final class RevalidationTests: XCTestCase {
     func testASwapCutOffAfterTheFileCommitFinishesAtStart() async throws {
         let h = try DownloaderHarness()
         defer { h.discard() }
-        try h.start()
-        _ = try await h.call("network.set", ["type": "wifi"])
-        let added = try await h.call("offline.add", ["productId": "tr-1"])
-        let token = try XCTUnwrap(added["token"]?.stringValue)
-        _ = try await h.waitProduct(token, state: "cached")
+        let (token, _) = try await h.startAndOffline("tr-1")
         let oldLookup = try await playable(h, "tr-1")
         let oldFile = try XCTUnwrap(oldLookup)
         _ = try await h.api.post("/_control/redeliver", ["productId": "tr-1", "trackId": "tr-2"], authorized: false)
@@ -234,11 +222,7 @@ final class RevalidationTests: XCTestCase {
     func testPeriodicRoundsWaitForANetworkThePolicyAllows() async throws {
         let h = try DownloaderHarness(config: #"{"downloader":{"revalidateIntervalSeconds":1}}"#)
         defer { h.discard() }
-        try h.start()
-        _ = try await h.call("network.set", ["type": "wifi"])
-        let added = try await h.call("offline.add", ["productId": "tr-1"])
-        let token = try XCTUnwrap(added["token"]?.stringValue)
-        _ = try await h.waitProduct(token, state: "cached")
+        let (token, _) = try await h.startAndOffline("tr-1")
         _ = try await h.call("network.set", ["type": "cellular"])
         try await setServerClock(h, offset: 2 * day)
         _ = try await h.call("stations.list")          // the server's time reaches the downloader
