@@ -38,6 +38,7 @@ public final class Catalog: Sendable {
         do {
             (pool, schemaVersionAtOpen) = try Self.withFileLock(stateDirectory + "/catalog.lock") {
                 let pool = try DatabasePool(path: path, configuration: config)
+                Self.closeToOthers(path)
                 // A newer Cassette's migrations would mean tables this binary does not know;
                 // writing to them blindly could corrupt what that version relies on.
                 if try pool.read({ try Self.migrator.hasBeenSuperseded($0) }) {
@@ -65,6 +66,16 @@ public final class Catalog: Sendable {
 
     public func appliedMigrations() throws -> [String] {
         try pool.read { db in try Self.migrator.appliedMigrations(db) }
+    }
+
+    /// The catalog holds licenses and their content keys: whatever the umask (the units set
+    /// 0027), other users get no access to it; the services' user and group keep theirs.
+    private static func closeToOthers(_ path: String) {
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            guard stat(file, &info) == 0, info.st_mode & 0o007 != 0 else { continue }
+            chmod(file, info.st_mode & 0o770)
+        }
     }
 
     private static func withFileLock<T>(_ lockPath: String, _ body: () throws -> T) throws -> T {

@@ -94,6 +94,10 @@ final class LicenseTests: XCTestCase {
         }
         XCTAssertFalse(String(decoding: preloaded.serialized(), as: UTF8.self).contains(keys[keyIds[0]]?.stringValue ?? "-"),
                        "key bytes never leave the catalog through the socket")
+        for file in ["catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm"] {
+            let mode = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: h.dir.stateDir + "/" + file)[.posixPermissions] as? Int)
+            XCTAssertEqual(mode & 0o007, 0, "\(file) is closed to other users: \(String(mode, radix: 8))")
+        }
 
         // Preloading again renews the license of the same token.
         let second = try await h.call("offline.preloadLicense", ["productId": "vid-1", "rentalSeconds": 86_400])
