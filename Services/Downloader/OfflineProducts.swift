@@ -109,7 +109,7 @@ actor OfflineProducts {
         return try status(token: token)
     }
 
-    /// The newest request for `productId` that is neither deleted nor replaced by a newer one.
+    /// The newest request for `productId` that is not deleted.
     private func openRequest(_ productId: String) throws -> Row? {
         try catalog.read { db in
             try Row.fetchOne(db, sql: """
@@ -137,7 +137,9 @@ actor OfflineProducts {
     func preloadLicense(productId: String, productType: String?, quality: String?, terms: LicenseTerms?) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
         if let existing = try openRequest(productId), (existing["state"] as String) != "failed" {
-            return try await renewLicense(token: existing["token"], terms: terms ?? .purchase)
+            let token: String = existing["token"]
+            let held = try await catalog.read { db in try LicenseRecords.currentTerms(token: token, db: db) }
+            return try await renewLicense(token: token, terms: terms ?? held ?? .purchase)
         }
         let info = try await playbackInfo(productId, quality: quality)
         let license = try await licenses.request(productId: productId, securityToken: info["licenseSecurityToken"]?.stringValue,
