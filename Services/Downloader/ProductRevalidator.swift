@@ -105,8 +105,11 @@ actor ProductRevalidator {
     private func revalidate(token: String, requestedProductId: String, productId: String) async -> Outcome {
         do {
             let result = try await revalidateOrThrow(token: token, requestedProductId: requestedProductId)
-            events.downloads("OfflineRevalidated", ["token": .string(token), "productId": .string(productId),
-                                                    "result": .string(result.rawValue)])
+            // A swap announces itself (it may also happen later, when the engine verifies the file).
+            if result != .replaced {
+                events.downloads("OfflineRevalidated", ["token": .string(token), "productId": .string(productId),
+                                                        "result": .string(result.rawValue)])
+            }
             return Outcome(token: token, productId: productId, result: result)
         } catch {
             let name = (error as? any RPCErrorConvertible)?.rpcError.name ?? "RevalidationFailed"
