@@ -65,6 +65,10 @@ actor PlaybackEngine {
     var availability = Availability.unknown
     var configLoaded = false
     private var lastToken: TrackToken = 0
+    /// Resolutions in flight, by the token they resolve. One whose token is neither active nor
+    /// next any more is cancelled: with the origin unreachable a stream's playbackinfo would
+    /// otherwise be retried for ever after the app moved on.
+    private var resolving: [TrackToken: Task<Void, Never>] = [:]
     /// When the last `play` arrived, for the play→first-frame latency in status.
     var playRequestedAt: ContinuousClock.Instant?
     var lastStartLatency: Duration?
@@ -127,7 +131,7 @@ actor PlaybackEngine {
         // PLAYING is announced once the product is resolved (after its transition event), so
         // clients always hear of the product before they hear it plays.
         if !(keepPlaying && wantPlaying && state == .playing) { setState(.notPlaying) }
-        Task { await self.resolveActive(token: token, previous: previous) }
+        startResolving(token) { await $0.resolveActive(token: token, previous: previous) }
     }
 
     func setNext(_ product: MediaProduct?, stationId: String? = nil) {
@@ -135,12 +139,13 @@ actor PlaybackEngine {
         guard let product else {
             next = nil
             if current.submitted { _ = pipe.setNext(nil, after: current.token) }
+            cancelStaleResolutions()
             return
         }
         let token = newToken()
         next = Next(product: product, token: token, stationId: stationId)
         if current.submitted { pipe.expectNext(after: current.token) }
-        Task { await self.resolveNext(token: token) }
+        startResolving(token) { await $0.resolveNext(token: token) }
     }
 
     func play() {
@@ -201,6 +206,26 @@ actor PlaybackEngine {
         setState(.idle)
     }
 
+    /// Runs `body` as the resolution of `token`, after cancelling those nobody waits for.
+    private func startResolving(_ token: TrackToken, _ body: @escaping @Sendable (PlaybackEngine) async -> Void) {
+        cancelStaleResolutions()
+        resolving[token] = Task {
+            await body(self)
+            self.resolutionEnded(token)
+        }
+    }
+
+    private func resolutionEnded(_ token: TrackToken) {
+        resolving[token] = nil
+    }
+
+    func cancelStaleResolutions() {
+        for (token, task) in resolving where token != active?.token && token != next?.token {
+            task.cancel()
+            resolving[token] = nil
+        }
+    }
+
     /// Closes the open play, silences the pipeline and forgets the active, next and station
     /// state; the caller publishes what the app should hear about it.
     func stopAndForget() {
@@ -211,6 +236,7 @@ actor PlaybackEngine {
         next = nil
         station = nil
         wantPlaying = false
+        cancelStaleResolutions()
     }
 
     // MARK: Resolution
