@@ -22,6 +22,18 @@ struct LicenseClient: Sendable {
     let origin: OriginClient
     let now: @Sendable () async -> Date
 
+    /// Requests a license for `productId` under `terms`, with the security token and key ids its
+    /// playbackinfo `info` names.
+    func request(productId: String, playbackInfo info: JSONValue, terms: LicenseTerms) async throws -> GrantedLicense {
+        try await request(productId: productId, securityToken: Self.securityToken(info), terms: terms,
+                          keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    }
+
+    /// A playbackinfo's `licenseSecurityToken`: content that needs a license (TIDAL).
+    static func securityToken(_ info: JSONValue) -> String? {
+        info["licenseSecurityToken"]?.stringValue
+    }
+
     /// Requests a license for `productId` under `terms`; `keyIds` (from playbackinfo) the keys the
     /// content needs: any the answer does not carry are fetched with `GET /v1/keys/{keyId}`.
     func request(productId: String, securityToken: String?, terms: LicenseTerms, keyIds: [String]) async throws -> GrantedLicense {

@@ -66,11 +66,9 @@ actor OfflineProducts {
         parsedItem.productType = info["productType"]?.stringValue ?? productType ?? "TRACK"
         let token = (existing?["token"] as String?) ?? UUID().uuidString.lowercased()
         let item = parsedItem
-        let securityToken = info["licenseSecurityToken"]?.stringValue
         var license: GrantedLicense?
-        if terms != nil || (securityToken != nil && existing?["licenseId"] as String? == nil) {
-            license = try await licenses.request(productId: productId, securityToken: securityToken, terms: terms ?? .purchase,
-                                                 keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        if terms != nil || (LicenseClient.securityToken(info) != nil && existing?["licenseId"] as String? == nil) {
+            license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase)
         }
         let granted = license
         let now = Date()
@@ -142,9 +140,7 @@ actor OfflineProducts {
             return try await renewLicense(token: token, terms: terms ?? held ?? .purchase)
         }
         let info = try await playbackInfo(productId, quality: quality)
-        let license = try await licenses.request(productId: productId, securityToken: info["licenseSecurityToken"]?.stringValue,
-                                                 terms: terms ?? .purchase,
-                                                 keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase)
         let token = UUID().uuidString.lowercased()
         let type = info["productType"]?.stringValue ?? productType ?? "TRACK"
         try await catalog.write { db in
@@ -162,20 +158,20 @@ actor OfflineProducts {
     /// (Brightcove "Renewing a FairPlay license"). Without terms, the current license's are reused.
     func renewLicense(token: String, terms: LicenseTerms?) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
-        let (state, _) = try current(token)
-        guard state != .deleted else { throw DownloaderError.invalidState("\(token) is deleted; offline.add requests it again.") }
-        let row = try catalog.read { db in
-            try Row.fetchOne(db, sql: "SELECT requestedProductId, quality FROM offlineProducts WHERE token = ?", arguments: [token])
+        let (row, held) = try await catalog.read { db in
+            (try Row.fetchOne(db, sql: "SELECT requestedProductId, quality, state FROM offlineProducts WHERE token = ?", arguments: [token]),
+             try LicenseRecords.currentTerms(token: token, db: db))
         }
         guard let row else { throw DownloaderError.unknownToken(token) }
-        let held = try await catalog.read { db in try LicenseRecords.currentTerms(token: token, db: db) }
+        guard (row["state"] as String) != ItemState.deleted.rawValue else {
+            throw DownloaderError.invalidState("\(token) is deleted; offline.add requests it again.")
+        }
         guard let terms = terms ?? held else { throw DownloaderError.noLicense(token) }
         let productId: String = row["requestedProductId"]
         // A fresh playbackinfo, as Brightcove asks for a freshly retrieved video: the security
         // token and key ids may have changed since the content was downloaded.
         let info = try await playbackInfo(productId, quality: row["quality"])
-        let license = try await licenses.request(productId: productId, securityToken: info["licenseSecurityToken"]?.stringValue,
-                                                 terms: terms, keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms)
         try await catalog.write { db in
             try LicenseRecords.store(license, token: token, productId: productId, current: true, db: db)
         }

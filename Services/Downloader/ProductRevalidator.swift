@@ -147,15 +147,13 @@ actor ProductRevalidator {
         // A licensed product gets a new license in the same round (TIDAL: licenseSecurityToken;
         // Brightcove: the terms it was licensed with).
         let terms = try await catalog.read { db in try LicenseRecords.currentTerms(token: token, db: db) }
-        let securityToken = info["licenseSecurityToken"]?.stringValue
-        let needsLicense = terms != nil || securityToken != nil
-        let keyIds = info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        func freshLicense() async throws -> GrantedLicense? {
+            guard terms != nil || LicenseClient.securityToken(info) != nil else { return nil }
+            return try await licenses.request(productId: requestedProductId, playbackInfo: info, terms: terms ?? .purchase)
+        }
 
         if hash == current["manifestHash"] as String? {
-            let license = needsLicense
-                ? try await licenses.request(productId: requestedProductId, securityToken: securityToken,
-                                             terms: terms ?? .purchase, keyIds: keyIds)
-                : nil
+            let license = try await freshLicense()
             let dropped = try await catalog.write { db -> [(id: Int64, path: String)] in
                 try validity.store(token: token, db: db)
                 if let license { try LicenseRecords.store(license, token: token, productId: requestedProductId, current: true, db: db) }
@@ -189,10 +187,7 @@ actor ProductRevalidator {
             await engine.kick()
             return try await promote(token: token) ? .replaced : .staged
         }
-        let license = needsLicense
-            ? try await licenses.request(productId: requestedProductId, securityToken: securityToken,
-                                         terms: terms ?? .purchase, keyIds: keyIds)
-            : nil
+        let license = try await freshLicense()
         let now = Date()
         let dropped = try await catalog.write { db -> [(id: Int64, path: String)] in
             let dropped = try Self.dropStaging(token: token, db: db)
@@ -251,9 +246,9 @@ actor ProductRevalidator {
             else { return nil }
             try CatalogRecords.upsertMediaItem(staged.item, fileId: staged.fileId, db: db)
             try db.execute(sql: """
-                UPDATE offlineProducts SET productId = ?, productType = ?, manifestHash = ?, staged = NULL, revalidatedAt = ?,
-                    revalidationError = NULL, endedAt = ? WHERE token = ?
-                """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now, now, token])
+                UPDATE offlineProducts SET productId = ?, productType = ?, manifestHash = ?, staged = NULL, endedAt = ?
+                WHERE token = ?
+                """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now, token])
             try staged.validity.store(token: token, db: db)
             if let licenseId = staged.licenseId { try LicenseRecords.makeCurrent(licenseId, token: token, db: db) }
             // The token now wants only the new file; the old one goes unless a station holds it.
