@@ -99,6 +99,12 @@ final class DownloaderHarness {
         return (token, try await waitProduct(token, state: "cached"))
     }
 
+    /// Moves the origin's clock `offset` seconds from the real one (`/_control/clock`).
+    func setServerClock(offset: Double) async throws {
+        let response = try await api.post("/_control/clock", ["offsetSeconds": offset], authorized: false)
+        guard response.status == 200 else { throw OriginTestError("/_control/clock answered \(response.status)") }
+    }
+
     func waitProduct(_ token: String, state: String, timeout: Double = 30) async throws -> JSONValue {
         let deadline = Date().addingTimeInterval(timeout)
         var last: JSONValue = .null

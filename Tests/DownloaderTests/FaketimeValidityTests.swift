@@ -30,8 +30,7 @@ final class FaketimeValidityTests: XCTestCase {
         let refuse: [[String: Any]] = Array(repeating: ["status": 503], count: 40)
         try await h.api.injectFaults("/v1/offline/extend", refuse)
         try await h.api.injectFaults("/v1/stations/", refuse)
-        let moved = try await h.api.post("/_control/clock", ["offsetSeconds": 10 * day], authorized: false)
-        XCTAssertEqual(moved.status, 200)
+        try await h.setServerClock(offset: 10 * day)
 
         let service = try startSetBack(h)
 
@@ -73,7 +72,7 @@ final class FaketimeValidityTests: XCTestCase {
         let stillValid = try await h.call("offline.state", ["productId": "tr-1"])
         XCTAssertEqual(stillValid["state"]?.stringValue, "OFFLINED_AND_VALID", service.log.suffix(3000).description)
         // …and once the server's clock is two hours on, it is over.
-        _ = try await h.api.post("/_control/clock", ["offsetSeconds": 7200], authorized: false)
+        try await h.setServerClock(offset: 7200)
         _ = try await h.call("sync.now")
         let over = try await h.call("offline.state", ["productId": "tr-1"])
         XCTAssertEqual(over["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID")

@@ -24,7 +24,7 @@ final class LicenseTests: XCTestCase {
         XCTAssertEqual(valid["state"]?.stringValue, "OFFLINED_AND_VALID")
 
         // Two hours of server time later the rental is over, though the content is still valid.
-        _ = try await h.api.post("/_control/clock", ["offsetSeconds": 2 * hour], authorized: false)
+        try await h.setServerClock(offset: 2 * hour)
         _ = try await h.call("stations.list")          // the server's time reaches the downloader
         let expired = try await h.call("offline.state", ["productId": "tr-1"])
         XCTAssertEqual(expired["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID")

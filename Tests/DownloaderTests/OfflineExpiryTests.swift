@@ -9,11 +9,6 @@ import XCTest
 final class OfflineExpiryTests: XCTestCase {
     let day = 86_400.0
 
-    private func setServerClock(_ h: DownloaderHarness, offset: Double) async throws {
-        let response = try await h.api.post("/_control/clock", ["offsetSeconds": offset], authorized: false)
-        XCTAssertEqual(response.status, 200)
-    }
-
     private func local(_ h: DownloaderHarness) async throws -> [String] {
         let list = try await h.call("stations.list")
         return (list["localOffline"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
@@ -37,7 +32,7 @@ final class OfflineExpiryTests: XCTestCase {
         XCTAssertEqual(filesBefore.count, 6)
 
         // Two days on (st-10 lasts three): sync.now extends both from the server's new now.
-        try await setServerClock(h, offset: 2 * day)
+        try await h.setServerClock(offset: 2 * day)
         let extended = try await h.call("sync.now")
         let ids = (extended["stations"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }.sorted()
         XCTAssertEqual(ids, ["st-10", "st-9"])
@@ -45,7 +40,7 @@ final class OfflineExpiryTests: XCTestCase {
 
         // Four days on: past the first expiry, not the extended one. stations.list shows the
         // server's time to the downloader; after a few capture rounds nothing has expired.
-        try await setServerClock(h, offset: 4 * day)
+        try await h.setServerClock(offset: 4 * day)
         _ = try await local(h)
         try await Task.sleep(nanoseconds: 4_500_000_000)
         let afterExtension = try await local(h)
@@ -54,7 +49,7 @@ final class OfflineExpiryTests: XCTestCase {
         XCTAssertEqual(state["state"]?.stringValue, "OFFLINED_AND_VALID")
 
         // Ten days on, no extension: st-10 (delete) goes with its files, st-9 (keep) stays, not valid.
-        try await setServerClock(h, offset: 10 * day)
+        try await h.setServerClock(offset: 10 * day)
         var expiredEvent: JSONValue?
         let watcher = Task { () -> JSONValue? in
             for await event in events.events where event.type == "StationExpired" { return event.data }

@@ -10,11 +10,6 @@ import XCTest
 final class RevalidationTests: XCTestCase {
     let day = 86_400.0
 
-    private func setServerClock(_ h: DownloaderHarness, offset: Double) async throws {
-        let response = try await h.api.post("/_control/clock", ["offsetSeconds": offset], authorized: false)
-        XCTAssertEqual(response.status, 200)
-    }
-
     private func outcome(_ answer: JSONValue, _ token: String) -> JSONValue? {
         answer["revalidated"]?.arrayValue?.first { $0["token"]?.stringValue == token }
     }
@@ -37,7 +32,7 @@ final class RevalidationTests: XCTestCase {
         XCTAssertNil(outcome(early, token), "not past offlineRevalidateAt: \(early)")
 
         // Two days on: due. Same manifest → validity refreshed, nothing downloaded.
-        try await setServerClock(h, offset: 2 * day)
+        try await h.setServerClock(offset: 2 * day)
         let same = try await h.call("sync.now")
         XCTAssertEqual(outcome(same, token)?["result"]?.stringValue, "unchanged", "\(same)")
         let refreshed = try await h.call("offline.status", ["token": .string(token)])
@@ -50,7 +45,7 @@ final class RevalidationTests: XCTestCase {
         XCTAssertEqual(mediaAfter.ranged, mediaBefore.ranged)
 
         // Four days on with a failing origin (5xx): nothing changes, the error is shown.
-        try await setServerClock(h, offset: 4 * day)
+        try await h.setServerClock(offset: 4 * day)
         try await h.api.injectFaults("/v1/playbackinfo/", Array(repeating: ["status": 503], count: 4))
         try await h.api.injectFaults("/v1/offline/extend", Array(repeating: ["status": 503], count: 4))
         let failing = await XCTAssertThrowsAsync { _ = try await h.call("sync.now") }
@@ -64,7 +59,7 @@ final class RevalidationTests: XCTestCase {
 
         // Forty days on, origin refusing everything: past offlineValidUntil the product is not
         // valid, but its file stays (only the user deletes), and a later success restores it.
-        try await setServerClock(h, offset: 40 * day)
+        try await h.setServerClock(offset: 40 * day)
         try await h.api.injectFaults("/v1/playbackinfo/", Array(repeating: ["status": 503], count: 4))
         try await h.api.injectFaults("/v1/offline/extend", Array(repeating: ["status": 503], count: 4))
         _ = try await h.call("stations.list")          // the server's time reaches the downloader
@@ -100,7 +95,7 @@ final class RevalidationTests: XCTestCase {
         XCTAssertNotEqual(newHash, oldHash)
         try await h.api.injectFaults(newPath, Array(repeating: ["bytesPerSecond": max(2_000, newSize / 8)], count: 20))
 
-        try await setServerClock(h, offset: 2 * day)
+        try await h.setServerClock(offset: 2 * day)
         let round = try await h.call("sync.now")
         XCTAssertEqual(outcome(round, token)?["result"]?.stringValue, "staged", "\(round)")
 
@@ -178,7 +173,7 @@ final class RevalidationTests: XCTestCase {
         let manifest = info.object("manifest")
         let newPath = try XCTUnwrap(manifest["url"] as? String)
         try await h.api.injectFaults(newPath, Array(repeating: ["bytesPerSecond": 1_000], count: 20))
-        try await setServerClock(h, offset: 2 * day)
+        try await h.setServerClock(offset: 2 * day)
         let round = try await h.call("sync.now")
         XCTAssertEqual(outcome(round, token)?["result"]?.stringValue, "staged", "\(round)")
         h.kill9()
@@ -224,7 +219,7 @@ final class RevalidationTests: XCTestCase {
         defer { h.discard() }
         let (token, _) = try await h.startAndOffline("tr-1")
         _ = try await h.call("network.set", ["type": "cellular"])
-        try await setServerClock(h, offset: 2 * day)
+        try await h.setServerClock(offset: 2 * day)
         _ = try await h.call("stations.list")          // the server's time reaches the downloader
         try await Task.sleep(nanoseconds: 4_000_000_000)
         let held = try await h.call("offline.status", ["token": .string(token)])
