@@ -34,7 +34,7 @@ struct DownloadCassette {
             binary, ["--runtime-dir", runtime, "--state-dir", state, "--origin", originURL, "--config", config],
             logFile: folder + "/downloader.log")
         defer { ChildProcesses.shared.stop(child) }
-        let client = try await connect(runtime + "/downloader.sock", child: child)
+        let client = try await connectWhenListening(runtime + "/downloader.sock", child: child, name: "downloader", seconds: 30)
         defer { Task { await client.close() } }
         try await waitCatalogReady(client)
         _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
@@ -53,18 +53,6 @@ struct DownloadCassette {
             throw BenchError("after StationDownloadComplete the catalog does not show \(expectedFiles) verified items of \(stationId)")
         }
         return Outcome(seconds: seconds, answerSeconds: Double(answered - begin) / 1e9, files: expectedFiles, mediaFolder: state + "/media/tracks")
-    }
-
-    private func connect(_ socket: String, child: Child) async throws -> RPCClient {
-        let until = deadline(after: 30)
-        while true {
-            if FileManager.default.fileExists(atPath: socket), let client = try? await RPCClient.connect(path: socket) {
-                return client
-            }
-            guard child.isRunning else { throw BenchError("the downloader exited at start; see its log") }
-            guard monotonicNanos() < until else { throw BenchError("the downloader's socket \(socket) did not answer within 30 s") }
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
     }
 
     private func waitCatalogReady(_ client: RPCClient) async throws {

@@ -20,14 +20,8 @@ struct GaplessBench: AsyncParsableCommand {
     static let lengths = [57_330, 61_740, 48_510]
 
     func run() async throws {
-        let root = "/tmp/cgb-\(getpid())"
+        let root = try makePlayerBenchRoot(prefix: "cgb", pcmName: "bench_capture", pcmFile: "capture.raw")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        for sub in ["music", "run", "state/media/tracks", "m"] {
-            try FileManager.default.createDirectory(atPath: "\(root)/\(sub)", withIntermediateDirectories: true)
-        }
-        try "pcm.bench_capture { type file; slave.pcm \"null\"; file \"\(root)/capture.raw\"; format \"raw\" }\n"
-            .write(toFile: "\(root)/.asoundrc", atomically: true, encoding: .utf8)
-        setenv("HOME", root, 1)
         defer { ChildProcesses.shared.stopAll() }
 
         let reference = try makeAlbum(root: root)
@@ -143,16 +137,10 @@ struct BenchPlayer {
         let child = try ChildProcesses.shared.launch(binDir + "/player", [
             "--runtime-dir", "\(root)/run", "--state-dir", "\(root)/state", "--audio-device", "bench_capture", "--audio-pace", "device",
         ], logFile: "\(root)/player.log")
-        let until = deadline(after: 20)
-        while monotonicNanos() < until {
-            if let client = try? await RPCClient.connect(path: "\(root)/run/player.sock") {
-                _ = try await client.call("service.status")
-                _ = try await client.call("events.subscribe", ["topics": ["player"]])
-                return BenchPlayer(child: child, client: client, root: root)
-            }
-            usleep(20_000)
-        }
-        throw BenchError("the player did not listen")
+        let client = try await connectWhenListening("\(root)/run/player.sock", child: child, name: "player", seconds: 20)
+        _ = try await client.call("service.status")
+        _ = try await client.call("events.subscribe", ["topics": ["player"]])
+        return BenchPlayer(child: child, client: client, root: root)
     }
 
     func addRows(seconds: Int) throws {

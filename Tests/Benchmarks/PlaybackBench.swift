@@ -15,11 +15,8 @@ struct PlaybackBench: AsyncParsableCommand {
     @Option(help: "Timed starts per peer.") var starts: Int = 10
 
     func run() async throws {
-        let root = "/tmp/cpb-\(getpid())"
+        let root = try makePlayerBenchRoot(prefix: "cpb", pcmName: "bench_fifo", pcmFile: "out.fifo")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        for sub in ["music", "run", "state/media/tracks", "m"] {
-            try FileManager.default.createDirectory(atPath: "\(root)/\(sub)", withIntermediateDirectories: true)
-        }
         let flac = "\(root)/music/track.flac"
         try shell("/usr/bin/env", ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
                                    "sine=frequency=440:duration=\(seconds):sample_rate=44100", "-f", "lavfi", "-i",
@@ -28,9 +25,6 @@ struct PlaybackBench: AsyncParsableCommand {
         try FileManager.default.copyItem(atPath: flac, toPath: "\(root)/state/media/tracks/track.flac")
         let fifo = "\(root)/out.fifo"
         guard mkfifo(fifo, 0o600) == 0 else { throw BenchError.system("mkfifo") }
-        try "pcm.bench_fifo { type file; slave.pcm \"null\"; file \"\(fifo)\"; format \"raw\" }\n"
-            .write(toFile: "\(root)/.asoundrc", atomically: true, encoding: .utf8)
-        setenv("HOME", root, 1)
         defer { ChildProcesses.shared.stopAll() }
 
         print("playback: \(seconds) s FLAC 44.1 kHz/16-bit stereo, unpaced null output; \(starts) timed starts to a FIFO")
@@ -48,15 +42,9 @@ struct PlaybackBench: AsyncParsableCommand {
         let child = try ChildProcesses.shared.launch(binDir + "/player", [
             "--runtime-dir", "\(root)/run", "--state-dir", "\(root)/state", "--audio-device", device, "--audio-pace", "device",
         ], logFile: "\(root)/player-\(device).log")
-        let until = deadline(after: 20)
-        while monotonicNanos() < until {
-            if let client = try? await RPCClient.connect(path: "\(root)/run/player.sock") {
-                _ = try await client.call("service.status")   // waits for the catalog
-                return (child, client)
-            }
-            usleep(20_000)
-        }
-        throw BenchError("the player did not listen")
+        let client = try await connectWhenListening("\(root)/run/player.sock", child: child, name: "player", seconds: 20)
+        _ = try await client.call("service.status")   // waits for the catalog
+        return (child, client)
     }
 
     private func addTrack(root: String) throws {
