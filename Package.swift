@@ -54,6 +54,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Shared/Systemd"),
+        .target(name: "BlockingIO", dependencies: [
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ], path: "Shared/BlockingIO"),
         .target(name: "Catalog", dependencies: [
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Shared/Catalog"),
@@ -70,7 +73,7 @@ let package = Package(
         .target(name: "AudioOutput", dependencies: ["AudioFormat", "CShims", "CALSA"], path: "Shared/AudioOutput"),
         .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CShims", "CFFmpeg"], path: "Shared/MediaDecoder"),
         .target(name: "ServiceKit", dependencies: [
-            "Wire", "Systemd", "Catalog",
+            "Wire", "Systemd", "Catalog", "BlockingIO",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -81,20 +84,20 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "downloader", dependencies: [
-            "ServiceKit", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire",
+            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Downloader"),
         .executableTarget(name: "player", dependencies: [
-            "ServiceKit", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire",
+            "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Player"),
         .executableTarget(name: "reporter", dependencies: [
-            "ServiceKit", "HTTPClient", "OriginClient", "Catalog", "Wire",
+            "ServiceKit", "BlockingIO", "HTTPClient", "OriginClient", "Catalog", "Wire",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import Catalog
 import Foundation
 import GRDB
 import Logging
@@ -9,7 +10,7 @@ import Wire
 /// request first). The queue *is* the catalog (`downloads` rows, `files.attempts`), so a restart
 /// resumes exactly where the last process stopped, with the same attempts counted.
 actor DownloadEngine {
-    private let catalog: DatabasePool
+    private let catalog: Catalog
     private let store: MediaStore
     private let transfer: FileTransfer
     private let committer: DurableCommitter
@@ -23,6 +24,11 @@ actor DownloadEngine {
     private var progressDue: Set<String> = []
     private var progressScheduled = false
     private var kickScheduled = false
+    private var kickRequested = false
+    private var filling = false
+    /// The jobs behind `active`, for admission's reservation of what they will still write.
+    private var activeJobs: [FileJob] = []
+    private let queue: DownloadQueueStore
     /// Files whose bytes are complete and fsynced, waiting for the committer: they keep their
     /// task in `active` (cancelAndWait and stop still wait for them) but no longer hold a slot,
     /// so the next transfer starts while the batch's rename, directory fsync and catalog commit run.
@@ -36,12 +42,13 @@ actor DownloadEngine {
     private var onVerified: (@Sendable (Int64) async -> Void)?
     func onFileVerified(_ hook: @escaping @Sendable (Int64) async -> Void) { onVerified = hook }
 
-    init(catalog: DatabasePool, store: MediaStore, transfer: FileTransfer, events: DownloaderEvents,
+    init(catalog: Catalog, store: MediaStore, transfer: FileTransfer, events: DownloaderEvents,
          settings: DownloaderSettings, logger: Logger) {
         self.catalog = catalog
         self.store = store
         self.transfer = transfer
         self.committer = DurableCommitter(store: store, catalog: catalog)
+        self.queue = DownloadQueueStore(catalog: catalog)
         self.events = events
         self.logger = logger
         self.maxParallel = settings.maxParallel
@@ -49,47 +56,60 @@ actor DownloadEngine {
     }
 
     var activeFileIds: [Int64] { Array(active.keys) }
+    /// The files being downloaded (or committed), for the storage reservation.
+    var runningJobs: [FileJob] { activeJobs }
 
-    func setMaxParallel(_ n: Int) {
+    func setMaxParallel(_ n: Int) async {
         maxParallel = n
-        kick()
+        await kick()
     }
 
     /// Starts downloads until `maxParallel` run or nothing is wanted.
-    func kick() {
+    ///
+    /// One fill runs at a time: a kick that arrives during one makes it go round again instead
+    /// of running beside it, so admission (which reserves storage for what it starts) never
+    /// sees two rounds' candidates at once.
+    func kick() async {
+        kickRequested = true
+        guard !filling else { return }
+        filling = true
+        defer { filling = false }
+        while kickRequested, !stopped {
+            kickRequested = false
+            await fillSlots()
+        }
+    }
+
+    private func fillSlots() async {
         guard !stopped, transferring < maxParallel, transfer.origin != nil else { return }
+        let limit = maxParallel + active.count + (gate == nil ? 0 : 32)
         let jobs: [FileJob]
         do {
-            jobs = try catalog.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT f.id, f.url, f.localPath, f.sizeBytes, f.sha256,
-                           (SELECT MIN(d.id) FROM downloads d WHERE d.fileId = f.id AND d.state = 'queued') AS firstRequest
-                    FROM files f
-                    WHERE f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ? AND f.url IS NOT NULL
-                      AND f.sizeBytes IS NOT NULL AND f.sha256 IS NOT NULL AND firstRequest IS NOT NULL
-                    ORDER BY firstRequest LIMIT ?
-                    """, arguments: [maxAttempts, maxParallel + active.count + (gate == nil ? 0 : 32)])
-                    .map { FileJob(fileId: $0["id"], url: $0["url"], relative: $0["localPath"], sizeBytes: $0["sizeBytes"], sha256: $0["sha256"]) }
-            }
+            jobs = try await queue.next(limit: limit, maxAttempts: maxAttempts)
         } catch {
             logger.error("download queue: cannot read the catalog: \(error)")
             return
         }
         let waiting = jobs.filter { active[$0.fileId] == nil }
-        let runnable = gate?.admit(waiting, slots: maxParallel - transferring, active: Array(active.keys)) ?? waiting
-        for job in runnable where active[job.fileId] == nil && transferring < maxParallel {
+        let runnable: [FileJob]
+        if let gate {
+            runnable = await gate.admit(waiting, slots: maxParallel - transferring, running: activeJobs)
+        } else {
+            runnable = waiting
+        }
+        // Re-checked after the awaits: a stop, or a transfer started meanwhile, wins.
+        for job in runnable where !stopped && active[job.fileId] == nil && transferring < maxParallel {
             active[job.fileId] = Task { await self.perform(job) }
+            activeJobs.append(job)
         }
     }
 
     /// Cancels transfers of files no owner wants any more (paused, cancelled, deleted); their
     /// `.part` stays for a later resume unless the caller removes it.
-    func dropUnwanted() {
+    func dropUnwanted() async {
         guard !active.isEmpty else { return }
         let ids = Array(active.keys)
-        let wanted = (try? catalog.read { db in
-            try Int64.fetchSet(db, sql: "SELECT DISTINCT fileId FROM downloads WHERE state = 'queued' AND fileId IN (\(ids.map(String.init).joined(separator: ",")))")
-        }) ?? Set(ids)
+        let wanted = (try? await queue.wanted(among: ids)) ?? Set(ids)
         for id in ids where !wanted.contains(id) {
             active[id]?.cancel()
         }
@@ -113,7 +133,7 @@ actor DownloadEngine {
     // MARK: One file
 
     private func perform(_ job: FileJob) async {
-        let owners = markStarted(job)
+        let owners = await markStarted(job)
         let progress = Mutex<Int64>(-1)
         let ticker = Task { [catalog, events] in
             var written: Int64 = -2
@@ -147,24 +167,25 @@ actor DownloadEngine {
                 kickSoon()
                 defer { committing.remove(job.fileId) }
                 let verified = try await committer.commit(job)
-                fileVerified(job, verified)
+                await fileVerified(job, verified)
             case .refused(let error, let reason):
                 logger.warning("download of \(job.relative) failed: \(error): \(reason)")
-                attemptFailed(job, error: error, reason: reason)
+                await attemptFailed(job, error: error, reason: reason)
             }
         } catch {
             ticker.cancel()
             if Task.isCancelled || error is CancellationError {
-                noteInterrupted(job)
+                await noteInterrupted(job)
             } else if let shortage = error as? StorageShortage {
-                noteInterrupted(job)
-                gate?.stoppedForSpace(job, shortage)
+                await noteInterrupted(job)
+                await gate?.stoppedForSpace(job, shortage)
             } else {
                 logger.error("download of \(job.relative) failed: \(error)")
-                attemptFailed(job, error: "StorageError", reason: "\(error)")
+                await attemptFailed(job, error: "StorageError", reason: "\(error)")
             }
         }
         active[job.fileId] = nil
+        activeJobs.removeAll { $0.fileId == job.fileId }
         kickSoon()
     }
 
@@ -174,12 +195,10 @@ actor DownloadEngine {
         guard !kickScheduled else { return }
         kickScheduled = true
         Task {
-            await self.clearKickScheduled()
-            await self.kick()
+            kickScheduled = false
+            await kick()
         }
     }
-
-    private func clearKickScheduled() { kickScheduled = false }
 
     private struct ProductOwner: Sendable {
         var token: String
@@ -187,18 +206,18 @@ actor DownloadEngine {
     }
 
     /// Products waiting for this file become Downloading (OfflineStarted once per token).
-    private func markStarted(_ job: FileJob) -> [ProductOwner] {
+    private func markStarted(_ job: FileJob) async -> [ProductOwner] {
         let now = Date()
         let changed: [ProductOwner]
         let owners: [ProductOwner]
         do {
             // Most files (station items) have no product waiting: a read spares them a write transaction.
-            let ownedByProducts = try catalog.read { db in
+            let ownedByProducts = try await catalog.read { db in
                 try Bool.fetchOne(db, sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1",
                                   arguments: [job.fileId]) ?? false
             }
             guard ownedByProducts else { return [] }
-            (owners, changed) = try catalog.write { db in
+            (owners, changed) = try await catalog.write { db in
                 let rows = try Row.fetchAll(db, sql: """
                     SELECT p.token, p.productId, p.state FROM offlineProducts p JOIN downloads d
                       ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.fileId = ? AND d.state = 'queued'
@@ -229,7 +248,7 @@ actor DownloadEngine {
     }
 
     /// Events for a file the committer made durable and verified (the catalog already says so).
-    private func fileVerified(_ job: FileJob, _ verified: DurableCommitter.Verified) {
+    private func fileVerified(_ job: FileJob, _ verified: DurableCommitter.Verified) async {
         for product in verified.products {
             events.downloads("OfflineDone", ["token": .string(product.token), "productId": .string(product.productId)])
             events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
@@ -253,17 +272,18 @@ actor DownloadEngine {
         Task { await self.flushStationProgress() }
     }
 
-    private func flushStationProgress() {
+    private func flushStationProgress() async {
         progressScheduled = false
         let due = progressDue
         progressDue = []
-        publishStationProgress(due.sorted())
+        await publishStationProgress(due.sorted())
     }
 
-    private func attemptFailed(_ job: FileJob, error: String, reason: String) {
+    private func attemptFailed(_ job: FileJob, error: String, reason: String) async {
         let now = Date()
+        let maxAttempts = maxAttempts
         do {
-            let (failed, stations) = try catalog.write { db -> ([ProductOwner], [String]) in
+            let (failed, stations) = try await catalog.write { db -> ([ProductOwner], [String]) in
                 try db.execute(sql: """
                     UPDATE files SET attempts = attempts + 1, error = ?, reason = ?, state = 'corrupt', bytesOnDisk = 0 WHERE id = ?
                     """, arguments: [error, reason, job.fileId])
@@ -291,16 +311,16 @@ actor DownloadEngine {
                 events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
                                                       "state": "failed", "error": .string(ItemError.downloadFailed.rawValue)])
             }
-            publishStationProgress(stations)
+            await publishStationProgress(stations)
         } catch {
             logger.error("cannot record the failure of \(job.relative): \(error)")
         }
     }
 
     /// A cancelled transfer: the catalog learns how many bytes the `.part` keeps.
-    private func noteInterrupted(_ job: FileJob) {
-        let onDisk = (try? store.partPath(job.relative)).flatMap(MediaStore.size) ?? 0
-        _ = try? catalog.write { db in
+    private func noteInterrupted(_ job: FileJob) async {
+        let onDisk = await store.partSize(job.relative)
+        _ = try? await catalog.write { db in
             try db.execute(sql: """
                 UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE 'pending' END
                 WHERE id = ? AND state != 'verified'
@@ -309,9 +329,10 @@ actor DownloadEngine {
     }
 
     /// StationDownloadProgress for each station, and StationDownloadComplete when none is pending.
-    func publishStationProgress(_ stations: [String]) {
+    func publishStationProgress(_ stations: [String]) async {
+        let maxAttempts = maxAttempts
         for station in stations {
-            guard let progress = try? catalog.read({ db in
+            guard let progress = try? await catalog.read({ db in
                 try CatalogRecords.stationProgress(station, maxAttempts: maxAttempts, db: db)
             }) else { continue }
             let data: [String: JSONValue] = ["stationId": .string(station), "pending": .number(Double(progress.pending)),

@@ -1,3 +1,4 @@
+import BlockingIO
 import Catalog
 import Foundation
 import HTTPClient
@@ -18,18 +19,18 @@ enum Downloader {
         let core = Task { () throws -> DownloaderCore in
             let catalog = try await context.catalog()
             let store = MediaStore(stateDirectory: context.settings.stateDir)
-            try store.prepare()
-            let engine = DownloadEngine(catalog: catalog.pool, store: store,
+            try await BlockingIO.run { try store.prepare() }
+            let engine = DownloadEngine(catalog: catalog, store: store,
                                         transfer: FileTransfer(origin: origin, store: store,
                                                                stallTimeout: settings.stallTimeoutSeconds),
                                         events: events, settings: settings, logger: context.logger)
             // Issue 5: the policy (config defaults, then what policy.set persisted), the network
             // monitor, the gate the engine asks before each file, and the enforcer for running ones.
-            let policyStore = PolicyStore(catalog: catalog.pool)
-            let policy = policyStore.load(defaults: DownloadPolicy.fromConfig(context.settings.config.downloader,
+            let policyStore = PolicyStore(catalog: catalog)
+            let policy = await policyStore.load(defaults: DownloadPolicy.fromConfig(context.settings.config.downloader,
                                                                              maxParallel: settings.maxParallel, logger: context.logger))
-            let monitor = NetworkMonitor(sources: [NetworkManagerSource(), KernelRouteSource()], events: events, logger: context.logger)
-            let gate = PolicyGate(catalog: catalog.pool, store: store, events: events, logger: context.logger,
+            let monitor = await NetworkMonitor(sources: [NetworkManagerSource(), KernelRouteSource()], events: events, logger: context.logger)
+            let gate = PolicyGate(catalog: catalog, store: store, events: events, logger: context.logger,
                                   policy: policy, network: await monitor.state)
             await engine.attach(gate: gate)
             let enforcer = PolicyEnforcer(gate: gate, engine: engine, logger: context.logger)
@@ -39,14 +40,14 @@ enum Downloader {
             }
             let policyController = PolicyController(gate: gate, store: policyStore, monitor: monitor, engine: engine,
                                                     enforcer: enforcer, events: events)
-            let report = try Reconciler(catalog: catalog.pool, store: store, events: events, settings: settings,
-                                        logger: context.logger).run()
+            let reconciler = Reconciler(catalog: catalog, store: store, events: events, settings: settings, logger: context.logger)
+            let report = try await BlockingIO.run { try reconciler.run() }
             context.logger.info("media reconciled: \(report.missing.count) missing, \(report.resumable) resumable, \(report.orphansRemoved.count) unknown files removed")
-            let clock = TrustedTimeRecorder(catalog: catalog.pool, origins: [origin, quickOrigin])
+            let clock = TrustedTimeRecorder(catalog: catalog, origins: [origin, quickOrigin])
             await clock.adoptBoot()
             // Licenses are requested at the server's time when it gives none (LicenseClient).
             let licenses = origin.map { origin in LicenseClient(origin: origin, now: { await clock.now() }) }
-            let revalidator = ProductRevalidator(catalog: catalog.pool, origin: origin, licenses: licenses, store: store,
+            let revalidator = ProductRevalidator(catalog: catalog, origin: origin, licenses: licenses, store: store,
                                                  engine: engine, events: events, clock: clock, logger: context.logger)
             await engine.onFileVerified { fileId in await revalidator.fileVerified(fileId) }
             // A re-offline whose file was verified just before a kill is switched now.
@@ -55,13 +56,13 @@ enum Downloader {
             await engine.setMaxParallel(policy.maxParallel)
             return DownloaderCore(
                 settings: settings, origin: origin, store: store, engine: engine,
-                stations: StationSync(catalog: catalog.pool, origin: origin, quickOrigin: quickOrigin, store: store,
+                stations: StationSync(catalog: catalog, origin: origin, quickOrigin: quickOrigin, store: store,
                                       engine: engine, events: events, logger: context.logger),
-                products: OfflineProducts(catalog: catalog.pool, origin: origin, store: store, engine: engine,
+                products: OfflineProducts(catalog: catalog, origin: origin, store: store, engine: engine,
                                           events: events, licenses: licenses, logger: context.logger),
                 gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
-                estimate: Estimate(catalog: catalog.pool, origin: origin, gate: gate, store: store), clock: clock,
-                expiry: OfflineExtension(catalog: catalog.pool, origin: origin, store: store, engine: engine,
+                estimate: Estimate(catalog: catalog, origin: origin, gate: gate, store: store), clock: clock,
+                expiry: OfflineExtension(catalog: catalog, origin: origin, store: store, engine: engine,
                                             events: events, clock: clock, logger: context.logger),
                 revalidator: revalidator)
         }

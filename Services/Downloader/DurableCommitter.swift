@@ -1,3 +1,4 @@
+import Catalog
 import Foundation
 import GRDB
 
@@ -41,12 +42,12 @@ actor DurableCommitter {
     }
 
     private let store: MediaStore
-    private let catalog: DatabasePool
+    private let catalog: Catalog
     private var waiting: [Waiter] = []
     private var draining = false
     private let disk = DispatchQueue(label: "cassette.downloader.commit")
 
-    init(store: MediaStore, catalog: DatabasePool) {
+    init(store: MediaStore, catalog: Catalog) {
         self.store = store
         self.catalog = catalog
     }
@@ -80,7 +81,7 @@ actor DurableCommitter {
         draining = false
     }
 
-    private static func persist(_ jobs: [FileJob], store: MediaStore, catalog: DatabasePool) throws -> [Int64: Verified] {
+    private static func persist(_ jobs: [FileJob], store: MediaStore, catalog: Catalog) throws -> [Int64: Verified] {
         let paths = try jobs.map { (part: try store.partPath($0.relative), final: try store.absolute($0.relative)) }
         // Step 2: data to disk before any rename (already there when the transfer fsynced it).
         for path in paths { try MediaStore.fsyncFile(path.part) }
@@ -92,7 +93,7 @@ actor DurableCommitter {
         }
         // Step 5: the catalog, last; synchronous=FULL makes the commit itself durable.
         let now = Date()
-        return try catalog.write { db in
+        return try catalog.writeBlocking { db in
             var verified: [Int64: Verified] = [:]
             for job in jobs {
                 try db.execute(sql: """

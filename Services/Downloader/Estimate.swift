@@ -1,3 +1,4 @@
+import Catalog
 import Foundation
 import GRDB
 import OriginClient
@@ -8,7 +9,7 @@ import Wire
 /// the quality `offline.add` would use; what is already on disk (verified, or the `.part` of
 /// an unfinished download) is not counted again. Nothing is written.
 struct Estimate: Sendable {
-    let catalog: DatabasePool
+    let catalog: Catalog
     let origin: OriginClient?
     let gate: PolicyGate
     let store: MediaStore
@@ -19,7 +20,7 @@ struct Estimate: Sendable {
         var items: [JSONValue] = []
         var needed: Int64 = 0
         var seenFiles = Set<String>()
-        let room = gate.budget.room(policy: policy, reserved: 0)
+        let room = await gate.budget.room(policy: policy, running: []).room
         for productId in productIds {
             let info = try await origin.get("/v1/playbackinfo/\(productId)",
                                             query: ["mode": "offline", "quality": quality ?? policy.offlineQuality(productType: nil)],

@@ -1,3 +1,4 @@
+import BlockingIO
 import Foundation
 import Glibc
 import HTTPClient
@@ -33,14 +34,18 @@ struct FileTransfer: Sendable {
     func run(_ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void) async throws -> TransferResult {
         guard let origin else { throw DownloaderError.noOrigin() }
         let part = try store.partPath(job.relative)
-        var onDisk = MediaStore.size(part) ?? 0
-        if onDisk > job.sizeBytes {
-            // Longer than the manifest says: not a prefix of the wanted file.
-            unlink(part)
-            onDisk = 0
+        // Resuming hashes what the `.part` already holds: file I/O, off the cooperative pool.
+        let (onDisk, hasher) = try await BlockingIO.run { () throws -> (Int64, StreamingSHA256) in
+            var onDisk = MediaStore.size(part) ?? 0
+            if onDisk > job.sizeBytes {
+                // Longer than the manifest says: not a prefix of the wanted file.
+                unlink(part)
+                onDisk = 0
+            }
+            let hasher = StreamingSHA256(path: part, declaredSize: job.sizeBytes)
+            try hasher.absorbExisting(length: onDisk)
+            return (onDisk, hasher)
         }
-        let hasher = StreamingSHA256(path: part, declaredSize: job.sizeBytes)
-        try hasher.absorbExisting(length: onDisk)
         onBytes(onDisk)
 
         if onDisk < job.sizeBytes {
@@ -54,35 +59,35 @@ struct FileTransfer: Sendable {
                     return fileSize <= declared && !Task.isCancelled
                 }
                 if result.status == 416 {
-                    return refuse(part, "SizeMismatch", "the origin has fewer bytes than the \(declared) it declared")
+                    return await refuse(part, "SizeMismatch", "the origin has fewer bytes than the \(declared) it declared")
                 }
             } catch {
                 if hasher.overflowed {
-                    return refuse(part, "BodyTooLong", "the origin sent more than the \(declared) bytes it declared")
+                    return await refuse(part, "BodyTooLong", "the origin sent more than the \(declared) bytes it declared")
                 }
                 if Task.isCancelled { throw CancellationError() }
                 // A full disk is not the file's fault: keep the bytes, wait for space (issue 5).
                 if let shortage = StorageBudget.shortage(from: error) { throw shortage }
                 if let origin = error as? OriginError {
-                    return refuse(part, origin.name, origin.message)
+                    return await refuse(part, origin.name, origin.message)
                 }
-                return refuse(part, "DownloadFailed", "\(error)")
+                return await refuse(part, "DownloadFailed", "\(error)")
             }
         }
-        let size = MediaStore.size(part) ?? 0
+        let size = await BlockingIO.run { MediaStore.size(part) ?? 0 }
         guard size == job.sizeBytes, hasher.position == size else {
-            return refuse(part, size > job.sizeBytes ? "BodyTooLong" : "SizeMismatch",
+            return await refuse(part, size > job.sizeBytes ? "BodyTooLong" : "SizeMismatch",
                           "received \(size) bytes, the manifest declared \(job.sizeBytes)")
         }
         let digest = hasher.hexDigest()
         guard digest == job.sha256 else {
-            return refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(job.sha256)")
+            return await refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(job.sha256)")
         }
         return .complete
     }
 
-    private func refuse(_ part: String, _ error: String, _ reason: String) -> TransferResult {
-        unlink(part)
+    private func refuse(_ part: String, _ error: String, _ reason: String) async -> TransferResult {
+        await BlockingIO.run { _ = unlink(part) }
         return .refused(error: error, reason: reason)
     }
 }

@@ -1,3 +1,4 @@
+import BlockingIO
 import Foundation
 import Glibc
 import OriginClient
@@ -109,4 +110,22 @@ struct MediaStore: Sendable {
             throw DownloaderError.storage("rename \(from) → \(to): \(String(cString: strerror(errno)))")
         }
     }
+}
+
+// MARK: From async code: the same operations, off the cooperative pool
+
+extension MediaStore {
+    /// What the `.part` of a catalog path holds (0 when absent).
+    func partSize(_ relative: String) async -> Int64 {
+        guard let path = try? partPath(relative) else { return 0 }
+        return await BlockingIO.run { Self.size(path) ?? 0 }
+    }
+
+    /// Removes the final files and `.part`s of these catalog paths.
+    func delete(_ relatives: [String]) async {
+        guard !relatives.isEmpty else { return }
+        await BlockingIO.run { for relative in relatives { removeAll(relative) } }
+    }
+
+    func delete(_ relative: String) async { await delete([relative]) }
 }

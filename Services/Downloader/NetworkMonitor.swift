@@ -1,3 +1,4 @@
+import BlockingIO
 import Foundation
 import Logging
 
@@ -14,12 +15,13 @@ actor NetworkMonitor {
     private(set) var state: NetworkState
     private var listeners: [@Sendable (NetworkState) async -> Void] = []
 
-    init(sources: [any NetworkSource], events: DownloaderEvents, logger: Logger, pollSeconds: Double = 1) {
+    /// Asks the sources once before returning, so the first state is the real one.
+    init(sources: [any NetworkSource], events: DownloaderEvents, logger: Logger, pollSeconds: Double = 1) async {
         self.sources = sources
         self.events = events
         self.logger = logger
         self.pollSeconds = pollSeconds
-        state = Self.detect(sources)
+        state = await Self.detect(sources)
     }
 
     var isOverridden: Bool { overrideState != nil }
@@ -38,7 +40,14 @@ actor NetworkMonitor {
     /// Asks the sources now; publishes and notifies when the answer differs from the last.
     @discardableResult
     func refresh() async -> NetworkState {
-        let next = overrideState ?? Self.detect(sources)
+        var next: NetworkState
+        if let overrideState {
+            next = overrideState
+        } else {
+            let detected = await Self.detect(sources)
+            // An override set while the sources were asked wins.
+            next = self.overrideState ?? detected
+        }
         guard next != state else { return state }
         let previous = state
         state = next
@@ -58,10 +67,13 @@ actor NetworkMonitor {
         }
     }
 
-    private static func detect(_ sources: [any NetworkSource]) -> NetworkState {
-        for source in sources {
-            if let answer = source.read() { return answer }
+    /// D-Bus calls and `/proc` reads block: they run off the cooperative pool.
+    private static func detect(_ sources: [any NetworkSource]) async -> NetworkState {
+        await BlockingIO.run {
+            for source in sources {
+                if let answer = source.read() { return answer }
+            }
+            return .offline
         }
-        return .offline
     }
 }

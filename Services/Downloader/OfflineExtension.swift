@@ -8,7 +8,7 @@ import Wire
 /// Feed.fm "Expiration": asks the origin to extend what is held (at start while online and on
 /// `sync.now`), and applies each station's `onExpiry` once the trusted time passes its expiry.
 actor OfflineExtension {
-    private let catalog: DatabasePool
+    private let catalog: Catalog
     private let origin: OriginClient?
     private let store: MediaStore
     private let engine: DownloadEngine
@@ -16,7 +16,7 @@ actor OfflineExtension {
     private let clock: TrustedTimeRecorder
     private let logger: Logger
 
-    init(catalog: DatabasePool, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
+    init(catalog: Catalog, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
          events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
         self.catalog = catalog
         self.origin = origin
@@ -100,7 +100,7 @@ actor OfflineExtension {
         await engine.dropUnwanted()
         for file in garbage {
             await engine.cancelAndWait(fileId: file.id)
-            store.removeAll(file.path)
+            await store.delete(file.path)
         }
         for id in expired {
             logger.info("station \(id) expired (onExpiry delete): its files are deleted")

@@ -8,7 +8,7 @@ import Wire
 /// TIDAL OE / Brightcove media products: `offline.add` and the calls on its token. A token is a
 /// row of `offlineProducts`, so it, the product's state and its attempts survive restarts.
 actor OfflineProducts {
-    private let catalog: DatabasePool
+    private let catalog: Catalog
     private let origin: OriginClient?
     private let store: MediaStore
     private let engine: DownloadEngine
@@ -16,7 +16,7 @@ actor OfflineProducts {
     private let licenses: LicenseClient?
     private let logger: Logger
 
-    init(catalog: DatabasePool, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
+    init(catalog: Catalog, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
          events: DownloaderEvents, licenses: LicenseClient?, logger: Logger) {
         self.catalog = catalog
         self.origin = origin
@@ -35,19 +35,19 @@ actor OfflineProducts {
     func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false,
              terms: LicenseTerms? = nil) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
-        let existing = try openRequest(productId)
+        let existing = try await openRequest(productId)
         // The same request twice gets the same token; a failed one is started again (explicit
         // re-request), and one that only holds a preloaded license starts its download now.
-        if let existing, !["failed", "discovered"].contains(existing["state"] as String) {
+        if let existing, !["failed", "discovered"].contains(existing.state) {
             if allowCellular {
                 // Asked again with the cellular override: it applies to the existing request.
-                let token: String = existing["token"]
+                let token = existing.token
                 try await catalog.write { db in
                     try db.execute(sql: "UPDATE offlineProducts SET allowCellular = 1 WHERE token = ?", arguments: [token])
                 }
                 await engine.kick()
             }
-            return try status(token: existing["token"])
+            return try await status(token: existing.token)
         }
         let info = try await playbackInfo(productId, quality: quality)
         let manifestType = info["manifestType"]?.stringValue ?? "progressive"
@@ -64,10 +64,10 @@ actor OfflineProducts {
         case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
         }
         parsedItem.productType = info["productType"]?.stringValue ?? productType ?? "TRACK"
-        let token = (existing?["token"] as String?) ?? UUID().uuidString.lowercased()
+        let token = existing?.token ?? UUID().uuidString.lowercased()
         let item = parsedItem
         var license: GrantedLicense?
-        if terms != nil || (LicenseClient.securityToken(info) != nil && existing?["licenseId"] as String? == nil) {
+        if terms != nil || (LicenseClient.securityToken(info) != nil && existing?.licenseId == nil) {
             license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase)
         }
         let granted = license
@@ -98,22 +98,22 @@ actor OfflineProducts {
         if let (fileId, path) = stale {
             // The origin now promises other content under this name: the old bytes go.
             await engine.cancelAndWait(fileId: fileId)
-            store.removeAll(path)
+            await store.delete(path)
         }
         if let granted { licenseEvent("LicenseAcquired", token: token, productId: productId, granted) }
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(actual), "state": .string(state.rawValue)])
         if state == .cached { events.downloads("OfflineDone", ["token": .string(token), "productId": .string(actual)]) }
         await engine.kick()
-        return try status(token: token)
+        return try await status(token: token)
     }
 
     /// The newest request for `productId` that is not deleted.
-    private func openRequest(_ productId: String) throws -> Row? {
-        try catalog.read { db in
+    private func openRequest(_ productId: String) async throws -> (token: String, state: String, licenseId: String?)? {
+        try await catalog.read { db in
             try Row.fetchOne(db, sql: """
                 SELECT token, state, licenseId FROM offlineProducts WHERE requestedProductId = ? AND state != 'deleted'
                 ORDER BY requestedAt DESC LIMIT 1
-                """, arguments: [productId])
+                """, arguments: [productId]).map { (token: $0["token"], state: $0["state"], licenseId: $0["licenseId"]) }
         }
     }
 
@@ -134,8 +134,8 @@ actor OfflineProducts {
     /// into. A product already requested gets its license renewed instead.
     func preloadLicense(productId: String, productType: String?, quality: String?, terms: LicenseTerms?) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
-        if let existing = try openRequest(productId), (existing["state"] as String) != "failed" {
-            let token: String = existing["token"]
+        if let existing = try await openRequest(productId), existing.state != "failed" {
+            let token = existing.token
             let held = try await catalog.read { db in try LicenseRecords.currentTerms(token: token, db: db) }
             return try await renewLicense(token: token, terms: terms ?? held ?? .purchase)
         }
@@ -151,7 +151,7 @@ actor OfflineProducts {
             try LicenseRecords.store(license, token: token, productId: productId, current: true, db: db)
         }
         licenseEvent("LicenseAcquired", token: token, productId: productId, license)
-        return try status(token: token)
+        return try await status(token: token)
     }
 
     /// `offline.renewLicense`: a new license for content already held, downloading nothing again
@@ -159,24 +159,25 @@ actor OfflineProducts {
     func renewLicense(token: String, terms: LicenseTerms?) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
         let (row, held) = try await catalog.read { db in
-            (try Row.fetchOne(db, sql: "SELECT requestedProductId, quality, state FROM offlineProducts WHERE token = ?", arguments: [token]),
+            (try Row.fetchOne(db, sql: "SELECT requestedProductId, quality, state FROM offlineProducts WHERE token = ?", arguments: [token])
+                .map { (productId: $0["requestedProductId"] as String, quality: $0["quality"] as String?, state: $0["state"] as String) },
              try LicenseRecords.currentTerms(token: token, db: db))
         }
         guard let row else { throw DownloaderError.unknownToken(token) }
-        guard (row["state"] as String) != ItemState.deleted.rawValue else {
+        guard row.state != ItemState.deleted.rawValue else {
             throw DownloaderError.invalidState("\(token) is deleted; offline.add requests it again.")
         }
         guard let terms = terms ?? held else { throw DownloaderError.noLicense(token) }
-        let productId: String = row["requestedProductId"]
+        let productId = row.productId
         // A fresh playbackinfo, as Brightcove asks for a freshly retrieved video: the security
         // token and key ids may have changed since the content was downloaded.
-        let info = try await playbackInfo(productId, quality: row["quality"])
+        let info = try await playbackInfo(productId, quality: row.quality)
         let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms)
         try await catalog.write { db in
             try LicenseRecords.store(license, token: token, productId: productId, current: true, db: db)
         }
         licenseEvent("LicenseRenewed", token: token, productId: productId, license)
-        return try status(token: token)
+        return try await status(token: token)
     }
 
     private func licenseEvent(_ type: String, token: String, productId: String, _ license: GrantedLicense) {
@@ -186,14 +187,14 @@ actor OfflineProducts {
 
     // MARK: Reading
 
-    func status(token: String) throws -> JSONValue {
-        guard let value = try catalog.read({ db in try Self.statusRows(db, where: "p.token = ?", [token]).first }) else {
+    func status(token: String) async throws -> JSONValue {
+        guard let value = try await catalog.read({ db in try Self.statusRows(db, where: "p.token = ?", [token]).first }) else {
             throw DownloaderError.unknownToken(token)
         }
         return value
     }
 
-    func list(state: String?, sort: String?) throws -> JSONValue {
+    func list(state: String?, sort: String?) async throws -> JSONValue {
         let order: String
         switch sort ?? "requestedAt" {
         case "requestedAt": order = "p.requestedAt"
@@ -205,7 +206,7 @@ actor OfflineProducts {
         if let state, ItemState(rawValue: state) == nil {
             throw RPCError.invalidParams("params.filter must be one of \(ItemState.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
-        let items = try catalog.read { db in
+        let items = try await catalog.read { db in
             try Self.statusRows(db, where: state == nil ? "p.state != 'deleted'" : "p.state = ?", state.map { [$0] } ?? [],
                                 order: order)
         }
@@ -255,8 +256,8 @@ actor OfflineProducts {
     // MARK: pause / resume / cancel / delete
 
     func pause(token: String) async throws -> JSONValue {
-        let (state, productId) = try current(token)
-        if state == .paused { return try status(token: token) }
+        let (state, productId) = try await current(token)
+        if state == .paused { return try await status(token: token) }
         guard state.wantsBytes || state == .discovered else {
             throw DownloaderError.invalidState("\(token) is \(state.rawValue); only a queued or downloading item can be paused.")
         }
@@ -267,13 +268,13 @@ actor OfflineProducts {
         }
         await engine.dropUnwanted()
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "paused"])
-        return try status(token: token)
+        return try await status(token: token)
     }
 
     func resume(token: String) async throws -> JSONValue {
-        let (state, productId) = try current(token)
+        let (state, productId) = try await current(token)
         guard state == .paused || state == .failed else {
-            if state.wantsBytes || state == .cached { return try status(token: token) }
+            if state.wantsBytes || state == .cached { return try await status(token: token) }
             throw DownloaderError.invalidState("\(token) is \(state.rawValue); offline.add requests it again.")
         }
         let now = Date()
@@ -294,12 +295,12 @@ actor OfflineProducts {
         }
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": .string(newState.rawValue)])
         await engine.kick()
-        return try status(token: token)
+        return try await status(token: token)
     }
 
     /// Stops a download for good: Failed with `Cancelled`; content nobody else wants is removed.
     func cancel(token: String) async throws -> JSONValue {
-        let (state, productId) = try current(token)
+        let (state, productId) = try await current(token)
         guard state.wantsBytes || state == .paused || state == .discovered else {
             throw DownloaderError.invalidState("\(token) is \(state.rawValue); only an unfinished download can be cancelled (offline.delete removes content).")
         }
@@ -315,7 +316,7 @@ actor OfflineProducts {
         await engine.dropUnwanted()
         for (fileId, path) in orphaned {
             await engine.cancelAndWait(fileId: fileId)
-            store.removeAll(path)
+            await store.delete(path)
             _ = try? await catalog.write { db in
                 try db.execute(sql: "UPDATE files SET state = 'pending', bytesOnDisk = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
             }
@@ -324,7 +325,7 @@ actor OfflineProducts {
                                            "reason": "cancelled by request"])
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "failed",
                                               "error": "Cancelled"])
-        return try status(token: token)
+        return try await status(token: token)
     }
 
     /// Unverified files of this token that no other owner still wants.
@@ -338,11 +339,11 @@ actor OfflineProducts {
     }
 
     func delete(token: String) async throws -> JSONValue {
-        let (_, productId) = try current(token)
+        let (_, productId) = try await current(token)
         try await deleteTokens([token])
         events.downloads("OfflineDeleted", ["token": .string(token), "productId": .string(productId)])
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "deleted"])
-        return try status(token: token)
+        return try await status(token: token)
     }
 
     func deleteAll() async throws -> JSONValue {
@@ -370,21 +371,22 @@ actor OfflineProducts {
         await engine.dropUnwanted()
         for file in garbage {
             await engine.cancelAndWait(fileId: file.id)
-            store.removeAll(file.path)
+            await store.delete(file.path)
         }
     }
 
-    private func current(_ token: String) throws -> (ItemState, String) {
-        guard let row = try catalog.read({ db in
+    private func current(_ token: String) async throws -> (ItemState, String) {
+        guard let row = try await catalog.read({ db in
             try Row.fetchOne(db, sql: "SELECT state, productId, requestedProductId FROM offlineProducts WHERE token = ?", arguments: [token])
+                .map { (state: $0["state"] as String, productId: ($0["productId"] as String?) ?? $0["requestedProductId"]) }
         }) else { throw DownloaderError.unknownToken(token) }
-        return (ItemState(rawValue: row["state"]) ?? .failed, row["productId"] ?? row["requestedProductId"])
+        return (ItemState(rawValue: row.state) ?? .failed, row.productId)
     }
 
     // MARK: offline.state
 
-    func offlineState(productId: String, now: Date) throws -> JSONValue {
-        let state = try catalog.read { db in try OfflineAvailability.state(productId: productId, db: db, now: now) }
+    func offlineState(productId: String, now: Date) async throws -> JSONValue {
+        let state = try await catalog.read { db in try OfflineAvailability.state(productId: productId, db: db, now: now) }
         return ["productId": .string(productId), "state": .string(state.rawValue)]
     }
 }

@@ -1,3 +1,4 @@
+import Catalog
 import Foundation
 import Logging
 import Wire
@@ -32,7 +33,9 @@ actor PolicyController {
         let next = try current.applying(changes)
         if next != current {
             do {
-                try store.save(next)
+                try await store.save(next)
+            } catch let error as CatalogError where error.code == .storageFull {
+                throw error
             } catch {
                 throw DownloaderError.storage("the policy could not be saved in the catalog: \(error)")
             }

@@ -23,35 +23,37 @@ actor PolicyEnforcer {
         let verdict = gate.verdict
         if verdict != lastVerdict {
             lastVerdict = verdict
-            gate.releaseNetworkIdle()
-            gate.idleBlockedQueue()
+            await gate.releaseNetworkIdle()
+            await gate.idleBlockedQueue()
         }
-        var active = await engine.activeFileIds
+        var running = await engine.runningJobs
+        var active = running.map(\.fileId)
         switch verdict {
         case .allowed:
             break
         case .blocked(let block, let reason):
-            stop(active, block, reason)
+            await stop(active, block, reason)
             active = []
         case .perItem(let block, let reason):
-            let allowed = gate.cellularAllowedFiles(active)
+            let allowed = await gate.cellularAllowedFiles(active)
             let stopping = active.filter { !allowed.contains($0) }
-            stop(stopping, block, reason)
+            await stop(stopping, block, reason)
             active = active.filter { allowed.contains($0) }
         }
+        running.removeAll { !active.contains($0.fileId) }
         // Checked while writing: admission reserved every running file's remaining bytes,
         // so a negative room means someone else took the space.
-        if !active.isEmpty {
-            let remaining = gate.budget.remaining(fileIds: active)
-            var room = gate.budget.room(policy: gate.policy, reserved: remaining.values.reduce(0, +))
+        if !running.isEmpty {
+            var (room, reservations) = await gate.budget.room(policy: gate.policy, running: running)
             if room.availableRaw < 0 {
                 var stopping: [Int64] = []
-                for (id, left) in remaining.sorted(by: { $0.value > $1.value }) where room.availableRaw < 0 {
+                for (id, left) in reservations.sorted(by: { $0.value.disk > $1.value.disk }) where room.availableRaw < 0 {
                     stopping.append(id)
-                    room.reservedBytes -= left
+                    room.reservedBytes -= left.disk
+                    room.cacheReservedBytes -= left.cache
                 }
-                let reason = "the disk filled up while downloading: " + room.shortage(need: remaining.values.max() ?? 0)
-                stop(stopping, .cacheLimit, reason)
+                let reason = "the disk filled up while downloading: " + room.shortage(need: reservations.values.map(\.disk).max() ?? 0)
+                await stop(stopping, .cacheLimit, reason)
             }
         }
         await engine.kick()
@@ -59,10 +61,10 @@ actor PolicyEnforcer {
 
     /// Marks the owners Idle first, then cancels: the transfer ends within a callback's time
     /// (curl checks the cancel flag on every write and progress tick).
-    private func stop(_ fileIds: [Int64], _ block: PolicyBlock, _ reason: String) {
+    private func stop(_ fileIds: [Int64], _ block: PolicyBlock, _ reason: String) async {
         guard !fileIds.isEmpty else { return }
         logger.info("stopping \(fileIds.count) download(s): \(block.rawValue): \(reason)")
-        gate.markIdle(fileIds, block, reason)
+        await gate.markIdle(fileIds, block, reason)
         for id in fileIds {
             Task { await engine.cancelAndWait(fileId: id) }
         }

@@ -50,7 +50,7 @@ actor ProductRevalidator {
     /// One round gives up on a failing origin quickly: the next round is the retry (TIDAL).
     static let retry = RetryPolicy(statusRetries: 1, baseDelay: 0.2, maxStatusDelay: 1, networkRetries: 0, maxNetworkDelay: 0)
 
-    private let catalog: DatabasePool
+    private let catalog: Catalog
     private let origin: OriginClient?
     private let licenses: LicenseClient?
     private let store: MediaStore
@@ -59,7 +59,7 @@ actor ProductRevalidator {
     private let clock: TrustedTimeRecorder
     private let logger: Logger
 
-    init(catalog: DatabasePool, origin: OriginClient?, licenses: LicenseClient?, store: MediaStore, engine: DownloadEngine,
+    init(catalog: Catalog, origin: OriginClient?, licenses: LicenseClient?, store: MediaStore, engine: DownloadEngine,
          events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
         self.catalog = catalog
         self.origin = origin
@@ -77,14 +77,15 @@ actor ProductRevalidator {
     /// rounds are rare and small, and one failing product must not hold up the others.
     func round() async -> [Outcome] {
         let now = await clock.now()
-        let due: [Row]
+        let due: [(token: String, requestedProductId: String, productId: String)]
         do {
             due = try await catalog.read { db in
                 try Row.fetchAll(db, sql: """
                     SELECT token, requestedProductId, productId FROM offlineProducts
                     WHERE state = 'cached' AND (offlineRevalidateAt IS NULL OR offlineRevalidateAt <= ?)
                     ORDER BY requestedAt
-                    """, arguments: [now])
+                    """, arguments: [now]).map { (token: $0["token"], requestedProductId: $0["requestedProductId"],
+                                                  productId: $0["productId"] ?? $0["requestedProductId"]) }
             }
         } catch {
             logger.error("cannot list products to re-validate: \(error)")
@@ -92,8 +93,7 @@ actor ProductRevalidator {
         }
         var outcomes: [Outcome] = []
         for row in due {
-            outcomes.append(await revalidate(token: row["token"], requestedProductId: row["requestedProductId"],
-                                             productId: row["productId"] ?? row["requestedProductId"]))
+            outcomes.append(await revalidate(token: row.token, requestedProductId: row.requestedProductId, productId: row.productId))
         }
         if !due.isEmpty {
             let counts = Dictionary(grouping: outcomes, by: \.result.rawValue).mapValues(\.count)
@@ -128,13 +128,13 @@ actor ProductRevalidator {
     private func revalidateOrThrow(token: String, requestedProductId: String) async throws -> Outcome.Result {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
         let current = try await catalog.read { db in
-            try Row.fetchOne(db, sql: "SELECT quality, manifestHash, staged, licenseId FROM offlineProducts WHERE token = ?",
-                             arguments: [token])
+            try Row.fetchOne(db, sql: "SELECT quality, manifestHash, staged FROM offlineProducts WHERE token = ?", arguments: [token])
+                .map { (quality: $0["quality"] as String?, manifestHash: $0["manifestHash"] as String?, staged: $0["staged"] as String?) }
         }
         guard let current else { throw DownloaderError.unknownToken(token) }
         // The identical request as when offlined: the requested id, offline mode, the same quality.
         let info = try await origin.get("/v1/playbackinfo/\(requestedProductId)",
-                                        query: ["mode": "offline", "quality": current["quality"] ?? "HIGH"],
+                                        query: ["mode": "offline", "quality": current.quality ?? "HIGH"],
                                         retry: Self.retry)
         guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(requestedProductId) }
         guard (info["manifestType"]?.stringValue ?? "progressive") == "progressive" else {
@@ -152,7 +152,7 @@ actor ProductRevalidator {
             return try await licenses.request(productId: requestedProductId, playbackInfo: info, terms: terms ?? .purchase)
         }
 
-        if hash == current["manifestHash"] as String? {
+        if hash == current.manifestHash {
             let license = try await freshLicense()
             let dropped = try await catalog.write { db -> [(id: Int64, path: String)] in
                 try validity.store(token: token, db: db)
@@ -172,7 +172,7 @@ actor ProductRevalidator {
             item = parsed
         case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
         }
-        let previous = (current["staged"] as String?).flatMap(StagedRevision.decode)
+        let previous = current.staged.flatMap(StagedRevision.decode)
         if let previous, previous.manifestHash == hash {
             // Already staging this manifest: make sure it is still wanted (a file that gave up
             // starts over), and let the engine go on.
@@ -289,7 +289,7 @@ actor ProductRevalidator {
         await engine.dropUnwanted()
         for file in files {
             await engine.cancelAndWait(fileId: file.id)
-            store.removeAll(file.path)
+            await store.delete(file.path)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Catalog
 import Foundation
 import GRDB
 import Glibc
@@ -16,7 +17,7 @@ import Wire
 ///   is renamed back to `.part`, to be re-verified without downloading it again;
 /// - files the catalog does not know are removed.
 struct Reconciler {
-    let catalog: DatabasePool
+    let catalog: Catalog
     let store: MediaStore
     let events: DownloaderEvents
     let settings: DownloaderSettings
@@ -32,7 +33,7 @@ struct Reconciler {
     func run() throws -> Report {
         var report = Report()
         let now = Date()
-        let files = try catalog.read { db in
+        let files = try catalog.readBlocking { db in
             try Row.fetchAll(db, sql: "SELECT id, localPath, sizeBytes, state FROM files")
         }
         var known = Set<String>()
@@ -76,7 +77,7 @@ struct Reconciler {
                 partial.append((id, onDisk))
             }
         }
-        let affected = try catalog.write { db -> [(kind: String, owner: String, item: String)] in
+        let affected = try catalog.writeBlocking { db -> [(kind: String, owner: String, item: String)] in
             for (id, onDisk) in partial {
                 try db.execute(sql: """
                     UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' WHEN state = 'corrupt' THEN 'corrupt' ELSE 'pending' END

@@ -1,3 +1,4 @@
+import Catalog
 import Foundation
 import GRDB
 import Logging
@@ -8,7 +9,7 @@ import Wire
 /// already held (at start and every `resyncIntervalSeconds`). One sync at a time, so two
 /// callers never apply two manifests of the same station into each other.
 actor StationSync {
-    private let catalog: DatabasePool
+    private let catalog: Catalog
     private let origin: OriginClient?
     /// Same origin, short timeouts, no network retries: `stations.list` answers at once.
     private let quickOrigin: OriginClient?
@@ -18,7 +19,7 @@ actor StationSync {
     private let logger: Logger
     private var lastAvailability: String?
 
-    init(catalog: DatabasePool, origin: OriginClient?, quickOrigin: OriginClient?, store: MediaStore,
+    init(catalog: Catalog, origin: OriginClient?, quickOrigin: OriginClient?, store: MediaStore,
          engine: DownloadEngine, events: DownloaderEvents, logger: Logger) {
         self.catalog = catalog
         self.origin = origin
@@ -34,7 +35,7 @@ actor StationSync {
     // MARK: stations.list
 
     func list() async throws -> JSONValue {
-        let local = try localOffline()
+        let local = try await localOffline()
         var available = false
         var stations: [JSONValue] = []
         var remoteOffline: [JSONValue] = []
@@ -58,8 +59,8 @@ actor StationSync {
     }
 
     /// Stations with at least one verified item (CATALOG-CONTRACT), from the catalog alone.
-    private func localOffline() throws -> [JSONValue] {
-        try catalog.read { db in
+    private func localOffline() async throws -> [JSONValue] {
+        try await catalog.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT s.id, s.name, s.expiresAt, s.onExpiry, s.syncedAt, COUNT(si.itemId) AS itemCount,
                        SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verifiedCount,
@@ -183,7 +184,7 @@ actor StationSync {
         // The catalog no longer points at these bytes: stop their transfers, then delete them.
         for (fileId, path) in stale {
             await engine.cancelAndWait(fileId: fileId)
-            store.removeAll(path)
+            await store.delete(path)
         }
         await engine.kick()
         let maxAttempts = engine.maxAttempts
@@ -193,8 +194,8 @@ actor StationSync {
                           failed: progress.failed, total: progress.total, manifestHash: answer["manifestHash"]?.stringValue)
     }
 
-    func recordFailure(stationId: String, error: Error) {
-        _ = try? catalog.write { db in
+    func recordFailure(stationId: String, error: Error) async {
+        _ = try? await catalog.write { db in
             try db.execute(sql: "UPDATE stations SET lastError = ? WHERE id = ?", arguments: ["\(error)", stationId])
         }
     }
@@ -208,7 +209,7 @@ actor StationSync {
                 _ = try await sync(stationId: id, targetMinutes: nil, keepStoredTarget: true)
             } catch {
                 logger.warning("re-sync of station \(id) failed: \(error)")
-                recordFailure(stationId: id, error: error)
+                await recordFailure(stationId: id, error: error)
             }
         }
     }

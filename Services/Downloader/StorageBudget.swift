@@ -1,3 +1,5 @@
+import BlockingIO
+import Catalog
 import Foundation
 import GRDB
 import Glibc
@@ -7,7 +9,7 @@ import Glibc
 /// what running downloads will still write (their reservation). Sizes are counted in the file
 /// system's blocks, as the disk counts them, so a "fits" is a real fit.
 struct StorageBudget: Sendable {
-    let catalog: DatabasePool
+    let catalog: Catalog
     let store: MediaStore
 
     struct Room: Sendable, Equatable {
@@ -15,17 +17,27 @@ struct StorageBudget: Sendable {
         var minFreeBytes: Int64
         var cacheUsedBytes: Int64
         var maxCacheBytes: Int64?
-        /// Still to be written by downloads already running.
+        /// Still to be written by downloads already running (what the free space does not yet show).
         var reservedBytes: Int64
         var blockSize: Int64
+        /// The whole size of downloads already running, which `cacheUsedBytes` leaves out: a
+        /// `.part` grows faster than the catalog learns of it, so counting running files at
+        /// their full size is the only reservation that holds under parallel downloads.
+        var cacheReservedBytes: Int64 = 0
 
         /// May be negative: then something else filled the disk while downloads ran.
         var availableRaw: Int64 {
             var room = freeBytes - minFreeBytes - reservedBytes
-            if let maxCacheBytes { room = min(room, maxCacheBytes - cacheUsedBytes - reservedBytes) }
+            if let maxCacheBytes { room = min(room, maxCacheBytes - cacheUsedBytes - cacheReservedBytes) }
             return room
         }
         var available: Int64 { max(0, availableRaw) }
+
+        /// A file admitted now: its bytes are taken from both the disk and the cache.
+        mutating func reserve(_ need: Int64) {
+            reservedBytes += need
+            cacheReservedBytes += need
+        }
 
         /// Bytes a file of `size` with `onDisk` already written will still take on disk.
         func need(size: Int64, onDisk: Int64) -> Int64 {
@@ -41,7 +53,7 @@ struct StorageBudget: Sendable {
             if reservedBytes > 0 { text += " − \(Self.format(reservedBytes)) for running downloads" }
             text += ")"
             if let maxCacheBytes {
-                text += "; maxCacheBytes \(Self.format(maxCacheBytes)) with \(Self.format(cacheUsedBytes)) used"
+                text += "; maxCacheBytes \(Self.format(maxCacheBytes)) with \(Self.format(cacheUsedBytes + cacheReservedBytes)) used or being downloaded"
             }
             return text
         }
@@ -66,36 +78,52 @@ struct StorageBudget: Sendable {
         return (Int64(info.f_bavail) * frsize, frsize)
     }
 
-    /// Verified files at their size, unfinished ones at what their `.part` holds.
-    static func cacheUsed(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: """
-            SELECT COALESCE(SUM(CASE WHEN state = 'verified' THEN COALESCE(sizeBytes, 0) ELSE bytesOnDisk END), 0) FROM files
+    /// Verified files at their size, unfinished ones at what their `.part` holds, but for the
+    /// running ones (`excluding`), which the caller reserves at their full size.
+    static func cacheUsed(_ db: Database, excluding: [Int64] = []) throws -> Int64 {
+        let skip = excluding.isEmpty ? "" : "WHERE id NOT IN (\(excluding.map(String.init).joined(separator: ",")))"
+        return try Int64.fetchOne(db, sql: """
+            SELECT COALESCE(SUM(CASE WHEN state = 'verified' THEN COALESCE(sizeBytes, 0) ELSE bytesOnDisk END), 0) FROM files \(skip)
             """) ?? 0
     }
 
-    /// The room now, given what running downloads will still write.
-    func room(policy: DownloadPolicy, reserved: Int64) -> Room {
-        let space = Self.fileSystemSpace(store.root) ?? (free: 0, blockSize: 4096)
-        let used = (try? catalog.read { db in try Self.cacheUsed(db) }) ?? 0
-        return Room(freeBytes: space.free, minFreeBytes: policy.minFreeBytes, cacheUsedBytes: used,
-                    maxCacheBytes: policy.maxCacheBytes, reservedBytes: reserved, blockSize: space.blockSize)
+    /// What one running download still takes: `disk` bytes to write, `cache` bytes in all.
+    struct Reservation: Sendable {
+        var disk: Int64
+        var cache: Int64
     }
 
-    /// What the given files (running downloads) will still write, from their `.part` sizes.
-    func remaining(fileIds: [Int64], blockSize: Int64 = 4096) -> [Int64: Int64] {
-        guard !fileIds.isEmpty else { return [:] }
-        let rows = (try? catalog.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, localPath, sizeBytes FROM files WHERE id IN (\(fileIds.map(String.init).joined(separator: ",")))")
-        }) ?? []
-        var result: [Int64: Int64] = [:]
-        let probe = Room(freeBytes: 0, minFreeBytes: 0, cacheUsedBytes: 0, maxCacheBytes: nil, reservedBytes: 0, blockSize: blockSize)
-        for row in rows {
-            let relative: String = row["localPath"]
-            let size: Int64 = row["sizeBytes"] ?? 0
-            let onDisk = (try? store.partPath(relative)).flatMap(MediaStore.size) ?? 0
-            result[row["id"]] = probe.need(size: size, onDisk: onDisk)
+    /// The room now, with `running` downloads reserved: one `statvfs`, one look at their
+    /// `.part`s and one catalog sum, off the cooperative pool. Computed once per admission
+    /// round, then updated with `Room.reserve` as files are admitted.
+    func room(policy: DownloadPolicy, running: [FileJob]) async -> (room: Room, reservations: [Int64: Reservation]) {
+        let (root, store) = (store.root, store)
+        let (space, parts) = await BlockingIO.run { () -> ((free: Int64, blockSize: Int64)?, [Int64]) in
+            (Self.fileSystemSpace(root), running.map { (try? store.partPath($0.relative)).flatMap(MediaStore.size) ?? 0 })
         }
-        return result
+        let ids = running.map(\.fileId)
+        let used = (try? await catalog.read { db in try Self.cacheUsed(db, excluding: ids) }) ?? 0
+        let (free, blockSize) = space ?? (free: 0, blockSize: 4096)
+        var room = Room(freeBytes: free, minFreeBytes: policy.minFreeBytes, cacheUsedBytes: used,
+                        maxCacheBytes: policy.maxCacheBytes, reservedBytes: 0, blockSize: blockSize)
+        var reservations: [Int64: Reservation] = [:]
+        for (job, onDisk) in zip(running, parts) {
+            let reservation = Reservation(disk: room.need(size: job.sizeBytes, onDisk: onDisk),
+                                          cache: room.need(size: job.sizeBytes, onDisk: 0))
+            room.reservedBytes += reservation.disk
+            room.cacheReservedBytes += reservation.cache
+            reservations[job.fileId] = reservation
+        }
+        return (room, reservations)
+    }
+
+    /// What the `.part`s of these files hold, by file id, in one trip off the cooperative pool.
+    func partSizes(_ jobs: [FileJob]) async -> [Int64: Int64] {
+        let store = store
+        return await BlockingIO.run {
+            Dictionary(jobs.map { ($0.fileId, (try? store.partPath($0.relative)).flatMap(MediaStore.size) ?? 0) },
+                       uniquingKeysWith: { first, _ in first })
+        }
     }
 
     /// A transfer failure that is the disk being full (ENOSPC, EDQUOT): then the item waits

@@ -6,28 +6,28 @@ import OriginClient
 /// Carries every server time the origin clients saw into the catalog's trusted clock, so the
 /// time expiry is judged at survives restarts and is shared with the player (issue 6).
 actor TrustedTimeRecorder {
-    private let catalog: DatabasePool
+    private let catalog: Catalog
     private let origins: [OriginClient]
     /// The samples already persisted, per client, so an unchanged one is not written again.
     private var recorded: [ServerTimeSample?]
 
-    init(catalog: DatabasePool, origins: [OriginClient?]) {
+    init(catalog: Catalog, origins: [OriginClient?]) {
         self.catalog = catalog
         self.origins = origins.compactMap { $0 }
         recorded = Array(repeating: nil, count: self.origins.count)
     }
 
     /// At start: an anchor left by an earlier boot is replaced by this boot's (see `TrustedClock`).
-    func adoptBoot() {
-        try? catalog.write { db in try TrustedClock.adoptBoot(db: db) }
+    func adoptBoot() async {
+        try? await catalog.write { db in try TrustedClock.adoptBoot(db: db) }
     }
 
     /// Persists the newest sample of each client that was not yet persisted.
-    func capture() {
+    func capture() async {
         for (index, origin) in origins.enumerated() {
             guard let sample = origin.lastServerTime, sample != recorded[index] else { continue }
             do {
-                try catalog.write { db in
+                try await catalog.write { db in
                     try TrustedClock.record(serverTime: sample.serverTime, bootNanos: sample.bootNanos, db: db)
                 }
                 recorded[index] = sample
@@ -38,8 +38,8 @@ actor TrustedTimeRecorder {
     }
 
     /// The trusted time, after persisting what the origin said since the last look.
-    func now() -> Date {
-        capture()
-        return (try? catalog.read { db in try TrustedClock.now(db: db) }) ?? Date()
+    func now() async -> Date {
+        await capture()
+        return (try? await catalog.read { db in try TrustedClock.now(db: db) }) ?? Date()
     }
 }

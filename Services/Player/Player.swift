@@ -1,4 +1,5 @@
 import AudioOutput
+import BlockingIO
 import Catalog
 import HTTPClient
 import Logging
@@ -28,7 +29,8 @@ enum Player {
                                    retryInterval: .seconds(settings.playLogRetrySeconds), logger: context.logger,
                                    store: { PlayLogStore(catalog: try await catalog()) })
         let origin = try makeOrigin(context.settings)
-        let cache = try HTTPCache(directory: context.settings.stateDir + "/cache/http", maxBytes: settings.httpCacheBytes)
+        let cacheDirectory = context.settings.stateDir + "/cache/http"
+        let cache = try await BlockingIO.run { try HTTPCache(directory: cacheDirectory, maxBytes: settings.httpCacheBytes) }
         let source = ResolverTrackSource(catalog: catalog, mediaDirectory: context.settings.stateDir + "/media",
                                          origin: origin, cache: cache)
         let engine = PlaybackEngine(pipeline: pipeline, hub: context.hub, logger: context.logger, source: source,
@@ -66,7 +68,7 @@ struct PlaybackService: Service {
 
     func run() async throws {
         if let store = try? await engine.plays() {
-            let closed = (try? store.closeLeftovers()) ?? 0
+            let closed = (try? await store.closeLeftovers()) ?? 0
             if closed > 0 { logger.info("closed play events left open by the previous run", metadata: ["count": "\(closed)"]) }
             engine.sender?.nudge()
         }

@@ -1,3 +1,4 @@
+import Catalog
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
@@ -16,7 +17,7 @@ final class Outbox: Sendable {
         self.maxQueueBytes = maxQueueBytes
         let opening = Task {
             let catalog = try await context.catalog()
-            return try OutboxStore(pool: catalog.pool, maxQueueBytes: maxQueueBytes)
+            return try await OutboxStore.open(catalog: catalog, maxQueueBytes: maxQueueBytes)
         }
         self.opening = opening
         committer = GroupCommitter { records in
@@ -28,12 +29,15 @@ final class Outbox: Sendable {
         try await opening.value
     }
 
-    /// Stores one record durably (through the group commit). A storage failure becomes
-    /// `RecordNotStored`; a catalog that cannot open stays `CatalogUnavailable`.
+    /// Stores one record durably (through the group commit). A full disk is `StorageFull`, as
+    /// in every service; another storage failure `RecordNotStored`; a catalog that cannot open
+    /// stays `CatalogUnavailable`.
     func record(_ record: OutboxRecord) async throws -> StoreOutcome {
         _ = try await store()
         do {
             return try await committer.store(record)
+        } catch let error as CatalogError where error.code == .storageFull {
+            throw error
         } catch let error as DatabaseError {
             throw ReporterError(kind: .notStored,
                                 message: "The record could not be written to the catalog (\(error.resultCode)): keep it and try again. \(error.message ?? "")")

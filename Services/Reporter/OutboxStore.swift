@@ -11,18 +11,23 @@ import Wire
 /// Delivered records keep their row with an empty body: the id stays known, so a record
 /// sent again by a client is still answered `duplicate` and never queued twice.
 final class OutboxStore: Sendable {
-    let pool: DatabasePool
+    let catalog: Catalog
     let maxQueueBytes: Int
     private let counters: NIOLockedValueBox<OutboxCounters>
 
     /// Attempts kept in `playlogAttempts`.
     static let attemptsKept = 100
 
-    init(pool: DatabasePool, maxQueueBytes: Int) throws {
-        self.pool = pool
+    private init(catalog: Catalog, maxQueueBytes: Int, counters: OutboxCounters) {
+        self.catalog = catalog
         self.maxQueueBytes = maxQueueBytes
-        let loaded = try pool.read { db in try Self.loadCounters(db) }
-        counters = NIOLockedValueBox(loaded)
+        self.counters = NIOLockedValueBox(counters)
+    }
+
+    /// The store with its counters loaded from the table.
+    static func open(catalog: Catalog, maxQueueBytes: Int) async throws -> OutboxStore {
+        let loaded = try await catalog.read { db in try Self.loadCounters(db) }
+        return OutboxStore(catalog: catalog, maxQueueBytes: maxQueueBytes, counters: loaded)
     }
 
     var snapshot: OutboxCounters { counters.withLockedValue { $0 } }
@@ -53,7 +58,7 @@ final class OutboxStore: Sendable {
     /// Stores a group of records in one transaction (group commit) and says, per record,
     /// whether it was stored, already known, or refused at the cap.
     func insert(_ records: [OutboxRecord], at now: Date) async throws -> [StoreOutcome] {
-        try await pool.writeWithoutTransaction { db in
+        try await catalog.writeWithoutTransaction { db in
             var delta = OutboxCounters()
             var outcomes: [StoreOutcome] = []
             try db.inTransaction(.immediate) {
@@ -93,7 +98,7 @@ final class OutboxStore: Sendable {
 
     /// The oldest pending records, in the order they were recorded.
     func nextBatch(limit: Int) async throws -> [PendingRecord] {
-        try await pool.read { db in
+        try await catalog.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT recordId, kind, body FROM playlogOutbox INDEXED BY playlogOutbox_state
                 WHERE state = 'pending' ORDER BY rowid LIMIT ?
@@ -108,7 +113,7 @@ final class OutboxStore: Sendable {
     /// Returns the records that actually changed state (a record already decided is left alone).
     func apply(_ verdict: BatchVerdict, sent: [PendingRecord], attempt: DeliveryAttempt) async throws -> (delivered: Int, rejected: [BatchVerdict.Rejection]) {
         let byID = Dictionary(sent.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        return try await pool.writeWithoutTransaction { db in
+        return try await catalog.writeWithoutTransaction { db in
             var delta = OutboxCounters()
             var delivered = 0
             var rejected: [BatchVerdict.Rejection] = []
@@ -155,7 +160,7 @@ final class OutboxStore: Sendable {
 
     /// Notes a failed attempt: the records stay pending, their attempt count grows.
     func recordFailure(sent: [PendingRecord], attempt: DeliveryAttempt) async throws {
-        try await pool.write { db in
+        try await catalog.write { db in
             try Self.countAttempt(db, ids: sent.map(\.id))
             try Self.log(attempt, db)
         }
@@ -191,7 +196,7 @@ final class OutboxStore: Sendable {
 
     /// When the oldest pending record was stored (device clock), nil when none is pending.
     func oldestPendingAt() async throws -> Date? {
-        try await pool.read { db in
+        try await catalog.read { db in
             try Date.fetchOne(db, sql: """
                 SELECT createdAt FROM playlogOutbox INDEXED BY playlogOutbox_state
                 WHERE state = 'pending' ORDER BY rowid LIMIT 1
@@ -200,7 +205,7 @@ final class OutboxStore: Sendable {
     }
 
     func lastAttempt() async throws -> DeliveryAttempt? {
-        try await pool.read { db in
+        try await catalog.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM playlogAttempts ORDER BY id DESC LIMIT 1") else { return nil }
             let error = (row["error"] as String?).flatMap { try? JSONValue.parse(Array($0.utf8)) }
             return DeliveryAttempt(startedAt: row["startedAt"], endedAt: row["endedAt"], records: row["records"],
@@ -211,7 +216,7 @@ final class OutboxStore: Sendable {
 
     /// The most recently set-aside records, newest first: what status shows of the rejected.
     func recentRejections(limit: Int) async throws -> [JSONValue] {
-        try await pool.read { db in
+        try await catalog.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT recordId, kind, reason FROM playlogOutbox INDEXED BY playlogOutbox_state
                 WHERE state = 'rejected' ORDER BY rowid DESC LIMIT ?

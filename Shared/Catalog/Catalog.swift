@@ -10,8 +10,10 @@ import GRDB
 public final class Catalog: Sendable {
     public static let fileName = "catalog.sqlite"
 
-    /// Readers run concurrently with the one writer (WAL).
-    public let pool: DatabasePool
+    /// Readers run concurrently with the one writer (WAL). Private: every access goes through
+    /// the async methods below, or the `…Blocking` ones on a dedicated thread (see
+    /// docs/architecture.md, "Threads and blocking").
+    let pool: DatabasePool
     public let path: String
     /// Migrations applied when this process opened the catalog: the schema it works with.
     public let schemaVersionAtOpen: Int
@@ -57,15 +59,17 @@ public final class Catalog: Sendable {
     }
 
     /// The schema version this binary applied or found (the count of applied migrations).
+    /// Blocking, like every `…Blocking` access: for tools and tests, not for async code.
     public func schemaVersion() throws -> Int {
-        try pool.read { db in try Self.migrator.appliedIdentifiers(db).count }
+        try readBlocking { db in try Self.migrator.appliedIdentifiers(db).count }
     }
 
     /// Every migration this build knows, in order; a catalog it opened has applied all of them.
     public static var knownMigrations: [String] { migrator.migrations }
 
+    /// Blocking: for tools and tests, not for async code.
     public func appliedMigrations() throws -> [String] {
-        try pool.read { db in try Self.migrator.appliedMigrations(db) }
+        try readBlocking { db in try Self.migrator.appliedMigrations(db) }
     }
 
     /// The catalog holds licenses and their content keys: whatever the umask (the units set
@@ -94,7 +98,11 @@ public final class Catalog: Sendable {
 
 /// Catalog failures with stable names.
 public struct CatalogError: Error, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable { case openFailed = "CatalogOpenFailed", schemaTooNew = "CatalogSchemaTooNew" }
+    public enum Code: String, Sendable {
+        case openFailed = "CatalogOpenFailed", schemaTooNew = "CatalogSchemaTooNew"
+        /// The disk holding the catalog is full (SQLITE_FULL): nothing of the write was kept.
+        case storageFull = "StorageFull"
+    }
     public let code: Code
     public let message: String
     public init(_ code: Code, _ message: String) {

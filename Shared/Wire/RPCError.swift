@@ -48,6 +48,12 @@ extension RPCError {
     public static func invalidParams(_ message: String) -> RPCError {
         RPCError(code: -32602, name: "InvalidParams", message: message)
     }
+    /// The one error every service answers when a write found its disk full (the catalog's or
+    /// the media folder's): nothing of the call was kept; free space and call again.
+    public static func storageFull(_ message: String) -> RPCError {
+        RPCError(code: 1011, name: "StorageFull", message: message)
+    }
+
     public static func internalError(_ message: String) -> RPCError {
         RPCError(code: -32603, name: "InternalError", message: message)
     }

@@ -1,3 +1,4 @@
+@testable import Catalog
 import Foundation
 import GRDB
 import XCTest

@@ -116,10 +116,10 @@ final class GroupCommitterTests: XCTestCase {
 }
 
 final class OutboxStoreTests: XCTestCase {
-    private func makeStore(cap: Int = 1 << 30) throws -> (OutboxStore, TestDirectory) {
+    private func makeStore(cap: Int = 1 << 30) async throws -> (OutboxStore, TestDirectory) {
         let dir = try TestDirectory(prefix: "cro")
         let catalog = try Catalog(stateDirectory: dir.stateDir)
-        return (try OutboxStore(pool: catalog.pool, maxQueueBytes: cap), dir)
+        return (try await OutboxStore.open(catalog: catalog, maxQueueBytes: cap), dir)
     }
 
     private func play(_ n: Int) -> OutboxRecord {
@@ -128,7 +128,7 @@ final class OutboxStoreTests: XCTestCase {
     }
 
     func testBatchesAreOldestFirstAndBounded() async throws {
-        let (store, dir) = try makeStore()
+        let (store, dir) = try await makeStore()
         defer { dir.remove() }
         for n in [5, 3, 9, 1, 7] { _ = try await store.insert([play(n)], at: Date()) }
         let batch = try await store.nextBatch(limit: 3)
@@ -139,7 +139,7 @@ final class OutboxStoreTests: XCTestCase {
 
     func testDuplicatesCapAndCounters() async throws {
         let size = play(1).sizeBytes
-        let (store, dir) = try makeStore(cap: size * 2)
+        let (store, dir) = try await makeStore(cap: size * 2)
         defer { dir.remove() }
         let outcomes = try await store.insert([play(1), play(1), play(2), play(3)], at: Date())
         XCTAssertEqual(outcomes, [.stored, .duplicate, .stored, .queueFull(queuedBytes: size * 2)])
@@ -172,7 +172,7 @@ final class OutboxStoreTests: XCTestCase {
         XCTAssertEqual(lastReason, "no")
 
         // Counters reload from the table.
-        let reopened = try OutboxStore(pool: store.pool, maxQueueBytes: size * 2)
+        let reopened = try await OutboxStore.open(catalog: store.catalog, maxQueueBytes: size * 2)
         XCTAssertEqual(reopened.snapshot, store.snapshot)
     }
 }

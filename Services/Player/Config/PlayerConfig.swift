@@ -51,8 +51,8 @@ struct PlayerConfig: Codable, Sendable, Equatable {
 
     var json: JSONValue { (try? JSONCoding.value(self)) ?? .null }
 
-    static func load(from catalog: Catalog) throws -> PlayerConfig {
-        try catalog.pool.read { db in
+    static func load(from catalog: Catalog) async throws -> PlayerConfig {
+        try await catalog.read { db in
             guard let text = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [settingsKey]),
                   let value = try? JSONCoding.parse(Array(text.utf8)),
                   let stored = try? JSONCoding.decode(Stored.self, from: value)
@@ -61,9 +61,9 @@ struct PlayerConfig: Codable, Sendable, Equatable {
         }
     }
 
-    func save(to catalog: Catalog) throws {
+    func save(to catalog: Catalog) async throws {
         let text = String(decoding: JSONCoding.data(json), as: UTF8.self)
-        try catalog.pool.write { db in
+        try await catalog.write { db in
             try db.execute(sql: """
                 INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
                 ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt

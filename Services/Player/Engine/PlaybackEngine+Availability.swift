@@ -37,7 +37,7 @@ extension PlaybackEngine {
     /// Stations with at least one verified item: playable with no network at all.
     func localStationCount() async -> Int {
         guard let catalog = try? await catalog() else { return 0 }
-        return (try? await catalog.pool.read { db in
+        return (try? await catalog.read { db in
             try Int.fetchOne(db, sql: """
                 SELECT COUNT(DISTINCT si.stationId) FROM stationItems si
                 JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId WHERE f.state = 'verified'

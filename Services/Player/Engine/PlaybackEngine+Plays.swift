@@ -67,7 +67,7 @@ extension PlaybackEngine {
         for await write in writes {
             do {
                 let store = try await plays()
-                if write.closing { try store.close(write.event) } else { try store.progress(write.event) }
+                if write.closing { try await store.close(write.event) } else { try await store.progress(write.event) }
                 if write.closing { sender?.nudge() }
             } catch {
                 logger.error("cannot store a play event", metadata: ["eventId": "\(write.event.eventId)", "error": "\(error)"])

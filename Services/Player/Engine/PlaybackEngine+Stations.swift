@@ -8,7 +8,7 @@ extension PlaybackEngine {
     /// item with a verified file, in station order, from the catalog alone (no network at all).
     func tune(stationId: String) async throws {
         let catalog = try await catalog()
-        let found = try await catalog.pool.read { db -> (String, [String])? in
+        let found = try await catalog.read { db -> (String, [String])? in
             guard let name = try String.fetchOne(db, sql: "SELECT name FROM stations WHERE id = ?", arguments: [stationId]) else {
                 return nil
             }
@@ -77,7 +77,7 @@ extension PlaybackEngine {
         let itemId = current.product.productId
         let catalog = catalog
         Task {
-            try? await catalog().pool.write { db in
+            try? await catalog().write { db in
                 try db.execute(sql: "UPDATE stationItems SET playedAt = ? WHERE stationId = ? AND itemId = ?",
                                arguments: [Date(), stationId, itemId])
             }

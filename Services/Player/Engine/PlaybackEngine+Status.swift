@@ -40,7 +40,7 @@ extension PlaybackEngine {
         pipe.loudnessSettings = LoudnessSettings(updated)
         do {
             let catalog = try await catalog()
-            try updated.save(to: catalog)
+            try await updated.save(to: catalog)
         } catch {
             pipe.loudnessSettings = LoudnessSettings(previous)
             throw error

@@ -376,7 +376,8 @@ actor PlaybackEngine {
     }
 
     func currentConfig() async -> PlayerConfig {
-        if !configLoaded, let catalog = try? await catalog(), let loaded = try? PlayerConfig.load(from: catalog) {
+        // Re-checked after the awaits: a concurrent load or a player.config.set may have won.
+        if !configLoaded, let catalog = try? await catalog(), let loaded = try? await PlayerConfig.load(from: catalog), !configLoaded {
             config = loaded
             configLoaded = true
             pipe.loudnessSettings = LoudnessSettings(loaded)

@@ -53,15 +53,15 @@ final class PlayLogSender: Service, Sendable {
         var client: RPCClient?
         defer { if let client { Task { await client.close() } } }
         while !Task.isCancelled {
-            guard let batch = try? store.pending(limit: 50), !batch.isEmpty else { return true }
+            guard let batch = try? await store.pending(limit: 50), !batch.isEmpty else { return true }
             for event in batch {
                 do {
                     if client == nil { client = try await RPCClient.connect(path: socketPath) }
                     _ = try await client!.call("playlog.record", ["event": event.body], timeout: .seconds(15))
-                    try store.delivered(event.eventId)
+                    try await store.delivered(event.eventId)
                 } catch {
                     logger.debug("play event not handed over yet", metadata: ["eventId": "\(event.eventId)", "error": "\(error)"])
-                    try? store.failed(event.eventId, reason: "\(error)")
+                    try? await store.failed(event.eventId, reason: "\(error)")
                     return false
                 }
             }

@@ -10,25 +10,25 @@ struct PlayLogStore: Sendable {
     let catalog: Catalog
 
     /// Records a play that has just started (state `open`).
-    func open(_ event: PlayEvent) throws {
-        try write(event, state: "open")
+    func open(_ event: PlayEvent) async throws {
+        try await write(event, state: "open")
     }
 
     /// Saves an open play's progress (its `endedAt`/`endPosition` so far), so that after a
     /// kill -9 the event closes where playback had got to.
-    func progress(_ event: PlayEvent) throws {
-        try write(event, state: "open")
+    func progress(_ event: PlayEvent) async throws {
+        try await write(event, state: "open")
     }
 
     /// The play ended: the event is final and waits for the reporter.
-    func close(_ event: PlayEvent) throws {
-        try write(event, state: "ready")
+    func close(_ event: PlayEvent) async throws {
+        try await write(event, state: "ready")
     }
 
-    private func write(_ event: PlayEvent, state: String) throws {
+    private func write(_ event: PlayEvent, state: String) async throws {
         let body = String(decoding: JSONCoding.data(event.json), as: UTF8.self)
         let now = Date()
-        try catalog.pool.write { db in
+        try await catalog.write { db in
             try db.execute(sql: """
                 INSERT INTO playerPlays (eventId, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
@@ -38,8 +38,8 @@ struct PlayLogStore: Sendable {
 
     /// Closes plays a previous run left open (it was killed): their last saved progress is the end.
     @discardableResult
-    func closeLeftovers() throws -> Int {
-        try catalog.pool.write { db in
+    func closeLeftovers() async throws -> Int {
+        try await catalog.write { db in
             try db.execute(sql: "UPDATE playerPlays SET state = 'ready' WHERE state = 'open'")
             return db.changesCount
         }
@@ -51,8 +51,8 @@ struct PlayLogStore: Sendable {
     }
 
     /// Closed events waiting for the reporter, oldest first.
-    func pending(limit: Int) throws -> [Pending] {
-        try catalog.pool.read { db in
+    func pending(limit: Int) async throws -> [Pending] {
+        try await catalog.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT eventId, body FROM playerPlays WHERE state = 'ready' ORDER BY createdAt, eventId LIMIT ?
                 """, arguments: [limit]).compactMap { row in
@@ -64,14 +64,14 @@ struct PlayLogStore: Sendable {
     }
 
     /// The reporter has the event durably: forget it.
-    func delivered(_ eventId: String) throws {
-        try catalog.pool.write { db in
+    func delivered(_ eventId: String) async throws {
+        try await catalog.write { db in
             try db.execute(sql: "DELETE FROM playerPlays WHERE eventId = ?", arguments: [eventId])
         }
     }
 
-    func failed(_ eventId: String, reason: String) throws {
-        try catalog.pool.write { db in
+    func failed(_ eventId: String, reason: String) async throws {
+        try await catalog.write { db in
             try db.execute(sql: "UPDATE playerPlays SET attempts = attempts + 1, lastError = ? WHERE eventId = ?",
                            arguments: [reason, eventId])
         }
@@ -79,8 +79,8 @@ struct PlayLogStore: Sendable {
 
     struct Counts: Sendable { var open: Int; var pending: Int; var lastError: String? }
 
-    func counts() throws -> Counts {
-        try catalog.pool.read { db in
+    func counts() async throws -> Counts {
+        try await catalog.read { db in
             let open = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM playerPlays WHERE state = 'open'") ?? 0
             let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM playerPlays WHERE state = 'ready'") ?? 0
             let lastError = try String.fetchOne(db, sql: """

@@ -53,7 +53,7 @@ final class SourceResolver: Sendable {
         guard OriginID.isValid(productId) else { throw SourceError.invalidProductId(productId) }
         let fixedNow = now?()
         let origin = origin
-        let (state, local, download) = try await catalog.pool.read { db in
+        let (state, local, download) = try await catalog.read { db in
             let now = try fixedNow ?? Self.trustedNow(origin, db: db)
             let local = try OfflineAvailability.localFile(productId: productId, db: db)
             return (try OfflineAvailability.state(productId: productId, db: db, now: now), local,
@@ -200,9 +200,10 @@ final class SourceResolver: Sendable {
     }
 
     /// What a growing file's reader needs to know at the written end, from the catalog.
+    /// Called on the decode thread (a dedicated thread), hence the blocking read.
     static func progress(relativePath: String, requestedProductId: String, catalog: Catalog) -> GrowingFileSource.Progress {
         do {
-            return try catalog.pool.read { db in
+            return try catalog.readBlocking { db in
                 guard let file = try Row.fetchOne(db, sql: "SELECT * FROM files WHERE localPath = ?", arguments: [relativePath]) else {
                     return .failed(.downloadFailed(name: nil, message: "the download of \(relativePath) was removed"))
                 }
