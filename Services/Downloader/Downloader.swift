@@ -68,7 +68,7 @@ enum Downloader {
         }
         var router = RPCRouter()
         DownloaderMethods.register(on: &router, core: core)
-        return DaemonParts(router: router, services: [DownloaderService(core: core, logger: context.logger)], status: {
+        return DaemonParts(router: router, services: DownloaderServices.all(core: core, logger: context.logger), status: {
             var fields: [String: JSONValue] = ["origin": context.settings.origin.map { .string($0) } ?? .null,
                                                "maxParallel": .number(Double(settings.maxParallel))]
             if let ready = try? await core.value {
@@ -119,64 +119,67 @@ struct DownloaderCore: Sendable {
     func trustedNow() async -> Date { await clock.now() }
 }
 
-/// Runs the queue: starts what the catalog says is wanted, re-syncs held stations at start and
-/// every `resyncIntervalSeconds`, and on SIGTERM stops transfers (their bytes stay for next time).
-struct DownloaderService: Service {
-    let core: Task<DownloaderCore, Error>
-    let logger: Logger
-
-    func run() async throws {
-        let core = try await core.value
-        await core.engine.kick()
-        let monitor = Task { await core.monitor.run() }
-        let enforcer = Task { await core.enforcer.run(every: 1) }
-        // Feed.fm: extend what is held at every start while online (unreachable: expiry still applies).
-        let extend = Task {
-            do {
-                _ = try await core.expiry.extend(retry: StationSync.quickPolicy)
-            } catch {
-                logger.info("offline extension at start failed: \(error)")
-            }
-        }
-        // TIDAL: re-validate at start and every revalidateIntervalSeconds, within the policy
-        // (over cellular only where the policy allows it).
-        let revalidate = Task {
-            while !Task.isCancelled {
-                guard core.gate.allowsBackgroundTraffic else {
-                    try? await Task.sleep(nanoseconds: 5_000_000_000)
-                    continue
+/// The downloader's background work, each loop a member of the service group: the queue
+/// (started at once, stopped on SIGTERM with its bytes kept), the network monitor, the policy
+/// enforcer, offline extension and expiry (Feed.fm), re-validation (TIDAL) and station re-sync.
+enum DownloaderServices {
+    static func all(core: Task<DownloaderCore, Error>, logger: Logger) -> [any Service] {
+        [
+            DownloadQueueService(core: core),
+            RepeatingService("network monitor", parts: core) { core in
+                await core.monitor.refresh()
+                return .seconds(core.monitor.pollSeconds)
+            },
+            RepeatingService("policy enforcer", parts: core) { core in
+                await core.enforcer.enforce()
+                return .seconds(1)
+            },
+            // Feed.fm: extend what is held at every start while online (unreachable: expiry still applies).
+            RepeatingService("offline extension", parts: core) { core in
+                do {
+                    _ = try await core.expiry.extend(retry: StationSync.quickPolicy)
+                } catch {
+                    logger.info("offline extension at start failed: \(error)")
                 }
-                _ = await core.revalidator.round()
-                try? await Task.sleep(nanoseconds: UInt64(core.settings.revalidateIntervalSeconds * 1e9))
-            }
-        }
-        // Every server time the origin sends is persisted within a couple of seconds, and what
-        // expired by the trusted time is applied as soon.
-        let clock = Task {
-            while !Task.isCancelled {
+                return nil
+            },
+            // Every server time the origin sends is persisted within a couple of seconds, and what
+            // expired by the trusted time is applied as soon.
+            RepeatingService("offline expiry", parts: core) { core in
                 await core.clock.capture()
                 do { try await core.expiry.expire() } catch { logger.warning("offline expiry check failed: \(error)") }
-                try? await Task.sleep(nanoseconds: 2_000_000_000)
-            }
-        }
-        let resync = Task {
-            while !Task.isCancelled {
-                // Re-validation is background traffic: only where the policy allows all downloads.
-                guard core.gate.allowsBackgroundTraffic else {
-                    try? await Task.sleep(nanoseconds: 5_000_000_000)
-                    continue
-                }
+                return .seconds(2)
+            },
+            // TIDAL: re-validate at start and every revalidateIntervalSeconds, within the policy
+            // (background traffic: over cellular only where the policy allows all downloads).
+            RepeatingService("re-validation", parts: core) { core in
+                guard core.gate.allowsBackgroundTraffic else { return .seconds(5) }
+                _ = await core.revalidator.round()
+                return .seconds(core.settings.revalidateIntervalSeconds)
+            },
+            RepeatingService("station re-sync", parts: core) { core in
+                guard core.gate.allowsBackgroundTraffic else { return .seconds(5) }
                 await core.stations.resyncAll()
-                try? await Task.sleep(nanoseconds: UInt64(core.settings.resyncIntervalSeconds * 1e9))
-            }
+                return .seconds(core.settings.resyncIntervalSeconds)
+            },
+        ]
+    }
+}
+
+/// Runs the queue: starts what the catalog says is wanted, and on SIGTERM stops transfers
+/// (their bytes stay for next time).
+struct DownloadQueueService: Service {
+    let core: Task<DownloaderCore, Error>
+
+    func run() async throws {
+        let core: DownloaderCore
+        do {
+            core = try await cancelWhenGracefulShutdown { try await self.core.value }
+        } catch is CancellationError {
+            return
         }
+        await core.engine.kick()
         try? await gracefulShutdown()
-        resync.cancel()
-        revalidate.cancel()
-        extend.cancel()
-        clock.cancel()
-        monitor.cancel()
-        enforcer.cancel()
         await core.engine.stop()
     }
 }

@@ -4,7 +4,8 @@ import Logging
 
 /// Online or not, and over what: the first source that answers wins — an explicit override
 /// (`network.set`), NetworkManager over D-Bus where it runs, the kernel's default route. The
-/// sources are polled every `pollSeconds` (1 s: a change is seen well within 5 s); every
+/// sources are polled every `pollSeconds` (1 s: a change is seen well within 5 s, by the
+/// downloader's "network monitor" service); every
 /// change is published as `NetworkChanged` on topic `network` and handed to `onChange`.
 actor NetworkMonitor {
     private let sources: [any NetworkSource]
@@ -57,14 +58,6 @@ actor NetworkMonitor {
         events.network("NetworkChanged", data)
         for listener in listeners { await listener(next) }
         return next
-    }
-
-    /// Polls until cancelled.
-    func run() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(nanoseconds: UInt64(pollSeconds * 1e9))
-            await refresh()
-        }
     }
 
     /// D-Bus calls and `/proc` reads block: they run off the cooperative pool.

@@ -69,12 +69,4 @@ actor PolicyEnforcer {
             Task { await engine.cancelAndWait(fileId: id) }
         }
     }
-
-    /// Enforces on every tick until cancelled.
-    func run(every seconds: Double) async {
-        while !Task.isCancelled {
-            await enforce()
-            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-        }
-    }
 }

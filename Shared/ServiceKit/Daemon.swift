@@ -1,3 +1,4 @@
+import BlockingIO
 import Catalog
 import Foundation
 import Logging
@@ -83,13 +84,15 @@ public enum Daemon {
         let source = try SocketListener.prepare(settings: settings)
         let hub = EventHub(backlog: settings.limits.eventBacklog)
         let ready = ReadyGate()
-        let opener = CatalogOpener(stateDir: settings.stateDir, after: ready)
+        let opened = OpenedCatalog()
+        let opener = CatalogOpener(stateDir: settings.stateDir, after: ready, opened: opened)
+        let health = HealthCheck(catalog: opened)
         let context = DaemonContext(settings: settings, logger: logger, hub: hub, startedAt: .now, catalogTask: opener.task)
         let parts = try await build(context)
         var router = parts.router
         let statusBox = StatusBox()
         router.register("service.status") { _ in
-            await statusBox.render(context: context, extra: parts.status)
+            await statusBox.render(context: context, health: health, extra: parts.status)
         }
         let server = RPCServer(router: router, limits: settings.limits, logger: logger, hub: hub)
         statusBox.server = server
@@ -97,7 +100,7 @@ public enum Daemon {
         var services: [any Service] = [ServerService(server: server, source: source, notifier: notifier,
                                                      ready: ready, logger: logger)]
         if let watchdog = WatchdogService(notifier: notifier, logger: logger, after: { await ready.wait() },
-                                          isHealthy: { await server.isResponsive() }) {
+                                          isHealthy: { await health.run().healthy }) {
             services.append(watchdog)
         }
         services.append(contentsOf: parts.services)
@@ -114,13 +117,15 @@ public enum Daemon {
 final class CatalogOpener: Sendable {
     let task: Task<Catalog, Error>
 
-    init(stateDir: String, after gate: ReadyGate) {
+    init(stateDir: String, after gate: ReadyGate, opened: OpenedCatalog) {
         task = Task {
             // READY=1 goes out first: activation never waits on disk work.
             await gate.wait()
             // Opening may wait on another service's migration lock (flock) and does disk I/O:
             // keep that off Swift's cooperative threads.
-            return try await NIOThreadPool.singleton.runIfActive { try Catalog(stateDirectory: stateDir) }
+            let catalog = try await BlockingIO.run { try Catalog(stateDirectory: stateDir) }
+            opened.set(catalog)
+            return catalog
         }
     }
 }
@@ -159,10 +164,3 @@ struct ServerService: Service {
     }
 }
 
-extension RPCServer {
-    /// The watchdog's health check: if an event loop is wedged this never returns, so the
-    /// watchdog loop stalls with it and systemd restarts the service, as it should.
-    func isResponsive() async -> Bool {
-        (try? await MultiThreadedEventLoopGroup.singleton.any().submit { true }.get()) ?? false
-    }
-}

@@ -12,7 +12,7 @@ final class StatusBox: Sendable {
         set { serverBox.withLockedValue { $0 = newValue } }
     }
 
-    func render(context: DaemonContext,
+    func render(context: DaemonContext, health: HealthCheck,
                 extra: @Sendable () async -> [String: JSONValue]) async -> JSONValue {
         let uptime = ContinuousClock.now - context.startedAt
         var fields: [String: JSONValue] = [
@@ -29,6 +29,7 @@ final class StatusBox: Sendable {
             fields["connections"] = .number(Double(server.connectionCount))
         }
         fields["catalog"] = await catalogStatus(context)
+        fields["health"] = await health.run().json
         for (key, value) in await extra() { fields[key] = value }
         return .object(fields)
     }

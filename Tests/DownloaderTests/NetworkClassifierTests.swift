@@ -137,6 +137,9 @@ final class NetworkClassifierTests: XCTestCase {
         var capped = room
         capped.maxCacheBytes = 1 << 20
         capped.cacheUsedBytes = 256 << 10
-        XCTAssertEqual(capped.available, 256 << 10, "maxCacheBytes less what is used and reserved")
+        capped.cacheReservedBytes = 512 << 10
+        XCTAssertEqual(capped.available, 256 << 10, "maxCacheBytes less what is used and what running downloads will hold")
+        capped.reserve(128 << 10)
+        XCTAssertEqual(capped.available, 128 << 10, "an admitted file counts against the cache at once")
     }
 }

@@ -17,7 +17,7 @@ final class StreamingCacheTests: XCTestCase {
 
         let first = try await resolver.resolve(productId: "tr-2", quality: nil, offlineMode: false, events: { _ in })
         XCTAssertEqual(first.kind, "stream")
-        assertSameBytes(try StreamingFixtures.readAll(first.source), expected)
+        await assertSameBytes(try await StreamingFixtures.readAll(first.source), expected)
         try await waitUntil { cache.totalBytes == Int64(expected.count) }
         first.source.close()
         let mediaAfterFirst = try await StreamingFixtures.requests(api)["/media/tr-2.m4a"] ?? 0
@@ -25,7 +25,7 @@ final class StreamingCacheTests: XCTestCase {
 
         let second = try await resolver.resolve(productId: "tr-2", quality: nil, offlineMode: false, events: { _ in })
         XCTAssertEqual(second.kind, "cache")
-        assertSameBytes(try StreamingFixtures.decodeAll(second.source),
+        await assertSameBytes(try await StreamingFixtures.decodeAll(second.source),
                        try StreamingFixtures.decodeAll(path: api.origin.dataDirectory.appendingPathComponent("media/tr-2.m4a").path))
 
         // The same path with a different signature in the query is the same entry.
@@ -33,7 +33,7 @@ final class StreamingCacheTests: XCTestCase {
         let signed = try await HTTPStreamSource.open(url: api.origin.baseURL + "/media/tr-2.m4a?sig=other&exp=1", origin: client,
                                                      cache: cache, declaredSize: nil, events: { _ in })
         XCTAssertTrue(signed is FileByteSource)
-        assertSameBytes(try StreamingFixtures.readAll(signed), expected)
+        await assertSameBytes(try await StreamingFixtures.readAll(signed), expected)
 
         let requests = try await StreamingFixtures.requests(api)
         XCTAssertEqual(requests["/media/tr-2.m4a"], mediaAfterFirst, "no media request after the first play")
@@ -47,7 +47,7 @@ final class StreamingCacheTests: XCTestCase {
         let client = try StreamingFixtures.client(api)
         let url = api.origin.baseURL + "/media/tr-1.flac"
         let stream = try await HTTPStreamSource.open(url: url, origin: client, cache: cache, declaredSize: nil, events: { _ in })
-        let expected = try StreamingFixtures.readAll(stream)
+        let expected = try await StreamingFixtures.readAll(stream)
         try await waitUntil { cache.lookup(path: "/media/tr-1.flac") != nil }
         stream.close()
         guard case .fresh(let entry, _) = cache.lookup(path: "/media/tr-1.flac") else { return XCTFail("not cached") }
@@ -66,7 +66,7 @@ final class StreamingCacheTests: XCTestCase {
 
         let again = try await HTTPStreamSource.open(url: url, origin: client, cache: cache, declaredSize: nil, events: { _ in })
         XCTAssertTrue(again is FileByteSource, "a 304 keeps the cached body")
-        assertSameBytes(try StreamingFixtures.readAll(again), expected)
+        await assertSameBytes(try await StreamingFixtures.readAll(again), expected)
         let after = try await StreamingFixtures.requests(api)["/media/tr-1.flac"] ?? 0
         XCTAssertEqual(after, before + 1, "one conditional request")
         guard case .fresh = cache.lookup(path: "/media/tr-1.flac") else { return XCTFail("fresh again after the 304") }

@@ -46,12 +46,16 @@ enum StreamingFixtures {
         Array(try Data(contentsOf: api.origin.dataDirectory.appendingPathComponent("media/\(name)")))
     }
 
-    /// Decodes everything a source gives; the decoded bytes.
-    static func decodeAll(_ source: any ByteSource) throws -> [UInt8] {
-        let decoder = try AudioDecoder(source: source)
-        var bytes: [UInt8] = []
-        while let chunk = try decoder.nextChunk() { bytes += chunk.samples }
-        return bytes
+    /// Decodes everything a source gives; the decoded bytes. On a thread of its own, as the
+    /// player's decode thread does: a source may block (a file still downloading) and reads the
+    /// catalog with the blocking API meant for such threads.
+    static func decodeAll(_ source: any ByteSource) async throws -> [UInt8] {
+        try await onOwnThread {
+            let decoder = try AudioDecoder(source: source)
+            var bytes: [UInt8] = []
+            while let chunk = try decoder.nextChunk() { bytes += chunk.samples }
+            return bytes
+        }
     }
 
     static func decodeAll(path: String) throws -> [UInt8] {
@@ -61,14 +65,22 @@ enum StreamingFixtures {
         return bytes
     }
 
-    /// Reads a source to its end, raw.
-    static func readAll(_ source: any ByteSource) throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 32 * 1024)
-        while true {
-            let count = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
-            if count == 0 { return bytes }
-            bytes += buffer[..<count]
+    /// Reads a source to its end, raw, on a thread of its own (as `decodeAll`).
+    static func readAll(_ source: any ByteSource) async throws -> [UInt8] {
+        try await onOwnThread {
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 32 * 1024)
+            while true {
+                let count = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+                if count == 0 { return bytes }
+                bytes += buffer[..<count]
+            }
+        }
+    }
+
+    private static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 }
@@ -163,10 +175,10 @@ final class CatalogFixture: @unchecked Sendable {
 }
 
 /// Byte-for-byte equality that reports sizes and the first difference instead of both arrays.
-func assertSameBytes(_ actual: @autoclosure () throws -> [UInt8], _ expected: @autoclosure () throws -> [UInt8],
-                     _ message: String = "", file: StaticString = #filePath, line: UInt = #line) {
+func assertSameBytes(_ actual: @autoclosure () async throws -> [UInt8], _ expected: @autoclosure () async throws -> [UInt8],
+                     _ message: String = "", file: StaticString = #filePath, line: UInt = #line) async {
     do {
-        let a = try actual(), b = try expected()
+        let a = try await actual(), b = try await expected()
         guard a != b else { return }
         let first = (0..<min(a.count, b.count)).first { a[$0] != b[$0] } ?? min(a.count, b.count)
         XCTFail("bytes differ: \(a.count) vs \(b.count), first difference at \(first). \(message)", file: file, line: line)

@@ -27,7 +27,7 @@ final class StreamingResolverTests: XCTestCase {
             XCTAssertTrue(played.context.offline)
             XCTAssertEqual(played.context.codec, "flac")
             XCTAssertEqual(played.context.trackGain, -6.5)
-            assertSameBytes(try StreamingFixtures.readAll(played.source), bytes)
+            await assertSameBytes(try await StreamingFixtures.readAll(played.source), bytes)
             played.source.close()
         }
         let requests = try await StreamingFixtures.requests(api)
@@ -87,7 +87,7 @@ final class StreamingResolverTests: XCTestCase {
         XCTAssertEqual(played.context.codec, "flac")
         XCTAssertNotNil(played.context.trackGain)
         let expected = try StreamingFixtures.decodeAll(path: api.origin.dataDirectory.appendingPathComponent("media/tr-1.flac").path)
-        assertSameBytes(try StreamingFixtures.decodeAll(played.source), expected)
+        await assertSameBytes(try await StreamingFixtures.decodeAll(played.source), expected)
         played.source.close()
         let requests = try await StreamingFixtures.requests(api)
         XCTAssertEqual(requests["/v1/playbackinfo/tr-1"], 1)
@@ -101,7 +101,7 @@ final class StreamingResolverTests: XCTestCase {
         let played = try await resolver.resolve(productId: "tr-7", quality: nil, offlineMode: false, events: { _ in })
         XCTAssertEqual(played.context.requestedProductId, "tr-7")
         XCTAssertEqual(played.context.actualProductId, "tr-7b")
-        assertSameBytes(try StreamingFixtures.readAll(played.source), try StreamingFixtures.originMedia(api, "tr-7b.flac"))
+        await assertSameBytes(try await StreamingFixtures.readAll(played.source), try StreamingFixtures.originMedia(api, "tr-7b.flac"))
         played.source.close()
     }
 
@@ -160,7 +160,7 @@ final class StreamingResolverTests: XCTestCase {
             try? fixture.setFile(relative, state: "verified", bytesOnDisk: bytes.count)
         }
         writer.start()
-        assertSameBytes(try StreamingFixtures.readAll(played.source), bytes)
+        await assertSameBytes(try await StreamingFixtures.readAll(played.source), bytes)
         XCTAssertEqual(events.all, [.stalled, .resumed])
         played.source.close()
         let requests = try await StreamingFixtures.requests(api)
@@ -179,7 +179,7 @@ extension StreamingResolverTests {
         let played = try await fixture.resolver(origin: try StreamingFixtures.client(api))
             .resolve(productId: "tr-1", quality: nil, offlineMode: false, events: { _ in })
         XCTAssertEqual(played.kind, "stream")
-        assertSameBytes(try StreamingFixtures.readAll(played.source), bytes)
+        await assertSameBytes(try await StreamingFixtures.readAll(played.source), bytes)
         played.source.close()
     }
 }

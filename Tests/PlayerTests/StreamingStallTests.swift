@@ -16,9 +16,9 @@ final class StreamingStallTests: XCTestCase {
         let resolver = fixture.resolver(origin: try StreamingFixtures.client(api), cache: try fixture.cache())
         let played = try await resolver.resolve(productId: "tr-8", quality: nil, offlineMode: false, events: events.sink)
         XCTAssertEqual(played.kind, "stream")
-        let decoded = try StreamingFixtures.decodeAll(played.source)
+        let decoded = try await StreamingFixtures.decodeAll(played.source)
         played.source.close()
-        assertSameBytes(decoded, try StreamingFixtures.decodeAll(path: api.origin.dataDirectory.appendingPathComponent("media/tr-8.mp3").path))
+        await assertSameBytes(decoded, try StreamingFixtures.decodeAll(path: api.origin.dataDirectory.appendingPathComponent("media/tr-8.mp3").path))
         let seen = events.all
         XCTAssertGreaterThanOrEqual(seen.filter { $0 == .stalled }.count, 1, "\(seen)")
         XCTAssertEqual(seen.filter { $0 == .stalled }.count, seen.filter { $0 == .resumed }.count, "\(seen)")
@@ -33,7 +33,7 @@ final class StreamingStallTests: XCTestCase {
         let client = try StreamingFixtures.client(api)
         try await api.injectFaults("/media/tr-1.flac", [["truncateAfter": 5_000], ["status": 503], ["reset": true], ["ignoreRange": true]])
         let source = try HTTPStreamSource(url: api.origin.baseURL + "/media/tr-1.flac", origin: client, cache: nil, events: { _ in })
-        assertSameBytes(try StreamingFixtures.readAll(source), try StreamingFixtures.originMedia(api, "tr-1.flac"))
+        await assertSameBytes(try await StreamingFixtures.readAll(source), try StreamingFixtures.originMedia(api, "tr-1.flac"))
         source.close()
     }
 
@@ -49,13 +49,13 @@ final class StreamingStallTests: XCTestCase {
                                           options: options, events: { _ in })
         let offset = Int64(expected.count - 20_000)
         try source.seek(to: offset)
-        assertSameBytes(try StreamingFixtures.readAll(source), Array(expected[Int(offset)...]))
+        await assertSameBytes(try await StreamingFixtures.readAll(source), Array(expected[Int(offset)...]))
         try source.seek(to: 0)
-        assertSameBytes(try StreamingFixtures.readAll(source), expected)
+        await assertSameBytes(try await StreamingFixtures.readAll(source), expected)
         source.close()
     }
 
-    func testSlowlyWrittenDownloadStallsAndResumes() throws {
+    func testSlowlyWrittenDownloadStallsAndResumes() async throws {
         let fixture = try CatalogFixture()
         let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let relative = try fixture.addFile(productId: "tr-9-01", bytes: [], state: "partial", declaredSize: bytes.count)
@@ -79,7 +79,7 @@ final class StreamingStallTests: XCTestCase {
             try? fixture.setFile(relative, state: "verified", bytesOnDisk: bytes.count)
         }
         writer.start()
-        assertSameBytes(try StreamingFixtures.readAll(source), bytes)
+        await assertSameBytes(try await StreamingFixtures.readAll(source), bytes)
         let seen = events.all
         XCTAssertGreaterThanOrEqual(seen.count, 2, "\(seen)")
         XCTAssertEqual(seen, Array(repeating: [ByteSourceEvent.stalled, .resumed], count: seen.count / 2).flatMap { $0 }, "\(seen)")
