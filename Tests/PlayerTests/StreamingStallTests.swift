@@ -97,17 +97,20 @@ final class StreamingStallTests: XCTestCase {
         let played = try await fixture.resolver(origin: nil).resolve(productId: "tr-1", quality: nil, offlineMode: false,
                                                                      events: events.sink)
         XCTAssertEqual(played.kind, "download")
-        let decoder = try AudioDecoder(source: played.source)
         let failer = Thread {
             usleep(300_000)
             try? fixture.setFile(relative, state: "corrupt", error: "NetworkError")
         }
         failer.start()
-        var caught: DecoderError?
-        do {
-            while try decoder.nextChunk() != nil {}
-        } catch let error as DecoderError {
-            caught = error
+        let source = played.source
+        let caught = try await StreamingFixtures.onOwnThread { () throws -> DecoderError? in
+            let decoder = try AudioDecoder(source: source)
+            do {
+                while try decoder.nextChunk() != nil {}
+            } catch let error as DecoderError {
+                return error
+            }
+            return nil
         }
         XCTAssertEqual(caught?.name, "SourceFailed")
         let underlying = caught?.sourceError as? SourceError
