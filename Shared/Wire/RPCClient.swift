@@ -117,7 +117,7 @@ private final class ClientHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .frame(let buffer) = unwrapInboundIn(data),
-              let value = try? JSONReader.parse(buffer.readableBytesView) else {
+              let value = try? FramePayload.json(buffer) else {
             context.close(promise: nil)
             return
         }

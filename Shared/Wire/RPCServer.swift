@@ -44,6 +44,12 @@ public final class RPCServer: Sendable {
     public func start(_ source: ListenerSource) async throws {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
+            .serverChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers(
+                        AcceptThrottle.handlers(logger: self.logger, connectionCount: { self.connectionCount }))
+                }
+            }
             .childChannelInitializer { [self] channel in
                 let id = self.state.withLockedValue { s -> UInt64 in
                     s.nextID += 1

@@ -50,15 +50,11 @@ final class RPCServerHandler: ChannelDuplexHandler {
         case .violation(let error):
             protocolError(context, error)
         case .frame(let buffer):
-            guard String(validating: buffer.readableBytesView, as: UTF8.self) != nil else {
-                protocolError(context, .parseError("The frame is not valid UTF-8."))
-                return
-            }
             let value: JSONValue
             do {
-                value = try JSONReader.parse(buffer.readableBytesView)
+                value = try FramePayload.json(buffer)
             } catch {
-                protocolError(context, .parseError("The frame is not valid JSON: \(error)."))
+                protocolError(context, error)
                 return
             }
             guard case .object = value else {

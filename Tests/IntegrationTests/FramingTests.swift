@@ -78,6 +78,23 @@ final class FramingTests: XCTestCase {
         try assertProtocolError(RawSocket.frame("42"), name: "InvalidRequest", code: -32600)
     }
 
+    func testLeadingByteOrderMarkIsSkipped() throws {
+        let conn = try player.raw()
+        let json = #"{"jsonrpc":"2.0","id":3,"method":"service.status"}"#
+        try conn.send(RawSocket.frame([0xEF, 0xBB, 0xBF] + Array(json.utf8)))
+        let answer = try XCTUnwrap(try conn.readFrame())
+        XCTAssertEqual(answer["id"], 3)
+        XCTAssertEqual(answer["result"]?["service"], "player")
+        // The connection stays usable, with or without a mark.
+        try conn.send(RawSocket.request(id: 4, method: "service.status"))
+        XCTAssertEqual(try conn.readFrame()?["id"], 4)
+    }
+
+    func testByteOrderMarkAfterWhitespaceIsAParseError() throws {
+        let json = #"{"jsonrpc":"2.0","id":3,"method":"service.status"}"#
+        try assertProtocolError(RawSocket.frame([0x20, 0xEF, 0xBB, 0xBF] + Array(json.utf8)), name: "ParseError", code: -32700)
+    }
+
     func testFrameSplitAcrossManyWritesIsAnswered() throws {
         let conn = try player.raw()
         for byte in RawSocket.request(id: 7, method: "service.status") {

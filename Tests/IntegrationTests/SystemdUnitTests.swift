@@ -60,6 +60,17 @@ final class SystemdUnitTests: XCTestCase {
         }
     }
 
+    /// One descriptor per client connection: the default soft limit (1024) runs out near
+    /// 1000 clients.
+    func testServicesRaiseTheirDescriptorLimit() throws {
+        for service in Self.services {
+            let unit = try String(contentsOf: unitsDirectory.appendingPathComponent("cassette-\(service).service"), encoding: .utf8)
+            let limit = unit.split(separator: "\n").first { $0.hasPrefix("LimitNOFILE=") }
+                .flatMap { Int($0.dropFirst("LimitNOFILE=".count)) }
+            XCTAssertGreaterThanOrEqual(limit ?? 0, 4096, "\(service): LimitNOFILE")
+        }
+    }
+
     private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)

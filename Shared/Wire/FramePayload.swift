@@ -1,0 +1,26 @@
+import NIOCore
+
+/// What one frame carries: UTF-8 JSON, optionally behind a UTF-8 byte-order mark
+/// (PROTOCOL.md, Framing). Shared by the server and the client so both read frames alike.
+enum FramePayload {
+    /// EF BB BF. Allowed once, as the very first bytes of a frame; anywhere else it is
+    /// not JSON (RFC 8259 lets a parser ignore a leading one, and editors like to add it).
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// Reads a frame's payload as one JSON value, skipping a leading byte-order mark. Whether
+    /// the value is an object is left to the caller.
+    ///
+    /// - Throws: `ParseError` when the payload is not UTF-8 or not exactly one JSON value.
+    static func json(_ payload: ByteBuffer) throws(RPCError) -> JSONValue {
+        var bytes = payload.readableBytesView
+        if bytes.starts(with: byteOrderMark) { bytes = bytes.dropFirst(byteOrderMark.count) }
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw .parseError("The frame is not valid UTF-8.")
+        }
+        do {
+            return try JSONReader.parse(bytes)
+        } catch {
+            throw .parseError("The frame is not valid JSON: \(error).")
+        }
+    }
+}
