@@ -34,7 +34,7 @@ actor DownloadEngine {
     /// so the next transfer starts while the batch's rename, directory fsync and catalog commit run.
     private var committing: Set<Int64> = []
     private var transferring: Int { active.count - committing.count }
-    /// The network and storage policy (issue 5), asked before each file starts.
+    /// The network and storage policy, asked before each file starts.
     private var gate: PolicyGate?
 
     func attach(gate: PolicyGate) { self.gate = gate }

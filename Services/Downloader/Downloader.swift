@@ -24,7 +24,7 @@ enum Downloader {
                                         transfer: FileTransfer(origin: origin, store: store,
                                                                stallTimeout: settings.stallTimeoutSeconds),
                                         events: events, settings: settings, logger: context.logger)
-            // Issue 5: the policy (config defaults, then what policy.set persisted), the network
+            // The policy (config defaults, then what policy.set persisted), the network
             // monitor, the gate the engine asks before each file, and the enforcer for running ones.
             let policyStore = PolicyStore(catalog: catalog)
             let policy = await policyStore.load(defaults: DownloadPolicy.fromConfig(context.settings.config.downloader,

@@ -13,9 +13,9 @@ enum DownloaderMethods {
         var productId: String
         var productType: String?
         var quality: String?
-        /// Per-item override of the policy's `allowCellular` (issue 5).
+        /// Per-item override of the policy's `allowCellular`.
         var allowCellular: Bool?
-        /// License terms (issue 6): a rental of this many seconds, or a purchase.
+        /// License terms: a rental of this many seconds, or a purchase.
         var rentalSeconds: Double?
         var purchase: Bool?
     }
@@ -67,7 +67,7 @@ enum DownloaderMethods {
                 throw error
             }
         }
-        // Issue 6: extend what is held now (Feed.fm), store the new expiries and apply expiry, then
+        // Extend what is held now (Feed.fm), store the new expiries and apply expiry, then
         // re-validate the products that are due (TIDAL). A failed extension does not stop the
         // re-validation (another endpoint may answer): it is reported in `extensionError`, and
         // thrown when no re-validation got through either.
@@ -135,7 +135,7 @@ enum DownloaderMethods {
             if let quality = p.quality { try checkId(quality, field: "quality") }
             return try await core.value.estimate.run(productIds: ids, quality: p.quality)
         }
-        // Issue 5: the persisted policy and the network as the policy sees it.
+        // The persisted policy and the network as the policy sees it.
         router.register("policy.get", params: Empty.self) { _, _ in await (try await core.value).policy.getPolicy() }
         router.register("policy.set", params: JSONValue.self) { p, _ in try await core.value.policy.setPolicy(p) }
         router.register("network.get", params: Empty.self) { _, _ in await (try await core.value).policy.getNetwork() }

@@ -66,7 +66,7 @@ struct FileTransfer: Sendable {
                     return await refuse(part, "BodyTooLong", "the origin sent more than the \(declared) bytes it declared")
                 }
                 if Task.isCancelled { throw CancellationError() }
-                // A full disk is not the file's fault: keep the bytes, wait for space (issue 5).
+                // A full disk is not the file's fault: keep the bytes, wait for space.
                 if let shortage = StorageBudget.shortage(from: error) { throw shortage }
                 if let origin = error as? OriginError {
                     return await refuse(part, origin.name, origin.message)

@@ -1,8 +1,8 @@
 import OriginClient
 import Wire
 
-/// Checks on everything the origin sends before it can reach the file system or a URL
-/// (issue 9 item 6): ids outside `[A-Za-z0-9._-]{1,128}`, URLs to other hosts or schemes,
+/// Checks on everything the origin sends before it can reach the file system or a URL:
+/// ids outside `[A-Za-z0-9._-]{1,128}`, URLs to other hosts or schemes,
 /// sizes that are not positive numbers, checksums that are not 64 hex digits. A refused item
 /// is reported with its reason; nothing is written for it.
 enum HostileInput {

@@ -6,7 +6,7 @@ import Logging
 import Wire
 
 /// Makes the catalog and the media directory agree, at every start, before any download runs
-/// (issue 9 item 5; Brightcove warns that the OS or a person may delete offline files):
+/// (Brightcove warns that the OS or a person may delete offline files):
 ///
 /// - a verified file that is missing or of the wrong size stops being playable: its row goes
 ///   back to pending, its owners say so (`FileMissing`) in status and an `ItemStateChanged`

@@ -4,7 +4,7 @@ import GRDB
 import OriginClient
 
 /// Carries every server time the origin clients saw into the catalog's trusted clock, so the
-/// time expiry is judged at survives restarts and is shared with the player (issue 6).
+/// time expiry is judged at survives restarts and is shared with the player.
 actor TrustedTimeRecorder {
     private let catalog: Catalog
     private let origins: [OriginClient]

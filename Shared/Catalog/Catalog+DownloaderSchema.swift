@@ -27,7 +27,7 @@ extension Catalog {
         try db.create(index: "mediaItems_file", on: "mediaItems", columns: ["fileId"])
     }
 
-    /// Issue 6: licenses and re-validation.
+    /// Licenses and re-validation.
     static func downloaderSchemaV3(_ db: Database) throws {
         // The license in force for a token (Brightcove: one per offline token, renewed in place),
         // the re-offline waiting for its new file (JSON of the new playbackinfo; nil when none),

@@ -35,7 +35,7 @@ public enum OfflineAvailability {
     /// Offlined means: a product offlined with `offline.add` that reached `cached`, or an item of a
     /// station whose file is verified. Valid means: not past `offlineValidUntil` nor its rental
     /// license's `expiresAt` (products), or the station's `expiresAt` (stations). `now` is the caller's trusted time, never the raw device
-    /// clock alone (issue 6 owns that rule).
+    /// clock alone.
     public static func state(productId: String, db: Database, now: Date) throws -> State {
         if let product = try Row.fetchOne(db, sql: """
             SELECT p.offlineValidUntil, l.expiresAt AS licenseExpiresAt FROM offlineProducts p

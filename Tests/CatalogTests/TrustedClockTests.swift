@@ -3,7 +3,7 @@ import GRDB
 import XCTest
 @testable import Catalog
 
-/// The trusted-time rule (issue 6) on a real catalog: the persisted anchor, the boot clock, and
+/// The trusted-time rule on a real catalog: the persisted anchor, the boot clock, and
 /// a device clock that lies.
 final class TrustedClockTests: XCTestCase {
     var dir: String!

@@ -4,7 +4,7 @@ import TestSupport
 import Wire
 import XCTest
 
-/// Issue 6 with the device clock really wound back: the downloader runs under libfaketime
+/// Offline validity with the device clock really wound back: the downloader runs under libfaketime
 /// (Debian's `faketime` package) 30 days in the past. Expiry follows the origin's clock, so
 /// stations offlined before still expire when the server says so.
 final class FaketimeValidityTests: XCTestCase {

@@ -3,7 +3,7 @@ import TestSupport
 import Wire
 import XCTest
 
-/// A hostile or broken origin (issue 9 item 6): each case refused or handled with a clear
+/// A hostile or broken origin: each case refused or handled with a clear
 /// error, and nothing written outside the media directory.
 final class HostileOriginTests: XCTestCase {
     func testHostileManifestItemsAreRefused() async throws {

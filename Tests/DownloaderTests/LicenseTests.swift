@@ -4,7 +4,7 @@ import TestSupport
 import Wire
 import XCTest
 
-/// Issue 6, Brightcove licenses through the socket: purchase and rental (the rental's clock
+/// Brightcove licenses through the socket: purchase and rental (the rental's clock
 /// starts when requested and runs on the server's time), preload before the content, renewal
 /// without downloading again, keys in the catalog and gone with the content.
 final class LicenseTests: XCTestCase {

@@ -3,7 +3,7 @@ import TestSupport
 import Wire
 import XCTest
 
-/// Issue 6 through the socket: `sync.now` extends what is held (Feed.fm), and once the trusted
+/// Offline expiry through the socket: `sync.now` extends what is held (Feed.fm), and once the trusted
 /// time (the origin's clock, moved with `/_control/clock`) passes a station's expiry, a `delete`
 /// station is deleted and leaves `localOffline`, a `keep` one stays but is not valid.
 final class OfflineExpiryTests: XCTestCase {

@@ -3,7 +3,7 @@ import TestSupport
 import Wire
 import XCTest
 
-/// Issue 5 over the socket with `network.set`: cellular mid-download stops within 2 s and
+/// The network policy over the socket with `network.set`: cellular mid-download stops within 2 s and
 /// resumes on Wi-Fi with Range; no network; the per-item override; the persisted policy.
 final class PolicyNetworkTests: XCTestCase {
     func testCellularMidDownloadStopsAndResumesOnWifiWithRange() async throws {

@@ -5,7 +5,7 @@ import TestSupport
 import Wire
 import XCTest
 
-/// Issue 6, TIDAL re-validation through the socket, with the origin's clock moved past
+/// TIDAL re-validation through the socket, with the origin's clock moved past
 /// `offlineRevalidateAt` (one day in the test catalog) and `sync.now` starting a round.
 final class RevalidationTests: XCTestCase {
     let day = 86_400.0

@@ -4,7 +4,7 @@ import TestSupport
 import Wire
 import XCTest
 
-/// Per-service restarts the way systemd does them (issue 8): the listening socket outlives the
+/// Per-service restarts the way systemd does them: the listening socket outlives the
 /// service, so clients that connect while it is down wait in the backlog and are answered by the
 /// next instance. A test supervisor holds the socket; no systemd manager runs.
 final class RestartTests: XCTestCase {

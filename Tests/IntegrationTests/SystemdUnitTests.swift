@@ -3,7 +3,7 @@ import TestSupport
 import XCTest
 
 /// The shipped units in deploy/systemd pass `systemd-analyze verify` and score an exposure of 2.0
-/// or less in `systemd-analyze security --offline=true` (issue 8). Both run on the unit files
+/// or less in `systemd-analyze security --offline=true`. Both run on the unit files
 /// alone; no systemd manager is started.
 final class SystemdUnitTests: XCTestCase {
     private static let services = ["downloader", "player", "reporter"]

@@ -58,7 +58,7 @@ final class StreamingResolverTests: XCTestCase {
         XCTAssertEqual(requests, [:], "not valid is decided locally, with no playbackinfo request")
     }
 
-    /// Issue 6: a rental license that ended makes the product not valid, though its offline window
+    /// A rental license that ended makes the product not valid, though its offline window
     /// is open; a purchase never ends.
     func testAnEndedRentalIsOfflineNotValidAndAPurchasePlays() async throws {
         let api = try await StreamingFixtures.origin()
