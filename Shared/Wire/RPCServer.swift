@@ -80,23 +80,35 @@ public final class RPCServer: Sendable {
         state.withLockedValue { $0.channel = channel }
     }
 
-    /// Stops accepting, waits up to `timeout` for in-flight requests, then closes every
-    /// connection. Does not unlink the socket path; the caller owns that decision.
-    public func shutdownGracefully(timeout: TimeAmount = .seconds(10)) async {
+    /// Stops accepting, waits up to `timeout` for in-flight requests, then cancels those still
+    /// running and waits up to `cancelGrace` for their answers (`ShuttingDown` unless they
+    /// finished anyway), then closes every connection. Does not unlink the socket path; the
+    /// caller owns that decision.
+    public func shutdownGracefully(timeout: TimeAmount = .seconds(10), cancelGrace: TimeAmount = .seconds(1)) async {
         let listener = state.withLockedValue { s -> Channel? in
             defer { s.channel = nil }
             return s.channel
         }
         try? await listener?.close()
-        let tracker = self.tracker
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await tracker.drained() }
-            group.addTask { try? await Task.sleep(nanoseconds: UInt64(timeout.nanoseconds)) }
-            await group.next()
-            group.cancelAll()
+        if await !drain(within: timeout) {
+            logger.notice("stopping: cancelling requests still in flight", metadata: ["inFlight": "\(tracker.count)"])
+            tracker.cancelAll()
+            _ = await drain(within: cancelGrace)
         }
         let open = state.withLockedValue { Array($0.connections.values) }
         for channel in open { try? await channel.close() }
+    }
+
+    /// Waits until no request is in flight, at most `timeout`; true when none is.
+    private func drain(within timeout: TimeAmount) async -> Bool {
+        let tracker = self.tracker
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await tracker.drained() }
+            group.addTask { try? await Task.sleep(nanoseconds: UInt64(max(0, timeout.nanoseconds))) }
+            await group.next()
+            group.cancelAll()
+        }
+        return tracker.count == 0
     }
 
     /// Requests being handled right now, across all connections.

@@ -72,13 +72,12 @@ final class RPCServerHandler: ChannelDuplexHandler {
 
     private func start(_ context: ChannelHandlerContext, _ request: RPCRequest, _ connection: RPCConnection) {
         inFlight += 1
-        tracker.begin()
         let rpc = RPCContext(request: request, connection: connection)
         let router = self.router
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.makeFutureWithTask {
-            await router.dispatch(rpc)
-        }.whenComplete { result in
+        let answer = context.eventLoop.makePromise(of: Result<JSONValue, RPCError>.self)
+        tracker.run(answer) { await router.dispatch(rpc) }
+        answer.futureResult.whenComplete { result in
             let (handler, context) = loopBound.value
             handler.finish(context, request, result)
         }
@@ -92,7 +91,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
         case .success(let o): outcome = o
         case .failure(let e): outcome = .failure(.internalError("\(e)"))
         }
-        if case .failure(let e) = outcome, e.code == -32603 {
+        if case .failure(let e) = outcome, e.code == -32603, e.name != RPCErrorKind.shuttingDown.name {
             logger.error("request failed", metadata: ["method": "\(request.method)", "error": "\(e.message)"])
         }
         if let id = request.id, context.channel.isActive {
@@ -153,34 +152,80 @@ final class RPCServerHandler: ChannelDuplexHandler {
     }
 }
 
-/// Counts requests being handled across all connections, so a graceful shutdown can wait
-/// for them to finish before the process exits.
+/// Runs and counts the requests being handled across all connections, so a graceful shutdown
+/// can wait for them to finish, and cancel those that do not in time.
 final class RequestTracker: Sendable {
-    private let state = NIOLockedValueBox<(count: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
+    private struct State {
+        /// Requests not yet answered (the answer is written after the task ends).
+        var count = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var nextID: UInt64 = 0
+        var cancelled = false
+    }
+    private let state = NIOLockedValueBox(State())
 
-    func begin() { state.withLockedValue { $0.count += 1 } }
+    /// Runs `work` as a task of its own and fulfils `answer` with its result; `end()` follows once
+    /// the answer is written. A request cancelled by `cancelAll` that fails is answered `ShuttingDown`.
+    func run(_ answer: EventLoopPromise<Result<JSONValue, RPCError>>,
+             _ work: @escaping @Sendable () async -> Result<JSONValue, RPCError>) {
+        state.withLockedValue { s in
+            s.count += 1
+            let id = s.nextID
+            s.nextID += 1
+            // Created under the lock: the task's own removal waits until it is registered.
+            let task = Task { [self] in
+                var result = await work()
+                if Task.isCancelled, case .failure = result {
+                    result = .failure(RPCErrorKind.shuttingDown.error(
+                        "The service is stopping and gave up on this request; send it again once the service is back."))
+                }
+                state.withLockedValue { _ = $0.tasks.removeValue(forKey: id) }
+                answer.succeed(result)
+            }
+            if s.cancelled { task.cancel() }
+            s.tasks[id] = task
+        }
+    }
 
     func end() {
         let waiters = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
             s.count -= 1
             guard s.count == 0 else { return [] }
-            defer { s.waiters = [] }
-            return s.waiters
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
         }
         waiters.forEach { $0.resume() }
     }
 
     var count: Int { state.withLockedValue { $0.count } }
 
-    /// Returns once no request is in flight.
+    /// Cancels every request in flight and every one that starts from now on.
+    func cancelAll() {
+        let tasks = state.withLockedValue { s -> [Task<Void, Never>] in
+            s.cancelled = true
+            return Array(s.tasks.values)
+        }
+        tasks.forEach { $0.cancel() }
+    }
+
+    /// Returns once no request is in flight, or when the calling task is cancelled.
     func drained() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let ready = state.withLockedValue { s -> Bool in
-                if s.count == 0 { return true }
-                s.waiters.append(c)
-                return false
+        let id = state.withLockedValue { s -> UInt64 in
+            defer { s.nextID += 1 }
+            return s.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let ready = state.withLockedValue { s -> Bool in
+                    if s.count == 0 || Task.isCancelled { return true }
+                    s.waiters[id] = c
+                    return false
+                }
+                if ready { c.resume() }
             }
-            if ready { c.resume() }
+        } onCancel: {
+            state.withLockedValue { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 }

@@ -1,0 +1,21 @@
+/// A wire error that more than one service returns, with its code and stable name defined once.
+public struct RPCErrorKind: Sendable, Equatable {
+    public let code: Int
+    public let name: String
+
+    public init(code: Int, name: String) {
+        self.code = code
+        self.name = name
+    }
+
+    public func error(_ message: String, details: [String: JSONValue] = [:]) -> RPCError {
+        RPCError(code: code, name: name, message: message, details: details)
+    }
+
+    /// A call that needs the content origin could not reach it within the call's deadline: no
+    /// connection, no answer in time, or only 5xx answers (PROTOCOL.md: within 10 s).
+    public static let originUnreachable = RPCErrorKind(code: 1010, name: "OriginUnreachable")
+
+    /// The service is stopping (SIGTERM) and gave up on this request; its effects so far stay.
+    public static let shuttingDown = RPCErrorKind(code: -32603, name: "ShuttingDown")
+}
