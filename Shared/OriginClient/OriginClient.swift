@@ -56,9 +56,14 @@ public final class OriginClient: Sendable {
     /// Sends any request with the retry rules and returns the final answer, whatever its status
     /// (5xx and 429 only once retries ran out). Throws `OriginError` when no answer came.
     public func send(_ request: HTTPRequest, retry: RetryPolicy) async throws -> HTTPResponse {
-        try await withRetries(retry, attempt: { try await http.send(request) }, retryable: { response in
+        try await withRetries(retry, attempt: { timeLeft in
+            var request = request
+            if let timeLeft { request.timeoutSeconds = min(request.timeoutSeconds, max(0.001, timeLeft)) }
+            return try await http.send(request)
+        }, retryable: { response in
             note(headers: response.headers)
-            return Self.isRetryable(response.status) ? response.headers : nil
+            return Self.isRetryable(response.status) ? RetryableAnswer(status: response.status, headers: response.headers,
+                                                                         body: response.body) : nil
         })
     }
 
@@ -96,11 +101,12 @@ public final class OriginClient: Sendable {
             // alive link, so the backoff starts over.
             defer { offset = error.bytesOnDisk ?? offset }
             return (error.bytesOnDisk ?? offset) > offset
-        }, attempt: {
+        }, attempt: { _ in
             try await http.download(request, to: path, resumeFrom: offset, observer: observer, progress: progress)
         }, retryable: { result in
             note(headers: result.headers)
-            return Self.isRetryable(result.status) ? result.headers : nil
+            return Self.isRetryable(result.status) ? RetryableAnswer(status: result.status, headers: result.headers,
+                                                                       body: result.body) : nil
         })
         if (200..<300).contains(result.status) || result.status == 416 { return result }
         throw OriginError(status: result.status, body: result.body)
@@ -108,34 +114,57 @@ public final class OriginClient: Sendable {
 
     // MARK: Internals
 
+    /// A 5xx or 429 answer that may be tried again.
+    private struct RetryableAnswer {
+        var status: Int
+        var headers: [String: String]
+        var body: [UInt8]
+    }
+
     /// The retry loop `send` and `download` share. Network failures are retried per
     /// `retry.networkRetries` with a doubling, capped delay that starts over when `progressed`
-    /// says bytes moved; an answer for which `retryable` returns headers (a 5xx or 429) is
-    /// retried per `retry.statusRetries`, honouring those headers' `Retry-After`.
+    /// says bytes moved; an answer for which `retryable` returns one (a 5xx or 429) is
+    /// retried per `retry.statusRetries`, honouring its `Retry-After`. With
+    /// `retry.deadlineSeconds`, `attempt` gets the time left (to bound its own timeout), no wait
+    /// runs past the deadline, and giving up on a network failure or a 5xx is `OriginUnreachable`.
     private func withRetries<Outcome>(_ retry: RetryPolicy,
                                       progressed: (HTTPClientError) -> Bool = { _ in false },
-                                      attempt: () async throws -> Outcome,
-                                      retryable: (Outcome) -> [String: String]?) async throws -> Outcome {
+                                      attempt: (_ timeLeft: Double?) async throws -> Outcome,
+                                      retryable: (Outcome) -> RetryableAnswer?) async throws -> Outcome {
+        let started = ContinuousClock.now
+        func elapsed() -> Double {
+            let duration = ContinuousClock.now - started
+            return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        func timeLeft() -> Double? { retry.deadlineSeconds.map { $0 - elapsed() } }
+        func fits(_ delay: Double) -> Bool { timeLeft().map { delay < $0 } ?? true }
         var statusRetries = 0
         var networkRetries = 0
         while true {
+            if let left = timeLeft(), left <= 0 { throw OriginError.deadlinePassed(after: elapsed()) }
             let outcome: Outcome
             do {
-                outcome = try await attempt()
+                outcome = try await attempt(timeLeft())
             } catch let error as HTTPClientError where error.isTransient {
                 if progressed(error) { networkRetries = 0 }
-                guard retry.networkRetries.map({ networkRetries < $0 }) ?? true else { throw OriginError(transport: error) }
-                try await sleep(retry.networkDelay(retry: networkRetries))
+                let delay = retry.networkDelay(retry: networkRetries)
+                guard retry.networkRetries.map({ networkRetries < $0 }) ?? true, fits(delay) else { throw OriginError(transport: error) }
+                try await sleep(delay)
                 networkRetries += 1
                 continue
             } catch let error as HTTPClientError {
                 throw OriginError(transport: error)
             }
             networkRetries = 0
-            if let headers = retryable(outcome), statusRetries < retry.statusRetries {
-                try await sleep(retry.statusDelay(retry: statusRetries, retryAfter: Self.retryAfter(headers)))
+            guard let answer = retryable(outcome) else { return outcome }
+            let delay = retry.statusDelay(retry: statusRetries, retryAfter: Self.retryAfter(answer.headers))
+            if statusRetries < retry.statusRetries, fits(delay) {
+                try await sleep(delay)
                 statusRetries += 1
                 continue
+            }
+            if retry.deadlineSeconds != nil, (500..<600).contains(answer.status) {
+                throw OriginError.unreachable(status: answer.status, body: answer.body, after: elapsed())
             }
             return outcome
         }

@@ -4,7 +4,8 @@ import Wire
 /// A request to the origin that did not succeed, named as the ORIGIN-API and PROTOCOL contracts
 /// name it, so a device app can tell "not in this country" from "server down" without parsing text.
 /// Codes 4000–4999 mirror the origin: 4000 + subStatus when the server gave one, else 4000 + the
-/// HTTP status; 4000 and 4001 are our own (unreachable, unreadable answer).
+/// HTTP status; 4001 is our own (unreadable answer). `OriginUnreachable` is the wire's 1010
+/// (`RPCErrorKind.originUnreachable`), whatever status the last answer had.
 public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, RPCErrorConvertible {
     public var name: String
     public var message: String
@@ -23,6 +24,7 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
     }
 
     public var code: Int {
+        if name == RPCErrorKind.originUnreachable.name { return RPCErrorKind.originUnreachable.code }
         if let subStatus, (4000..<5000).contains(subStatus) { return subStatus }
         if let status, (400..<600).contains(status) { return 4000 + status }
         return name == Self.badResponseName ? 4001 : 4000
@@ -53,9 +55,24 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
 
     /// The origin could not be reached or the transfer broke off, after the retries allowed.
     public init(transport error: HTTPClientError) {
-        self.init(name: "OriginUnreachable",
+        self.init(name: RPCErrorKind.originUnreachable.name,
                   message: "the origin could not be reached: \(error.message). Check the network and the origin URL.",
                   transportError: error.name)
+    }
+
+    /// The origin kept answering with a server error (5xx) until the call's deadline.
+    static func unreachable(status: Int, body: [UInt8], after seconds: Double) -> OriginError {
+        let answer = OriginError(status: status, body: body)
+        return OriginError(name: RPCErrorKind.originUnreachable.name,
+                           message: "the origin answered only HTTP \(status) for \(Int(seconds.rounded())) s (\(answer.message)). Try again later.",
+                           status: status, subStatus: answer.subStatus)
+    }
+
+    /// Nothing usable came within the call's deadline.
+    static func deadlinePassed(after seconds: Double) -> OriginError {
+        OriginError(name: RPCErrorKind.originUnreachable.name,
+                    message: "the origin did not answer within \(Int(seconds.rounded())) s. Check the network and the origin URL.",
+                    transportError: HTTPClientError.Code.timeout.name)
     }
 
     static func badResponse(_ message: String) -> OriginError {

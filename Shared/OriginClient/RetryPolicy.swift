@@ -3,6 +3,7 @@
 /// (500, 1000, 2000 ms …) or the server's `Retry-After`; other 4xx never; network errors and
 /// timeouts forever, at a delay that doubles up to a cap and falls back to the start whenever
 /// bytes moved (ExoPlayer/Media3's model: a slow but alive link is not a failing one).
+/// A policy with a `deadlineSeconds` bounds all of that, attempts included, for a caller who waits.
 public struct RetryPolicy: Sendable, Equatable {
     /// Retries after a 5xx or 429 before the error is returned.
     public var statusRetries: Int
@@ -14,20 +15,29 @@ public struct RetryPolicy: Sendable, Equatable {
     public var networkRetries: Int?
     /// Longest wait between network retries.
     public var maxNetworkDelay: Double
+    /// The whole call, every attempt and wait included, ends within this many seconds; nil: no
+    /// bound beyond the retry counts. Past it, an origin that did not answer usefully (no
+    /// connection, no answer, only 5xx) is `OriginUnreachable`.
+    public var deadlineSeconds: Double?
 
     public init(statusRetries: Int, baseDelay: Double = 0.5, maxStatusDelay: Double = 60,
-                networkRetries: Int?, maxNetworkDelay: Double) {
+                networkRetries: Int?, maxNetworkDelay: Double, deadlineSeconds: Double? = nil) {
         self.statusRetries = statusRetries
         self.baseDelay = baseDelay
         self.maxStatusDelay = maxStatusDelay
         self.networkRetries = networkRetries
         self.maxNetworkDelay = maxNetworkDelay
+        self.deadlineSeconds = deadlineSeconds
     }
 
     /// Downloads for offline use: nobody is waiting, so be patient.
     public static let offlining = RetryPolicy(statusRetries: 9, networkRetries: nil, maxNetworkDelay: 30)
     /// Streaming while someone listens: give up on a failing server quickly, keep trying a flaky link.
     public static let streaming = RetryPolicy(statusRetries: 3, networkRetries: nil, maxNetworkDelay: 5)
+    /// A socket call someone waits for (PROTOCOL.md: an answer within 10 s): the offlining
+    /// schedule, cut off after 8 s in all; then `OriginUnreachable`.
+    public static let interactive = RetryPolicy(statusRetries: 9, maxStatusDelay: 2, networkRetries: nil,
+                                                maxNetworkDelay: 2, deadlineSeconds: 8)
     /// One attempt; the caller has its own schedule (the reporter's delivery loop).
     public static let none = RetryPolicy(statusRetries: 0, networkRetries: 0, maxNetworkDelay: 0)
 

@@ -115,7 +115,7 @@ final class OriginClientTests: XCTestCase {
             XCTFail("expected OriginUnreachable")
         } catch let error as OriginError {
             XCTAssertEqual(error.name, "OriginUnreachable")
-            XCTAssertEqual(error.code, 4000)
+            XCTAssertEqual(error.code, 1010)
         }
     }
 
