@@ -61,7 +61,7 @@ enum DownloaderMethods {
             }
             let ready = try await core.value
             do {
-                return try await ready.stations.sync(stationId: p.stationId, targetMinutes: p.targetMinutes)
+                return try await ready.stations.sync(stationId: p.stationId, targetMinutes: p.targetMinutes, retry: .interactive)
             } catch {
                 await ready.stations.recordFailure(stationId: p.stationId, error: error)
                 throw error
@@ -94,11 +94,11 @@ enum DownloaderMethods {
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
             return try await core.value.products.preloadLicense(productId: p.productId, productType: p.productType,
-                                                                quality: p.quality, terms: terms)
+                                                                quality: p.quality, terms: terms, retry: .interactive)
         }
         router.register("offline.renewLicense", params: RenewParams.self) { p, _ in
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
-            return try await core.value.products.renewLicense(token: p.token, terms: terms)
+            return try await core.value.products.renewLicense(token: p.token, terms: terms, retry: .interactive)
         }
         router.register("offline.add", params: AddParams.self) { p, _ in
             try checkId(p.productId, field: "productId")
@@ -108,7 +108,7 @@ enum DownloaderMethods {
             // Without its own quality, an item gets the policy's offline audio or video quality.
             let quality = p.quality ?? ready.gate.policy.offlineQuality(productType: p.productType)
             return try await ready.products.add(productId: p.productId, productType: p.productType, quality: quality,
-                                                allowCellular: p.allowCellular ?? false, terms: terms)
+                                                allowCellular: p.allowCellular ?? false, terms: terms, retry: .interactive)
         }
         router.register("offline.status", params: TokenParams.self) { p, _ in
             try await core.value.products.status(token: p.token)
@@ -133,7 +133,7 @@ enum DownloaderMethods {
             }
             for (i, id) in ids.enumerated() { try checkId(id, field: p.productId != nil && i == 0 ? "productId" : "productIds[\(i)]") }
             if let quality = p.quality { try checkId(quality, field: "quality") }
-            return try await core.value.estimate.run(productIds: ids, quality: p.quality)
+            return try await core.value.estimate.run(productIds: ids, quality: p.quality, retry: .interactive)
         }
         // The persisted policy and the network as the policy sees it.
         router.register("policy.get", params: Empty.self) { _, _ in await (try await core.value).policy.getPolicy() }

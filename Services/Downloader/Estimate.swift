@@ -14,7 +14,7 @@ struct Estimate: Sendable {
     let gate: PolicyGate
     let store: MediaStore
 
-    func run(productIds: [String], quality: String?) async throws -> JSONValue {
+    func run(productIds: [String], quality: String?, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin else { throw DownloaderError.noOrigin() }
         let policy = gate.policy
         var items: [JSONValue] = []
@@ -24,7 +24,7 @@ struct Estimate: Sendable {
         for productId in productIds {
             let info = try await origin.get("/v1/playbackinfo/\(productId)",
                                             query: ["mode": "offline", "quality": quality ?? policy.offlineQuality(productType: nil)],
-                                            retry: .offlining)
+                                            retry: retry)
             let actual = info["productId"]?.stringValue ?? productId
             let canDownload = info["canBeDownloaded"]?.boolValue == true
             guard canDownload, case .success(let item) = HostileInput.item(id: .string(actual), fileFields: info["manifest"],

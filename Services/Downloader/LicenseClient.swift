@@ -24,9 +24,10 @@ struct LicenseClient: Sendable {
 
     /// Requests a license for `productId` under `terms`, with the security token and key ids its
     /// playbackinfo `info` names.
-    func request(productId: String, playbackInfo info: JSONValue, terms: LicenseTerms) async throws -> GrantedLicense {
+    func request(productId: String, playbackInfo info: JSONValue, terms: LicenseTerms,
+                 retry: RetryPolicy = .offlining) async throws -> GrantedLicense {
         try await request(productId: productId, securityToken: Self.securityToken(info), terms: terms,
-                          keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+                          keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [], retry: retry)
     }
 
     /// A playbackinfo's `licenseSecurityToken`: content that needs a license (TIDAL).
@@ -36,11 +37,12 @@ struct LicenseClient: Sendable {
 
     /// Requests a license for `productId` under `terms`; `keyIds` (from playbackinfo) the keys the
     /// content needs: any the answer does not carry are fetched with `GET /v1/keys/{keyId}`.
-    func request(productId: String, securityToken: String?, terms: LicenseTerms, keyIds: [String]) async throws -> GrantedLicense {
+    func request(productId: String, securityToken: String?, terms: LicenseTerms, keyIds: [String],
+                 retry: RetryPolicy = .offlining) async throws -> GrantedLicense {
         var body: [String: JSONValue] = ["productId": .string(productId), "kind": .string(terms.kind),
                                          "securityToken": securityToken.map(JSONValue.string) ?? .null]
         if let seconds = terms.rentalSeconds { body["rentalSeconds"] = .number(Double(seconds)) }
-        let answer = try await origin.post("/v1/licenses", body: .object(body), retry: .offlining)
+        let answer = try await origin.post("/v1/licenses", body: .object(body), retry: retry)
         guard let id = answer["licenseId"]?.stringValue, OriginID.isValid(id) else {
             throw DownloaderError.hostileManifest("the license answer has no usable licenseId")
         }
@@ -56,7 +58,7 @@ struct LicenseClient: Sendable {
             keys[keyId] = Array(data)
         }
         for keyId in keyIds where keys[keyId] == nil {
-            keys[keyId] = try await fetchKey(keyId, licenseId: id)
+            keys[keyId] = try await fetchKey(keyId, licenseId: id, retry: retry)
         }
         var requestedAt = answer["serverTime"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
         if requestedAt == nil { requestedAt = await now() }
@@ -64,10 +66,10 @@ struct LicenseClient: Sendable {
     }
 
     /// `GET /v1/keys/{keyId}` with `X-License`: the key bytes the license entitles to.
-    func fetchKey(_ keyId: String, licenseId: String) async throws -> [UInt8] {
+    func fetchKey(_ keyId: String, licenseId: String, retry: RetryPolicy = .offlining) async throws -> [UInt8] {
         guard OriginID.isValid(keyId) else { throw DownloaderError.hostileManifest("key id \(keyId.prefix(140).debugDescription) is not a plain token") }
         let request = HTTPRequest(method: "GET", url: try origin.resolveURL("/v1/keys/\(keyId)"), headers: ["X-License": licenseId])
-        let response = try await origin.send(request, retry: .offlining)
+        let response = try await origin.send(request, retry: retry)
         guard (200..<300).contains(response.status) else { throw OriginError(status: response.status, body: response.body) }
         guard response.body.count == 16 else {
             throw DownloaderError.hostileManifest("key \(keyId) is \(response.body.count) bytes, not 16")

@@ -33,7 +33,7 @@ actor OfflineProducts {
     /// download); a product whose playbackinfo carries a `licenseSecurityToken` gets a purchase
     /// license when no terms are named and none was preloaded.
     func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false,
-             terms: LicenseTerms? = nil) async throws -> JSONValue {
+             terms: LicenseTerms? = nil, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
         let existing = try await openRequest(productId)
         // The same request twice gets the same token; a failed one is started again (explicit
@@ -49,7 +49,7 @@ actor OfflineProducts {
             }
             return try await status(token: existing.token)
         }
-        let info = try await playbackInfo(productId, quality: quality)
+        let info = try await playbackInfo(productId, quality: quality, retry: retry)
         let manifestType = info["manifestType"]?.stringValue ?? "progressive"
         guard manifestType == "progressive" else {
             throw DownloaderError.notSupported("\(productId) is delivered as \(manifestType); only progressive files can be offlined so far.")
@@ -68,7 +68,7 @@ actor OfflineProducts {
         let item = parsedItem
         var license: GrantedLicense?
         if terms != nil || (LicenseClient.securityToken(info) != nil && existing?.licenseId == nil) {
-            license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase)
+            license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
         }
         let granted = license
         let now = Date()
@@ -118,10 +118,10 @@ actor OfflineProducts {
     }
 
     /// The offline playbackinfo of `productId`; refuses one that may not be downloaded.
-    private func playbackInfo(_ productId: String, quality: String?) async throws -> JSONValue {
+    private func playbackInfo(_ productId: String, quality: String?, retry: RetryPolicy) async throws -> JSONValue {
         guard let origin else { throw DownloaderError.noOrigin() }
         let info = try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"],
-                                        retry: .offlining)
+                                        retry: retry)
         guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(productId) }
         return info
     }
@@ -132,15 +132,16 @@ actor OfflineProducts {
     /// later without a license exchange (Brightcove "Preload a FairPlay license"). It makes the
     /// offline token, state `discovered`, that a later `offline.add` of the product downloads
     /// into. A product already requested gets its license renewed instead.
-    func preloadLicense(productId: String, productType: String?, quality: String?, terms: LicenseTerms?) async throws -> JSONValue {
+    func preloadLicense(productId: String, productType: String?, quality: String?, terms: LicenseTerms?,
+                        retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
         if let existing = try await openRequest(productId), existing.state != "failed" {
             let token = existing.token
             let held = try await catalog.read { db in try LicenseRecords.currentTerms(token: token, db: db) }
-            return try await renewLicense(token: token, terms: terms ?? held ?? .purchase)
+            return try await renewLicense(token: token, terms: terms ?? held ?? .purchase, retry: retry)
         }
-        let info = try await playbackInfo(productId, quality: quality)
-        let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase)
+        let info = try await playbackInfo(productId, quality: quality, retry: retry)
+        let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
         let token = UUID().uuidString.lowercased()
         let type = info["productType"]?.stringValue ?? productType ?? "TRACK"
         try await catalog.write { db in
@@ -156,7 +157,7 @@ actor OfflineProducts {
 
     /// `offline.renewLicense`: a new license for content already held, downloading nothing again
     /// (Brightcove "Renewing a FairPlay license"). Without terms, the current license's are reused.
-    func renewLicense(token: String, terms: LicenseTerms?) async throws -> JSONValue {
+    func renewLicense(token: String, terms: LicenseTerms?, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
         let (row, held) = try await catalog.read { db in
             (try Row.fetchOne(db, sql: "SELECT requestedProductId, quality, state FROM offlineProducts WHERE token = ?", arguments: [token])

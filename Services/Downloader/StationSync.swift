@@ -97,7 +97,8 @@ actor StationSync {
         var manifestHash: String?
     }
 
-    func sync(stationId: String, targetMinutes: Double?, keepStoredTarget: Bool = false) async throws -> SyncResult {
+    func sync(stationId: String, targetMinutes: Double?, keepStoredTarget: Bool = false,
+              retry: RetryPolicy = .offlining) async throws -> SyncResult {
         guard let origin else { throw DownloaderError.noOrigin() }
         let (have, played, storedTarget) = try await catalog.read { db in
             let have = try String.fetchAll(db, sql: """
@@ -113,7 +114,7 @@ actor StationSync {
         let answer = try await origin.post("/v1/stations/\(stationId)/offline", body: [
             "targetMinutes": target.map(JSONValue.number) ?? .null,
             "have": .array(have.map(JSONValue.string)), "played": .array(played.map(JSONValue.string)),
-        ], retry: .offlining)
+        ], retry: retry)
 
         // Hostile or broken manifests: refuse the whole answer when its frame is wrong, single
         // items when only they are.

@@ -53,7 +53,7 @@ extension PlaybackEngine {
             return PlayerError(.stationNotPlayable, "Station \(stationId) is not on this device and no origin is configured.")
         }
         do {
-            let answer = try await origin.get("/v1/stations", retry: .streaming)
+            let answer = try await origin.get("/v1/stations", retry: .interactive)
             let streaming = answer["stations"]?.arrayValue?.first { $0["id"]?.stringValue == stationId }
             let offline = answer["offlineStations"]?.arrayValue?.contains { $0["id"]?.stringValue == stationId } ?? false
             if offline {
