@@ -97,19 +97,57 @@ public enum Daemon {
         let server = RPCServer(router: router, limits: settings.limits, logger: logger, hub: hub)
         statusBox.server = server
         let notifier = SystemdNotifier()
+        let stop = StopRequest()
         var services: [any Service] = [ServerService(server: server, source: source, notifier: notifier,
-                                                     ready: ready, logger: logger)]
+                                                     ready: ready, stop: stop, logger: logger)]
         if let watchdog = WatchdogService(notifier: notifier, logger: logger, after: { await ready.wait() },
                                           isHealthy: { await health.run().healthy }) {
             services.append(watchdog)
         }
         services.append(contentsOf: parts.services)
+        services.append(StopRequestService(stop: stop))
         let group = ServiceGroup(configuration: .init(
             services: services.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) },
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger))
-        try await group.run()
+        try await run(group, stop: stop, logger: logger)
+    }
+
+    private enum GroupEnd { case finished, overran }
+
+    /// Runs the group; once a stop was requested and `StopBudget.cancelAfter` passed, cancels
+    /// it, and past `StopBudget.exitAfter` exits the process: a stop never hangs on work that
+    /// ignores it. An error after such a cancellation is the stop's doing, not a failure.
+    static func run(_ group: ServiceGroup, stop: StopRequest, logger: Logger) async throws {
+        try await withThrowingTaskGroup(of: GroupEnd.self) { tasks in
+            tasks.addTask {
+                try await group.run()
+                return .finished
+            }
+            tasks.addTask {
+                guard await stop.requested() else { return .finished }
+                do { try await Task.sleep(for: stop.remaining(of: StopBudget.cancelAfter)) } catch { return .finished }
+                return .overran
+            }
+            guard try await tasks.next() == .overran else {
+                tasks.cancelAll()
+                return
+            }
+            logger.warning("stopping: still busy \(StopBudget.cancelAfter) after the stop request; cancelling what is left")
+            let exitAfter = stop.remaining(of: StopBudget.exitAfter)
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: Double(exitAfter.components.seconds) + Double(exitAfter.components.attoseconds) / 1e18)
+                logger.critical("stopping: something ignored its cancellation; exiting now")
+                _exit(0)
+            }
+            tasks.cancelAll()
+            do {
+                while try await tasks.next() != nil {}
+            } catch {
+                logger.info("stopping: ended by cancellation", metadata: ["error": "\(error)"])
+            }
+        }
     }
 }
 
@@ -137,6 +175,7 @@ struct ServerService: Service {
     let source: ListenerSource
     let notifier: SystemdNotifier
     let ready: ReadyGate
+    let stop: StopRequest
     let logger: Logger
 
     func run() async throws {
@@ -159,7 +198,8 @@ struct ServerService: Service {
         try? await gracefulShutdown()
         notifier.stopping()
         logger.info("stopping: finishing in-flight requests", metadata: ["inFlight": "\(server.inFlightRequests)"])
-        await server.shutdownGracefully()
+        await server.shutdownGracefully(timeout: TimeAmount(stop.remaining(of: StopBudget.drain)),
+                                        cancelGrace: TimeAmount(StopBudget.cancelGrace))
         SocketListener.cleanUp(source)
     }
 }
