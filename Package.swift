@@ -63,7 +63,9 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: [
             "CShims", "CCurl",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Shared/HTTPClient"),
         .target(name: "OriginClient", dependencies: [
             "HTTPClient", "Wire",

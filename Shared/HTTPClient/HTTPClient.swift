@@ -1,3 +1,5 @@
+import NIOConcurrencyHelpers
+import NIOCore
 import NIOPosix
 
 /// An HTTP client over libcurl (http and https only), for the origin API and media downloads.
@@ -113,30 +115,59 @@ public final class HTTPClient: Sendable {
     }
 
     /// One hop on a pool thread. The handle goes back to the pool whatever happens.
+    ///
+    /// For `send` (memory destination) the request's timeout counts from here, the wait for a
+    /// free pool thread included. Task cancellation answers at once while the transfer waits for
+    /// a thread, and aborts it through curl's progress callback once it runs.
     private func perform(_ request: HTTPRequest, credentials: BasicCredentials?,
                          destination: BodyDestination, observer: (any DownloadBodyObserver)?) async throws -> TransferOutcome {
         let cancellation = CancellationFlag()
         let configuration = configuration
         let handles = handles
+        let queued = ContinuousClock.now
+        let isTotalTimeout: Bool
+        if case .memory = destination { isTotalTimeout = true } else { isTotalTimeout = false }
+        let slotBox = NIOLockedValueBox<TransferSlot<TransferOutcome>?>(nil)
         return try await withTaskCancellationHandler {
-            do {
-                return try await threadPool.runIfActive {
-                    let easy = try handles.checkOut()
-                    defer { handles.checkIn(easy) }
-                    return try Transfer.run(request, credentials: credentials, configuration: configuration,
-                                            easy: easy, destination: destination, cancellation: cancellation,
-                                            observer: observer)
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransferOutcome, Error>) in
+                let slot = TransferSlot(continuation)
+                slotBox.withLockedValue { $0 = slot }
+                if Task.isCancelled {
+                    slot.abandonIfQueued(HTTPClientError(code: .cancelled, message: "task cancelled before the transfer started"))
+                    return
                 }
-            } catch is CancellationError {
-                throw HTTPClientError(code: .cancelled, message: "task cancelled before the transfer started")
-            } catch let error as HTTPClientError {
-                throw error
-            } catch {
-                // runIfActive's only other failure: the pool no longer runs.
-                throw HTTPClientError(code: .shutdown, message: "\(error)")
+                let timer = isTotalTimeout ? MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
+                    in: .nanoseconds(Int64(max(0, request.timeoutSeconds) * 1e9))) {
+                    slot.abandonIfQueued(HTTPClientError(code: .timeout, message: "no transfer thread came free within \(request.timeoutSeconds) s"))
+                } : nil
+                threadPool.submit { state in
+                    timer?.cancel()
+                    guard slot.start() else { return }
+                    guard case .active = state else {
+                        slot.finish(.failure(HTTPClientError(code: .shutdown, message: "the client's thread pool no longer runs")))
+                        return
+                    }
+                    var current = request
+                    if isTotalTimeout {
+                        let waited = ContinuousClock.now - queued
+                        current.timeoutSeconds -= Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
+                        guard current.timeoutSeconds > 0 else {
+                            slot.finish(.failure(HTTPClientError(code: .timeout, message: "no transfer thread came free within \(request.timeoutSeconds) s")))
+                            return
+                        }
+                    }
+                    slot.finish(Result {
+                        let easy = try handles.checkOut()
+                        defer { handles.checkIn(easy) }
+                        return try Transfer.run(current, credentials: credentials, configuration: configuration,
+                                                easy: easy, destination: destination, cancellation: cancellation,
+                                                observer: observer)
+                    })
+                }
             }
         } onCancel: {
             cancellation.cancel()
+            slotBox.withLockedValue { $0 }?.abandonIfQueued(HTTPClientError(code: .cancelled, message: "task cancelled before the transfer started"))
         }
     }
 }
