@@ -1,0 +1,118 @@
+import Foundation
+import Glibc
+import TestSupport
+import Wire
+import XCTest
+
+/// PROTOCOL.md: every call answers promptly. With the origin unreachable (a closed port, a port
+/// that never answers, or an origin answering only 5xx), each downloader method that needs it
+/// answers within 10 s, accepted or `OriginUnreachable` (1010).
+final class PromptAnswerTests: XCTestCase {
+    static let originCalls: [(String, JSONValue)] = [
+        ("stations.sync", ["stationId": "st-9"]),
+        ("offline.add", ["productId": "tr-1"]),
+        ("offline.estimate", ["productId": "tr-1"]),
+        ("offline.preloadLicense", ["productId": "tr-2", "purchase": true]),
+    ]
+
+    func testEveryOriginCallAnswersWithinTenSecondsWhenThePortIsClosed() async throws {
+        let port = try RefusingPort()
+        let dir = try TestDirectory(prefix: "cpa")
+        defer { dir.remove() }
+        let service = try Self.startDownloader(in: dir, origin: port.url)
+        defer { service.kill9() }
+        try await Self.assertPromptAnswers(service)
+    }
+
+    func testEveryOriginCallAnswersWithinTenSecondsWhenTheOriginNeverAnswers() async throws {
+        let port = try SilentPort()
+        let dir = try TestDirectory(prefix: "cpa")
+        defer { dir.remove() }
+        let service = try Self.startDownloader(in: dir, origin: port.url)
+        defer { service.kill9() }
+        try await Self.assertPromptAnswers(service)
+    }
+
+    func testEveryOriginCallAnswersWithinTenSecondsWhenTheOriginAnswersOnly5xx() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try await h.api.injectFaults("/v1/", [["status": 503, "repeat": 100_000]])
+        let service = try h.start()
+        try await Self.assertPromptAnswers(service)
+    }
+
+    /// SIGTERM while calls wait on an origin that never answers: the process ends within 10 s,
+    /// exit status 0, and each caller gets an answer or the end of its connection.
+    func testSigtermWhileCallsWaitOnTheOriginEndsWithinTenSeconds() async throws {
+        let port = try SilentPort()
+        let dir = try TestDirectory(prefix: "cpa")
+        defer { dir.remove() }
+        let service = try Self.startDownloader(in: dir, origin: port.url)
+        defer { service.kill9() }
+        let pending = try await Self.startCalls(service)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        service.signal(SIGTERM)
+        XCTAssertEqual(try service.waitExit(timeout: 10), 0, service.log)
+        for (method, call) in pending {
+            let outcome = await call.value
+            if case .noAnswer(let why) = outcome { XCTFail("\(method): \(why)") }
+        }
+    }
+
+    /// SIGTERM while a download crawls (an origin sending 1 kB/s) and a call waits on 5xx answers:
+    /// the process ends within 10 s, exit status 0, and the bytes received stay in the `.part`.
+    func testSigtermDuringAStalledDownloadEndsWithinTenSecondsAndKeepsTheBytes() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try await h.api.injectFaults("/media/", [["bytesPerSecond": 1_000, "repeat": 100_000]])
+        let service = try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let added = try await h.call("offline.add", ["productId": "tr-1"])
+        guard let token = added["token"]?.stringValue else { return XCTFail("no token: \(added)") }
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, !h.mediaFiles().contains(where: { $0.hasSuffix(".part") }) {
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        XCTAssertTrue(h.mediaFiles().contains { $0.hasSuffix(".part") }, "the download of \(token) did not start: \(h.mediaFiles())")
+        try await h.api.injectFaults("/v1/", [["status": 503, "repeat": 100_000]])
+        let client = try await service.client()
+        let waiting = Task { await client.callWithin(20, "stations.sync", ["stationId": "st-9"]) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        service.signal(SIGTERM)
+        XCTAssertEqual(try service.waitExit(timeout: 10), 0, service.log)
+        h.service = nil
+        if case .noAnswer(let why) = await waiting.value { XCTFail("stations.sync: \(why)") }
+        XCTAssertTrue(h.mediaFiles().contains { $0.hasSuffix(".part") }, "the partial download is gone: \(h.mediaFiles())")
+    }
+
+    // MARK: Helpers
+
+    static func startDownloader(in dir: TestDirectory, origin: String) throws -> ServiceProcess {
+        let service = try ServiceProcess("downloader", in: dir, extraArgs: ["--origin", origin],
+                                         environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        try service.waitReady()
+        return service
+    }
+
+    /// Each call on its own connection, at the same time; each must answer within 10 s.
+    static func startCalls(_ service: ServiceProcess) async throws -> [(String, Task<CallOutcome, Never>)] {
+        var calls: [(String, Task<CallOutcome, Never>)] = []
+        for (method, params) in originCalls {
+            let client = try await service.client()
+            calls.append((method, Task {
+                let outcome = await client.callWithin(10, method, params)
+                await client.close()
+                return outcome
+            }))
+        }
+        return calls
+    }
+
+    static func assertPromptAnswers(_ service: ServiceProcess, file: StaticString = #filePath, line: UInt = #line) async throws {
+        for (method, call) in try await startCalls(service) {
+            let outcome = await call.value
+            XCTAssertTrue(outcome.isAcceptedOrOriginUnreachable, "\(method): \(outcome)\n\(service.log.suffix(2000))",
+                          file: file, line: line)
+        }
+    }
+}

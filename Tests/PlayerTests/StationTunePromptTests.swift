@@ -1,0 +1,53 @@
+import Foundation
+import Glibc
+import TestSupport
+import Wire
+import XCTest
+
+/// PROTOCOL.md: every call answers promptly. `station.tune` of a station not on the device asks
+/// the origin; unreachable, it answers within 10 s with `OriginUnreachable` (1010).
+final class StationTunePromptTests: XCTestCase {
+    func testTuneAnswersWithinTenSecondsWhenThePortIsClosed() async throws {
+        let port = try RefusingPort()
+        try await assertPromptTune(origin: port.url)
+    }
+
+    func testTuneAnswersWithinTenSecondsWhenTheOriginNeverAnswers() async throws {
+        let port = try SilentPort()
+        try await assertPromptTune(origin: port.url)
+    }
+
+    func testTuneAnswersWithinTenSecondsWhenTheOriginAnswersOnly5xx() async throws {
+        let origin = try OriginProcess.start()
+        defer { origin.discard() }
+        try await OriginAPI(origin: origin).injectFaults("/v1/", [["status": 503, "repeat": 100_000]])
+        try await assertPromptTune(origin: origin.baseURL)
+    }
+
+    func testSigtermWhileTuneWaitsOnTheOriginEndsWithinTenSeconds() async throws {
+        let port = try SilentPort()
+        let h = try PlayerHarness()
+        try await h.start(extraArgs: ["--origin", port.url])
+        guard let player = h.player else { return XCTFail("no player") }
+        let client = try await player.client()
+        let tune = Task { await client.callWithin(20, "station.tune", ["stationId": "st-9"]) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        player.signal(SIGTERM)
+        XCTAssertEqual(try player.waitExit(timeout: 10), 0, player.log)
+        h.player = nil
+        if case .noAnswer(let why) = await tune.value { XCTFail("station.tune: \(why)") }
+    }
+
+    private func assertPromptTune(origin: String) async throws {
+        let h = try PlayerHarness()
+        try await h.start(extraArgs: ["--origin", origin])
+        defer { h.player?.kill9() }
+        guard let player = h.player else { return XCTFail("no player") }
+        let client = try await player.client()
+        let outcome = await client.callWithin(10, "station.tune", ["stationId": "st-9"])
+        await client.close()
+        guard case .error(let error) = outcome else { return XCTFail("station.tune: \(outcome)") }
+        XCTAssertEqual(error.name, RPCErrorKind.originUnreachable.name, "\(error)")
+        XCTAssertEqual(error.code, 1010)
+    }
+}
