@@ -172,8 +172,8 @@ actor OfflineProducts {
         let productId = row.productId
         // A fresh playbackinfo, as Brightcove asks for a freshly retrieved video: the security
         // token and key ids may have changed since the content was downloaded.
-        let info = try await playbackInfo(productId, quality: row.quality)
-        let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms)
+        let info = try await playbackInfo(productId, quality: row.quality, retry: retry)
+        let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms, retry: retry)
         try await catalog.write { db in
             try LicenseRecords.store(license, token: token, productId: productId, current: true, db: db)
         }

@@ -119,6 +119,49 @@ final class OriginClientTests: XCTestCase {
         }
     }
 
+    func testPersistingServerErrorsWithADeadlineAreOriginUnreachable() async throws {
+        try await api.injectFaults("/v1/stations", [["status": 503, "repeat": 20]])
+        let policy = RetryPolicy(statusRetries: 3, networkRetries: nil, maxNetworkDelay: 1, deadlineSeconds: 60)
+        do {
+            _ = try await client().get("/v1/stations", retry: policy)
+            XCTFail("expected OriginUnreachable")
+        } catch let error as OriginError {
+            XCTAssertEqual(error.name, "OriginUnreachable")
+            XCTAssertEqual(error.code, 1010)
+            XCTAssertEqual(error.status, 503)
+            XCTAssertEqual(error.rpcError.code, 1010)
+        }
+        XCTAssertEqual(waits.withLockedValue { $0 }, [0.5, 1, 2])
+    }
+
+    func testADeadlineEndsACallToAnOriginThatNeverAnswers() async throws {
+        let silent = try SilentPort()
+        let policy = RetryPolicy(statusRetries: 9, networkRetries: nil, maxNetworkDelay: 1, deadlineSeconds: 1)
+        let client = try OriginClient(baseURL: silent.url, credentials: nil)
+        do {
+            _ = try await client.get("/v1/stations", retry: policy)
+            XCTFail("expected OriginUnreachable")
+        } catch let error as OriginError {
+            XCTAssertEqual(error.name, "OriginUnreachable")
+            XCTAssertEqual(error.code, 1010)
+            XCTAssertEqual(error.transportError, "Timeout")
+        }
+    }
+
+    func testCancellationEndsTheRetriesOfAnUnreachableOrigin() async throws {
+        let refusing = try RefusingPort()
+        let client = try OriginClient(baseURL: refusing.url, credentials: nil)
+        let call = Task { try await client.get("/v1/stations", retry: .offlining) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        call.cancel()
+        do {
+            _ = try await call.value
+            XCTFail("expected the cancelled call to throw")
+        } catch {
+            XCTAssertTrue(error is CancellationError || (error as? OriginError)?.transportError == "Cancelled", "\(error)")
+        }
+    }
+
     func testAnUnreachableOriginIsNamed() async throws {
         let stopped = try OriginProcess.start()
         stopped.discard()
