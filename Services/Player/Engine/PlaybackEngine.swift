@@ -33,6 +33,8 @@ actor PlaybackEngine {
         var failure: (name: String, message: String)?
         /// Its job is queued in the pipeline behind the active one (gapless).
         var handedOver = false
+        /// What its decoder found in the file, when it opened before the transition.
+        var opened: AudioFormatInfo?
     }
 
     struct StationCursor {
