@@ -17,7 +17,9 @@ final class PlayerHarness {
     var player: ServiceProcess?
     var client: RPCClient?
 
-    init() throws {
+    /// - Parameter captureEveryOpen: each opening of the PCM writes a file of its own
+    ///   (`capture.raw`, `capture.raw.0001`, … see `captures`) instead of starting the one again.
+    init(captureEveryOpen: Bool = false) throws {
         dir = try TestDirectory(prefix: "cpl")
         capturePath = dir.path + "/capture.raw"
         try FileManager.default.createDirectory(atPath: mediaDir + "/tracks", withIntermediateDirectories: true)
@@ -27,6 +29,7 @@ final class PlayerHarness {
                 slave.pcm "null"
                 file "\(capturePath)"
                 format "raw"
+                truncate \(captureEveryOpen ? "false" : "true")
             }
             """
         try asoundrc.write(toFile: dir.path + "/.asoundrc", atomically: true, encoding: .utf8)
@@ -106,17 +109,29 @@ final class PlayerHarness {
 
     var captured: [UInt8] { (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: capturePath)))) ?? [] }
 
+    /// With `captureEveryOpen`: what each opening of the PCM got, in order.
+    var captures: [[UInt8]] {
+        var all: [[UInt8]] = []
+        while true {
+            let path = all.isEmpty ? capturePath : capturePath + String(format: ".%04d", all.count)
+            guard let data = FileManager.default.contents(atPath: path) else { return all }
+            all.append([UInt8](data))
+        }
+    }
+
     // MARK: The player
 
     /// Starts the player on the capture PCM and subscribes to `player` events.
     @discardableResult
+    /// `cpus`: run the player on these CPUs only (`taskset -c`), e.g. "0" for a one-core device.
     func start(pace: String = "device", config: String? = nil, extraArgs: [String] = [],
-               environment: [String: String] = [:]) async throws -> RPCClient {
+               environment: [String: String] = [:], cpus: String? = nil) async throws -> RPCClient {
         var args = ["--audio-device", "cassette_capture", "--audio-pace", pace] + extraArgs
         if let config { args += ["--config", try dir.writeConfig(config)] }
         var env = ["HOME": dir.path]
         for (k, v) in environment { env[k] = v }
-        let process = try ServiceProcess("player", in: dir, extraArgs: args, environment: env)
+        let process = try ServiceProcess("player", in: dir, launch: cpus.map { .pinned(cpus: $0) } ?? .selfBound,
+                                         extraArgs: args, environment: env)
         try process.waitReady()
         player = process
         let client = try await process.client()

@@ -11,6 +11,9 @@ public final class ServiceProcess {
         /// `systemd-socket-activate -l <path>` holds the socket; the service is exec'd in its
         /// place on the first connection and serves the inherited fd.
         case socketActivated
+        /// Self-bound, started through `taskset -c <cpus>`: the service (and every thread it
+        /// makes) runs on those CPUs only, e.g. "0" for a one-core device.
+        case pinned(cpus: String)
     }
 
     public let name: String
@@ -46,6 +49,9 @@ public final class ServiceProcess {
         switch launch {
         case .selfBound:
             process.executableURL = URL(fileURLWithPath: Binaries.path(name))
+        case .pinned(let cpus):
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+            args = ["-c", cpus, Binaries.path(name)] + args
         case .socketActivated:
             process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
             // systemd-socket-activate hands its children only LISTEN_* and what -E names.

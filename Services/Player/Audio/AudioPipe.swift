@@ -42,12 +42,14 @@ final class AudioPipe: @unchecked Sendable {
     // MARK: Engine side
 
     /// Forgets everything queued and decoding, and starts `jobs` in order (the first at once).
-    func replace(jobs newJobs: [TrackJob]) {
+    /// `expecting` names the job whose end waits for a next track still being resolved (see
+    /// `expectNext`); set in the same step, so the decoder cannot finish it unwaited first.
+    func replace(jobs newJobs: [TrackJob], expecting: TrackToken? = nil) {
         locked {
             flushLocked()
             abortDecoding = decoding != nil
             seekRequest = nil
-            nextExpected = nil
+            nextExpected = expecting
             jobs = newJobs
             condition.broadcast()
         }
@@ -72,8 +74,9 @@ final class AudioPipe: @unchecked Sendable {
 
     /// Sets the track to decode after the current one, replacing any earlier choice. Returns
     /// false when the decoder has already finished the current track and moved on (the caller
-    /// then starts `job` itself when the current one ends).
-    func setNext(_ job: TrackJob?, after current: TrackToken) -> Bool {
+    /// then starts `job` itself when the current one ends). `expectingAfterIt`: the end of `job`
+    /// in turn waits for a track after it (as `expectNext`, in the same step).
+    func setNext(_ job: TrackJob?, after current: TrackToken, expectingAfterIt: Bool = false) -> Bool {
         locked {
             if nextExpected == current { nextExpected = nil }
             defer { condition.broadcast() }
@@ -83,7 +86,7 @@ final class AudioPipe: @unchecked Sendable {
             } else {
                 jobs = job.map { [$0] } ?? []
             }
-            condition.broadcast()
+            if let job, expectingAfterIt { nextExpected = job.token }
             return true
         }
     }

@@ -24,8 +24,9 @@ struct OutputSettings: Sendable {
 }
 
 /// The output thread: the only owner of the ALSA PCM. Takes decoded audio from the pipe and
-/// writes it, keeping the PCM open across tracks of the same format (room for gapless), and
-/// publishes the heard position as frames written minus the device's delay.
+/// writes it, keeping the PCM open across tracks of the same format (gapless) and reopening it
+/// for a track of another format (rate, sample type or channels), and publishes the heard
+/// position as frames written minus the device's delay.
 final class OutputThread {
     private let pipe: AudioPipe
     private let settings: OutputSettings
@@ -88,30 +89,21 @@ final class OutputThread {
     private func handle(_ item: PipeItem) {
         switch item {
         case .start(let token, let newFormat, let position, let loudness):
+            let border = borderPending && segments.last.map { $0.token != token } == true
+            borderPending = false
+            let segment = Segment(token: token, startFrame: written, position: position, loudness: loudness)
             if newFormat != format || pcm == nil {
-                // Another format needs another PCM: play out what the old one holds first.
-                if let pcm, !segments.isEmpty { try? pcm.drain() }
-                pcm?.close()
-                pcm = nil
-                written = 0
-                segments = []
-                do {
-                    pcm = try PCMOutput(device: settings.device, configuration: settings.configuration(for: newFormat))
-                    format = newFormat
-                } catch {
-                    format = nil
-                    emit(.outputFailed(token, name: error.name, message: error.message))
-                    return
-                }
-            }
-            if borderPending, let last = segments.last, last.token != token {
-                segments.append(Segment(token: token, startFrame: written, position: position, loudness: loudness))
+                guard reopen(for: newFormat, token: token, border: border) else { return }
+                segments = [Segment(token: token, startFrame: 0, position: position, loudness: loudness)]
+                // At a border the transition was reported as the old PCM played out.
+                if !border { awaitingFirstFrame.insert(token) }
+            } else if border {
+                segments.append(segment)
             } else {
                 // A fresh start or a seek: whatever was queued before is gone (dropped).
-                segments = [Segment(token: token, startFrame: written, position: position, loudness: loudness)]
+                segments = [segment]
                 awaitingFirstFrame.insert(token)
             }
-            borderPending = false
         case .audio(let token, let chunk):
             guard let pcm, let format, let segment = segments.last, segment.token == token else { return }
             do {
@@ -151,6 +143,35 @@ final class OutputThread {
         }
     }
 
+    /// Another format needs another PCM: the old one plays out what it holds first. At a border
+    /// (`token` follows the last track in it) that is the moment its last frame is heard and
+    /// the next track's first comes, so the border is reported then, after any still pending.
+    /// False (and `outputFailed` reported) when the new PCM cannot be opened.
+    private func reopen(for newFormat: DecodedFormat, token: TrackToken, border: Bool) -> Bool {
+        if let pcm, !segments.isEmpty { try? pcm.drain() }
+        if border, !pipe.flushPending, let rate = format?.sampleRate {
+            for (index, segment) in segments.enumerated() {
+                let end = index + 1 < segments.count ? segments[index + 1].startFrame : written
+                let to = index + 1 < segments.count ? segments[index + 1].token : token
+                emit(.transitioned(from: segment.token, to: to,
+                                   endPosition: segment.position + Double(end - segment.startFrame) / Double(rate)))
+            }
+        }
+        pcm?.close()
+        pcm = nil
+        format = nil
+        written = 0
+        segments = []
+        do {
+            pcm = try PCMOutput(device: settings.device, configuration: settings.configuration(for: newFormat))
+            format = newFormat
+            return true
+        } catch {
+            emit(.outputFailed(token, name: error.name, message: error.message))
+            return false
+        }
+    }
+
     /// Writes `chunk` in pieces of at most one period, each scaled by the volume its track has
     /// under the settings of that moment: the gain follows the track (so it changes exactly at
     /// a border) and a settings change applies from the next piece on. The position is published
@@ -176,7 +197,7 @@ final class OutputThread {
                     }
                 }
                 written += part.count / bytesPerFrame
-                if awaitingFirstFrame.remove(segment.token) != nil { emit(.firstFrame(segment.token)) }
+                if awaitingFirstFrame.remove(segment.token) != nil { emit(.firstFrame(segment.token, position: segment.position)) }
                 publish()
                 offset = end
             }
@@ -188,12 +209,13 @@ final class OutputThread {
         guard let pcm, let format, !segments.isEmpty else { return }
         let delay = (try? pcm.delay()) ?? 0
         let played = max(0, written - delay)
+        let rate = Double(format.sampleRate)
         while segments.count > 1 && played >= segments[1].startFrame {
             let previous = segments.removeFirst()
-            emit(.transitioned(from: previous.token, to: segments[0].token))
+            emit(.transitioned(from: previous.token, to: segments[0].token,
+                               endPosition: previous.position + Double(segments[0].startFrame - previous.startFrame) / rate))
         }
         let audible = segments[0]
-        let rate = Double(format.sampleRate)
         let end = segments.count > 1 ? segments[1].startFrame : written
         pipe.publish(PositionSnapshot(
             token: audible.token,

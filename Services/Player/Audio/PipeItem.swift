@@ -46,10 +46,12 @@ struct TrackJob: Sendable {
 enum PipelineEvent: Sendable {
     /// The decoder of `token` opened: what the file really holds (may differ from the catalog).
     case opened(TrackToken, AudioFormatInfo)
-    /// The first frame of `token` was written to the device (after a load, a play or a seek).
-    case firstFrame(TrackToken)
-    /// The first frame of `to` was heard right after the last frame of `from` (gapless border).
-    case transitioned(from: TrackToken, to: TrackToken)
+    /// The first frame of `token` was written to the device (after a load, a play or a seek);
+    /// `position`: where in the track that frame is.
+    case firstFrame(TrackToken, position: Double)
+    /// The first frame of `to` comes right after the last frame of `from`, heard now: a gapless
+    /// border, or the device reopened for `to`'s format. `endPosition`: where `from` ended.
+    case transitioned(from: TrackToken, to: TrackToken, endPosition: Double)
     /// Everything of `token` was played out and nothing follows.
     case finished(TrackToken, position: Double)
     /// Opening or decoding `token` failed.

@@ -13,18 +13,20 @@ extension PlaybackEngine {
         switch event {
         case .opened(let token, let info):
             opened(token, info)
-        case .firstFrame(let token):
+        case .firstFrame(let token, let position):
             guard active?.token == token else { return }
             if let asked = playRequestedAt {
                 lastStartLatency = .now - asked
                 playRequestedAt = nil
             }
             if state == .stalled { setState(.playing) }
-            beginPlay()
-        case .transitioned(let from, let to):
+            // The play starts at the frame first heard, however late this event is handled.
+            beginPlay(at: position)
+        case .transitioned(let from, let to, let endPosition):
             guard active?.token == from, let queued = next, queued.token == to else { return }
-            becomeActive(queued, previousEnd: active?.context?.track.durationSeconds)
-            beginPlay()
+            becomeActive(queued, previousEnd: endPosition)
+            // A track queued behind another is played from its start.
+            beginPlay(at: 0)
         case .finished(let token, let position):
             guard active?.token == token else { return }
             finished(at: position)
@@ -63,20 +65,14 @@ extension PlaybackEngine {
 
     /// The decoder saw what the file really is: fills what the catalog did not say, and tells
     /// clients when the quality differs from what the context announced.
+    /// The next product's decoder opens ahead of its transition: kept until it becomes active.
     private func opened(_ token: TrackToken, _ info: AudioFormatInfo) {
-        guard var current = active, current.token == token, var context = current.context else { return }
-        var track = context.track
-        var changed = false
-        func adopt<T: Equatable>(_ key: WritableKeyPath<TrackInfo, T?>, _ value: T?) {
-            guard let value else { return }
-            if let known = track[keyPath: key], known != value { changed = true }
-            track[keyPath: key] = value
+        if next?.token == token {
+            next?.opened = info
+            return
         }
-        adopt(\.codec, info.codecName)
-        adopt(\.sampleRate, info.sampleRate)
-        adopt(\.bitDepth, info.bitsPerSample)
-        if track.durationSeconds == nil { track.durationSeconds = info.durationSeconds }
-        context.track = track
+        guard var current = active, current.token == token, var context = current.context else { return }
+        let changed = context.track.adopt(info)
         current.context = context
         active = current
         if changed { publish("PlaybackQualityChanged", ["playbackContext": context.json]) }
@@ -115,7 +111,10 @@ extension PlaybackEngine {
         current.track = queued.track
         current.submitted = queued.handedOver
         if let track = queued.track {
-            current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
+            var info = track.info
+            // What the decoder found is announced with the transition itself.
+            if let opened = queued.opened { _ = info.adopt(opened) }
+            current.context = PlaybackContext(track: info, playbackSessionId: UUID().uuidString.lowercased(),
                                               referenceId: queued.product.referenceId, startAssetPosition: 0)
         }
         active = current

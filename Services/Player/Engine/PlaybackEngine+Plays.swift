@@ -1,11 +1,12 @@
 import Foundation
 
 extension PlaybackEngine {
-    /// The first frame of the active product was heard: its play event starts now, durably.
-    func beginPlay() {
+    /// The first frame of the active product was heard: its play event starts now, durably,
+    /// at `position` when the caller knows it, else where playback is.
+    func beginPlay(at position: Double? = nil) {
         guard var current = active, current.play == nil, let context = current.context else { return }
         let now = PlayEvent.timestamp()
-        let position = assetPosition ?? current.startPosition
+        let position = position ?? assetPosition ?? current.startPosition
         let event = PlayEvent(
             eventId: UUID().uuidString.lowercased(), productId: context.track.actualProductId,
             requestedProductId: context.track.requestedProductId, stationId: current.stationId,

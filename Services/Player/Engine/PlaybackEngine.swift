@@ -33,6 +33,8 @@ actor PlaybackEngine {
         var failure: (name: String, message: String)?
         /// Its job is queued in the pipeline behind the active one (gapless).
         var handedOver = false
+        /// What its decoder found in the file, when it opened before the transition.
+        var opened: AudioFormatInfo?
     }
 
     struct StationCursor {
@@ -300,31 +302,28 @@ actor PlaybackEngine {
         active = current
         pipe.setPaused(!wantPlaying)
         var jobs = [track.job(current.token, at: current.startPosition)]
-        var expecting = false
+        // Whose end must wait for a track still being resolved. Given to the pipe together with
+        // the jobs: set a moment later, the decoder and the device could already be past it.
+        var expecting: TrackToken?
         if var queued = next, queued.failure == nil {
             if let nextTrack = queued.track {
                 jobs.append(nextTrack.job(queued.token))
                 queued.handedOver = true
                 next = queued
+                if stationHasItem(after: queued.token) { expecting = queued.token }
             } else {
-                expecting = true
+                expecting = current.token
             }
         }
-        pipe.replace(jobs: jobs)
-        if expecting {
-            pipe.expectNext(after: current.token)
-        } else if let queued = next, queued.handedOver {
-            expectStationItem(after: queued.token)
-        }
+        pipe.replace(jobs: jobs, expecting: expecting)
     }
 
     /// Queues the resolved next product behind the active one in the pipeline (gapless).
     func handOverNext() {
         guard let current = active, current.submitted, var queued = next, let track = queued.track, !queued.handedOver else { return }
-        if pipe.setNext(track.job(queued.token), after: current.token) {
+        if pipe.setNext(track.job(queued.token), after: current.token, expectingAfterIt: stationHasItem(after: queued.token)) {
             queued.handedOver = true
             next = queued
-            expectStationItem(after: queued.token)
         }
     }
 
@@ -341,12 +340,12 @@ actor PlaybackEngine {
         next?.track?.close()
     }
 
-    /// A station always has its following item coming: once the next item is queued in the
-    /// pipeline, its end waits for the one after (set when it becomes active), so every border
-    /// of a station is gapless however far ahead the decoder runs.
-    func expectStationItem(after token: TrackToken) {
-        guard let cursor = station, cursor.index + 2 < cursor.items.count else { return }
-        pipe.expectNext(after: token)
+    /// A station always has its following item coming: once the next item (`token`) is queued
+    /// in the pipeline, its end waits for the one after (set when it becomes active), so every
+    /// border of a station is gapless however far ahead the decoder runs.
+    func stationHasItem(after token: TrackToken) -> Bool {
+        guard let cursor = station, next?.token == token else { return false }
+        return cursor.index + 2 < cursor.items.count
     }
 
     // MARK: Errors
