@@ -1,4 +1,4 @@
-import Catalog
+@testable import Catalog
 import Foundation
 import GRDB
 import Wire
