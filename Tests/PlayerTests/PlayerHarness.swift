@@ -16,10 +16,19 @@ final class PlayerHarness {
     private(set) var catalog: Catalog!
     var player: ServiceProcess?
     var client: RPCClient?
+    /// The tmpfs holding the state directory, when the test asked for a small one.
+    private(set) var stateDisk: SmallDisk?
 
-    init() throws {
+    /// `stateDiskKilobytes`: put the state directory (the catalog) on a tmpfs of that size; the
+    /// media folder then lives outside it (a symlink), so that filling the disk affects the catalog only.
+    init(stateDiskKilobytes: Int? = nil) throws {
         dir = try TestDirectory(prefix: "cpl")
         capturePath = dir.path + "/capture.raw"
+        if let stateDiskKilobytes {
+            stateDisk = try SmallDisk(at: dir.stateDir, kilobytes: stateDiskKilobytes)
+            try FileManager.default.createDirectory(atPath: dir.path + "/media", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: mediaDir, withDestinationPath: dir.path + "/media")
+        }
         try FileManager.default.createDirectory(atPath: mediaDir + "/tracks", withIntermediateDirectories: true)
         let asoundrc = """
             pcm.cassette_capture {
@@ -35,6 +44,8 @@ final class PlayerHarness {
 
     deinit {
         player?.kill9()
+        catalog = nil
+        stateDisk?.unmount()
         dir.remove()
     }
 
