@@ -60,32 +60,21 @@ struct PlayLogStore: Sendable {
         var position: Position
     }
 
-    /// Where a row stands in the hand-over order (`createdAt`, then `eventId`).
+    /// Where a row stands in the hand-over order: its rowid, which an upsert keeps, so rows go in
+    /// the order they were first written (timestamps of a burst of writes can tie).
     struct Position: Sendable {
-        var createdAt: Date
-        var eventId: String
+        var rowid: Int64
     }
 
     /// Closed events waiting for the reporter, oldest first, after `position` when given.
     func pending(after position: Position? = nil, limit: Int) async throws -> [Pending] {
         try await catalog.read { db in
-            let rows: [Row]
-            if let position {
-                rows = try Row.fetchAll(db, sql: """
-                    SELECT eventId, body, createdAt FROM playerPlays
-                    WHERE state = 'ready' AND (createdAt > ? OR (createdAt = ? AND eventId > ?))
-                    ORDER BY createdAt, eventId LIMIT ?
-                    """, arguments: [position.createdAt, position.createdAt, position.eventId, limit])
-            } else {
-                rows = try Row.fetchAll(db, sql: """
-                    SELECT eventId, body, createdAt FROM playerPlays WHERE state = 'ready' ORDER BY createdAt, eventId LIMIT ?
-                    """, arguments: [limit])
-            }
-            return rows.map { row in
+            try Row.fetchAll(db, sql: """
+                SELECT rowid, eventId, body FROM playerPlays WHERE state = 'ready' AND rowid > ? ORDER BY rowid LIMIT ?
+                """, arguments: [position?.rowid ?? 0, limit]).map { row in
                 let text: String = row["body"]
-                let eventId: String = row["eventId"]
-                let position = Position(createdAt: row["createdAt"], eventId: eventId)
-                return Pending(eventId: eventId, body: try? JSONCoding.parse(Array(text.utf8)), position: position)
+                return Pending(eventId: row["eventId"], body: try? JSONCoding.parse(Array(text.utf8)),
+                               position: Position(rowid: row["rowid"]))
             }
         }
     }
