@@ -64,7 +64,7 @@ actor PlayLogWriter {
             let limit = deadline ?? .now + shutdownGrace
             deadline = limit
             if await handOverAll() { return }
-            guard .now < limit else { return await giveUp() }
+            guard .now < limit, !Task.isCancelled else { return await giveUp() }
             await waiter.wait(upTo: min(pause, ContinuousClock.now.duration(to: limit)))
         }
     }
