@@ -25,9 +25,13 @@ enum Player {
                                     periodMilliseconds: settings.periodMilliseconds)
         let pipeline = PlaybackPipeline(output: output, aheadBytes: settings.aheadBytes)
         let catalog: @Sendable () async throws -> Catalog = { try await context.catalog() }
-        let sender = PlayLogSender(socketPath: context.settings.runtimeDir + "/reporter.sock",
-                                   retryInterval: .seconds(settings.playLogRetrySeconds), logger: context.logger,
-                                   store: { PlayLogStore(catalog: try await catalog()) })
+        let plays: @Sendable () async throws -> PlayLogStore = { PlayLogStore(catalog: try await catalog()) }
+        let reporterSocket = context.settings.runtimeDir + "/reporter.sock"
+        let senderWakeup = Wakeup()
+        let writer = PlayLogWriter(store: plays, retryInterval: .seconds(settings.playLogRetrySeconds),
+                                   reporterSocket: reporterSocket, sender: senderWakeup, logger: context.logger)
+        let sender = PlayLogSender(socketPath: reporterSocket, retryInterval: .seconds(settings.playLogRetrySeconds),
+                                   wakeup: senderWakeup, writer: writer, logger: context.logger, store: plays)
         let origin = try makeOrigin(context.settings)
         let cacheDirectory = context.settings.stateDir + "/cache/http"
         let cache = try await BlockingIO.run { try HTTPCache(directory: cacheDirectory, maxBytes: settings.httpCacheBytes) }
@@ -38,9 +42,9 @@ enum Player {
         await engine.setOrigin(origin)
         var router = RPCRouter()
         PlayerMethods.register(on: &router, engine: engine)
-        let service = PlaybackService(engine: engine, pipeline: pipeline, settings: settings, logger: context.logger)
+        let service = PlaybackService(engine: engine, pipeline: pipeline, writer: writer, settings: settings, logger: context.logger)
         return DaemonParts(router: router, services: [service, sender], status: {
-            ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue)]
+            ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": await writer.status()]
         })
     }
 
@@ -57,23 +61,19 @@ enum Player {
     }
 }
 
-/// Runs the engine for the life of the daemon: closes plays a killed run left open, feeds the
-/// engine the pipeline's events, saves play progress periodically, and on SIGTERM closes the
-/// open play before the threads stop.
+/// Runs the engine for the life of the daemon: the play-event writer (which first closes plays a
+/// killed run left open), the engine fed with the pipeline's events, play progress saved
+/// periodically, and on SIGTERM the open play closed before the threads stop.
 struct PlaybackService: Service {
     let engine: PlaybackEngine
     let pipeline: PlaybackPipeline
+    let writer: PlayLogWriter
     let settings: PlayerSettings
     let logger: Logger
 
     func run() async throws {
-        if let store = try? await engine.plays() {
-            let closed = (try? await store.closeLeftovers()) ?? 0
-            if closed > 0 { logger.info("closed play events left open by the previous run", metadata: ["count": "\(closed)"]) }
-            engine.sender?.nudge()
-        }
         Task { await engine.checkAvailability() }
-        let writer = Task { await engine.writePlays(engine.playWriteQueue) }
+        let writer = Task { [writer, engine] in await writer.run(engine.playWriteQueue) }
         let ticker = Task {
             while !Task.isCancelled {
                 try await Task.sleep(for: .seconds(settings.playProgressSeconds))

@@ -29,6 +29,8 @@ actor DeliveryEngine {
     /// The loop will take no more work (it could not open the outbox, or it stopped): a flush
     /// then answers at once instead of waiting for an attempt that never comes.
     private var stopped = false
+    /// The origin's answer to the last batch, when the outbox's disk would not take it yet.
+    private var unrecorded: UnrecordedVerdict?
 
     init(outbox: Outbox, client: OriginClient?, settings: ReporterSettings, events: ReporterEvents, logger: Logger) {
         self.outbox = outbox
@@ -120,32 +122,21 @@ actor DeliveryEngine {
     private func attempt(_ batch: [PendingRecord], client: OriginClient, store: OutboxStore) async {
         inFlight = true
         defer { inFlight = false }
+        if let held = unrecorded {
+            // The batch was read before this verdict was on disk: read again after committing it.
+            do {
+                _ = try await record(held, store: store)
+                unrecorded = nil
+            } catch {
+                fail(error: Self.describe(error), pending: store.snapshot.pending)
+            }
+            return
+        }
         for (kind, records) in DeliveryBatch.requests(batch) {
             let startedAt = Date()
+            let answer: JSONValue
             do {
-                let answer = try await post(kind: kind, records: records, client: client)
-                let verdict = DeliveryBatch.verdict(answer: answer, kind: kind, sent: records)
-                let decided = verdict.accepted.count + verdict.rejected.count
-                let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: records.count,
-                                              accepted: verdict.accepted.count, rejected: verdict.rejected.count,
-                                              result: decided > 0 ? .delivered : .failed,
-                                              error: decided > 0 ? Optional<JSONValue>.none : Self.unusableAnswer)
-                let (delivered, rejected) = try await store.apply(verdict, sent: records, attempt: attempt)
-                lastAttempt = attempt
-                let counts = store.snapshot
-                if delivered > 0 { events.delivered(kind: kind, count: delivered, pending: counts.pending) }
-                if !rejected.isEmpty {
-                    logger.warning("origin rejected records; they are set aside and not sent again",
-                                   metadata: ["count": "\(rejected.count)", "first": "\(rejected[0].id): \(rejected[0].reason)"])
-                    events.rejected(kind: kind, rejected)
-                }
-                if outbox.noteFreed(pendingBytes: counts.pendingBytes) {
-                    events.queueAvailable(queuedBytes: counts.pendingBytes, maxQueueBytes: outbox.maxQueueBytes)
-                }
-                guard decided > 0 else {
-                    fail(error: Self.unusableAnswer, pending: counts.pending)
-                    return
-                }
+                answer = try await post(kind: kind, records: records, client: client)
             } catch {
                 var retryAfter: Double?
                 var error = error
@@ -162,10 +153,57 @@ actor DeliveryEngine {
                 fail(error: described, pending: store.snapshot.pending, retryAfter: retryAfter)
                 return
             }
+            let verdict = DeliveryBatch.verdict(answer: answer, kind: kind, sent: records)
+            let decided = verdict.accepted.count + verdict.rejected.count
+            let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: records.count,
+                                          accepted: verdict.accepted.count, rejected: verdict.rejected.count,
+                                          result: decided > 0 ? .delivered : .failed,
+                                          error: decided > 0 ? Optional<JSONValue>.none : Self.unusableAnswer)
+            lastAttempt = attempt
+            let held = UnrecordedVerdict(kind: kind, verdict: verdict, sent: records, attempt: attempt)
+            do {
+                let pending = try await record(held, store: store)
+                guard decided > 0 else {
+                    fail(error: Self.unusableAnswer, pending: pending)
+                    return
+                }
+            } catch {
+                // The origin has these records: sending them again would make it count them twice.
+                // The verdict is kept and committed before anything else goes out.
+                logger.warning("the origin's answer could not be recorded; it is kept and recorded before the next batch",
+                               metadata: ["error": "\(error)"])
+                unrecorded = held
+                fail(error: Self.describe(error), pending: store.snapshot.pending)
+                return
+            }
         }
         failures = 0
         unreachable = false
         lastError = nil
+    }
+
+    /// What the origin said about a batch, not yet committed to the outbox (its disk was full).
+    struct UnrecordedVerdict: Sendable {
+        var kind: RecordKind
+        var verdict: BatchVerdict
+        var sent: [PendingRecord]
+        var attempt: DeliveryAttempt
+    }
+
+    /// Commits a verdict and tells about it; returns the records still pending.
+    private func record(_ held: UnrecordedVerdict, store: OutboxStore) async throws -> Int {
+        let (delivered, rejected) = try await store.apply(held.verdict, sent: held.sent, attempt: held.attempt)
+        let counts = store.snapshot
+        if delivered > 0 { events.delivered(kind: held.kind, count: delivered, pending: counts.pending) }
+        if !rejected.isEmpty {
+            logger.warning("origin rejected records; they are set aside and not sent again",
+                           metadata: ["count": "\(rejected.count)", "first": "\(rejected[0].id): \(rejected[0].reason)"])
+            events.rejected(kind: held.kind, rejected)
+        }
+        if outbox.noteFreed(pendingBytes: counts.pendingBytes) {
+            events.queueAvailable(queuedBytes: counts.pendingBytes, maxQueueBytes: outbox.maxQueueBytes)
+        }
+        return counts.pending
     }
 
     /// One request with the records' stored bodies. An error answer throws `RefusedBatch`

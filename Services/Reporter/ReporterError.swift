@@ -6,7 +6,7 @@ struct ReporterError: Error, Sendable, RPCErrorConvertible, CustomStringConverti
         /// The outbox holds `maxQueueBytes` of undelivered records: the caller keeps the record
         /// and records it again after a `QueueAvailable` event.
         case queueFull = "QueueFull"
-        /// The record could not be written durably (disk full, I/O error); the caller keeps it.
+        /// The record could not be written durably (an I/O error; a full disk is `StorageFull`); the caller keeps it.
         case notStored = "RecordNotStored"
         /// `playlog.flush` with no origin configured: records are kept until one is.
         case noOrigin = "OriginNotConfigured"

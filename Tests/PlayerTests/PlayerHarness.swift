@@ -16,12 +16,22 @@ final class PlayerHarness {
     private(set) var catalog: Catalog!
     var player: ServiceProcess?
     var client: RPCClient?
+    /// The tmpfs holding the state directory, when the test asked for a small one.
+    private(set) var stateDisk: SmallDisk?
 
-    /// - Parameter captureEveryOpen: each opening of the PCM writes a file of its own
-    ///   (`capture.raw`, `capture.raw.0001`, … see `captures`) instead of starting the one again.
-    init(captureEveryOpen: Bool = false) throws {
+    /// - Parameters:
+    ///   - captureEveryOpen: each opening of the PCM writes a file of its own
+    ///     (`capture.raw`, `capture.raw.0001`, … see `captures`) instead of starting the one again.
+    ///   - stateDiskKilobytes: put the state directory (the catalog) on a tmpfs of that size; the
+    ///     media folder then lives outside it (a symlink), so that filling the disk affects the catalog only.
+    init(captureEveryOpen: Bool = false, stateDiskKilobytes: Int? = nil) throws {
         dir = try TestDirectory(prefix: "cpl")
         capturePath = dir.path + "/capture.raw"
+        if let stateDiskKilobytes {
+            stateDisk = try SmallDisk(at: dir.stateDir, kilobytes: stateDiskKilobytes)
+            try FileManager.default.createDirectory(atPath: dir.path + "/media", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: mediaDir, withDestinationPath: dir.path + "/media")
+        }
         try FileManager.default.createDirectory(atPath: mediaDir + "/tracks", withIntermediateDirectories: true)
         let asoundrc = """
             pcm.cassette_capture {
@@ -38,6 +48,8 @@ final class PlayerHarness {
 
     deinit {
         player?.kill9()
+        catalog = nil
+        stateDisk?.unmount()
         dir.remove()
     }
 

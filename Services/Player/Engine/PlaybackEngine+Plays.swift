@@ -47,7 +47,8 @@ extension PlaybackEngine {
         persist(event, closing: false)
     }
 
-    /// Queues the event for `playerPlays`, in order (a progress save never overtakes the close).
+    /// Queues the event for `playerPlays`, in order (a progress save never overtakes the close);
+    /// `PlayLogWriter` keeps it until it is durable, in the catalog or with the reporter.
     private func persist(_ event: PlayEvent, closing: Bool) {
         playWrites.yield(PlayWrite(event: event, closing: closing))
     }
@@ -55,24 +56,8 @@ extension PlaybackEngine {
     private func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
 }
 
-/// One write of a play event, applied in order by `PlaybackEngine.writePlays()`.
+/// One write of a play event, applied in order by `PlayLogWriter`.
 struct PlayWrite: Sendable {
     var event: PlayEvent
     var closing: Bool
-}
-
-extension PlaybackEngine {
-    /// Applies queued play-event writes one after another, off the actor; closed events are
-    /// then offered to the reporter. A failed write is logged: the play itself goes on.
-    nonisolated func writePlays(_ writes: AsyncStream<PlayWrite>) async {
-        for await write in writes {
-            do {
-                let store = try await plays()
-                if write.closing { try await store.close(write.event) } else { try await store.progress(write.event) }
-                if write.closing { sender?.nudge() }
-            } catch {
-                logger.error("cannot store a play event", metadata: ["eventId": "\(write.event.eventId)", "error": "\(error)"])
-            }
-        }
-    }
 }

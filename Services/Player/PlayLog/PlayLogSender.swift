@@ -3,28 +3,31 @@ import Logging
 import ServiceLifecycle
 import Wire
 
-/// Hands closed play events to the reporter (`playlog.record` on `reporter.sock`), oldest first,
-/// deleting each only after the reporter answered success. When the reporter is down or
-/// refuses, it tries again later with a growing pause; the `eventId` makes a re-send harmless.
+/// Hands closed play events to the reporter (`playlog.record` on `reporter.sock`), oldest first:
+/// first the catalog's (`playerPlays`, each row deleted once the reporter answered success),
+/// then those the catalog could not take and `PlayLogWriter` keeps in memory. When the reporter
+/// is down or refuses (its disk may be full too), it tries again later with a growing pause; the
+/// `eventId` makes a re-send harmless.
 final class PlayLogSender: Service, Sendable {
-    let socketPath: String
     let logger: Logger
     let retryInterval: Duration
+    private let socketPath: String
     private let store: @Sendable () async throws -> PlayLogStore
-    private let wakeups: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    private let writer: PlayLogWriter
+    private let wakeup: Wakeup
 
-    init(socketPath: String, retryInterval: Duration, logger: Logger,
+    init(socketPath: String, retryInterval: Duration, wakeup: Wakeup, writer: PlayLogWriter, logger: Logger,
          store: @escaping @Sendable () async throws -> PlayLogStore) {
         self.socketPath = socketPath
         self.retryInterval = retryInterval
+        self.wakeup = wakeup
+        self.writer = writer
         self.logger = logger
         self.store = store
-        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Try now (an event was just closed).
-    func nudge() { wake.yield() }
+    func nudge() { wakeup.ring() }
 
     func run() async throws {
         await cancelWhenGracefulShutdown { await self.loop() }
@@ -32,40 +35,65 @@ final class PlayLogSender: Service, Sendable {
 
     private func loop() async {
         var failures = 0
-        var iterator = wakeups.makeAsyncIterator()
+        var waiter = wakeup.waiter()
+        // Rows the reporter has but the catalog would not let go of yet (its disk is full).
+        var undeleted: Set<String> = []
         while !Task.isCancelled {
-            let delivered = await deliverAll()
+            let delivered = await deliverAll(undeleted: &undeleted)
             failures = delivered ? 0 : min(failures + 1, 6)
             // 1×, 2×, 4× … up to 32× the interval after repeated failures.
-            let pause = retryInterval * (1 << max(0, failures - 1))
-            let timer = Task { [wake] in
-                try await Task.sleep(for: pause)
-                wake.yield()
-            }
-            _ = await iterator.next()
-            timer.cancel()
+            await waiter.wait(upTo: retryInterval * (1 << max(0, failures - 1)))
         }
     }
 
-    /// Sends everything pending; false when something is still left (reporter down or refusing).
-    private func deliverAll() async -> Bool {
+    /// Sends everything pending; false when something is still left (reporter down or refusing,
+    /// or a row the catalog did not let go of).
+    private func deliverAll(undeleted: inout Set<String>) async -> Bool {
         guard let store = try? await store() else { return false }
-        var client: RPCClient?
-        defer { if let client { Task { await client.close() } } }
+        var link = ReporterLink(socketPath: socketPath)
+        let delivered = await deliverAll(from: store, link: &link, undeleted: &undeleted)
+        await link.close()
+        return delivered
+    }
+
+    private func deliverAll(from store: PlayLogStore, link: inout ReporterLink, undeleted: inout Set<String>) async -> Bool {
+        for eventId in undeleted where (try? await store.delivered(eventId)) != nil {
+            undeleted.remove(eventId)
+        }
+        // Taken before reading the catalog: whatever the writer stores meanwhile is in this list
+        // as well, so nothing here can overtake an older event (the repeat is a duplicate).
+        let inMemory = await writer.closedEvents()
+        var position: PlayLogStore.Position?
         while !Task.isCancelled {
-            guard let batch = try? await store.pending(limit: 50), !batch.isEmpty else { return true }
+            guard let batch = try? await store.pending(after: position, limit: 50) else { return false }
+            if batch.isEmpty { break }
             for event in batch {
+                position = event.position
+                guard let body = event.body, !undeleted.contains(event.eventId) else { continue }
                 do {
-                    if client == nil { client = try await RPCClient.connect(path: socketPath) }
-                    _ = try await client!.call("playlog.record", ["event": event.body], timeout: .seconds(15))
-                    try await store.delivered(event.eventId)
+                    try await link.record(body)
                 } catch {
                     logger.debug("play event not handed over yet", metadata: ["eventId": "\(event.eventId)", "error": "\(error)"])
                     try? await store.failed(event.eventId, reason: "\(error)")
                     return false
                 }
+                do {
+                    try await store.delivered(event.eventId)
+                } catch {
+                    undeleted.insert(event.eventId)
+                }
             }
         }
-        return false
+        // Only after the catalog's: the writer's backlog is younger than every stored close.
+        for event in inMemory {
+            do {
+                try await link.record(event.json)
+                await writer.handedOver(event.eventId)
+            } catch {
+                logger.debug("play event kept in memory not handed over yet", metadata: ["eventId": "\(event.eventId)", "error": "\(error)"])
+                return false
+            }
+        }
+        return undeleted.isEmpty && !Task.isCancelled
     }
 }

@@ -25,6 +25,14 @@ struct PlayLogStore: Sendable {
         try await write(event, state: "ready")
     }
 
+    /// Applies one backlog change: the event's row written, or (the reporter has it) deleted.
+    func apply(_ change: PlayBacklog.Change, eventId: String) async throws {
+        switch change {
+        case .save(let event, let closing): try await write(event, state: closing ? "ready" : "open")
+        case .forget: try await delivered(eventId)
+        }
+    }
+
     private func write(_ event: PlayEvent, state: String) async throws {
         let body = String(decoding: JSONCoding.data(event.json), as: UTF8.self)
         let now = Date()
@@ -47,18 +55,26 @@ struct PlayLogStore: Sendable {
 
     struct Pending: Sendable {
         var eventId: String
-        var body: JSONValue
+        /// Nil when the stored text is not JSON (it cannot be handed over).
+        var body: JSONValue?
+        var position: Position
     }
 
-    /// Closed events waiting for the reporter, oldest first.
-    func pending(limit: Int) async throws -> [Pending] {
+    /// Where a row stands in the hand-over order: its rowid, which an upsert keeps, so rows go in
+    /// the order they were first written (timestamps of a burst of writes can tie).
+    struct Position: Sendable {
+        var rowid: Int64
+    }
+
+    /// Closed events waiting for the reporter, oldest first, after `position` when given.
+    func pending(after position: Position? = nil, limit: Int) async throws -> [Pending] {
         try await catalog.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT eventId, body FROM playerPlays WHERE state = 'ready' ORDER BY createdAt, eventId LIMIT ?
-                """, arguments: [limit]).compactMap { row in
+                SELECT rowid, eventId, body FROM playerPlays WHERE state = 'ready' AND rowid > ? ORDER BY rowid LIMIT ?
+                """, arguments: [position?.rowid ?? 0, limit]).map { row in
                 let text: String = row["body"]
-                guard let body = try? JSONCoding.parse(Array(text.utf8)) else { return nil }
-                return Pending(eventId: row["eventId"], body: body)
+                return Pending(eventId: row["eventId"], body: try? JSONCoding.parse(Array(text.utf8)),
+                               position: Position(rowid: row["rowid"]))
             }
         }
     }

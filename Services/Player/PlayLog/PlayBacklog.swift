@@ -1,0 +1,64 @@
+/// Play-event writes the catalog has not taken yet, oldest first, at most one per event: only an
+/// event's latest state matters (progress saves coalesce, a close replaces them). Entries leave
+/// once the catalog has them, or — for a closed event — once the reporter has it.
+struct PlayBacklog: Sendable {
+    enum Change: Sendable, Equatable {
+        /// Write the event to `playerPlays`: `open` with its progress, or `ready` when closed.
+        case save(PlayEvent, closing: Bool)
+        /// The reporter has the closed event durably: only its catalog row, if any, is left to delete.
+        case forget
+    }
+
+    struct Entry: Sendable, Equatable {
+        var eventId: String
+        var change: Change
+        /// Bumped on every change, so a write that finished late does not remove a newer state.
+        var version: Int
+    }
+
+    private(set) var entries: [Entry] = []
+    private var lastVersion = 0
+
+    var first: Entry? { entries.first }
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// Plays (open or closed) that are durable nowhere yet.
+    var plays: Int { entries.lazy.filter { $0.change != .forget }.count }
+
+    /// Closed events durable nowhere yet, oldest first: what may go straight to the reporter.
+    var closedEvents: [PlayEvent] {
+        entries.compactMap { entry in
+            if case .save(let event, closing: true) = entry.change { return event }
+            return nil
+        }
+    }
+
+    mutating func add(_ write: PlayWrite) {
+        lastVersion += 1
+        let change = Change.save(write.event, closing: write.closing)
+        guard let index = entries.firstIndex(where: { $0.eventId == write.event.eventId }) else {
+            entries.append(Entry(eventId: write.event.eventId, change: change, version: lastVersion))
+            return
+        }
+        switch entries[index].change {
+        case .forget, .save(_, closing: true): return  // an event is final once closed
+        case .save(_, closing: false):
+            entries[index].change = change
+            entries[index].version = lastVersion
+        }
+    }
+
+    /// The catalog took `entry`: it leaves unless it changed meanwhile.
+    mutating func applied(_ entry: Entry) {
+        entries.removeAll { $0.eventId == entry.eventId && $0.version == entry.version }
+    }
+
+    /// The reporter stored the closed event: what is left is deleting its catalog row.
+    mutating func handedOver(_ eventId: String) {
+        guard let index = entries.firstIndex(where: { $0.eventId == eventId }),
+              case .save(_, closing: true) = entries[index].change else { return }
+        lastVersion += 1
+        entries[index].change = .forget
+        entries[index].version = lastVersion
+    }
+}
