@@ -56,6 +56,7 @@ final class StationStressTests: XCTestCase {
             XCTAssertEqual(complete.data["failed"]?.intValue, 0, "round \(round): \(complete.data)")
             XCTAssertEqual(complete.data["pending"]?.intValue, 0)
             try await assertComplete(h, expected: expected, round: round)
+            try await assertFetchedOnce(h, manifest: manifest, round: round)
 
             let expiredAfter = try await expire(h, events: events, round: round)
             durations.append(String(format: "round %d: sync %.1f s, expiry %.1f s", round, seconds, expiredAfter))
@@ -96,6 +97,18 @@ final class StationStressTests: XCTestCase {
             XCTFail("round \(round): \(relative) is missing or differs from the origin's")
             break
         }
+    }
+
+    /// Nothing is still downloading once the station is complete, and the origin sent every
+    /// file once per round: no verified file was fetched again.
+    private func assertFetchedOnce(_ h: DownloaderHarness, manifest: [String: (url: String, sha256: String, size: Int)],
+                                   round: Int) async throws {
+        let running = try await h.activeDownloads()
+        XCTAssertEqual(running, 0, "round \(round): transfers still running after StationDownloadComplete")
+        try await PolicyTest.waitUntil("no transfer running (round \(round))", timeout: 30) { try await h.activeDownloads() == 0 }
+        let full = try await h.mediaStats().full
+        let again = manifest.values.map(\.url).filter { full[$0, default: 0] != round }.sorted()
+        XCTAssertEqual(again, [], "round \(round): files not sent exactly \(round) time(s): \(again.map { "\($0) ×\(full[$0, default: 0])" })")
     }
 
     /// Moves the origin's clock past the station's validity and waits until the downloader
