@@ -34,6 +34,9 @@ actor DownloadEngine {
     /// so the next transfer starts while the batch's rename, directory fsync and catalog commit run.
     private var committing: Set<Int64> = []
     private var transferring: Int { active.count - committing.count }
+    /// Files whose transfer ended since the current fill read the queue: that answer may still
+    /// list them (verified meanwhile), and they must not start again from it.
+    private var endedSinceQueueRead: Set<Int64> = []
     /// The network and storage policy, asked before each file starts.
     private var gate: PolicyGate?
 
@@ -84,21 +87,23 @@ actor DownloadEngine {
         guard !stopped, transferring < maxParallel, transfer.origin != nil else { return }
         let limit = maxParallel + active.count + (gate == nil ? 0 : 32)
         let jobs: [FileJob]
+        endedSinceQueueRead.removeAll()
         do {
             jobs = try await queue.next(limit: limit, maxAttempts: maxAttempts)
         } catch {
             logger.error("download queue: cannot read the catalog: \(error)")
             return
         }
-        let waiting = jobs.filter { active[$0.fileId] == nil }
+        let waiting = jobs.filter { active[$0.fileId] == nil && !endedSinceQueueRead.contains($0.fileId) }
         let runnable: [FileJob]
         if let gate {
             runnable = await gate.admit(waiting, slots: maxParallel - transferring, running: activeJobs)
         } else {
             runnable = waiting
         }
-        // Re-checked after the awaits: a stop, or a transfer started meanwhile, wins.
-        for job in runnable where !stopped && active[job.fileId] == nil && transferring < maxParallel {
+        // Re-checked after the awaits: a stop, or a transfer started or ended meanwhile, wins.
+        for job in runnable where !stopped && active[job.fileId] == nil && !endedSinceQueueRead.contains(job.fileId)
+            && transferring < maxParallel {
             active[job.fileId] = Task { await self.perform(job) }
             activeJobs.append(job)
         }
@@ -186,6 +191,7 @@ actor DownloadEngine {
         }
         active[job.fileId] = nil
         activeJobs.removeAll { $0.fileId == job.fileId }
+        endedSinceQueueRead.insert(job.fileId)
         kickSoon()
     }
 

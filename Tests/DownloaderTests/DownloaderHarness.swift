@@ -12,11 +12,14 @@ final class DownloaderHarness {
     let api: OriginAPI
     var service: ServiceProcess?
     let config: String?
+    /// The CPUs the downloader runs on (`taskset -c`); nil: all of them.
+    var cores: String?
 
-    init(config: String? = nil) throws {
+    /// `synthetic`: the origin serves these synthetic stations (`ID=COUNTxSIZE`) instead of the demo catalog.
+    init(config: String? = nil, synthetic: [String] = []) throws {
         let dir = try TestDirectory(prefix: "cdl")
         self.dir = dir
-        let origin = try OriginProcess.start()
+        let origin = try OriginProcess.start(synthetic: synthetic)
         self.origin = origin
         api = OriginAPI(origin: origin)
         self.config = try config.map { try dir.writeConfig($0) }
@@ -29,7 +32,7 @@ final class DownloaderHarness {
         var args = ["--origin", origin.baseURL]
         if let config { args += ["--config", config] }
         let service = try ServiceProcess("downloader", in: dir, extraArgs: args,
-                                         environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+                                         environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"], cores: cores)
         try service.waitReady()
         self.service = service
         return service

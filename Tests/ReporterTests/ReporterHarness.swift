@@ -107,11 +107,14 @@ final class ReporterUnderTest {
     let dir: TestDirectory
     let origin: String?
     let configPath: String
+    /// The CPUs the reporter runs on (`taskset -c`); nil: all of them.
+    let cores: String?
     private(set) var process: ServiceProcess?
 
-    init(origin: String?, reporterConfig: [String: Any] = [:], dir: TestDirectory? = nil) throws {
+    init(origin: String?, reporterConfig: [String: Any] = [:], dir: TestDirectory? = nil, cores: String? = nil) throws {
         self.dir = try dir ?? TestDirectory(prefix: "crp")
         self.origin = origin
+        self.cores = cores
         let config = try JSONSerialization.data(withJSONObject: ["reporter": reporterConfig, "logLevel": "info"])
         configPath = try self.dir.writeConfig(String(decoding: config, as: UTF8.self))
     }
@@ -122,7 +125,7 @@ final class ReporterUnderTest {
         if let origin { args += ["--origin", origin] }
         let process = try ServiceProcess("reporter", in: dir, extraArgs: args,
                                          environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo",
-                                                       "CASSETTE_LOG_LEVEL": "info"])
+                                                       "CASSETTE_LOG_LEVEL": "info"], cores: cores)
         try process.waitReady()
         self.process = process
         return process

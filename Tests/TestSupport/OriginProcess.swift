@@ -18,13 +18,16 @@ public final class OriginProcess: @unchecked Sendable {
 
     /// Starts an origin on a fresh copy of the shared test catalog (or on `reusing`, to
     /// restart over an existing data directory) and waits until it has written its port.
-    public static func start(reusing directory: URL? = nil) throws -> OriginProcess {
-        let dataDirectory = try directory ?? OriginFixture.freshDataDirectory()
+    /// `synthetic` specs (`ID=COUNTxSIZE`, docs/origin.md) make it serve a synthetic catalog,
+    /// generated into a new data directory instead of the shared one.
+    public static func start(reusing directory: URL? = nil, synthetic: [String] = []) throws -> OriginProcess {
+        let dataDirectory = try directory ?? (synthetic.isEmpty ? OriginFixture.freshDataDirectory() : OriginFixture.emptyDataDirectory())
         let portFile = dataDirectory.appendingPathComponent("port")
         try? FileManager.default.removeItem(at: portFile)
         let process = Process()
         process.executableURL = try OriginFixture.binary()
         process.arguments = ["serve", "--data", dataDirectory.path, "--port", "0", "--port-file", portFile.path]
+            + synthetic.flatMap { ["--synthetic", $0] }
         process.standardOutput = try logHandle(dataDirectory.appendingPathComponent("origin.out"))
         process.standardError = try logHandle(dataDirectory.appendingPathComponent("origin.err"))
         try process.run()
@@ -105,6 +108,13 @@ public enum OriginFixture {
         let source = try catalogDirectory()
         let target = root.appendingPathComponent("data-" + UUID().uuidString.prefix(8).lowercased())
         try FileManager.default.copyItem(at: source, to: target)
+        return target
+    }
+
+    /// A new, empty data directory (for an origin that generates its own catalog).
+    public static func emptyDataDirectory() throws -> URL {
+        let target = root.appendingPathComponent("data-" + UUID().uuidString.prefix(8).lowercased())
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
         return target
     }
 

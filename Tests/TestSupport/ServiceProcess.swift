@@ -27,8 +27,9 @@ public final class ServiceProcess {
     public var pid: Int32 { process.processIdentifier }
     public var socketPath: String { dir.socketPath(name) }
 
+    /// `cores`, when given, pins the service to those CPUs (`taskset -c`), e.g. `"0"` for a one-core device.
     public init(_ name: String, in dir: TestDirectory, launch: Launch = .selfBound, extraArgs: [String] = [],
-                environment: [String: String] = [:]) throws {
+                environment: [String: String] = [:], cores: String? = nil) throws {
         self.name = name
         self.dir = dir
         self.launch = launch
@@ -58,6 +59,10 @@ public final class ServiceProcess {
             let passed = ["NOTIFY_SOCKET", "CASSETTE_LOG_LEVEL", "PATH"] + environment.keys.sorted()
             args = ["-l", dir.socketPath(name), "--fdname=\(name)"] + passed.flatMap { ["-E", "\($0)=\(env[$0] ?? "")"] }
                 + [Binaries.path(name)] + args
+        }
+        if let cores, let executable = process.executableURL?.path {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+            args = ["-c", cores, executable] + args
         }
         process.arguments = args
         process.environment = env
