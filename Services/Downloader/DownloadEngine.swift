@@ -120,6 +120,17 @@ actor DownloadEngine {
         }
     }
 
+    /// Content the catalog no longer points at: transfers nobody wants stop, then each file's
+    /// transfer is let go of and its bytes (final file and `.part`) are deleted.
+    func discard(_ files: [(id: Int64, path: String)]) async {
+        guard !files.isEmpty else { return }
+        await dropUnwanted()
+        for file in files {
+            await cancelAndWait(fileId: file.id)
+            await store.delete(file.path)
+        }
+    }
+
     /// Cancels one file's transfer and waits until it let go of the file.
     func cancelAndWait(fileId: Int64) async {
         guard let task = active[fileId] else { return }

@@ -97,11 +97,7 @@ actor OfflineExtension {
             return (ids, try CatalogRecords.collectGarbage(db: db))
         }
         guard !expired.isEmpty else { return [] }
-        await engine.dropUnwanted()
-        for file in garbage {
-            await engine.cancelAndWait(fileId: file.id)
-            await store.delete(file.path)
-        }
+        await engine.discard(garbage)
         for id in expired {
             logger.info("station \(id) expired (onExpiry delete): its files are deleted")
             events.downloads("StationExpired", ["stationId": .string(id), "onExpiry": "delete"])

@@ -369,11 +369,7 @@ actor OfflineProducts {
             }
             return try CatalogRecords.collectGarbage(db: db)
         }
-        await engine.dropUnwanted()
-        for file in garbage {
-            await engine.cancelAndWait(fileId: file.id)
-            await store.delete(file.path)
-        }
+        await engine.discard(garbage)
     }
 
     private func current(_ token: String) async throws -> (ItemState, String) {

@@ -160,7 +160,7 @@ actor ProductRevalidator {
                 // The origin went back to what is held: a re-offline under way is no longer wanted.
                 return try Self.dropStaging(token: token, db: db)
             }
-            await removeFiles(dropped)
+            await engine.discard(dropped)
             return .unchanged
         }
 
@@ -198,7 +198,7 @@ actor ProductRevalidator {
             try db.execute(sql: "UPDATE offlineProducts SET staged = ? WHERE token = ?", arguments: [staged.encoded(), token])
             return dropped
         }
-        await removeFiles(dropped)
+        await engine.discard(dropped)
         logger.info("\(requestedProductId) (\(token)) has a new manifest: re-offlining \(item.id) beside the old file")
         // TIDAL: the offline messages are sent for re-validations too.
         events.downloads("OfflineStarted", ["token": .string(token), "productId": .string(item.id), "revalidation": true])
@@ -259,7 +259,7 @@ actor ProductRevalidator {
             return (staged.item.id, try CatalogRecords.collectGarbage(db: db))
         }
         guard let switched else { return false }
-        await removeFiles(switched.garbage)
+        await engine.discard(switched.garbage)
         logger.info("re-offline of \(token) committed: now \(switched.productId); \(switched.garbage.count) old file(s) deleted")
         events.downloads("OfflineDone", ["token": .string(token), "productId": .string(switched.productId), "revalidation": true])
         events.downloads("OfflineRevalidated", ["token": .string(token), "productId": .string(switched.productId),
@@ -282,15 +282,6 @@ actor ProductRevalidator {
         }
         if let licenseId = staged.licenseId { try LicenseRecords.delete(licenseId: licenseId, db: db) }
         return try CatalogRecords.collectGarbage(db: db)
-    }
-
-    private func removeFiles(_ files: [(id: Int64, path: String)]) async {
-        guard !files.isEmpty else { return }
-        await engine.dropUnwanted()
-        for file in files {
-            await engine.cancelAndWait(fileId: file.id)
-            await store.delete(file.path)
-        }
     }
 }
 

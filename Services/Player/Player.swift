@@ -38,7 +38,7 @@ enum Player {
         let source = ResolverTrackSource(catalog: catalog, mediaDirectory: context.settings.stateDir + "/media",
                                          origin: origin, cache: cache)
         let engine = PlaybackEngine(pipeline: pipeline, hub: context.hub, logger: context.logger, source: source,
-                                    catalog: catalog, sender: sender)
+                                    catalog: catalog)
         await engine.setOrigin(origin)
         var router = RPCRouter()
         PlayerMethods.register(on: &router, engine: engine)

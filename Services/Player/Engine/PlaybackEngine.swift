@@ -51,8 +51,6 @@ actor PlaybackEngine {
     let logger: Logger
     let source: any TrackSource
     let catalog: @Sendable () async throws -> Catalog
-    let plays: @Sendable () async throws -> PlayLogStore
-    let sender: PlayLogSender?
     let playWrites: AsyncStream<PlayWrite>.Continuation
     let playWriteQueue: AsyncStream<PlayWrite>
 
@@ -76,14 +74,12 @@ actor PlaybackEngine {
     var lastStartLatency: Duration?
 
     init(pipeline: PlaybackPipeline, hub: EventHub, logger: Logger, source: any TrackSource,
-         catalog: @escaping @Sendable () async throws -> Catalog, sender: PlayLogSender?) {
+         catalog: @escaping @Sendable () async throws -> Catalog) {
         self.pipeline = pipeline
         self.hub = hub
         self.logger = logger
         self.source = source
         self.catalog = catalog
-        self.plays = { PlayLogStore(catalog: try await catalog()) }
-        self.sender = sender
         (playWriteQueue, playWrites) = AsyncStream.makeStream(of: PlayWrite.self, bufferingPolicy: .unbounded)
     }
 
