@@ -26,10 +26,7 @@ final class CacheLimitStressTests: XCTestCase {
         let station = Self.station, limit = Self.maxCacheBytes
         let h = try DownloaderHarness(synthetic: ["\(station)=\(Self.files)x\(Self.fileBytes)"])
         defer { h.discard() }
-        h.cores = setting.cores
-        let service = try h.start()
-        XCTAssertTrue(setting.confines(service.pid), "not pinned to CPU \(setting.cores ?? "")")
-        _ = try await h.call("network.set", ["type": "wifi"])
+        let service = try await h.startOnline(on: setting)
         let policy = try await h.call("policy.set", ["maxCacheBytes": .number(Double(limit)), "maxParallel": 3])
         XCTAssertEqual(policy["maxCacheBytes"]?.intValue, limit)
         XCTAssertEqual(policy["maxParallel"]?.intValue, 3)

@@ -60,6 +60,16 @@ final class DownloaderHarness {
         service = nil
     }
 
+    /// Starts the downloader on the cores `setting` names (checked), online over Wi-Fi.
+    @discardableResult
+    func startOnline(on setting: CoreSetting) async throws -> ServiceProcess {
+        cores = setting.cores
+        let service = try start()
+        XCTAssertTrue(setting.confines(service.pid), "not pinned to CPU \(setting.cores ?? "")")
+        _ = try await call("network.set", ["type": "wifi"])
+        return service
+    }
+
     func discard() {
         kill9()
         origin.discard()

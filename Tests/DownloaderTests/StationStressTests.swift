@@ -27,10 +27,7 @@ final class StationStressTests: XCTestCase {
         let station = Self.station
         let h = try DownloaderHarness(synthetic: ["\(station)=\(Self.files)x\(Self.fileBytes)"])
         defer { h.discard() }
-        h.cores = setting.cores
-        let service = try h.start()
-        XCTAssertTrue(setting.confines(service.pid), "not pinned to CPU \(setting.cores ?? "")")
-        _ = try await h.call("network.set", ["type": "wifi"])
+        let service = try await h.startOnline(on: setting)
         let manifest = try await h.manifest(station)
         XCTAssertEqual(manifest.count, Self.files)
         let expected = Dictionary(uniqueKeysWithValues: manifest.values.map { (localName($0.url), $0.sha256) })
