@@ -42,8 +42,15 @@ enum Player {
         await engine.setOrigin(origin)
         var router = RPCRouter()
         PlayerMethods.register(on: &router, engine: engine)
-        let service = PlaybackService(engine: engine, pipeline: pipeline, writer: writer, settings: settings, logger: context.logger)
-        return DaemonParts(router: router, services: [service, sender], status: {
+        // The group stops its members in reverse order: the sender, the progress ticker, the
+        // playback (closing the open play), and last the writer, which drains the queue.
+        let progress = RepeatingService("play progress", parts: engine) { engine in
+            await engine.saveProgress()
+            return .seconds(settings.playProgressSeconds)
+        }
+        let services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
+                                       PlaybackService(engine: engine, pipeline: pipeline), progress, sender]
+        return DaemonParts(router: router, services: services, status: {
             ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": await writer.status()]
         })
     }
@@ -61,33 +68,36 @@ enum Player {
     }
 }
 
-/// Runs the engine for the life of the daemon: the play-event writer (which first closes plays a
-/// killed run left open), the engine fed with the pipeline's events, play progress saved
-/// periodically, and on SIGTERM the open play closed before the threads stop.
+/// Runs the engine for the life of the daemon: the engine fed with the pipeline's events (and a
+/// first look at the origin), and on SIGTERM the open play closed before the threads stop and
+/// the play-event queue ended, so the writer, shut down after this, drains it.
 struct PlaybackService: Service {
     let engine: PlaybackEngine
     let pipeline: PlaybackPipeline
-    let writer: PlayLogWriter
-    let settings: PlayerSettings
-    let logger: Logger
 
     func run() async throws {
-        Task { await engine.checkAvailability() }
-        let writer = Task { [writer, engine] in await writer.run(engine.playWriteQueue) }
-        let ticker = Task {
-            while !Task.isCancelled {
-                try await Task.sleep(for: .seconds(settings.playProgressSeconds))
-                await engine.saveProgress()
-            }
-        }
+        async let availability: Void = engine.checkAvailability()
         await withGracefulShutdownHandler {
             await engine.run()
         } onGracefulShutdown: {
             pipeline.shutdown()
         }
-        ticker.cancel()
         await engine.endActivePlay()
         engine.playWrites.finish()
-        await writer.value
+        await availability
+    }
+}
+
+/// The play-event writer (which first closes plays a killed run left open) for the life of the
+/// daemon. It ignores the graceful shutdown: it stops when `PlaybackService`, stopped before it,
+/// ends the queue, and then drains what is left.
+struct PlayLogWriterService: Service {
+    let writer: PlayLogWriter
+    let engine: PlaybackEngine
+
+    func run() async throws {
+        await writer.run(engine.playWriteQueue)
+        // Done before the group came to it: returning now would count as an unexpected end.
+        try? await gracefulShutdown()
     }
 }

@@ -91,29 +91,41 @@ actor DeliveryEngine {
     /// Sleeps until `instant` unless rung; while the origin is unreachable, probes it every
     /// `probeIntervalSeconds` and rings `.reachable` once it answers a connect after failing one.
     private func waitOut(until instant: ContinuousClock.Instant) async -> Set<Doorbell.Reason> {
-        let prober: Task<Void, Never>? = (unreachable ? probe : nil).map { probe in
-            Task { [bell, interval = settings.probeIntervalSeconds] in
-                var sawDown = false
-                while !Task.isCancelled {
-                    if await probe.isReachable() {
-                        if sawDown {
-                            await bell.ring(.reachable)
-                            return
-                        }
-                    } else {
-                        sawDown = true
-                    }
-                    try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
-                }
+        guard unreachable, let probe else { return await waitForRing(until: instant) }
+        return await withTaskGroup(of: Void.self) { group in
+            group.addTask { [bell, interval = settings.probeIntervalSeconds] in
+                await Self.ringWhenBack(probe, bell: bell, interval: interval)
             }
+            let reasons = await waitForRing(until: instant)
+            group.cancelAll()
+            return reasons
         }
-        defer { prober?.cancel() }
+    }
+
+    private func waitForRing(until instant: ContinuousClock.Instant) async -> Set<Doorbell.Reason> {
         while true {
             let left = ContinuousClock.now.duration(to: instant)
             guard left > .zero else { return [] }
             let reasons = await bell.wait(seconds: Self.seconds(left))
             // New records alone do not cut a backoff short: the origin is what we wait for.
             if reasons.isEmpty || reasons != [.newRecords] { return reasons }
+        }
+    }
+
+    /// Probes every `interval` seconds until cancelled, and rings `.reachable` once the origin
+    /// answers a connect after failing one.
+    private static func ringWhenBack(_ probe: ReachabilityProbe, bell: Doorbell, interval: Double) async {
+        var sawDown = false
+        while !Task.isCancelled {
+            if await probe.isReachable() {
+                if sawDown {
+                    await bell.ring(.reachable)
+                    return
+                }
+            } else {
+                sawDown = true
+            }
+            try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
         }
     }
 

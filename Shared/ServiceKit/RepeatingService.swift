@@ -6,7 +6,7 @@ import ServiceLifecycle
 /// what is on disk stays), so no loop can hold up the stop.
 public struct RepeatingService<Parts: Sendable>: Service, CustomStringConvertible {
     public let description: String
-    private let parts: Task<Parts, Error>
+    private let parts: @Sendable () async throws -> Parts
     private let body: @Sendable (Parts) async -> Duration?
 
     /// - Parameters:
@@ -14,14 +14,21 @@ public struct RepeatingService<Parts: Sendable>: Service, CustomStringConvertibl
     ///   - body: one round; returns how long to wait before the next, or nil after the last.
     public init(_ name: String, parts: Task<Parts, Error>, body: @escaping @Sendable (Parts) async -> Duration?) {
         description = name
-        self.parts = parts
+        self.parts = { try await parts.value }
+        self.body = body
+    }
+
+    /// A loop over parts that are ready now.
+    public init(_ name: String, parts: Parts, body: @escaping @Sendable (Parts) async -> Duration?) {
+        description = name
+        self.parts = { parts }
         self.body = body
     }
 
     public func run() async throws {
         do {
             try await cancelWhenGracefulShutdown {
-                let parts = try await self.parts.value
+                let parts = try await self.parts()
                 while !Task.isCancelled, let pause = await body(parts) {
                     try await Task.sleep(for: pause)
                 }
