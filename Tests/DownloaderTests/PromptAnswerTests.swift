@@ -75,13 +75,10 @@ final class PromptAnswerTests: XCTestCase {
         }
         XCTAssertTrue(h.mediaFiles().contains { $0.hasSuffix(".part") }, "the download of \(token) did not start: \(h.mediaFiles())")
         try await h.api.injectFaults("/v1/", [["status": 503, "repeat": 100_000]])
-        let client = try await service.client()
-        let waiting = Task { await client.callWithin(20, "stations.sync", ["stationId": "st-9"]) }
-        try await Task.sleep(nanoseconds: 300_000_000)
-        service.signal(SIGTERM)
-        XCTAssertEqual(try service.waitExit(timeout: 10), 0, service.log)
+        let stop = try await service.sigtermDuring("stations.sync", ["stationId": "st-9"])
+        XCTAssertEqual(stop.exitStatus, 0, service.log)
         h.service = nil
-        if case .noAnswer(let why) = await waiting.value { XCTFail("stations.sync: \(why)") }
+        if case .noAnswer(let why) = stop.call { XCTFail("stations.sync: \(why)") }
         XCTAssertTrue(h.mediaFiles().contains { $0.hasSuffix(".part") }, "the partial download is gone: \(h.mediaFiles())")
     }
 

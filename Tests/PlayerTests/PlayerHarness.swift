@@ -174,44 +174,25 @@ final class PlayerHarness {
 /// Reads the `player` events of one connection in order: a task drains the stream into a
 /// list that `until` reads from (cancelling a waiter would end an AsyncStream for good).
 final class EventLog: @unchecked Sendable {
+    private let events: EventCollector
     private let lock = NSLock()
-    private var all: [RPCEvent] = []
     private var read = 0
-    private var pumpTask: Task<Void, Never>?
 
     init(_ client: RPCClient) {
-        let events = client.events
-        pumpTask = Task { [weak self] in
-            for await event in events { self?.append(event) }
-        }
-    }
-
-    deinit { pumpTask?.cancel() }
-
-    private func append(_ event: RPCEvent) {
-        lock.lock(); all.append(event); lock.unlock()
-    }
-
-    private func take() -> RPCEvent? {
-        lock.lock(); defer { lock.unlock() }
-        guard read < all.count else { return nil }
-        read += 1
-        return all[read - 1]
+        events = EventCollector(client)
     }
 
     /// Collects events until one satisfies `stop` (returned, included in the list), or fails after `timeout`.
     func until(timeout: Double = 15, _ stop: @escaping (RPCEvent) -> Bool) async throws -> [RPCEvent] {
-        var collected: [RPCEvent] = []
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            guard let event = take() else {
-                try await Task.sleep(for: .milliseconds(5))
-                continue
-            }
-            collected.append(event)
-            if stop(event) { return collected }
+        let from = lock.withLock { read }
+        do {
+            let position = try await events.waitPosition("matching", from: from, timeout: timeout, stop)
+            lock.withLock { read = position + 1 }
+            return Array(events.all[from...position])
+        } catch {
+            let seen = events.all.dropFirst(from).map(Self.describe)
+            throw HarnessError("no matching event within \(timeout) s; got \(seen)")
         }
-        throw HarnessError("no matching event within \(timeout) s; got \(collected.map(Self.describe))")
     }
 
     /// Waits for `PlaybackStateChanged` to `state`.

@@ -29,13 +29,10 @@ final class StationTunePromptTests: XCTestCase {
         let h = try PlayerHarness()
         try await h.start(extraArgs: ["--origin", port.url])
         guard let player = h.player else { return XCTFail("no player") }
-        let client = try await player.client()
-        let tune = Task { await client.callWithin(20, "station.tune", ["stationId": "st-9"]) }
-        try await Task.sleep(nanoseconds: 300_000_000)
-        player.signal(SIGTERM)
-        XCTAssertEqual(try player.waitExit(timeout: 10), 0, player.log)
+        let stop = try await player.sigtermDuring("station.tune", ["stationId": "st-9"])
+        XCTAssertEqual(stop.exitStatus, 0, player.log)
         h.player = nil
-        if case .noAnswer(let why) = await tune.value { XCTFail("station.tune: \(why)") }
+        if case .noAnswer(let why) = stop.call { XCTFail("station.tune: \(why)") }
     }
 
     private func assertPromptTune(origin: String) async throws {

@@ -32,14 +32,20 @@ public final class EventCollector: @unchecked Sendable {
     /// Waits for an event at or after position `from` that satisfies `match`; throws after `timeout` seconds.
     @discardableResult
     public func wait(_ what: String, from: Int = 0, timeout: Double, _ match: (RPCEvent) -> Bool) async throws -> RPCEvent {
+        let position = try await waitPosition(what, from: from, timeout: timeout, match)
+        return lock.withLock { events[position] }
+    }
+
+    /// Like `wait`, but returns the matching event's position.
+    public func waitPosition(_ what: String, from: Int = 0, timeout: Double, _ match: (RPCEvent) -> Bool) async throws -> Int {
         let deadline = Date().addingTimeInterval(timeout)
         var next = from
         while true {
             let fresh = lock.withLock { events.count > next ? Array(events[next...]) : [] }
-            if let hit = fresh.first(where: match) { return hit }
+            if let offset = fresh.firstIndex(where: match) { return next + offset }
             next += fresh.count
             guard Date() < deadline else { throw HarnessError("no \(what) event within \(timeout) s (\(next) events seen)") }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Wire
 
 /// How a call ended when a test gives it a bounded time.
@@ -18,7 +19,7 @@ public enum CallOutcome: Sendable, CustomStringConvertible {
         }
     }
 
-    /// An answer PROTOCOL.md allows a call that needs an unreachable origin: accepted, or
+    /// An answer docs/protocol.md allows a call that needs an unreachable origin: accepted, or
     /// `OriginUnreachable` (1010).
     public var isAcceptedOrOriginUnreachable: Bool {
         switch self {
@@ -41,5 +42,19 @@ extension RPCClient {
         } catch {
             return .noAnswer("\(error)")
         }
+    }
+}
+
+extension ServiceProcess {
+    /// Starts `method`, sends SIGTERM while it waits, and returns the exit status (nil: still
+    /// running after `seconds`) and how the call ended.
+    public func sigtermDuring(_ method: String, _ params: JSONValue, within seconds: Double = 10)
+        async throws -> (exitStatus: Int32?, call: CallOutcome) {
+        let client = try await client()
+        let waiting = Task { await client.callWithin(20, method, params) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        signal(SIGTERM)
+        let status = try? waitExit(timeout: seconds)
+        return (status, await waiting.value)
     }
 }
