@@ -99,7 +99,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Player"),
         .executableTarget(name: "reporter", dependencies: [
-            "ServiceKit", "BlockingIO", "HTTPClient", "OriginClient", "Catalog", "Wire",
+            "ServiceKit", "Systemd", "BlockingIO", "HTTPClient", "OriginClient", "Catalog", "Wire",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -138,7 +138,8 @@ let package = Package(
             "Catalog", .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/CatalogTests"),
         .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "TestSupport",
-                                                      .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+                                                      .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                                                      .product(name: "Logging", package: "swift-log")],
                     path: "Tests/SharedLibTests"),
         .testTarget(name: "IntegrationTests", dependencies: [
             "TestSupport", "Wire", "HTTPClient", "Catalog",

@@ -13,6 +13,7 @@ import Wire
 enum Downloader {
     @Sendable static func build(_ context: DaemonContext) async throws -> DaemonParts {
         let settings = DownloaderSettings(section: context.settings.config.downloader, logger: context.logger)
+        context.warnAboutUnknownKeys(known: DownloaderSettings.keys.union(DownloadPolicy.configKeys))
         let events = DownloaderEvents(hub: context.hub)
         let (origin, quickOrigin) = try makeOrigins(context.settings, settings)
         // Everything that needs the catalog waits for it here, never in `build` (it opens after READY).

@@ -21,6 +21,9 @@ struct DownloaderSettings: Sendable {
 
     init() {}
 
+    static let keys: Set<String> = ["maxParallel", "resyncIntervalSeconds", "revalidateIntervalSeconds", "maxAttempts",
+                                    "stallTimeoutSeconds", "requeueMissing"]
+
     init(section: [String: JSONValue]?, logger: Logger) {
         guard let section else { return }
         func number(_ key: String, _ range: ClosedRange<Double>) -> Double? {

@@ -80,13 +80,17 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
         return next
     }
 
+    /// The policy's keys in the config file's `downloader` section.
+    static let configKeys: Set<String> = ["allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes",
+                                          "offlineAudioQuality", "offlineVideoQuality"]
+
     /// The defaults from the config file's `downloader` section; a bad value is logged and the
     /// default kept (the downloader section never stops the service).
     static func fromConfig(_ section: [String: JSONValue]?, maxParallel: Int, logger: Logger) -> DownloadPolicy {
         var policy = DownloadPolicy()
         policy.maxParallel = maxParallel
         guard let section else { return policy }
-        for key in ["allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes", "offlineAudioQuality", "offlineVideoQuality"] {
+        for key in configKeys.sorted() {
             guard let value = section[key] else { continue }
             do {
                 policy = try policy.applying([key: value])

@@ -19,6 +19,7 @@ enum Player {
 
     static func build(_ context: DaemonContext, audio flags: AudioFlags) async throws -> DaemonParts {
         let settings = try PlayerSettings(section: context.settings.config.player)
+        context.warnAboutUnknownKeys(known: PlayerSettings.keys)
         let audio = (device: flags.device ?? settings.audioDevice ?? "default", pace: flags.pace ?? settings.audioPace ?? .device)
         let output = OutputSettings(device: audio.device, pacing: audio.pace == .realtime ? .realtime : .device,
                                     bufferMilliseconds: settings.bufferMilliseconds,

@@ -2,6 +2,7 @@ import Foundation
 import HTTPClient
 import Logging
 import OriginClient
+import Systemd
 import Wire
 
 /// Sends the outbox to the origin: one batch in flight at a time, oldest first; a record
@@ -206,7 +207,11 @@ actor DeliveryEngine {
     private func record(_ held: UnrecordedVerdict, store: OutboxStore) async throws -> Int {
         let (delivered, rejected) = try await store.apply(held.verdict, sent: held.sent, attempt: held.attempt)
         let counts = store.snapshot
-        if delivered > 0 { events.delivered(kind: held.kind, count: delivered, pending: counts.pending) }
+        if delivered > 0 {
+            logger.info("delivered to the origin", metadata: LogMessageID.playsDelivered.metadata(
+                ["kind": "\(held.kind.rawValue)", "count": "\(delivered)", "pending": "\(counts.pending)"]))
+            events.delivered(kind: held.kind, count: delivered, pending: counts.pending)
+        }
         if !rejected.isEmpty {
             logger.warning("origin rejected records; they are set aside and not sent again",
                            metadata: ["count": "\(rejected.count)", "first": "\(rejected[0].id): \(rejected[0].reason)"])
@@ -246,9 +251,10 @@ actor DeliveryEngine {
         lastError = error
         let delay = max(backoff.delay(afterFailures: failures), min(retryAfter ?? 0, settings.retryMaxSeconds))
         retryAt = .now + .milliseconds(Int64(delay * 1000))
-        logger.info("delivery failed; retrying later",
-                    metadata: ["error": "\(error["name"]?.stringValue ?? "?")", "failures": "\(failures)",
-                               "retryInSeconds": "\(delay)"])
+        logger.warning("delivery failed; retrying later (the reporter never gives up on a record)",
+                       metadata: LogMessageID.deliveryFailing.metadata(
+                           ["error": "\(error["name"]?.stringValue ?? "?")", "attempt": "\(failures)",
+                            "retryInSeconds": "\(delay)", "pending": "\(pending)"]))
         events.deliveryFailed(error: error, failures: failures, retryInSeconds: delay, pending: pending)
     }
 

@@ -1,4 +1,7 @@
 #include "shims_systemd.h"
+/* The caller's location comes from Swift as CODE_* fields; without this libsystemd adds a
+   second set naming this file. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
 #include <stdio.h>

@@ -47,6 +47,18 @@ public struct CassetteConfig: Codable, Sendable, Equatable {
         return unknown
     }
 
+    /// The keys of the service section `name` (`player`, `downloader`, ...) that `known` does not
+    /// list, as `section.key`: the section's service warns about them at start.
+    public func unknownKeys(inSection name: String, known: Set<String>) -> [String] {
+        let section: [String: JSONValue]? = switch name {
+        case "player": player
+        case "downloader": downloader
+        case "reporter": reporter
+        default: nil
+        }
+        return (section ?? [:]).keys.filter { !known.contains($0) }.sorted().map { "\(name).\($0)" }
+    }
+
     enum CodingKeys: String, CodingKey, CaseIterable {
         case runtimeDir, stateDir, origin, clientToken, clientSecret, logLevel, wire, player, downloader, reporter
     }

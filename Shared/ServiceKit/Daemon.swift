@@ -29,6 +29,17 @@ public struct DaemonContext: Sendable {
             throw DaemonError(.catalogUnavailable, "The catalog could not be opened: \(error)")
         }
     }
+
+    /// Warns about the keys of this service's config section that `known` does not list.
+    public func warnAboutUnknownKeys(known: Set<String>) {
+        Self.warnAbout(unknownKeys: settings.config.unknownKeys(inSection: settings.name, known: known), logger: logger)
+    }
+
+    static func warnAbout(unknownKeys: [String], logger: Logger) {
+        guard !unknownKeys.isEmpty else { return }
+        logger.warning("config file has keys Cassette does not read; check their spelling",
+                       metadata: ["keys": "\(unknownKeys.joined(separator: ", "))"])
+    }
 }
 
 /// What a service contributes: its methods, its long-running parts and its status fields.
@@ -62,16 +73,13 @@ public enum Daemon {
         LogBootstrap.bootstrap(label: "cassette-\(name)", level: Logger.Level(rawValue: settings.logLevel) ?? .info)
         var logger = Logger(label: "cassette.\(name)")
         logger[metadataKey: "service"] = "\(name)"
-        if !settings.config.unknownKeys.isEmpty {
-            logger.warning("config file has keys Cassette does not read; check their spelling",
-                           metadata: ["keys": "\(settings.config.unknownKeys.joined(separator: ", "))"])
-        }
+        DaemonContext.warnAbout(unknownKeys: settings.config.unknownKeys, logger: logger)
         do {
             try await runResolved(settings: settings, logger: logger, build: build)
-            logger.info("stopped")
+            logger.info("stopped", metadata: LogMessageID.stopped.metadata)
             return 0
         } catch let error as DaemonError {
-            logger.critical("cannot run", metadata: ["error": "\(error)"])
+            logger.critical("cannot run", metadata: LogMessageID.cannotRun.metadata(["error": "\(error)"]))
             return error.exitCode
         } catch {
             logger.critical("failed", metadata: ["error": "\(error)"])
@@ -193,7 +201,7 @@ struct ServerService: Service {
         }
         SocketListener.restrictPermissions(source)
         notifier.ready(status: "listening")
-        logger.info("listening", metadata: ["socket": "\(source)", "pid": "\(getpid())"])
+        logger.info("listening", metadata: LogMessageID.listening.metadata(["socket": "\(source)", "pid": "\(getpid())"]))
         ready.open()
         try? await gracefulShutdown()
         notifier.stopping()

@@ -3,7 +3,9 @@ import Foundation
 import Logging
 
 /// A swift-log handler that writes structured entries to journald: metadata become
-/// journal fields (upper-cased), so `journalctl CASSETTE_SERVICE=player` works.
+/// journal fields (upper-cased), so `journalctl CASSETTE_SERVICE=player` works; a
+/// `LogMessageID` becomes `MESSAGE_ID=`. The code location is swift-log's (`CODE_FILE`,
+/// `CODE_LINE`, `CODE_FUNC`): the C shim suppresses libsystemd's own, which would name the shim.
 public struct JournalLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
@@ -17,23 +19,33 @@ public struct JournalLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        let (level, message, file, function, line) = (event.level, event.message, event.file, event.function, event.line)
-        var merged = self.metadata
-        event.metadata?.forEach { merged[$0.key] = $0.value }
-        if let error = event.error { merged["error"] = "\(error)" }
-        var fields = ["SYSLOG_IDENTIFIER=\(label)", "CODE_FILE=\(file)", "CODE_LINE=\(line)", "CODE_FUNC=\(function)"]
-        for (key, value) in merged {
-            let name = key.uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }
-            fields.append("CASSETTE_\(String(name))=\(value)")
-        }
-        let text = merged.isEmpty ? message.description
-            : message.description + " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let (text, fields) = Self.entry(event, label: label, metadata: metadata)
         let cFields = fields.map { strdup($0) }
         defer { cFields.forEach { free($0) } }
         let pointers = cFields.map { UnsafePointer<CChar>($0) }
         _ = pointers.withUnsafeBufferPointer { buf in
-            cassette_sd_journal_send(text, Self.priority(level), buf.baseAddress, buf.count)
+            cassette_sd_journal_send(text, Self.priority(event.level), buf.baseAddress, buf.count)
         }
+    }
+
+    /// The entry's text (the message and its metadata, for `journalctl`'s plain view) and its
+    /// fields other than MESSAGE and PRIORITY.
+    static func entry(_ event: LogEvent, label: String, metadata: Logger.Metadata) -> (text: String, fields: [String]) {
+        var merged = metadata
+        event.metadata?.forEach { merged[$0.key] = $0.value }
+        if let error = event.error { merged["error"] = "\(error)" }
+        var fields = ["SYSLOG_IDENTIFIER=\(label)", "CODE_FILE=\(event.file)", "CODE_LINE=\(event.line)",
+                      "CODE_FUNC=\(event.function)"]
+        if let id = merged.removeValue(forKey: LogMessageID.metadataKey) {
+            fields.append("MESSAGE_ID=\(id)")
+        }
+        for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
+            let name = key.uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }
+            fields.append("CASSETTE_\(String(name))=\(value)")
+        }
+        let text = merged.isEmpty ? event.message.description
+            : event.message.description + " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        return (text, fields)
     }
 
     /// syslog(3) priorities, as journald expects them.

@@ -13,6 +13,17 @@ public enum ListenerSource: Sendable, Equatable {
     case path(String)
 }
 
+extension ListenerSource: CustomStringConvertible {
+    /// The socket's path as an operator reads it in a log line.
+    public var description: String {
+        switch self {
+        case .path(let path): path
+        case .inherited(let fd, let path?): "\(path) (fd \(fd) from systemd)"
+        case .inherited(let fd, nil): "fd \(fd) from systemd"
+        }
+    }
+}
+
 /// A JSON-RPC server on a Unix stream socket, framed per PROTOCOL.md.
 ///
 /// Lifecycle: `start` → serving → `shutdownGracefully` (stop accepting, let in-flight

@@ -65,3 +65,17 @@ extension ServiceSettingsTests {
         XCTAssertEqual(s.limits.eventBacklog, 8)
     }
 }
+
+extension ServiceSettingsTests {
+    func testMisspeltKeysInAServiceSectionAreReportedForThatSection() throws {
+        let file = NSTemporaryDirectory() + "cfg-\(UUID().uuidString).json"
+        try #"{"player":{"audioDevic":"null","audioPace":"realtime"},"downloader":{"maxParalel":2}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let s = try ServiceSettings.resolve(service: "player", options: CommonOptions.parse(["--config", file]), environment: [:])
+        XCTAssertEqual(s.config.unknownKeys, [])
+        XCTAssertEqual(s.config.unknownKeys(inSection: "player", known: ["audioDevice", "audioPace"]), ["player.audioDevic"])
+        XCTAssertEqual(s.config.unknownKeys(inSection: "downloader", known: ["maxParallel"]), ["downloader.maxParalel"])
+        XCTAssertEqual(s.config.unknownKeys(inSection: "reporter", known: []), [])
+    }
+}

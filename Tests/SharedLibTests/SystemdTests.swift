@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Logging
 import TestSupport
 import XCTest
 @testable import Systemd
@@ -62,6 +63,24 @@ final class SystemdTests: XCTestCase {
         XCTAssertTrue(LogBootstrap.stderrIsJournal())
         setenv("JOURNAL_STREAM", "\(st.st_dev):\(st.st_ino + 1)", 1)
         XCTAssertFalse(LogBootstrap.stderrIsJournal(), "a JOURNAL_STREAM inherited by a child with other stderr")
+    }
+
+    func testJournalEntryHasOneCodeLocationAMessageIDAndPlainFields() {
+        let event = LogEvent(level: .info, message: "delivered to the origin",
+                             metadata: LogMessageID.playsDelivered.metadata(["count": "3"]),
+                             source: nil, file: "Reporter/DeliveryEngine.swift", function: "record(_:store:)", line: 42)
+        let (text, fields) = JournalLogHandler.entry(event, label: "cassette-reporter", metadata: ["service": "reporter"])
+        XCTAssertEqual(fields, ["SYSLOG_IDENTIFIER=cassette-reporter", "CODE_FILE=Reporter/DeliveryEngine.swift",
+                                "CODE_LINE=42", "CODE_FUNC=record(_:store:)",
+                                "MESSAGE_ID=\(LogMessageID.playsDelivered.rawValue)",
+                                "CASSETTE_COUNT=3", "CASSETTE_SERVICE=reporter"])
+        XCTAssertEqual(text, "delivered to the origin count=3 service=reporter")
+    }
+
+    func testMessageIDsAreDistinct128BitIDs() {
+        let ids = LogMessageID.allCases.map(\.rawValue)
+        XCTAssertEqual(Set(ids).count, ids.count)
+        XCTAssertTrue(ids.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) })
     }
 
     func testLogLevelsMapToSyslogPriorities() {
