@@ -18,8 +18,8 @@ extension ListenerSource: CustomStringConvertible {
     public var description: String {
         switch self {
         case .path(let path): path
-        case .inherited(let fd, let path?): "\(path) (fd \(fd) from systemd)"
-        case .inherited(let fd, nil): "fd \(fd) from systemd"
+        case .inherited(let fd, let path?): "\(path) (fd \(fd), inherited from systemd)"
+        case .inherited(let fd, nil): "fd \(fd), inherited from systemd"
         }
     }
 }
