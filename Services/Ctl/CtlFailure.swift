@@ -52,7 +52,7 @@ struct CtlFailure: Error, Equatable {
     func report(json: Bool) -> ExitCode {
         if json { print(CtlOutput.pretty(self.json)) }
         CtlOutput.error(text)
-        if let hint { CtlOutput.error(hint) }
+        if let hint { CtlOutput.error("hint: " + hint) }
         return ExitCode(exit)
     }
 }

@@ -23,7 +23,7 @@ final class ProgressBar {
         let columns = Self.terminalColumns()
         let clamped = max(0, min(1, fraction.isFinite ? fraction : 0))
         var tail = " \(String(format: "%3d", Int((clamped * 100).rounded(.down))))% \(detail)  \(Format.duration(Date().timeIntervalSince(started)))"
-        let width = max(10, min(40, columns - label.count - tail.count - 4))
+        let width = max(10, min(30, columns - label.count - 56))
         let room = columns - label.count - width - 4
         if tail.count > room { tail = String(tail.prefix(max(0, room - 1))) + "…" }
         let filled = Int((Double(width) * clamped).rounded(.down))
