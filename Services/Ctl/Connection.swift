@@ -56,7 +56,7 @@ struct Connection: Sendable {
         do {
             return try await client.call(method, params, timeout: .milliseconds(Int64(timeout * 1000)))
         } catch let error as RPCError {
-            throw CtlFailure.answered(error, service: service, method: method)
+            throw CtlFailure.answered(error, service: service, method: method, params: params)
         } catch let error as RPCClientError where error.code == .timeout {
             throw CtlFailure(name: "Timeout", message: "the \(service.rawValue) did not answer \(method) within \(Self.seconds(timeout)) (--timeout)",
                              exit: ExitStatus.unavailable, service: service, method: method)

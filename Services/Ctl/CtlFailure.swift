@@ -30,8 +30,8 @@ struct CtlFailure: Error, Equatable {
     }
 
     /// An error the service answered with: exit 1, shown as `<service>: <Name>: <message>`.
-    static func answered(_ error: RPCError, service: ServiceName, method: String) -> CtlFailure {
-        var hint = Hints.forError(error.name, service: service)
+    static func answered(_ error: RPCError, service: ServiceName, method: String, params: JSONValue = [:]) -> CtlFailure {
+        var hint = Hints.forError(error.name, service: service, params: params)
         if error.name == "MethodNotFound" {
             hint = "this \(service.rawValue) does not offer '\(method)' (an older or not yet complete service; update it together with cassettectl)."
         }

@@ -1,6 +1,19 @@
+import Foundation
+import Wire
+
 /// What to run next after an error, naming cassettectl commands (the services' own messages
 /// are written for app developers and name RPC methods).
 enum Hints {
+    /// The hint with `<station>` and `<product>` filled in from the call's params when it had them.
+    static func forError(_ name: String, service: ServiceName, params: JSONValue) -> String? {
+        guard var hint = forError(name, service: service) else { return nil }
+        if let station = params["stationId"]?.stringValue { hint = hint.replacingOccurrences(of: "<station>", with: station) }
+        if let product = (params["productId"] ?? params["mediaProduct"]?["productId"])?.stringValue {
+            hint = hint.replacingOccurrences(of: "<product>", with: product)
+        }
+        return hint
+    }
+
     static func forError(_ name: String, service: ServiceName) -> String? {
         switch name {
         case "StationNotPlayable":

@@ -12,6 +12,15 @@ enum PlayerOutcome {
         case playing
         /// The transition to an item of the station.
         case tuned(String)
+
+        /// What the goal names, for the hints.
+        var params: JSONValue {
+            switch self {
+            case .loaded(let product): return ["productId": .string(product)]
+            case .tuned(let station): return ["stationId": .string(station)]
+            case .playing: return [:]
+            }
+        }
     }
 
     enum Verdict: Equatable {
@@ -62,7 +71,7 @@ enum PlayerOutcome {
                 return true
             case .failed(let name, let message):
                 failure = CtlFailure(name: name, message: message, exit: ExitStatus.workFailed, service: .player,
-                                     hint: Hints.forError(name, service: .player), text: "player: \(name): \(message)")
+                                     hint: Hints.forError(name, service: .player, params: goal.params), text: "player: \(name): \(message)")
                 return true
             }
         }

@@ -43,3 +43,25 @@ final class StallReasonTests: XCTestCase {
         XCTAssertNil(Hints.forError("InvalidParams", service: .player))
     }
 }
+
+final class HintsTests: XCTestCase {
+    func testHintsNameTheStationOrProductOfTheCall() {
+        XCTAssertEqual(Hints.forError("StationNotPlayable", service: .player, params: ["stationId": "st-9"]),
+                       "run `cassettectl sync st-9` to take it offline first (`cassettectl stations` lists them).")
+        XCTAssertTrue(Hints.forError("CacheLimit", service: .downloader, params: ["productId": "tr-1"])?
+            .contains("cassettectl offline delete tr-1") ?? false)
+        XCTAssertTrue(Hints.forError("IllegalPlaybackRequest", service: .player, params: ["mediaProduct": ["productId": "tr-2"]])?
+            .contains("cassettectl offline add tr-2 --wait") ?? false)
+        XCTAssertTrue(Hints.forError("StationNotPlayable", service: .player, params: [:])?.contains("<station>") ?? false)
+    }
+
+    func testAServiceErrorCarriesItsHint() {
+        let failure = CtlFailure.answered(RPCError(code: 2005, name: "StationNotPlayable", message: "not synced"), service: .player,
+                                          method: "station.tune", params: ["stationId": "st-9"])
+        XCTAssertEqual(failure.text, "player: StationNotPlayable: not synced")
+        XCTAssertEqual(failure.exit, 1)
+        XCTAssertEqual(failure.json["error"]?["code"]?.intValue, 2005)
+        XCTAssertEqual(failure.json["error"]?["method"], "station.tune")
+        XCTAssertTrue(failure.json["error"]?["hint"]?.stringValue?.contains("cassettectl sync st-9") ?? false)
+    }
+}
