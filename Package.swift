@@ -145,6 +145,8 @@ let package = Package(
             "TestSupport", "Wire", "HTTPClient", "Catalog",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/IntegrationTests"),
+        // cassettectl's formatting, parsing and error wording: pure functions, no sockets.
+        .testTarget(name: "CassetteCtlTests", dependencies: ["cassettectl", "Wire"], path: "Tests/CassetteCtlTests"),
         .testTarget(name: "OriginTests", dependencies: ["cassette-origin", "HTTPClient", "TestSupport"], path: "Tests/OriginTests"),
         // One suite per service: unit tests of its own logic (`@testable import` of the
         // executable) and socket-level tests against the real binaries and the reference origin.

@@ -8,14 +8,16 @@ struct CassetteCtl: AsyncParsableCommand {
         commandName: "cassettectl",
         abstract: "Control the Cassette services over their sockets.",
         discussion: """
-            Tables for people by default; --json prints JSON for scripts. Sockets are found in \
-            --runtime-dir, else $CASSETTE_RUNTIME_DIR, else /run/cassette.
+            Tables for people by default; --json prints JSON for scripts (a failure as \
+            {"error":{"code","name","message"}}). Sockets are found in --runtime-dir, else \
+            $CASSETTE_RUNTIME_DIR, else /run/cassette. --runtime-dir, --timeout and --json may come \
+            before the command too: cassettectl --json --timeout 5 status.
 
             Exit status: 0 success; 1 the service answered with an error (shown on stderr as \
             '<service>: <ErrorName>: <message>'); 2 the work waited for ended in failure (sync with \
-            failed items, offline add --wait that failed); 64 bad usage; 69 a service cannot be \
-            reached, closed the connection or did not answer in time; 75 --wait-timeout passed \
-            while the work goes on.
+            failed items, offline add --wait that failed, a product that does not play, playlog \
+            flush that did not deliver); 64 bad usage; 69 a service cannot be reached, closed the \
+            connection or did not answer in time; 75 the wait timed out while the work goes on.
             """,
         version: "0.1.0",
         subcommands: [
@@ -24,15 +26,19 @@ struct CassetteCtl: AsyncParsableCommand {
             Tune.self, Skip.self, Load.self, Queue.self, Play.self, Pause.self, Seek.self, Next.self, Stop.self, Now.self,
             PlayerConfigCommand.self, Playlog.self,
         ])
+
+    static func main() async {
+        await main(GlobalArguments.hoist(Array(CommandLine.arguments.dropFirst())))
+    }
 }
 
-/// Options every subcommand shares.
+/// Options every subcommand shares (also accepted before the subcommand: `GlobalArguments`).
 struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: "Directory holding the service sockets (env CASSETTE_RUNTIME_DIR, default /run/cassette).",
             completion: .directory)
     var runtimeDir: String?
 
-    @Option(name: .long, help: "Seconds to wait for an answer.")
+    @Option(name: .long, help: "Seconds to wait for an answer (and, for load, play and tune, for the product to play).")
     var timeout: Double = 30
 
     func socketPath(for service: ServiceName) -> String {
@@ -45,9 +51,9 @@ struct ConnectionOptions: ParsableArguments {
     }
 }
 
-/// `--json`, for every command that prints a result.
+/// `--json`, on every command.
 struct OutputOptions: ParsableArguments {
-    @Flag(help: "Print JSON for scripts instead of a table.")
+    @Flag(help: "Print JSON for scripts instead of a table; a failure as {\"error\":{\"code\",\"name\",\"message\"}}.")
     var json = false
 }
 

@@ -3,39 +3,72 @@ import Foundation
 import Wire
 
 /// Reads a connection's events until `handle` says the work is done, the connection closes, or
-/// `timeout` passes. Commands subscribe *before* they start the work, so no event is missed.
+/// `timeout` passes; `handle` also hears a tick every `tick` seconds (to redraw a bar, or to
+/// look for why nothing moves). Commands subscribe *before* they start the work, so no event is
+/// missed. Several waits may follow one another on one connection.
 enum EventWait {
     enum Outcome { case done, closed, timedOut }
 
-    static func run(_ connection: Connection, timeout: Double?, handle: (RPCEvent) -> Bool) async -> Outcome {
-        let deadline = timeout.map { Date().addingTimeInterval($0) }
-        // Closing the connection at the deadline ends the event stream; the loop below then
-        // tells a timeout from a service that went away by the clock.
-        let timer = Task { [client = connection.client] in
+    enum Step: Sendable {
+        case event(RPCEvent)
+        case tick(UInt64)
+        case deadline(UInt64)
+    }
+
+    enum Input { case event(RPCEvent), tick }
+
+    static func run(_ connection: Connection, timeout: Double?, tick: Double? = nil,
+                    handle: (Input) async -> Bool) async -> Outcome {
+        let id = UInt64.random(in: 1...UInt64.max)
+        let sink = connection.stepSink
+        let timer = Task {
             guard let timeout else { return }
             try await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
-            await client.close()
+            sink.yield(.deadline(id))
         }
-        defer { timer.cancel() }
-        for await event in connection.client.events {
-            if handle(event) { return .done }
+        let ticker = Task {
+            guard let tick else { return }
+            while !Task.isCancelled {
+                try await Task.sleep(nanoseconds: UInt64(tick * 1e9))
+                sink.yield(.tick(id))
+            }
         }
-        if let deadline, Date() >= deadline { return .timedOut }
+        defer {
+            timer.cancel()
+            ticker.cancel()
+        }
+        for await step in connection.steps {
+            switch step {
+            case .event(let event):
+                if await handle(.event(event)) { return .done }
+            case .tick(let owner) where owner == id:
+                if await handle(.tick) { return .done }
+            case .deadline(let owner) where owner == id:
+                return .timedOut
+            default:
+                continue
+            }
+        }
         return .closed
     }
 
-    /// The exit for an outcome other than `.done`, with its message.
-    static func fail(_ outcome: Outcome, service: ServiceName, what: String) -> ExitCode {
+    /// The failure for an outcome other than `.done`.
+    static func failure(_ outcome: Outcome, service: ServiceName, what: String) -> CtlFailure? {
         switch outcome {
         case .done:
-            return .success
+            return nil
         case .timedOut:
-            CtlOutput.error("gave up waiting for \(what) (--wait-timeout); the \(service.rawValue) carries on with it.")
-            return ExitCode(ExitStatus.waitTimedOut)
+            return CtlFailure(name: "WaitTimeout", message: "gave up waiting for \(what) (--wait-timeout); the \(service.rawValue) carries on with it.",
+                              exit: ExitStatus.waitTimedOut, service: service)
         case .closed:
-            CtlOutput.error("the \(service.rawValue) closed the connection while \(what) was under way (stopped or restarted?); it resumes the work when it runs again.")
-            return ExitCode(ExitStatus.unavailable)
+            return CtlFailure(name: "ConnectionClosed", message: "the \(service.rawValue) closed the connection while \(what) was under way (stopped or restarted?); it resumes the work when it runs again.",
+                              exit: ExitStatus.unavailable, service: service)
         }
+    }
+
+    /// Reports an outcome other than `.done` and gives the exit to throw.
+    static func fail(_ outcome: Outcome, service: ServiceName, what: String, json: Bool) -> ExitCode {
+        failure(outcome, service: service, what: what)?.report(json: json) ?? .success
     }
 }
 

@@ -35,7 +35,7 @@ struct OfflinePreloadLicense: AsyncParsableCommand {
     }
 }
 
-/// `cassettectl offline renew-license TOKEN`: a new license, nothing downloaded again.
+/// `cassettectl offline renew-license <token|product>`: a new license, nothing downloaded again.
 struct OfflineRenewLicense: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "renew-license",
@@ -43,12 +43,14 @@ struct OfflineRenewLicense: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
     @OptionGroup var terms: LicenseOptions
-    @Argument(help: "Token.") var token: String
+    @OptionGroup var target: OfflineArgument
 
     func run() async throws {
-        var params: [String: JSONValue] = ["token": .string(token)]
+        let connection = try await Connection.open(self.connection, .downloader, json: output.json)
+        defer { Task { await connection.close() } }
+        var params: [String: JSONValue] = ["token": .string(try await OfflineRef.token(target.offline, on: connection))]
         terms.add(to: &params)
-        let result = try await CtlClient.call(connection, .downloader, "offline.renewLicense", .object(params), json: output.json)
+        let result = try await connection.call("offline.renewLicense", .object(params))
         CtlOutput.show(result, json: output.json) { Offline.render([$0]) }
     }
 }

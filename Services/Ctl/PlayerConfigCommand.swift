@@ -25,14 +25,14 @@ struct PlayerConfigCommand: AsyncParsableCommand {
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change the player's settings; only the keys given change, and they persist.",
-            discussion: "Example: cassettectl config set --loudness TRACK --offline-mode true")
+            discussion: "Booleans: yes/no, true/false, on/off. Example: cassettectl config set --loudness TRACK --offline-mode yes")
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
         @Option(help: "Loudness normalization: OFF, TRACK or ALBUM.") var loudness: Loudness?
         @Option(help: "Pre-amplification in dB (-20…20).") var preAmp: Double?
         @Option(help: "Streaming quality on Wi-Fi: LOW, HIGH, LOSSLESS, HI_RES, HI_RES_LOSSLESS.") var qualityWifi: String?
         @Option(help: "Streaming quality on cellular.") var qualityCellular: String?
-        @Option(help: "Play only what is on the device: true or false.") var offlineMode: Bool?
+        @Option(help: ArgumentHelp("Play only what is on the device: yes or no.", valueName: "yes|no")) var offlineMode: BooleanArgument?
 
         func run() async throws {
             var params: [String: JSONValue] = [:]
@@ -40,7 +40,7 @@ struct PlayerConfigCommand: AsyncParsableCommand {
             if let preAmp { params["loudnessNormalizationPreAmp"] = .number(preAmp) }
             if let qualityWifi { params["streamingQualityWifi"] = .string(qualityWifi) }
             if let qualityCellular { params["streamingQualityCellular"] = .string(qualityCellular) }
-            if let offlineMode { params["offlineMode"] = .bool(offlineMode) }
+            if let offlineMode { params["offlineMode"] = .bool(offlineMode.value) }
             guard !params.isEmpty else { throw ValidationError("Give at least one setting to change, e.g. --loudness TRACK.") }
             let result = try await CtlClient.call(connection, .player, "player.config.set", .object(params), json: output.json)
             CtlOutput.show(result, json: output.json, render: KeyValues.render)

@@ -21,22 +21,34 @@ struct Policy: AsyncParsableCommand {
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change the download policy; only the keys given change.",
-            discussion: "Example: cassettectl policy set --max-parallel 2 --allow-cellular false")
+            discussion: """
+                Booleans: yes/no, true/false, on/off. Sizes: bytes, or with a decimal unit (500M, 2G, \
+                1.5T: powers of 1000) or a binary one (512MiB, 1.5GiB: powers of 1024); --max-cache-bytes \
+                none removes the bound. Example: cassettectl policy set --max-parallel 2 --allow-cellular no \
+                --max-cache-bytes 4G
+                """)
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
         @Option(help: "Files downloaded at once (1…32).") var maxParallel: Int?
-        @Option(help: "Download over cellular networks: true or false.") var allowCellular: Bool?
-        @Option(help: "Most bytes the offline content may use.") var maxCacheBytes: Int64?
-        @Option(help: "Bytes to leave free on the disk.") var minFreeBytes: Int64?
-        @Option(name: .customLong("set"), help: ArgumentHelp("Any other key, as key=JSON (e.g. --set wifiOnly=true).", valueName: "key=value"))
+        @Option(help: ArgumentHelp("Download over cellular networks: yes or no.", valueName: "yes|no")) var allowCellular: BooleanArgument?
+        @Option(help: ArgumentHelp("Download over metered networks: yes or no.", valueName: "yes|no")) var allowMetered: BooleanArgument?
+        @Option(help: ArgumentHelp("Most the offline content may use, e.g. 4G, 1.5GiB, or none.", valueName: "size|none"))
+        var maxCacheBytes: SizeArgument?
+        @Option(help: ArgumentHelp("Room to leave free on the disk, e.g. 500M.", valueName: "size")) var minFreeBytes: SizeArgument?
+        @Option(name: .customLong("set"), help: ArgumentHelp("Any other key, as key=JSON (e.g. --set offlineAudioQuality=LOSSLESS); yes/no/on/off are booleans.", valueName: "key=value"))
         var extra: [String] = []
+
+        func validate() throws {
+            if let minFreeBytes, minFreeBytes.bytes == nil { throw ValidationError("--min-free-bytes takes a size, e.g. 500M.") }
+        }
 
         func run() async throws {
             var params: [String: JSONValue] = [:]
             if let maxParallel { params["maxParallel"] = .number(Double(maxParallel)) }
-            if let allowCellular { params["allowCellular"] = .bool(allowCellular) }
-            if let maxCacheBytes { params["maxCacheBytes"] = .number(Double(maxCacheBytes)) }
-            if let minFreeBytes { params["minFreeBytes"] = .number(Double(minFreeBytes)) }
+            if let allowCellular { params["allowCellular"] = .bool(allowCellular.value) }
+            if let allowMetered { params["allowMetered"] = .bool(allowMetered.value) }
+            if let maxCacheBytes { params["maxCacheBytes"] = maxCacheBytes.bytes.map { .number(Double($0)) } ?? .null }
+            if let bytes = minFreeBytes?.bytes { params["minFreeBytes"] = .number(Double(bytes)) }
             for pair in extra {
                 let (key, value) = try KeyValueArgument.parse(pair)
                 params[key] = value
@@ -53,64 +65,16 @@ struct Policy: AsyncParsableCommand {
     }
 }
 
-/// `key=value` arguments: the value is JSON when it parses as JSON, else a string.
+/// `key=value` arguments: yes/no/on/off are booleans, else the value is JSON when it parses
+/// as JSON, else a string.
 enum KeyValueArgument {
     static func parse(_ text: String) throws -> (String, JSONValue) {
         guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
             throw ValidationError("'\(text)' is not key=value.")
         }
         let key = String(text[..<eq]), raw = String(text[text.index(after: eq)...])
+        if let flag = BooleanArgument.parse(raw), Double(raw) == nil { return (key, .bool(flag)) }
         let value = (try? JSONCoding.parse(Array(raw.utf8))) ?? .string(raw)
         return (key, value)
-    }
-}
-
-/// `cassettectl network get|set`: the network as the downloader sees it, and an override.
-struct Network: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Show the network as the downloader sees it, or override it (network.get, network.set).",
-        subcommands: [Get.self, Set.self])
-
-    struct Get: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the network as the downloader sees it.")
-        @OptionGroup var connection: ConnectionOptions
-        @OptionGroup var output: OutputOptions
-
-        func run() async throws {
-            let result = try await CtlClient.call(connection, .downloader, "network.get", json: output.json)
-            CtlOutput.show(result, json: output.json, render: KeyValues.render)
-        }
-    }
-
-    enum Kind: String, CaseIterable, ExpressibleByArgument { case wifi, ethernet, cellular, none, auto }
-
-    struct Set: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Override the detected network (auto clears the override).")
-        @OptionGroup var connection: ConnectionOptions
-        @OptionGroup var output: OutputOptions
-        @Argument(help: "wifi, ethernet, cellular, none or auto.") var type: Kind
-        @Option(help: "Whether the connection is metered: true or false.") var metered: Bool?
-
-        func run() async throws {
-            var params: [String: JSONValue] = ["type": .string(type.rawValue)]
-            if let metered { params["metered"] = .bool(metered) }
-            let result = try await CtlClient.call(connection, .downloader, "network.set", .object(params), json: output.json)
-            CtlOutput.show(result, json: output.json, render: KeyValues.render)
-        }
-    }
-}
-
-/// `cassettectl sync-now`: extend expirations and re-validate now.
-struct SyncNow: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "sync-now",
-        abstract: "Extend expirations and re-validate offline content now, instead of at the next 6-hourly run (sync.now).")
-    @OptionGroup var connection: ConnectionOptions
-    @OptionGroup var output: OutputOptions
-
-    func run() async throws {
-        let result = try await CtlClient.call(connection, .downloader, "sync.now", json: output.json)
-        CtlOutput.show(result, json: output.json, render: KeyValues.render)
     }
 }

@@ -42,7 +42,7 @@ struct Stations: AsyncParsableCommand {
                        Format.text(row.offline?["itemCount"] ?? row.held?["itemCount"]),
                        Format.duration((row.offline ?? row.held)?["durationSeconds"]?.doubleValue),
                        Format.bytes(row.offline?["sizeBytes"]?.doubleValue),
-                       held, Format.text(row.held?["expiresAt"])])
+                       held, Format.date(row.held?["expiresAt"])])
         }
         let origin = result["available"]?.boolValue == true
             ? "origin: reachable"

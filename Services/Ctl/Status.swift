@@ -3,12 +3,15 @@ import Wire
 
 /// `cassettectl status [service…]`: one line per service for people, JSON for scripts.
 struct Status: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show each service's status.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show each service's status.",
+        discussion: """
+            Exit status 69 when any service asked is down; --json then gives that service \
+            {"error":{"code","name","message"}} (name: NoSocket, ConnectionRefused, PermissionDenied, …).
+            """)
 
     @OptionGroup var connection: ConnectionOptions
-
-    @Flag(help: "Print JSON instead of a table.")
-    var json = false
+    @OptionGroup var output: OutputOptions
 
     @Argument(help: "Services to ask (default: all three).")
     var services: [ServiceName] = []
@@ -16,37 +19,66 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let wanted = services.isEmpty ? ServiceName.allCases : services
         var results: [String: JSONValue] = [:]
-        var failed = false
+        var failures: [CtlFailure] = []
         for service in wanted {
             do {
-                results[service.rawValue] = try await CtlClient.call(connection, service, "service.status", [:])
-            } catch {
-                results[service.rawValue] = ["error": "unreachable"]
-                failed = true
+                let link = try await Connection.connect(connection, service, json: output.json)
+                defer { Task { await link.close() } }
+                results[service.rawValue] = try await link.attempt("service.status")
+            } catch let failure as CtlFailure {
+                results[service.rawValue] = failure.json
+                failures.append(failure)
             }
         }
-        if json {
-            print(CtlOutput.pretty(.object(results)))
-        } else {
-            print("SERVICE     STATE     PID      UPTIME   VERSION  CATALOG")
-            for service in wanted {
-                let r = results[service.rawValue] ?? .null
-                if r["error"] != nil {
-                    print(pad(service.rawValue, 12) + "down")
-                    continue
-                }
-                let uptime = r["uptimeSeconds"]?.doubleValue.map { String(format: "%.0fs", $0) } ?? "-"
-                print(pad(service.rawValue, 12) + pad("up", 10) + pad(r["pid"]?.intValue.map(String.init) ?? "-", 9)
-                      + pad(uptime, 9) + pad(r["version"]?.stringValue ?? "-", 9)
-                      + "schema v\(r["catalog"]?["schemaVersion"]?.intValue.map(String.init) ?? "?")")
-            }
+        CtlOutput.show(.object(results), json: output.json) { _ in Self.render(wanted, results) }
+        // The reason each service is down, and what to do (once per distinct message).
+        var said = Set<String>()
+        for failure in failures where said.insert(failure.name == "PermissionDenied" ? failure.name : failure.text).inserted {
+            CtlOutput.error(failure.text)
         }
-        if failed { throw ExitCode(69) }
+        if !failures.isEmpty { throw ExitCode(ExitStatus.unavailable) }
     }
 
-    private func pad(_ s: String, _ width: Int) -> String {
-        s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count)
+    static func render(_ wanted: [ServiceName], _ results: [String: JSONValue]) -> String {
+        var table = Table(headers: ["SERVICE", "STATE", "PID", "UPTIME", "VERSION", "CATALOG", "DETAIL"])
+        for service in wanted {
+            let r = results[service.rawValue] ?? .null
+            if let error = r["error"] {
+                table.add([service.rawValue, "down", "-", "-", "-", "-", down(error["name"]?.stringValue)])
+                continue
+            }
+            table.add([service.rawValue, "up", Format.text(r["pid"]), HumanTime.duration(r["uptimeSeconds"]?.doubleValue),
+                       Format.text(r["version"]), "schema v\(r["catalog"]?["schemaVersion"]?.intValue.map(String.init) ?? "?")",
+                       detail(service, r)])
+        }
+        return table.render()
+    }
+
+    private static func down(_ name: String?) -> String {
+        switch name {
+        case "PermissionDenied"?: return "permission denied"
+        case "NoSocket"?: return "no socket"
+        case "ConnectionRefused"?: return "not listening"
+        case "Timeout"?: return "no answer"
+        default: return name ?? "-"
+        }
+    }
+
+    /// What each service adds that matters at a glance.
+    private static func detail(_ service: ServiceName, _ r: JSONValue) -> String {
+        var parts: [String] = []
+        if r["catalog"]?["state"]?.stringValue == "unavailable" { parts.append("catalog unavailable: \(Format.text(r["catalog"]?["error"]))") }
+        switch service {
+        case .downloader:
+            if let network = r["network"]?.stringValue { parts.append("network \(network)") }
+            if let allowed = r["downloadsAllowed"]?.stringValue { parts.append("downloads \(allowed)") }
+            if let active = r["activeDownloads"]?.intValue, active > 0 { parts.append("\(active) downloading") }
+        case .player:
+            if let inMemory = r["playLog"]?["inMemory"]?.intValue, inMemory > 0 { parts.append("\(inMemory) plays in memory") }
+        case .reporter:
+            break
+        }
+        if r["origin"] == .null { parts.append("no origin") }
+        return parts.isEmpty ? "-" : parts.joined(separator: ", ")
     }
 }
-
-import Foundation

@@ -3,13 +3,16 @@ import Foundation
 import Wire
 
 /// `cassettectl sync <station>`: `stations.sync`, then waits for the files with a progress bar
-/// driven by the downloader's `StationDownloadProgress`/`StationDownloadComplete` events.
+/// driven by the downloader's `StationDownloadProgress`/`StationDownloadComplete` events, and
+/// says why it waits from `ItemStateChanged` and `network.get`.
 struct Sync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Take a station offline (stations.sync) and wait until its files are on the device.",
         discussion: """
-            Shows a progress bar on a terminal. Exit status 2 when some items failed for good; \
-            75 when --wait-timeout passed (the download goes on in the downloader).
+            Shows a progress bar on a terminal (files done, rate, ETA), and says why the download \
+            waits: cellular not allowed, no network, cache full, origin failing. Exit status 2 when \
+            some items failed for good; 75 when --wait-timeout passed (the download goes on in the \
+            downloader).
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -37,15 +40,30 @@ struct Sync: AsyncParsableCommand {
                         total: result["total"]?.intValue ?? 0)
 
         if !noWait && progress.pending > 0 {
-            let bar = ProgressBar(label: stationId, disabled: wait.noProgress)
+            let follower = DownloadFollower(label: stationId, disabled: wait.noProgress, originAfter: 60,
+                                            start: Double(progress.total - progress.pending))
             func draw() {
                 let done = progress.total - progress.pending - progress.failed
-                bar.update(fraction: progress.total == 0 ? 1 : Double(done) / Double(progress.total),
-                           detail: "\(done)/\(progress.total) files" + (progress.failed > 0 ? ", \(progress.failed) failed" : ""))
+                follower.note(Double(done + progress.failed))
+                follower.bar.update(fraction: progress.total == 0 ? 1 : Double(done) / Double(progress.total),
+                                    detail: ProgressText.files(done: done, total: progress.total, failed: progress.failed,
+                                                               rate: follower.meter.rate, waiting: follower.reason))
             }
             draw()
             let station = stationId
-            let outcome = await EventWait.run(connection, timeout: wait.waitTimeout) { event in
+            let outcome = await EventWait.run(connection, timeout: wait.waitTimeout, tick: 1) { input in
+                guard case .event(let event) = input else {
+                    await follower.tick { await Self.probe(connection) }
+                    draw()
+                    return false
+                }
+                if event.type == "ItemStateChanged", event.data["stationId"]?.stringValue == station {
+                    if let reason = StallReason.item(error: event.data["error"]?.stringValue, reason: event.data["reason"]?.stringValue) {
+                        follower.set(reason)
+                        draw()
+                    }
+                    return false
+                }
                 guard event.topic == "downloads", event.data["stationId"]?.stringValue == station,
                       event.type == "StationDownloadProgress" || event.type == "StationDownloadComplete" else { return false }
                 progress = (event.data["pending"]?.intValue ?? progress.pending, event.data["failed"]?.intValue ?? progress.failed,
@@ -53,15 +71,21 @@ struct Sync: AsyncParsableCommand {
                 draw()
                 return event.type == "StationDownloadComplete" || progress.pending == 0
             }
-            bar.finish()
-            if outcome != .done { throw EventWait.fail(outcome, service: .downloader, what: "the sync of \(station)") }
+            follower.bar.finish()
+            if outcome != .done { throw EventWait.fail(outcome, service: .downloader, what: "the sync of \(station)", json: output.json) }
         }
         result = merge(result, progress, waited: !noWait, seconds: Date().timeIntervalSince(started))
         CtlOutput.show(result, json: output.json) { _ in summary(result) }
         if progress.failed > 0 && !noWait {
-            CtlOutput.error("\(progress.failed) of \(progress.total) items of \(stationId) failed; `cassettectl watch downloader downloads` or the downloader's log says why.")
+            CtlOutput.error("\(progress.failed) of \(progress.total) items of \(stationId) failed; `cassettectl watch downloader downloads` while running `cassettectl sync \(stationId)` again shows why.")
             throw ExitCode(ExitStatus.workFailed)
         }
+    }
+
+    /// Why a station's files may not move: the network as the downloader judges it.
+    static func probe(_ connection: Connection) async -> DownloadFollower.Probe {
+        guard let network = try? await connection.attempt("network.get") else { return .moving }
+        return StallReason.network(network).map { .waiting($0) } ?? .moving
     }
 
     private func merge(_ result: JSONValue, _ p: (pending: Int, failed: Int, total: Int), waited: Bool, seconds: Double) -> JSONValue {
@@ -81,7 +105,7 @@ struct Sync: AsyncParsableCommand {
         if failed > 0 { line += ", \(failed) failed" }
         if pending > 0 { line += ", \(pending) still downloading" }
         line += " (added \(count("added")), removed \(count("removed")), refused \(count("refused")))"
-        if let seconds = r["seconds"]?.doubleValue { line += String(format: " in %.1f s", seconds) }
+        if let seconds = r["seconds"]?.doubleValue { line += " in \(seconds < 60 ? String(format: "%.1f s", seconds) : HumanTime.duration(seconds))" }
         return line
     }
 }

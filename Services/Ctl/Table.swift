@@ -22,6 +22,8 @@ struct Table {
 
 /// Any result object as `key  value` lines, nested objects flattened to dotted keys. The
 /// generic human view for results that have no table of their own (policy, network, config…).
+/// Values are shown for people by their key's name: `…Bytes` as a size, `…Seconds` as a
+/// length of time, `…At`/`…Until` as a local date (`Format.keyed`).
 enum KeyValues {
     static func render(_ value: JSONValue) -> String {
         var table = Table(headers: ["KEY", "VALUE"])
@@ -35,41 +37,8 @@ enum KeyValues {
                 flatten(object[key]!, prefix: prefix.isEmpty ? key : prefix + "." + key, into: &table)
             }
         } else {
-            table.add([prefix.isEmpty ? "value" : prefix, Format.text(value)])
+            let key = prefix.split(separator: ".").last.map(String.init) ?? prefix
+            table.add([prefix.isEmpty ? "value" : prefix, Format.keyed(key, value)])
         }
-    }
-}
-
-/// Short human forms of values.
-enum Format {
-    /// A value on one line: strings bare, `-` for null or absent, arrays and objects as JSON.
-    static func text(_ value: JSONValue?) -> String {
-        switch value {
-        case nil, .null?: return "-"
-        case .string(let s)?: return s
-        case .bool(let b)?: return b ? "yes" : "no"
-        case .number(let n)?:
-            if let i = JSONValue.number(n).intValue { return String(i) }
-            return String((n * 1000).rounded() / 1000)
-        case .array(let a)? where a.isEmpty: return "-"
-        case let other?: return CtlOutput.compact(other)
-        }
-    }
-
-    /// `m:ss` (or `h:mm:ss`).
-    static func duration(_ seconds: Double?) -> String {
-        guard let seconds, seconds.isFinite, seconds >= 0 else { return "-" }
-        let total = Int(seconds.rounded(.down))
-        let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)
-        return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
-    }
-
-    /// Decimal units, like `ls -h --si` and download tools.
-    static func bytes(_ count: Double?) -> String {
-        guard let count, count.isFinite else { return "-" }
-        let units = ["B", "kB", "MB", "GB", "TB"]
-        var value = count, unit = 0
-        while value >= 1000, unit < units.count - 1 { value /= 1000; unit += 1 }
-        return unit == 0 ? "\(Int(value)) B" : String(format: "%.1f %@", value, units[unit])
     }
 }

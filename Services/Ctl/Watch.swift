@@ -4,14 +4,18 @@ import Glibc
 import Wire
 
 /// `cassettectl watch [service] [topic…]`: live events, one line each, from one service or all
-/// three, until the services close the connections, ^C, or --count events.
+/// three, until --count events, ^C, or every service watched went away.
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print events as they happen, one per line (all three services unless one is named).",
         discussion: """
             Examples: `cassettectl watch` (everything), `cassettectl watch downloader downloads`, \
             `cassettectl watch player --json --count 10`. With --json each line is the event's \
-            params object ({"topic","type","seq","data"}) plus "service".
+            params object ({"topic","type","seq","data"}) plus "service". A service that goes away \
+            (stopped, restarted) gets a line `<service>: gone (connection closed)` — with --json \
+            {"service","topic":"service","type":"Gone","data":{"reason"}} — and the others are \
+            still watched. Exit status 0 after --count events; 69 once every service watched is \
+            gone (or none could be reached).
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -29,6 +33,11 @@ struct Watch: AsyncParsableCommand {
         if let count, count < 1 { throw ValidationError("--count must be 1 or more.") }
     }
 
+    enum Item: Sendable {
+        case event(ServiceName, RPCEvent)
+        case gone(ServiceName)
+    }
+
     func run() async throws {
         var services = ServiceName.allCases
         var topics = selection
@@ -38,16 +47,12 @@ struct Watch: AsyncParsableCommand {
         }
         var connections: [Connection] = []
         for service in services {
-            if services.count == 1 {
-                connections.append(try await Connection.open(connection, service, json: output.json))
-                continue
-            }
-            // Watching all three: one that is down is reported and left out.
             do {
-                let client = try await RPCClient.connect(path: connection.socketPath(for: service))
-                connections.append(Connection(service: service, client: client, timeout: connection.timeout, json: output.json))
-            } catch {
-                CtlOutput.error("\(service.rawValue) is not reachable at \(connection.socketPath(for: service)); watching the others.")
+                connections.append(try await Connection.connect(connection, service, json: output.json))
+            } catch let failure as CtlFailure {
+                // Watching one: its failure is the command's. Watching all three: one that is down is left out.
+                if services.count == 1 { throw failure.report(json: output.json) }
+                CtlOutput.error("\(failure.text); watching the others.")
             }
         }
         guard !connections.isEmpty else {
@@ -56,23 +61,40 @@ struct Watch: AsyncParsableCommand {
         }
         for c in connections { try await c.subscribe(topics) }
 
-        let (merged, sink) = AsyncStream.makeStream(of: (ServiceName, RPCEvent).self)
+        let (merged, sink) = AsyncStream.makeStream(of: Item.self)
         let forwarders = connections.map { c in
-            Task { for await event in c.client.events { sink.yield((c.service, event)) } }
+            Task {
+                for await step in c.steps { if case .event(let event) = step { sink.yield(.event(c.service, event)) } }
+                sink.yield(.gone(c.service))
+            }
         }
         let closer = Task {
             for f in forwarders { await f.value }
             sink.finish()
         }
-        var seen = 0
-        for await (service, event) in merged {
-            print(output.json ? Self.json(service, event) : Self.line(service, event))
+        var seen = 0, live = connections.count
+        var overflowed = Set<String>()
+        watching: for await item in merged {
+            switch item {
+            case .event(let service, let event):
+                print(output.json ? Self.json(service, event) : Self.line(service, event))
+                if event.type == "Overflow" { overflowed.insert(service.rawValue) }
+                seen += 1
+            case .gone(let service):
+                let reason = overflowed.contains(service.rawValue) ? "events not read in time (Overflow)" : "connection closed"
+                print(output.json ? Self.goneJSON(service, reason) : Self.goneLine(service, reason))
+                live -= 1
+            }
             fflush(nil)  // every stdio stream: `stdout` itself is a global Swift 6 will not touch
-            seen += 1
-            if let count, seen >= count { break }
+            if let count, seen >= count { break watching }
+            if live == 0 { break watching }
         }
         closer.cancel()
         for c in connections { await c.close() }
+        if live == 0 && (count.map { seen < $0 } ?? true) {
+            CtlOutput.error(connections.count == 1 ? "the \(connections[0].service.rawValue) went away." : "every service watched went away.")
+            throw ExitCode(ExitStatus.unavailable)
+        }
     }
 
     static func json(_ service: ServiceName, _ event: RPCEvent) -> String {
@@ -82,10 +104,18 @@ struct Watch: AsyncParsableCommand {
     }
 
     static func line(_ service: ServiceName, _ event: RPCEvent) -> String {
-        let clock = Self.clock()
         let fields = (event.data.objectValue ?? [:]).sorted { $0.key < $1.key }
             .map { "\($0.key)=\(Format.text($0.value))" }.joined(separator: " ")
-        return "\(clock)  \(service.rawValue)  \(event.topic)  \(event.type)  \(fields)"
+        return "\(clock())  \(service.rawValue)  \(event.topic)  \(event.type)  \(fields)"
+    }
+
+    static func goneLine(_ service: ServiceName, _ reason: String) -> String {
+        "\(clock())  \(service.rawValue): gone (\(reason))"
+    }
+
+    static func goneJSON(_ service: ServiceName, _ reason: String) -> String {
+        CtlOutput.compact(["service": .string(service.rawValue), "topic": "service", "type": "Gone",
+                           "data": ["reason": .string(reason)]])
     }
 
     /// Local wall-clock time with milliseconds, like a log line.

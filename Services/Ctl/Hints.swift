@@ -1,0 +1,49 @@
+import Foundation
+import Wire
+
+/// What to run next after an error, naming cassettectl commands (the services' own messages
+/// are written for app developers and name RPC methods).
+enum Hints {
+    /// The hint with `<station>` and `<product>` filled in from the call's params when it had them.
+    static func forError(_ name: String, service: ServiceName, params: JSONValue) -> String? {
+        guard var hint = forError(name, service: service) else { return nil }
+        if let station = params["stationId"]?.stringValue { hint = hint.replacingOccurrences(of: "<station>", with: station) }
+        if let product = (params["productId"] ?? params["mediaProduct"]?["productId"])?.stringValue {
+            hint = hint.replacingOccurrences(of: "<product>", with: product)
+        }
+        return hint
+    }
+
+    static func forError(_ name: String, service: ServiceName) -> String? {
+        switch name {
+        case "StationNotPlayable":
+            return "run `cassettectl sync <station>` to take it offline first (`cassettectl stations` lists them)."
+        case "NothingToPlay":
+            return "nothing is playing: `cassettectl tune <station>` or `cassettectl load <product> --play`."
+        case "IllegalPlaybackRequest":
+            return "the player is in offline mode and the product is not on the device: `cassettectl offline add <product> --wait`, or `cassettectl config set --offline-mode no`."
+        case "OfflineNotValid":
+            return "`cassettectl sync-now` (online) re-validates, `cassettectl offline renew-license <product>` renews a license; `cassettectl offline status <product>` says what expired."
+        case "UnknownToken":
+            return "`cassettectl offline list` shows the offlines with their tokens and products."
+        case "NoLicense":
+            return "give terms: `cassettectl offline renew-license <product> --purchase` or `--rental-seconds N`."
+        case "CellularNotAllowed":
+            return "`cassettectl policy set --allow-cellular yes` allows downloads over cellular."
+        case "CacheLimit":
+            return "free room with `cassettectl offline delete <product>`, or raise the limit: `cassettectl policy set --max-cache-bytes 4G`."
+        case "StorageFull":
+            return "the disk is full: free space (`cassettectl offline delete <product>` removes offline content) and try again."
+        case "QueueFull":
+            return "the play log is full: `cassettectl playlog flush` delivers it (`cassettectl playlog status` shows why it is not going)."
+        case "NoOrigin", "OriginNotConfigured":
+            return "no origin is configured: set `origin` in /etc/cassette/cassette.json and restart the \(service.rawValue)."
+        case "OriginUnreachable":
+            return "the origin cannot be reached: check the network (`cassettectl network get`); the \(service.rawValue) keeps trying by itself."
+        case "InvalidState":
+            return "`cassettectl offline status <product>` shows its state."
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,67 @@
+@testable import cassettectl
+import Wire
+import XCTest
+
+final class StallReasonTests: XCTestCase {
+    func testItemReasonsFromTheDownloadersCodes() throws {
+        let cellular = try XCTUnwrap(StallReason.item(error: "CellularNotAllowed", reason: "cellular (wwan0)"))
+        XCTAssertEqual(cellular.short, "cellular not allowed")
+        XCTAssertTrue(cellular.message.contains("cellular (wwan0)") && cellular.message.contains("cassettectl policy set --allow-cellular yes"),
+                      cellular.message)
+        XCTAssertEqual(StallReason.item(error: "NoNetwork", reason: nil)?.short, "no network")
+        let full = try XCTUnwrap(StallReason.item(error: "CacheLimit", reason: "needs 1.2 MiB (1258291 bytes) more"))
+        XCTAssertEqual(full.short, "cache full")
+        XCTAssertTrue(full.message.contains("1258291") && full.message.contains("--max-cache-bytes"), full.message)
+        // Errors that are not a wait are not a stall.
+        XCTAssertNil(StallReason.item(error: "DownloadFailed", reason: "x"))
+        XCTAssertNil(StallReason.item(error: nil, reason: nil))
+        XCTAssertEqual(StallReason.originFailing("nothing arrived for 20 s").short, "origin failing")
+        XCTAssertFalse(StallReason.paused.message.contains("offline.resume"))
+    }
+
+    func testNetworkVerdicts() {
+        let none: JSONValue = ["type": "none", "downloads": "none", "block": "NoNetwork", "reason": "no default route"]
+        XCTAssertEqual(StallReason.network(none), StallReason(code: "NoNetwork", detail: "no default route"))
+        let cellular: JSONValue = ["type": "cellular", "downloads": "allowCellularItemsOnly", "block": "CellularNotAllowed", "reason": "cellular"]
+        XCTAssertEqual(StallReason.network(cellular)?.code, "CellularNotAllowed")
+        XCTAssertNil(StallReason.network(cellular, itemAllowsCellular: true))
+        XCTAssertNil(StallReason.network(["type": "wifi", "downloads": "all"]))
+        XCTAssertNil(StallReason.network([:]))
+    }
+
+    func testHintsNameCommandsNotMethods() {
+        for name in ["StationNotPlayable", "NothingToPlay", "IllegalPlaybackRequest", "OfflineNotValid", "UnknownToken", "NoLicense",
+                     "CellularNotAllowed", "CacheLimit", "StorageFull", "QueueFull", "OriginUnreachable", "InvalidState"] {
+            let hint = Hints.forError(name, service: .player)
+            XCTAssertNotNil(hint, name)
+            XCTAssertTrue(hint?.contains("cassettectl ") ?? false, "\(name): \(hint ?? "")")
+            for method in ["stations.sync", "station.tune", "offline.add", "player.load", "policy.set", "playlog.flush", "sync.now"] {
+                XCTAssertFalse(hint?.contains(method) ?? false, "\(name) names \(method)")
+            }
+        }
+        XCTAssertTrue(Hints.forError("StationNotPlayable", service: .player)?.contains("cassettectl sync") ?? false)
+        XCTAssertNil(Hints.forError("InvalidParams", service: .player))
+    }
+}
+
+final class HintsTests: XCTestCase {
+    func testHintsNameTheStationOrProductOfTheCall() {
+        XCTAssertEqual(Hints.forError("StationNotPlayable", service: .player, params: ["stationId": "st-9"]),
+                       "run `cassettectl sync st-9` to take it offline first (`cassettectl stations` lists them).")
+        XCTAssertTrue(Hints.forError("CacheLimit", service: .downloader, params: ["productId": "tr-1"])?
+            .contains("cassettectl offline delete tr-1") ?? false)
+        XCTAssertTrue(Hints.forError("IllegalPlaybackRequest", service: .player, params: ["mediaProduct": ["productId": "tr-2"]])?
+            .contains("cassettectl offline add tr-2 --wait") ?? false)
+        XCTAssertTrue(Hints.forError("StationNotPlayable", service: .player, params: [:])?.contains("<station>") ?? false)
+    }
+
+    func testAServiceErrorCarriesItsHint() {
+        let failure = CtlFailure.answered(RPCError(code: 2005, name: "StationNotPlayable", message: "not synced"), service: .player,
+                                          method: "station.tune", params: ["stationId": "st-9"])
+        XCTAssertEqual(failure.text, "player: StationNotPlayable: not synced")
+        XCTAssertEqual(failure.exit, 1)
+        XCTAssertEqual(failure.json["error"]?["code"]?.intValue, 2005)
+        XCTAssertEqual(failure.json["error"]?["method"], "station.tune")
+        XCTAssertTrue(failure.json["error"]?["hint"]?.stringValue?.contains("cassettectl sync st-9") ?? false)
+    }
+}
