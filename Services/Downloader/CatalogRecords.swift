@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// The downloader's writes to the shared catalog (docs/catalog.md): files, media items and
+/// The downloader's writes to the shared catalog (CATALOG-CONTRACT): files, media items and
 /// the download queue rows, plus the reference counting that keeps a file shared by a station
 /// and a product until neither wants it.
 enum CatalogRecords {

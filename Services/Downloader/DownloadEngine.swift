@@ -158,7 +158,7 @@ actor DownloadEngine {
                 let now = progress.withLock { $0 }
                 guard now != written, now >= 0 else { continue }
                 written = now
-                // docs/catalog.md: bytesOnDisk follows the download about every second.
+                // CATALOG-CONTRACT: bytesOnDisk follows the download about every second.
                 _ = try? await catalog.write { db in
                     try db.execute(sql: """
                         UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE state END

@@ -3,7 +3,7 @@ import GRDB
 import OriginClient
 import Wire
 
-/// The catalog's `licenses` rows (docs/catalog.md): one token's license in force, kept with its
+/// The catalog's `licenses` rows (CATALOG-CONTRACT): one token's license in force, kept with its
 /// keys in the catalog, whose file only the services' user and group can read (the keys never
 /// sit in a file of their own). A license goes with the content it licenses.
 enum LicenseRecords {
