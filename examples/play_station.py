@@ -23,17 +23,29 @@ def show(event):
 
 
 def list_stations(downloader):
+    """The offline stations the origin offers and those the device holds (ids)."""
     answer = downloader.call("stations.list")
     print("origin %s; offline stations:" % ("reachable" if answer["available"] else "NOT reachable"))
     for station in answer["remoteOffline"]:
         print("  %-8s %-12s %2d tracks %6.1f s" % (station["id"], station["name"], station["itemCount"],
                                                    station["durationSeconds"]))
-    return [station["id"] for station in answer["remoteOffline"]]
+    held = [station["id"] for station in answer["localOffline"]]
+    if held:
+        print("on the device: %s" % ", ".join(held))
+    return [station["id"] for station in answer["remoteOffline"]], held
 
 
-def sync(downloader, station_id, timeout):
+def sync(downloader, station_id, timeout, held):
     downloader.subscribe(["downloads"])  # before the sync, so no event is missed
-    result = downloader.call("stations.sync", stationId=station_id)
+    try:
+        result = downloader.call("stations.sync", stationId=station_id)
+    except CassetteError as error:
+        # NoOrigin (1000): the downloader has no origin configured; OriginUnreachable (1010): the
+        # origin did not answer within the call's 8 s. A station already on the device still plays.
+        if error.name in ("NoOrigin", "OriginUnreachable") and station_id in held:
+            print("cannot sync %s (%s); playing what the device holds" % (station_id, error.name))
+            return
+        raise
     print("sync %s: %d items, %d to download" % (station_id, result["total"], result["pending"]))
     pending, failed = result["pending"], result["failed"]
     deadline = time.monotonic() + timeout
@@ -53,7 +65,15 @@ def sync(downloader, station_id, timeout):
 
 def play(player, station_id, seconds):
     player.subscribe(["player"])
-    player.call("station.tune", stationId=station_id)
+    try:
+        player.call("station.tune", stationId=station_id)
+    except CassetteError as error:
+        # StationNotPlayable (2005): not on the device, and no origin is configured, or the origin
+        # says it is not synced yet, streaming only or unknown. OriginUnreachable (1010): not on
+        # the device, and the origin did not answer within the call's 8 s.
+        if error.name in ("StationNotPlayable", "OriginUnreachable"):
+            raise SystemExit("cannot play %s: %s" % (station_id, error))
+        raise
     print("playing %s for %.0f s" % (station_id, seconds))
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -82,7 +102,8 @@ def report(reporter, timeout):
     try:
         status = reporter.call("playlog.flush")
     except CassetteError as error:
-        if error.name != "NoOrigin":
+        # OriginNotConfigured (3003): the reporter keeps every play until it runs with an origin.
+        if error.name != "OriginNotConfigured":
             raise
         print("reporter: no origin configured, the plays stay queued")
     print("play log: %d pending, %d delivered" % (status["plays"]["pending"], status["plays"]["delivered"]))
@@ -97,11 +118,11 @@ def main():
     args = parser.parse_args()
     try:
         with Client.connect("downloader", args.runtime_dir) as downloader:
-            stations = list_stations(downloader)
-            station_id = args.station or (stations[0] if stations else None)
+            offered, held = list_stations(downloader)
+            station_id = args.station or (offered or held or [None])[0]
             if station_id is None:
                 raise SystemExit("no offline station to play")
-            sync(downloader, station_id, args.sync_timeout)
+            sync(downloader, station_id, args.sync_timeout, held)
         with Client.connect("player", args.runtime_dir) as player:
             status = play(player, station_id, args.seconds)
             if status["playbackState"] not in ("PLAYING", "STALLED", "NOT_PLAYING"):

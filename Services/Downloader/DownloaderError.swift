@@ -1,6 +1,6 @@
 import Wire
 
-/// The downloader's own failures, codes 1000–1999 (PROTOCOL.md), each with a stable name.
+/// The downloader's own failures, codes 1000–1999 (docs/protocol.md), each with a stable name.
 /// Failures that come from the origin keep the origin client's `OriginError` (4000–4999).
 struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConvertible {
     var code: Int

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// Makes completed downloads permanent, several at a time (group commit), in the only safe
-/// order (CATALOG-CONTRACT):
+/// order (docs/catalog.md):
 ///
 /// 1. the bytes are in `<path>.part` and were verified (size + SHA-256) by `FileTransfer`;
 /// 2. **fsync the data**, file by file, so the final name can never point at blocks that were

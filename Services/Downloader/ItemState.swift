@@ -1,4 +1,4 @@
-/// The VOC item states, spelled as the catalog stores them (lowercase first, CATALOG-CONTRACT)
+/// The VOC item states, spelled as the catalog stores them (lowercase first, docs/catalog.md)
 /// and as `offline.status` reports them.
 enum ItemState: String, Sendable, Codable, CaseIterable {
     case discovered, queued, downloading, idle, paused, cached, partiallyCached, failed, deleted

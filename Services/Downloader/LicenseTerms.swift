@@ -2,7 +2,7 @@ import Wire
 
 /// The terms a license is asked for with (Brightcove: purchase, or rental for a duration that
 /// starts when the license is requested). `rentalSeconds`/`purchase` in `offline.add`,
-/// `offline.preloadLicense` and `offline.renewLicense` (PROTOCOL.md).
+/// `offline.preloadLicense` and `offline.renewLicense` (docs/protocol.md).
 enum LicenseTerms: Sendable, Equatable {
     case purchase
     case rental(seconds: Int)

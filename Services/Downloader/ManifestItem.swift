@@ -7,7 +7,7 @@ struct ManifestItem: Sendable, Equatable, Codable {
     var id: String
     /// Absolute URL on the configured origin (query kept: it may carry a signature).
     var url: String
-    /// The URL's path only: the file's cache key (ORIGIN-API "Common").
+    /// The URL's path only: the file's cache key (docs/origin.md, "Common rules").
     var urlPath: String
     var sizeBytes: Int64
     var sha256: String

@@ -4,7 +4,7 @@ import Glibc
 import OriginClient
 
 /// The media directory (`<state-dir>/media`) and every file operation on it. The catalog only
-/// ever holds paths relative to this root (CATALOG-CONTRACT); `absolute` is the one place a
+/// ever holds paths relative to this root (docs/catalog.md); `absolute` is the one place a
 /// relative path becomes a real one, and it refuses anything that could leave the root.
 struct MediaStore: Sendable {
     let root: String

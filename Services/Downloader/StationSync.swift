@@ -58,7 +58,7 @@ actor StationSync {
                 "localOffline": .array(local)]
     }
 
-    /// Stations with at least one verified item (CATALOG-CONTRACT), from the catalog alone.
+    /// Stations with at least one verified item (docs/catalog.md), from the catalog alone.
     private func localOffline() async throws -> [JSONValue] {
         try await catalog.read { db in
             try Row.fetchAll(db, sql: """

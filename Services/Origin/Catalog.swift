@@ -3,7 +3,7 @@ import Foundation
 /// The demo catalog as written to `DIR/catalog.json` by `generate` and read by `serve`.
 ///
 /// It is the origin's own schema, not part of the wire contract: the server turns it into
-/// the shapes of ORIGIN-API.md. Everything a response needs (sizes, hashes, ReplayGain) is
+/// the shapes of docs/origin.md. Everything a response needs (sizes, hashes, ReplayGain) is
 /// measured once at generation time so serving never re-reads media to answer JSON.
 struct Catalog: Codable, Sendable {
     static let schemaVersion = 1
@@ -59,7 +59,7 @@ struct CatalogTrack: Codable, Sendable {
     var replayGain: ReplayGain
 }
 
-/// What a station does when its offline window lapses without an extension (ORIGIN-API.md).
+/// What a station does when its offline window lapses without an extension (docs/origin.md).
 enum ExpiryPolicy: String, Codable, Sendable {
     case delete
     case keep

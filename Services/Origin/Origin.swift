@@ -35,7 +35,7 @@ final class Origin: Sendable {
         ServerClock.rfc3339(clock.now())
     }
 
-    /// The error shape of ORIGIN-API.md: `{"status","subStatus","userMessage"}`, plus
+    /// The error shape of docs/origin.md ("Errors"): `{"status","subStatus","userMessage"}`, plus
     /// `serverTime` so that `/v1/` errors also move the client's notion of server time.
     func error(_ status: HTTPResponseStatus, subStatus: Int, _ message: String, path: String) -> OriginResponse {
         OriginResponse.json(status, [

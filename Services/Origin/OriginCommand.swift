@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// `cassette-origin`: the reference content origin of ORIGIN-API.md, for tests and demos.
+/// `cassette-origin`: the reference content origin of docs/origin.md, for tests and demos.
 /// The entry point only parses arguments; `CatalogGenerator` and `HTTPServer` do the work.
 @main
 struct OriginCommand: AsyncParsableCommand {

@@ -2,7 +2,7 @@
 enum OriginLimits {
     /// Request bodies above this are answered with 413 and the connection is closed.
     static let maxRequestBodyBytes = 16 * 1024 * 1024
-    /// The most play events or consumption records one request may carry (ORIGIN-API.md).
+    /// The most play events or consumption records one request may carry (docs/origin.md).
     static let maxEventsPerRequest = 500
     /// File bodies are streamed in chunks of this size, so a large media file never sits in memory.
     static let fileChunkBytes = 64 * 1024
@@ -15,6 +15,6 @@ enum OriginLimits {
     static let defaultClientSecret = "demo"
     /// Connections waiting to be accepted.
     static let listenBacklog: Int32 = 256
-    /// Rental length when a license request does not name one: 30 days, as in ORIGIN-API.md.
+    /// Rental length when a license request does not name one: 30 days, as docs/origin.md says.
     static let defaultRentalSeconds = 2_592_000
 }

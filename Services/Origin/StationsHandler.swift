@@ -98,7 +98,7 @@ extension Origin {
         return ok(["stations": .array(stations), "products": .array(products), "rejected": .array(rejected)])
     }
 
-    /// One offline item as ORIGIN-API.md shows it, with a URL relative to the origin.
+    /// One offline item as docs/origin.md shows it, with a URL relative to the origin.
     func itemJSON(_ track: CatalogTrack) -> JSONValue? {
         guard let file = index.file(forTrack: track) else { return nil }
         return [

@@ -53,7 +53,7 @@ enum PlayerMethods {
         }
     }
 
-    /// The origin's id rule (ORIGIN-API.md): a plain token, so an id can never become a path.
+    /// The origin's id rule (docs/origin.md): a plain token, so an id can never become a path.
     static func isValidID(_ id: String) -> Bool {
         (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { c in
             (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x5F || c == 0x2D

@@ -1,7 +1,7 @@
 import Foundation
 import Wire
 
-/// Checks a play event or a consumption record against ORIGIN-API before it is stored, so a
+/// Checks a play event or a consumption record against the origin's rules (docs/origin.md, docs/protocol.md) before it is stored, so a
 /// record the origin would refuse is refused now, while the caller still has it, with a
 /// message naming the field. Members beyond the contract's are passed through untouched.
 enum RecordValidator {

@@ -1,6 +1,6 @@
 import Wire
 
-/// The reporter's own errors (codes 3000–3999, PROTOCOL.md). Names are stable; match on them.
+/// The reporter's own errors (codes 3000–3999, docs/protocol.md). Names are stable; match on them.
 struct ReporterError: Error, Sendable, RPCErrorConvertible, CustomStringConvertible {
     enum Kind: String, Sendable {
         /// The outbox holds `maxQueueBytes` of undelivered records: the caller keeps the record

@@ -2,7 +2,7 @@ import GRDB
 
 extension Catalog {
     /// Every schema change, in order, in this one place. A migration once shipped is never
-    /// edited: later issues append new ones. docs/catalog.md describes the resulting schema.
+    /// edited: a later change appends a new one. docs/catalog.md describes the resulting schema.
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1-foundation") { db in

@@ -39,7 +39,7 @@ public struct HTTPResponse: Sendable {
 }
 
 /// The origin's client token and secret, sent as `Authorization: Basic base64(token:secret)`
-/// on every request (ORIGIN-API.md, "Common"), and never to another origin after a redirect.
+/// on every request (docs/origin.md, "Common rules"), and never to another origin after a redirect.
 public struct BasicCredentials: Sendable, CustomStringConvertible {
     let token: String
     let secret: String

@@ -3,7 +3,7 @@ import HTTPClient
 import NIOConcurrencyHelpers
 import Wire
 
-/// The services' one way to the content origin (ORIGIN-API): Basic auth, JSON in and out, the
+/// The services' one way to the content origin (docs/origin.md): Basic auth, JSON in and out, the
 /// retry rules of `RetryPolicy`, errors named by `OriginError`, URLs from the server kept on the
 /// origin, and the last server time seen. Built on `HTTPClient` (libcurl): connections are reused
 /// and transfers run in parallel up to `HTTPClient.Configuration.maxConcurrentTransfers`.

@@ -1,10 +1,10 @@
 import HTTPClient
 import Wire
 
-/// A request to the origin that did not succeed, named as the ORIGIN-API and PROTOCOL contracts
+/// A request to the origin that did not succeed, named as docs/origin.md and docs/protocol.md
 /// name it, so a device app can tell "not in this country" from "server down" without parsing text.
-/// Codes 4000–4999 mirror the origin: 4000 + subStatus when the server gave one, else 4000 + the
-/// HTTP status; 4001 is our own (unreadable answer). `OriginUnreachable` is the wire's 1010
+/// Codes 4000–4999 mirror the origin: the subStatus itself when it lies in 4000–4999, else 4000 +
+/// the HTTP status; 4001 is our own (unreadable answer). `OriginUnreachable` is the wire's 1010
 /// (`RPCErrorKind.originUnreachable`), whatever status the last answer had.
 public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, RPCErrorConvertible {
     public var name: String
@@ -79,7 +79,7 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
         OriginError(name: badResponseName, message: "the origin sent an answer Cassette cannot use: \(message)")
     }
 
-    /// ORIGIN-API "Errors": 4032/4035, 4033, 4010, 4007, other 4xx; 5xx and 429 once retries ran out.
+    /// docs/origin.md, "Errors": 4032/4035, 4033, 4010, 4007, other 4xx; 5xx and 429 once retries ran out.
     static func name(status: Int, subStatus: Int?) -> String {
         switch subStatus {
         case 4032, 4035: return "ContentNotAvailableInLocation"

@@ -1,5 +1,5 @@
 /// Ids the origin hands out end up in file names, URLs and SQL parameters; anything but a plain
-/// token (`[A-Za-z0-9._-]{1,128}`, ORIGIN-API) is refused before it gets that far.
+/// token (`[A-Za-z0-9._-]{1,128}`, docs/origin.md) is refused before it gets that far.
 public enum OriginID {
     public static func isValid(_ id: String) -> Bool {
         let bytes = id.utf8

@@ -1,4 +1,4 @@
-/// How often, and how patiently, a request to the origin is tried again (ORIGIN-API "Retry",
+/// How often, and how patiently, a request to the origin is tried again (docs/origin.md, "Retries",
 /// after the TIDAL seed): 5xx and 429 are retried a fixed number of times with a doubling delay
 /// (500, 1000, 2000 ms …) or the server's `Retry-After`; other 4xx never; network errors and
 /// timeouts forever, at a delay that doubles up to a cap and falls back to the start whenever
@@ -34,7 +34,7 @@ public struct RetryPolicy: Sendable, Equatable {
     public static let offlining = RetryPolicy(statusRetries: 9, networkRetries: nil, maxNetworkDelay: 30)
     /// Streaming while someone listens: give up on a failing server quickly, keep trying a flaky link.
     public static let streaming = RetryPolicy(statusRetries: 3, networkRetries: nil, maxNetworkDelay: 5)
-    /// A socket call someone waits for (PROTOCOL.md: an answer within 10 s): the offlining
+    /// A socket call someone waits for (docs/protocol.md: an answer within 10 s): the offlining
     /// schedule, cut off after 8 s in all; then `OriginUnreachable`.
     public static let interactive = RetryPolicy(statusRetries: 9, maxStatusDelay: 2, networkRetries: nil,
                                                 maxNetworkDelay: 2, deadlineSeconds: 8)

@@ -2,7 +2,7 @@ import Foundation
 
 /// A server time as received, anchored to the boot clock at the moment it arrived, so the time
 /// used for expiry can be carried forward without trusting the device's wall clock
-/// (ORIGIN-API "Common").
+/// (docs/origin.md, "Common rules").
 public struct ServerTimeSample: Sendable, Equatable {
     public var serverTime: Date
     /// CLOCK_BOOTTIME in nanoseconds when the answer arrived (keeps counting through suspend).

@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// The flags every service takes (PROTOCOL.md "Transport"). Each falls back to its
+/// The flags every service takes (docs/configuration.md, "Settings"). Each falls back to its
 /// `CASSETTE_*` variable, then to the config file, then to the default.
 public struct CommonOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: "Directory holding the service sockets (env CASSETTE_RUNTIME_DIR, default /run/cassette).")

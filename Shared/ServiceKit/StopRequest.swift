@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 import ServiceLifecycle
 
 /// How long a stop (SIGTERM, SIGINT) may take, counted from the signal: every service ends
-/// within 10 s whatever it is doing (PROTOCOL.md "Every call answers promptly").
+/// within 10 s whatever it is doing (docs/protocol.md, "While the service stops").
 public enum StopBudget {
     /// Requests in flight may finish until then; after it they are cancelled.
     public static let drain: Duration = .seconds(5)

@@ -11,7 +11,7 @@ public enum InboundFrame {
 ///
 /// Why not NIOExtras' `LengthFieldBasedFrameDecoder`: it learns a frame is too large only
 /// once `maximumBufferSize` bytes have been buffered, so a client announcing a 4 GiB frame
-/// and then waiting would hear nothing until the idle timer fired; PROTOCOL.md wants an
+/// and then waiting would hear nothing until the idle timer fired; docs/protocol.md wants an
 /// immediate answer. It also cannot tell "partial frame pending" from "between frames",
 /// which the idle limit needs. The encoder side still uses NIOExtras' `LengthFieldPrepender`.
 ///

@@ -1,7 +1,7 @@
 import NIOCore
 
 /// What one frame carries: UTF-8 JSON, optionally behind a UTF-8 byte-order mark
-/// (PROTOCOL.md, Framing). Shared by the server and the client so both read frames alike.
+/// (docs/protocol.md, "Framing"). Shared by the server and the client so both read frames alike.
 enum FramePayload {
     /// EF BB BF. Allowed once, as the very first bytes of a frame; anywhere else it is
     /// not JSON (RFC 8259 lets a parser ignore a leading one, and editors like to add it).

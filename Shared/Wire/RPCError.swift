@@ -1,7 +1,7 @@
 /// An error as it travels on the wire: a numeric JSON-RPC code plus a stable name in
 /// `error.data.name` that clients match on. Names never change once shipped.
 ///
-/// Code ranges (PROTOCOL.md): -32xxx JSON-RPC standard, 1000–1999 downloader,
+/// Code ranges (docs/protocol.md, "Errors"): -32xxx JSON-RPC standard, 1000–1999 downloader,
 /// 2000–2999 player, 3000–3999 reporter, 4000–4999 mirrored from the origin's subStatus.
 public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Int

@@ -13,7 +13,7 @@ public struct RPCErrorKind: Sendable, Equatable {
     }
 
     /// A call that needs the content origin could not reach it within the call's deadline: no
-    /// connection, no answer in time, or only 5xx answers (PROTOCOL.md: within 10 s).
+    /// connection, no answer in time, or only 5xx answers (docs/protocol.md: within 10 s).
     public static let originUnreachable = RPCErrorKind(code: 1010, name: "OriginUnreachable")
 
     /// The service is stopping (SIGTERM) and gave up on this request; its effects so far stay.

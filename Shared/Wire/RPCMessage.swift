@@ -97,7 +97,7 @@ public struct RPCEvent: Sendable, Equatable {
     }
 }
 
-/// The event topics of PROTOCOL.md.
+/// The event topics of docs/protocol.md ("Events").
 public enum EventTopic {
     public static let all: Set<String> = ["downloads", "player", "reporter", "network", "catalog", "service"]
 }

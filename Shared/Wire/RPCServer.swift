@@ -24,7 +24,7 @@ extension ListenerSource: CustomStringConvertible {
     }
 }
 
-/// A JSON-RPC server on a Unix stream socket, framed per PROTOCOL.md.
+/// A JSON-RPC server on a Unix stream socket, framed per docs/protocol.md.
 ///
 /// Lifecycle: `start` → serving → `shutdownGracefully` (stop accepting, let in-flight
 /// requests finish, close connections). Subscriptions and the built-in `events.*` methods

@@ -115,7 +115,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    /// Answers once with `id: null`, then closes: PROTOCOL.md's rule for framing and parse errors.
+    /// Answers once with `id: null`, then closes: docs/protocol.md's rule for framing and parse errors.
     private func protocolError(_ context: ChannelHandlerContext, _ error: RPCError) {
         closing = true
         logger.notice("protocol error, closing connection", metadata: ["error": "\(error)"])

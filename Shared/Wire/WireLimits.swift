@@ -1,4 +1,4 @@
-/// Every limit the wire layer enforces, named once with its default (PROTOCOL.md).
+/// Every limit the wire layer enforces, named once with its default (docs/protocol.md).
 public struct WireLimits: Sendable, Codable, Equatable {
     /// Largest frame payload accepted or sent, in bytes. A longer frame is a protocol error.
     public var maxFrameBytes: Int = 1_048_576

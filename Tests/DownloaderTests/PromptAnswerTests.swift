@@ -4,7 +4,7 @@ import TestSupport
 import Wire
 import XCTest
 
-/// PROTOCOL.md: every call answers promptly. With the origin unreachable (a closed port, a port
+/// docs/protocol.md: every call answers promptly. With the origin unreachable (a closed port, a port
 /// that never answers, or an origin answering only 5xx), each downloader method that needs it
 /// answers within 10 s, accepted or `OriginUnreachable` (1010).
 final class PromptAnswerTests: XCTestCase {

@@ -3,7 +3,7 @@ import TestSupport
 import Wire
 import XCTest
 
-/// Every framing edge case of PROTOCOL.md, against the real player binary over its socket,
+/// Every framing edge case of docs/protocol.md, against the real player binary over its socket,
 /// each checked while a second client keeps being served.
 final class FramingTests: XCTestCase {
     var dir: TestDirectory!

@@ -63,7 +63,7 @@ final class OperationsTests: XCTestCase {
     }
 
     func testCtlWatchPrintsEventsOfASubscription() throws {
-        // No service emits events of its own yet (they come with the later issues); this proves
+        // Events themselves are covered by each service's own tests; this proves
         // the CLI subscribes and ends cleanly when the service closes the connection on SIGTERM.
         let player = try ServiceProcess("player", in: dir)
         try player.waitReady()

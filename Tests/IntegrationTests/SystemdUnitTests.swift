@@ -53,7 +53,7 @@ final class SystemdUnitTests: XCTestCase {
             XCTAssertTrue(socket.contains("SocketMode=0660"), service)
             XCTAssertTrue(socket.contains("FileDescriptorName=\(service)"), service)
             let unit = try String(contentsOf: unitsDirectory.appendingPathComponent("cassette-\(service).service"), encoding: .utf8)
-            // MPD issue #1329: a RuntimeDirectory= would be deleted on stop, taking the sockets with it.
+            // A RuntimeDirectory= would be deleted on stop, taking the sockets with it (a mistake MPD's units made).
             XCTAssertFalse(unit.contains("RuntimeDirectory="), service)
             XCTAssertTrue(unit.contains("Type=notify"), service)
             XCTAssertTrue(unit.contains("WatchdogSec="), service)

@@ -2,7 +2,7 @@ import TestSupport
 import HTTPClient
 import XCTest
 
-/// The JSON endpoints of ORIGIN-API.md as a client sees them.
+/// The JSON endpoints of docs/origin.md ("The content-origin API") as a client sees them.
 final class OriginAPITests: OriginTestCase {
     func testV1PathsRequireBasicCredentials() async throws {
         let api = try api

@@ -8,7 +8,7 @@ import XCTest
 
 /// A real player binary in a temporary folder, playing into an ALSA `file` PCM (slave `null`,
 /// raw samples) declared in a private `.asoundrc` (HOME points at the test folder), with the
-/// catalog rows and media files a downloader would have written (CATALOG-CONTRACT.md).
+/// catalog rows and media files a downloader would have written (docs/catalog.md).
 final class PlayerHarness {
     let dir: TestDirectory
     let capturePath: String

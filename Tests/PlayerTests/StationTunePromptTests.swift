@@ -4,7 +4,7 @@ import TestSupport
 import Wire
 import XCTest
 
-/// PROTOCOL.md: every call answers promptly. `station.tune` of a station not on the device asks
+/// docs/protocol.md: every call answers promptly. `station.tune` of a station not on the device asks
 /// the origin; unreachable, it answers within 10 s with `OriginUnreachable` (1010).
 final class StationTunePromptTests: XCTestCase {
     func testTuneAnswersWithinTenSecondsWhenThePortIsClosed() async throws {

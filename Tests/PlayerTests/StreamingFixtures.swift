@@ -12,7 +12,7 @@ import XCTest
 nonisolated(unsafe) private var originToStop: OriginProcess?
 
 /// What the streaming tests share: one reference origin for the whole run (reset before each
-/// test), catalog rows written as the downloader would (CATALOG-CONTRACT), and helpers to drain
+/// test), catalog rows written as the downloader would (docs/catalog.md), and helpers to drain
 /// a source through the decoder.
 enum StreamingFixtures {
     private static let sharedOrigin = Result { () throws -> OriginProcess in

@@ -4,7 +4,7 @@ import Wire
 /// The `player` section of the config file: device sizes and the play log's timing. Fixed at
 /// start (unlike `PlayerConfig`, which the app changes over the socket).
 struct PlayerSettings: Sendable, Equatable {
-    /// ALSA buffer, in ms; nil lets `PCMConfiguration` pick its default (500 ms).
+    /// ALSA buffer, in ms; nil means `OutputSettings.defaultBufferMilliseconds` (60 ms).
     var bufferMilliseconds: Int?
     /// ALSA period, in ms; nil means a quarter of the buffer.
     var periodMilliseconds: Int?

@@ -60,7 +60,7 @@ extension PlaybackEngine {
                 return PlayerError(.stationNotPlayable, "Station \(stationId) is an offline station not synced yet; sync it with the downloader's stations.sync first.")
             }
             if streaming != nil {
-                return PlayerError(.stationNotPlayable, "Station \(stationId) is streaming only and the origin offers no play queue for streaming stations (ORIGIN-API.md lists items for offline stations only).")
+                return PlayerError(.stationNotPlayable, "Station \(stationId) is streaming only and the origin offers no play queue for streaming stations (the origin lists items for offline stations only).")
             }
             return PlayerError(.stationNotPlayable, "The origin knows no station \(stationId).")
         } catch {

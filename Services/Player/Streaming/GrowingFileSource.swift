@@ -4,7 +4,7 @@ import MediaDecoder
 import Glibc
 #endif
 
-/// A file the downloader is still writing (`<localPath>.part`, CATALOG-CONTRACT), read while it
+/// A file the downloader is still writing (`<localPath>.part`, docs/catalog.md), read while it
 /// grows: TIDAL's STALLED state and Brightcove's "playback during download".
 ///
 /// At the written end a read waits, polling the file's size and the download's state every

@@ -156,7 +156,7 @@ final class SourceResolver: Sendable {
     // MARK: Local files
 
     /// `files.localPath` is relative to the media folder and never climbs out of it
-    /// (CATALOG-CONTRACT); anything else is refused rather than opened.
+    /// (docs/catalog.md); anything else is refused rather than opened.
     private func absolutePath(_ relative: String) throws -> String {
         let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
         guard !relative.isEmpty, !relative.hasPrefix("/"), !parts.contains(".."), !relative.contains("\0") else {
