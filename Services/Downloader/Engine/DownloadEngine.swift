@@ -350,7 +350,7 @@ actor DownloadEngine {
         let maxAttempts = maxAttempts
         for station in stations {
             guard let progress = try? await catalog.read({ db in
-                try CatalogRecords.stationProgress(station, maxAttempts: maxAttempts, db: db)
+                try FileStore.stationProgress(station, maxAttempts: maxAttempts, db: db)
             }) else { continue }
             let data: [String: JSONValue] = ["stationId": .string(station), "pending": .number(Double(progress.pending)),
                                              "failed": .number(Double(progress.failed)), "total": .number(Double(progress.total))]

@@ -21,6 +21,7 @@ final class PolicyGate: Sendable {
 
     private let state: Mutex<State>
     private let catalog: Catalog
+    private let files: FileStore
     let budget: StorageBudget
     private let store: MediaStore
     private let events: DownloaderEvents
@@ -33,7 +34,8 @@ final class PolicyGate: Sendable {
         self.store = store
         self.events = events
         self.logger = logger
-        budget = StorageBudget(catalog: catalog, store: store)
+        files = FileStore(catalog: catalog)
+        budget = StorageBudget(files: files, store: store)
         state = Mutex(State(policy: policy, network: network))
     }
 
@@ -209,7 +211,7 @@ final class PolicyGate: Sendable {
     @discardableResult
     func evict(bytes: Int64, excluding: Set<Int64>) async -> Bool {
         guard bytes > 0 else { return true }
-        let victims = (try? await catalog.write { db in try Eviction.evict(bytes: bytes, db, excluding: excluding) }) ?? []
+        let victims = (try? await files.evict(excluding: excluding) { Eviction.choose(bytes: bytes, from: $0) }) ?? []
         await store.delete(victims.map(\.path))
         for victim in victims {
             logger.info("evicted \(victim.path) (\(victim.sizeBytes) bytes, heard) to make room")

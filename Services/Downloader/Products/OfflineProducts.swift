@@ -73,7 +73,7 @@ actor OfflineProducts {
         let granted = license
         let now = Date()
         let (state, stale) = try await catalog.write { db -> (ItemState, (Int64, String)?) in
-            let (fileId, verified, stale) = try CatalogRecords.upsert(item, db: db, now: now)
+            let (fileId, verified, stale) = try FileStore.upsert(item, db: db, now: now)
             // An explicit request starts a file that gave up again from scratch.
             try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
             let state: ItemState = verified ? .cached : .queued
@@ -91,8 +91,8 @@ actor OfflineProducts {
                                  info["offlineRevalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
                                  info["offlineValidUntil"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
                                  now, verified ? now : nil, allowCellular])
-            try CatalogRecords.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
-            if let granted { try LicenseRecords.store(granted, token: token, productId: productId, current: true, db: db) }
+            try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+            if let granted { try LicenseStore.store(granted, token: token, productId: productId, current: true, db: db) }
             return (state, stale.map { (fileId, $0) })
         }
         if let (fileId, path) = stale {
@@ -137,7 +137,7 @@ actor OfflineProducts {
         guard let licenses else { throw DownloaderError.noOrigin() }
         if let existing = try await openRequest(productId), existing.state != "failed" {
             let token = existing.token
-            let held = try await catalog.read { db in try LicenseRecords.currentTerms(token: token, db: db) }
+            let held = try await catalog.read { db in try LicenseStore.currentTerms(token: token, db: db) }
             return try await renewLicense(token: token, terms: terms ?? held ?? .purchase, retry: retry)
         }
         let info = try await playbackInfo(productId, quality: quality, retry: retry)
@@ -149,7 +149,7 @@ actor OfflineProducts {
                 INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, requestedAt)
                 VALUES (?, ?, NULL, ?, ?, 'discovered', ?)
                 """, arguments: [token, productId, type, quality, Date()])
-            try LicenseRecords.store(license, token: token, productId: productId, current: true, db: db)
+            try LicenseStore.store(license, token: token, productId: productId, current: true, db: db)
         }
         licenseEvent("LicenseAcquired", token: token, productId: productId, license)
         return try await status(token: token)
@@ -162,7 +162,7 @@ actor OfflineProducts {
         let (row, held) = try await catalog.read { db in
             (try Row.fetchOne(db, sql: "SELECT requestedProductId, quality, state FROM offlineProducts WHERE token = ?", arguments: [token])
                 .map { (productId: $0["requestedProductId"] as String, quality: $0["quality"] as String?, state: $0["state"] as String) },
-             try LicenseRecords.currentTerms(token: token, db: db))
+             try LicenseStore.currentTerms(token: token, db: db))
         }
         guard let row else { throw DownloaderError.unknownToken(token) }
         guard row.state != ItemState.deleted.rawValue else {
@@ -175,7 +175,7 @@ actor OfflineProducts {
         let info = try await playbackInfo(productId, quality: row.quality, retry: retry)
         let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms, retry: retry)
         try await catalog.write { db in
-            try LicenseRecords.store(license, token: token, productId: productId, current: true, db: db)
+            try LicenseStore.store(license, token: token, productId: productId, current: true, db: db)
         }
         licenseEvent("LicenseRenewed", token: token, productId: productId, license)
         return try await status(token: token)
@@ -242,7 +242,7 @@ actor OfflineProducts {
                 "revalidationError": (row["revalidationError"] as String?).map(JSONValue.string) ?? .null,
             ]
             // Brightcove: request time and expiry of the license; absent when there is none.
-            if let license = try LicenseRecords.statusJSON(licenseId: row["licenseId"], db: db) { fields["license"] = license }
+            if let license = try LicenseStore.statusJSON(licenseId: row["licenseId"], db: db) { fields["license"] = license }
             if let staged = (row["staged"] as String?).flatMap(StagedRevision.decode) {
                 let file = try Row.fetchOne(db, sql: "SELECT state, bytesOnDisk FROM files WHERE id = ?", arguments: [staged.fileId])
                 fields["staged"] = ["productId": .string(staged.item.id), "manifestHash": .string(staged.manifestHash),
@@ -287,7 +287,7 @@ actor OfflineProducts {
             let verified = (file?["state"] as String?) == "verified"
             if let id = file?["id"] as Int64? {
                 try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [id])
-                try CatalogRecords.want(fileId: id, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+                try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
             }
             let newState: ItemState = verified ? .cached : .queued
             try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ? WHERE token = ?",
@@ -364,10 +364,10 @@ actor OfflineProducts {
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'deleted', endedAt = ? WHERE token = ?", arguments: [now, token])
                 try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ?", arguments: [token])
                 // Its license and keys, and a re-offline under way, go with the content.
-                try LicenseRecords.delete(token: token, db: db)
+                try LicenseStore.delete(token: token, db: db)
                 try db.execute(sql: "UPDATE offlineProducts SET staged = NULL WHERE token = ?", arguments: [token])
             }
-            return try CatalogRecords.collectGarbage(db: db)
+            return try FileStore.collectGarbage(db: db)
         }
         await engine.discard(garbage)
     }

@@ -160,7 +160,7 @@ actor StationSync {
             var added: [String] = []
             var stale: [(Int64, String)] = []
             for item in items {
-                let (fileId, verified, oldPath) = try CatalogRecords.upsert(item, db: db, now: now)
+                let (fileId, verified, oldPath) = try FileStore.upsert(item, db: db, now: now)
                 if let oldPath { stale.append((fileId, oldPath)) }
                 let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM stationItems WHERE stationId = ? AND itemId = ?",
                                                arguments: [stationId, item.id]) ?? false
@@ -170,7 +170,7 @@ actor StationSync {
                                    arguments: [stationId, item.id, position])
                     added.append(item.id)
                 }
-                try CatalogRecords.want(fileId: fileId, ownerKind: "station", ownerId: stationId, verified: verified, db: db, now: now)
+                try FileStore.want(fileId: fileId, ownerKind: "station", ownerId: stationId, verified: verified, db: db, now: now)
             }
             for id in removeIds {
                 try db.execute(sql: """
@@ -179,7 +179,7 @@ actor StationSync {
                     """, arguments: [stationId, id])
                 try db.execute(sql: "DELETE FROM stationItems WHERE stationId = ? AND itemId = ?", arguments: [stationId, id])
             }
-            let garbage = try CatalogRecords.collectGarbage(db: db)
+            let garbage = try FileStore.collectGarbage(db: db)
             return (added, stale + garbage.map { ($0.id, $0.path) })
         }
         // The catalog no longer points at these bytes: stop their transfers, then delete them.
@@ -189,7 +189,7 @@ actor StationSync {
         }
         await engine.kick()
         let maxAttempts = engine.maxAttempts
-        let progress = try await catalog.read { db in try CatalogRecords.stationProgress(stationId, maxAttempts: maxAttempts, db: db) }
+        let progress = try await catalog.read { db in try FileStore.stationProgress(stationId, maxAttempts: maxAttempts, db: db) }
         await engine.publishStationProgress([stationId])
         return SyncResult(stationId: stationId, added: added, removed: removeIds, refused: refused, pending: progress.pending,
                           failed: progress.failed, total: progress.total, manifestHash: answer["manifestHash"]?.stringValue)

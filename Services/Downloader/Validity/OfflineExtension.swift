@@ -94,7 +94,7 @@ actor OfflineExtension {
                 try db.execute(sql: "DELETE FROM stationItems WHERE stationId = ?", arguments: [id])
                 try db.execute(sql: "DELETE FROM stations WHERE id = ?", arguments: [id])
             }
-            return (ids, try CatalogRecords.collectGarbage(db: db))
+            return (ids, try FileStore.collectGarbage(db: db))
         }
         guard !expired.isEmpty else { return [] }
         await engine.discard(garbage)

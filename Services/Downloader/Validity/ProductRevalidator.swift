@@ -146,7 +146,7 @@ actor ProductRevalidator {
         let validity = Validity(info)
         // A licensed product gets a new license in the same round (TIDAL: licenseSecurityToken;
         // Brightcove: the terms it was licensed with).
-        let terms = try await catalog.read { db in try LicenseRecords.currentTerms(token: token, db: db) }
+        let terms = try await catalog.read { db in try LicenseStore.currentTerms(token: token, db: db) }
         func freshLicense() async throws -> GrantedLicense? {
             guard terms != nil || LicenseClient.securityToken(info) != nil else { return nil }
             return try await licenses.request(productId: requestedProductId, playbackInfo: info, terms: terms ?? .purchase)
@@ -156,7 +156,7 @@ actor ProductRevalidator {
             let license = try await freshLicense()
             let dropped = try await catalog.write { db -> [(id: Int64, path: String)] in
                 try validity.store(token: token, db: db)
-                if let license { try LicenseRecords.store(license, token: token, productId: requestedProductId, current: true, db: db) }
+                if let license { try LicenseStore.store(license, token: token, productId: requestedProductId, current: true, db: db) }
                 // The origin went back to what is held: a re-offline under way is no longer wanted.
                 return try Self.dropStaging(token: token, db: db)
             }
@@ -181,7 +181,7 @@ actor ProductRevalidator {
                 if !verified {
                     try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ?", arguments: [previous.fileId])
                 }
-                try CatalogRecords.want(fileId: previous.fileId, ownerKind: "product", ownerId: token, verified: verified,
+                try FileStore.want(fileId: previous.fileId, ownerKind: "product", ownerId: token, verified: verified,
                                         db: db, now: Date())
             }
             await engine.kick()
@@ -191,9 +191,9 @@ actor ProductRevalidator {
         let now = Date()
         let dropped = try await catalog.write { db -> [(id: Int64, path: String)] in
             let dropped = try Self.dropStaging(token: token, db: db)
-            let (fileId, verified) = try CatalogRecords.stageFile(item, db: db, now: now)
-            try CatalogRecords.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
-            if let license { try LicenseRecords.store(license, token: token, productId: requestedProductId, current: false, db: db) }
+            let (fileId, verified) = try FileStore.stageFile(item, db: db, now: now)
+            try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+            if let license { try LicenseStore.store(license, token: token, productId: requestedProductId, current: false, db: db) }
             let staged = StagedRevision(manifestHash: hash, fileId: fileId, item: item, validity: validity, licenseId: license?.id)
             try db.execute(sql: "UPDATE offlineProducts SET staged = ? WHERE token = ?", arguments: [staged.encoded(), token])
             return dropped
@@ -244,19 +244,19 @@ actor ProductRevalidator {
                   (row["state"] as String) != "deleted",
                   try String.fetchOne(db, sql: "SELECT state FROM files WHERE id = ?", arguments: [staged.fileId]) == "verified"
             else { return nil }
-            try CatalogRecords.upsertMediaItem(staged.item, fileId: staged.fileId, db: db)
+            try FileStore.upsertMediaItem(staged.item, fileId: staged.fileId, db: db)
             try db.execute(sql: """
                 UPDATE offlineProducts SET productId = ?, productType = ?, manifestHash = ?, staged = NULL, endedAt = ?
                 WHERE token = ?
                 """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now, token])
             try staged.validity.store(token: token, db: db)
-            if let licenseId = staged.licenseId { try LicenseRecords.makeCurrent(licenseId, token: token, db: db) }
+            if let licenseId = staged.licenseId { try LicenseStore.makeCurrent(licenseId, token: token, db: db) }
             // The token now wants only the new file; the old one goes unless a station holds it.
             try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId != ?",
                            arguments: [token, staged.fileId])
             try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
                            arguments: [now, token])
-            return (staged.item.id, try CatalogRecords.collectGarbage(db: db))
+            return (staged.item.id, try FileStore.collectGarbage(db: db))
         }
         guard let switched else { return false }
         await engine.discard(switched.garbage)
@@ -280,8 +280,8 @@ actor ProductRevalidator {
             try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId = ?",
                            arguments: [token, staged.fileId])
         }
-        if let licenseId = staged.licenseId { try LicenseRecords.delete(licenseId: licenseId, db: db) }
-        return try CatalogRecords.collectGarbage(db: db)
+        if let licenseId = staged.licenseId { try LicenseStore.delete(licenseId: licenseId, db: db) }
+        return try FileStore.collectGarbage(db: db)
     }
 }
 
