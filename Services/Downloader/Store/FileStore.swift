@@ -126,21 +126,6 @@ struct FileStore: Sendable {
         return dead
     }
 
-    /// Station progress: (pending, failed, total), counting files that gave up as failed.
-    static func stationProgress(_ stationId: String, maxAttempts: Int, db: Database) throws -> (pending: Int, failed: Int, total: Int) {
-        let row = try Row.fetchOne(db, sql: """
-            SELECT COUNT(*) AS total,
-                   SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verified,
-                   SUM(CASE WHEN f.state != 'verified' AND (f.attempts >= ? OR f.id IS NULL) THEN 1 ELSE 0 END) AS failed
-            FROM stationItems si JOIN mediaItems m ON m.id = si.itemId LEFT JOIN files f ON f.id = m.fileId
-            WHERE si.stationId = ?
-            """, arguments: [maxAttempts, stationId])
-        let total: Int = row?["total"] ?? 0
-        let verified: Int = row?["verified"] ?? 0
-        let failed: Int = row?["failed"] ?? 0
-        return (max(0, total - verified - failed), failed, total)
-    }
-
     // MARK: Transactions of their own
 
     /// A file the catalog knows, as `offline.estimate` weighs it.
