@@ -1,6 +1,5 @@
 import Catalog
 import Foundation
-import GRDB
 import Logging
 import OriginClient
 import Wire
@@ -8,7 +7,9 @@ import Wire
 /// TIDAL OE / Brightcove media products: `offline.add` and the calls on its token. A token is a
 /// row of `offlineProducts`, so it, the product's state and its attempts survive restarts.
 actor OfflineProducts {
-    private let catalog: Catalog
+    private let products: ProductStore
+    private let licenseStore: LicenseStore
+    private let files: FileStore
     private let origin: OriginClient?
     private let store: MediaStore
     private let engine: DownloadEngine
@@ -18,7 +19,9 @@ actor OfflineProducts {
 
     init(catalog: Catalog, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
          events: DownloaderEvents, licenses: LicenseClient?, logger: Logger) {
-        self.catalog = catalog
+        self.products = ProductStore(catalog: catalog)
+        self.licenseStore = LicenseStore(catalog: catalog)
+        self.files = FileStore(catalog: catalog)
         self.origin = origin
         self.licenses = licenses
         self.store = store
@@ -35,16 +38,13 @@ actor OfflineProducts {
     func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false,
              terms: LicenseTerms? = nil, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
-        let existing = try await openRequest(productId)
+        let existing = try await products.openRequest(productId: productId)
         // The same request twice gets the same token; a failed one is started again (explicit
         // re-request), and one that only holds a preloaded license starts its download now.
         if let existing, !["failed", "discovered"].contains(existing.state) {
             if allowCellular {
                 // Asked again with the cellular override: it applies to the existing request.
-                let token = existing.token
-                try await catalog.write { db in
-                    try db.execute(sql: "UPDATE offlineProducts SET allowCellular = 1 WHERE token = ?", arguments: [token])
-                }
+                try await products.allowCellular(token: existing.token)
                 await engine.kick()
             }
             return try await status(token: existing.token)
@@ -70,51 +70,20 @@ actor OfflineProducts {
         if terms != nil || (LicenseClient.securityToken(info) != nil && existing?.licenseId == nil) {
             license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
         }
-        let granted = license
-        let now = Date()
-        let (state, stale) = try await catalog.write { db -> (ItemState, (Int64, String)?) in
-            let (fileId, verified, stale) = try FileStore.upsert(item, db: db, now: now)
-            // An explicit request starts a file that gave up again from scratch.
-            try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
-            let state: ItemState = verified ? .cached : .queued
-            try db.execute(sql: """
-                INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
-                    offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?)
-                ON CONFLICT(token) DO UPDATE SET productId = excluded.productId, state = excluded.state,
-                    allowCellular = MAX(allowCellular, excluded.allowCellular), quality = excluded.quality,
-                    manifestHash = excluded.manifestHash, offlineRevalidateAt = excluded.offlineRevalidateAt,
-                    offlineValidUntil = excluded.offlineValidUntil, startedAt = NULL, endedAt = excluded.endedAt,
-                    error = NULL, reason = NULL
-                """, arguments: [token, productId, actual, item.productType, quality, state.rawValue,
-                                 info["manifestHash"]?.stringValue,
-                                 info["offlineRevalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
-                                 info["offlineValidUntil"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
-                                 now, verified ? now : nil, allowCellular])
-            try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
-            if let granted { try LicenseStore.store(granted, token: token, productId: productId, current: true, db: db) }
-            return (state, stale.map { (fileId, $0) })
-        }
+        let request = ProductStore.NewRequest(token: token, requestedProductId: productId, productId: actual, item: item,
+                                              quality: quality, manifestHash: info["manifestHash"]?.stringValue,
+                                              validity: Validity(info), allowCellular: allowCellular, license: license)
+        let (state, stale) = try await products.add(request, now: Date())
         if let (fileId, path) = stale {
             // The origin now promises other content under this name: the old bytes go.
             await engine.cancelAndWait(fileId: fileId)
             await store.delete(path)
         }
-        if let granted { licenseEvent("LicenseAcquired", token: token, productId: productId, granted) }
+        if let license { licenseEvent("LicenseAcquired", token: token, productId: productId, license) }
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(actual), "state": .string(state.rawValue)])
         if state == .cached { events.downloads("OfflineDone", ["token": .string(token), "productId": .string(actual)]) }
         await engine.kick()
         return try await status(token: token)
-    }
-
-    /// The newest request for `productId` that is not deleted.
-    private func openRequest(_ productId: String) async throws -> (token: String, state: String, licenseId: String?)? {
-        try await catalog.read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT token, state, licenseId FROM offlineProducts WHERE requestedProductId = ? AND state != 'deleted'
-                ORDER BY requestedAt DESC LIMIT 1
-                """, arguments: [productId]).map { (token: $0["token"], state: $0["state"], licenseId: $0["licenseId"]) }
-        }
     }
 
     /// The offline playbackinfo of `productId`; refuses one that may not be downloaded.
@@ -135,22 +104,16 @@ actor OfflineProducts {
     func preloadLicense(productId: String, productType: String?, quality: String?, terms: LicenseTerms?,
                         retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
-        if let existing = try await openRequest(productId), existing.state != "failed" {
-            let token = existing.token
-            let held = try await catalog.read { db in try LicenseStore.currentTerms(token: token, db: db) }
-            return try await renewLicense(token: token, terms: terms ?? held ?? .purchase, retry: retry)
+        if let existing = try await products.openRequest(productId: productId), existing.state != "failed" {
+            let held = try await licenseStore.currentTerms(token: existing.token)
+            return try await renewLicense(token: existing.token, terms: terms ?? held ?? .purchase, retry: retry)
         }
         let info = try await playbackInfo(productId, quality: quality, retry: retry)
         let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
         let token = UUID().uuidString.lowercased()
         let type = info["productType"]?.stringValue ?? productType ?? "TRACK"
-        try await catalog.write { db in
-            try db.execute(sql: """
-                INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, requestedAt)
-                VALUES (?, ?, NULL, ?, ?, 'discovered', ?)
-                """, arguments: [token, productId, type, quality, Date()])
-            try LicenseStore.store(license, token: token, productId: productId, current: true, db: db)
-        }
+        try await products.addPreloaded(token: token, requestedProductId: productId, productType: type, quality: quality,
+                                        license: license, now: Date())
         licenseEvent("LicenseAcquired", token: token, productId: productId, license)
         return try await status(token: token)
     }
@@ -159,24 +122,18 @@ actor OfflineProducts {
     /// (Brightcove "Renewing a FairPlay license"). Without terms, the current license's are reused.
     func renewLicense(token: String, terms: LicenseTerms?, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
-        let (row, held) = try await catalog.read { db in
-            (try Row.fetchOne(db, sql: "SELECT requestedProductId, quality, state FROM offlineProducts WHERE token = ?", arguments: [token])
-                .map { (productId: $0["requestedProductId"] as String, quality: $0["quality"] as String?, state: $0["state"] as String) },
-             try LicenseStore.currentTerms(token: token, db: db))
-        }
+        let (row, held) = try await products.renewable(token: token)
         guard let row else { throw DownloaderError.unknownToken(token) }
         guard row.state != ItemState.deleted.rawValue else {
             throw DownloaderError.invalidState("\(token) is deleted; offline.add requests it again.")
         }
         guard let terms = terms ?? held else { throw DownloaderError.noLicense(token) }
-        let productId = row.productId
+        let productId = row.requestedProductId
         // A fresh playbackinfo, as Brightcove asks for a freshly retrieved video: the security
         // token and key ids may have changed since the content was downloaded.
         let info = try await playbackInfo(productId, quality: row.quality, retry: retry)
         let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms, retry: retry)
-        try await catalog.write { db in
-            try LicenseStore.store(license, token: token, productId: productId, current: true, db: db)
-        }
+        try await licenseStore.renew(license, token: token, productId: productId)
         licenseEvent("LicenseRenewed", token: token, productId: productId, license)
         return try await status(token: token)
     }
@@ -189,69 +146,24 @@ actor OfflineProducts {
     // MARK: Reading
 
     func status(token: String) async throws -> JSONValue {
-        guard let value = try await catalog.read({ db in try Self.statusRows(db, where: "p.token = ?", [token]).first }) else {
-            throw DownloaderError.unknownToken(token)
-        }
+        guard let value = try await products.status(token: token) else { throw DownloaderError.unknownToken(token) }
         return value
     }
 
     func list(state: String?, sort: String?) async throws -> JSONValue {
-        let order: String
+        let order: ProductStore.Order
         switch sort ?? "requestedAt" {
-        case "requestedAt": order = "p.requestedAt"
-        case "-requestedAt": order = "p.requestedAt DESC"
-        case "productId": order = "p.productId"
-        case "state": order = "p.state, p.requestedAt"
+        case "requestedAt": order = .requestedAt
+        case "-requestedAt": order = .newestFirst
+        case "productId": order = .productId
+        case "state": order = .state
         default: throw RPCError.invalidParams("params.sort must be requestedAt, -requestedAt, productId or state.")
         }
         if let state, ItemState(rawValue: state) == nil {
             throw RPCError.invalidParams("params.filter must be one of \(ItemState.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
-        let items = try await catalog.read { db in
-            try Self.statusRows(db, where: state == nil ? "p.state != 'deleted'" : "p.state = ?", state.map { [$0] } ?? [],
-                                order: order)
-        }
+        let items = try await products.statuses(state: state, order: order)
         return ["items": .array(items)]
-    }
-
-    private static func statusRows(_ db: Database, where condition: String, _ arguments: [String], order: String = "p.requestedAt") throws -> [JSONValue] {
-        try Row.fetchAll(db, sql: """
-            SELECT p.*, f.bytesOnDisk, f.sizeBytes, f.state AS fileState FROM offlineProducts p
-            LEFT JOIN mediaItems m ON m.id = p.productId LEFT JOIN files f ON f.id = m.fileId
-            WHERE \(condition) ORDER BY \(order)
-            """, arguments: StatementArguments(arguments)).map { row in
-            let state: String = row["state"]
-            let size: Int64? = row["sizeBytes"]
-            var bytes: Int64 = row["bytesOnDisk"] ?? 0
-            if state == "deleted" { bytes = 0 }
-            let progress = state == "cached" ? 100 : (size.map { $0 > 0 ? Double(bytes * 100 / $0) : 0 } ?? 0)
-            func date(_ key: String) -> JSONValue { (row[key] as Date?).map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null }
-            var fields: [String: JSONValue] = [
-                "token": .string(row["token"]), "requestedProductId": .string(row["requestedProductId"]),
-                "productId": (row["productId"] as String?).map(JSONValue.string) ?? .null,
-                "productType": .string(row["productType"]), "state": .string(state), "progress": .number(progress),
-                "bytesOnDisk": .number(Double(bytes)), "sizeBytes": size.map { .number(Double($0)) } ?? .null,
-                "requestedAt": date("requestedAt"), "startedAt": date("startedAt"), "endedAt": date("endedAt"),
-                "offlineValidUntil": date("offlineValidUntil"),
-                "error": (row["error"] as String?).map(JSONValue.string) ?? .null,
-                "reason": (row["reason"] as String?).map(JSONValue.string) ?? .null,
-                "quality": (row["quality"] as String?).map(JSONValue.string) ?? .null,
-                "allowCellular": .bool(row["allowCellular"] as Bool? ?? false),
-                "manifestHash": (row["manifestHash"] as String?).map(JSONValue.string) ?? .null,
-                "offlineRevalidateAt": date("offlineRevalidateAt"), "revalidatedAt": date("revalidatedAt"),
-                "revalidationError": (row["revalidationError"] as String?).map(JSONValue.string) ?? .null,
-            ]
-            // Brightcove: request time and expiry of the license; absent when there is none.
-            if let license = try LicenseStore.statusJSON(licenseId: row["licenseId"], db: db) { fields["license"] = license }
-            if let staged = (row["staged"] as String?).flatMap(StagedRevision.decode) {
-                let file = try Row.fetchOne(db, sql: "SELECT state, bytesOnDisk FROM files WHERE id = ?", arguments: [staged.fileId])
-                fields["staged"] = ["productId": .string(staged.item.id), "manifestHash": .string(staged.manifestHash),
-                                    "sizeBytes": .number(Double(staged.item.sizeBytes)),
-                                    "bytesOnDisk": .number(Double(file?["bytesOnDisk"] as Int64? ?? 0)),
-                                    "fileState": (file?["state"] as String?).map(JSONValue.string) ?? .null]
-            }
-            return .object(fields)
-        }
     }
 
     // MARK: pause / resume / cancel / delete
@@ -262,11 +174,7 @@ actor OfflineProducts {
         guard state.wantsBytes || state == .discovered else {
             throw DownloaderError.invalidState("\(token) is \(state.rawValue); only a queued or downloading item can be paused.")
         }
-        try await catalog.write { db in
-            try db.execute(sql: "UPDATE offlineProducts SET state = 'paused' WHERE token = ?", arguments: [token])
-            try db.execute(sql: "UPDATE downloads SET state = 'paused', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ? AND state = 'queued'",
-                           arguments: [Date(), token])
-        }
+        try await products.pause(token: token, now: Date())
         await engine.dropUnwanted()
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "paused"])
         return try await status(token: token)
@@ -279,21 +187,7 @@ actor OfflineProducts {
             throw DownloaderError.invalidState("\(token) is \(state.rawValue); offline.add requests it again.")
         }
         let now = Date()
-        let newState = try await catalog.write { db -> ItemState in
-            let file = try Row.fetchOne(db, sql: """
-                SELECT f.id, f.state FROM mediaItems m JOIN files f ON f.id = m.fileId JOIN offlineProducts p ON p.productId = m.id
-                WHERE p.token = ?
-                """, arguments: [token])
-            let verified = (file?["state"] as String?) == "verified"
-            if let id = file?["id"] as Int64? {
-                try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [id])
-                try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
-            }
-            let newState: ItemState = verified ? .cached : .queued
-            try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ? WHERE token = ?",
-                           arguments: [newState.rawValue, verified ? now : nil, token])
-            return newState
-        }
+        let newState = try await products.resume(token: token, now: now)
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": .string(newState.rawValue)])
         await engine.kick()
         return try await status(token: token)
@@ -306,37 +200,18 @@ actor OfflineProducts {
             throw DownloaderError.invalidState("\(token) is \(state.rawValue); only an unfinished download can be cancelled (offline.delete removes content).")
         }
         let now = Date()
-        let orphaned = try await catalog.write { db -> [(Int64, String)] in
-            try db.execute(sql: """
-                UPDATE offlineProducts SET state = 'failed', error = 'Cancelled', reason = 'cancelled by request', endedAt = ? WHERE token = ?
-                """, arguments: [now, token])
-            try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = 'Cancelled', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
-                           arguments: [now, token])
-            return try Self.unwantedUnverified(db, token: token)
-        }
+        let orphaned = try await products.cancel(token: token, now: now)
         await engine.dropUnwanted()
         for (fileId, path) in orphaned {
             await engine.cancelAndWait(fileId: fileId)
             await store.delete(path)
-            _ = try? await catalog.write { db in
-                try db.execute(sql: "UPDATE files SET state = 'pending', bytesOnDisk = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
-            }
+            _ = try? await files.forgetPartial(fileId: fileId)
         }
         events.downloads("OfflineFailed", ["token": .string(token), "productId": .string(productId), "error": "Cancelled",
                                            "reason": "cancelled by request"])
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "failed",
                                               "error": "Cancelled"])
         return try await status(token: token)
-    }
-
-    /// Unverified files of this token that no other owner still wants.
-    private static func unwantedUnverified(_ db: Database, token: String) throws -> [(Int64, String)] {
-        try Row.fetchAll(db, sql: """
-            SELECT f.id, f.localPath FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
-            WHERE p.token = ? AND f.state != 'verified'
-              AND NOT EXISTS (SELECT 1 FROM downloads d WHERE d.fileId = f.id AND d.state IN ('queued', 'paused', 'done')
-                              AND NOT (d.ownerKind = 'product' AND d.ownerId = ?))
-            """, arguments: [token, token]).map { ($0["id"], $0["localPath"]) }
     }
 
     func delete(token: String) async throws -> JSONValue {
@@ -348,9 +223,7 @@ actor OfflineProducts {
     }
 
     func deleteAll() async throws -> JSONValue {
-        let tokens = try await catalog.read { db in
-            try String.fetchAll(db, sql: "SELECT token FROM offlineProducts WHERE state != 'deleted'")
-        }
+        let tokens = try await products.activeTokens()
         try await deleteTokens(tokens)
         events.downloads("AllOfflinesDeleted", ["count": .number(Double(tokens.count))])
         return ["deleted": .number(Double(tokens.count))]
@@ -358,32 +231,19 @@ actor OfflineProducts {
 
     private func deleteTokens(_ tokens: [String]) async throws {
         guard !tokens.isEmpty else { return }
-        let now = Date()
-        let garbage = try await catalog.write { db -> [(id: Int64, path: String)] in
-            for token in tokens {
-                try db.execute(sql: "UPDATE offlineProducts SET state = 'deleted', endedAt = ? WHERE token = ?", arguments: [now, token])
-                try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ?", arguments: [token])
-                // Its license and keys, and a re-offline under way, go with the content.
-                try LicenseStore.delete(token: token, db: db)
-                try db.execute(sql: "UPDATE offlineProducts SET staged = NULL WHERE token = ?", arguments: [token])
-            }
-            return try FileStore.collectGarbage(db: db)
-        }
+        let garbage = try await products.delete(tokens: tokens, now: Date())
         await engine.discard(garbage)
     }
 
     private func current(_ token: String) async throws -> (ItemState, String) {
-        guard let row = try await catalog.read({ db in
-            try Row.fetchOne(db, sql: "SELECT state, productId, requestedProductId FROM offlineProducts WHERE token = ?", arguments: [token])
-                .map { (state: $0["state"] as String, productId: ($0["productId"] as String?) ?? $0["requestedProductId"]) }
-        }) else { throw DownloaderError.unknownToken(token) }
+        guard let row = try await products.current(token: token) else { throw DownloaderError.unknownToken(token) }
         return (ItemState(rawValue: row.state) ?? .failed, row.productId)
     }
 
     // MARK: offline.state
 
     func offlineState(productId: String, now: Date) async throws -> JSONValue {
-        let state = try await catalog.read { db in try OfflineAvailability.state(productId: productId, db: db, now: now) }
+        let state = try await products.offlineState(productId: productId, now: now)
         return ["productId": .string(productId), "state": .string(state.rawValue)]
     }
 }
