@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OriginClient
 import Wire
 
@@ -11,12 +10,5 @@ struct Validity: Sendable, Codable, Equatable {
     init(_ info: JSONValue) {
         revalidateAt = info["offlineRevalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
         validUntil = info["offlineValidUntil"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
-    }
-
-    func store(token: String, db: Database) throws {
-        try db.execute(sql: """
-            UPDATE offlineProducts SET offlineRevalidateAt = ?, offlineValidUntil = ?, revalidatedAt = ?, revalidationError = NULL
-            WHERE token = ?
-            """, arguments: [revalidateAt, validUntil, Date(), token])
     }
 }
