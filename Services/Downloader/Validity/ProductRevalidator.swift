@@ -75,8 +75,10 @@ actor ProductRevalidator {
     // MARK: Rounds
 
     /// Re-validates every offlined product that is due. Products are done one after another:
-    /// rounds are rare and small, and one failing product must not hold up the others.
-    func round() async -> [Outcome] {
+    /// rounds are rare and small, and one failing product must not hold up the others. With a
+    /// `deadline` (someone waits for the answer), every origin request ends by it, and a product
+    /// whose turn comes after it fails as `OriginUnreachable` without asking.
+    func round(within deadline: CallDeadline? = nil) async -> [Outcome] {
         let now = await clock.now()
         let due: [RevalidationStore.Due]
         do {
@@ -87,7 +89,8 @@ actor ProductRevalidator {
         }
         var outcomes: [Outcome] = []
         for row in due {
-            outcomes.append(await revalidate(token: row.token, requestedProductId: row.requestedProductId, productId: row.productId))
+            outcomes.append(await revalidate(token: row.token, requestedProductId: row.requestedProductId, productId: row.productId,
+                                             deadline: deadline))
         }
         if !due.isEmpty {
             let counts = Dictionary(grouping: outcomes, by: \.result.rawValue).mapValues(\.count)
@@ -96,9 +99,9 @@ actor ProductRevalidator {
         return outcomes
     }
 
-    private func revalidate(token: String, requestedProductId: String, productId: String) async -> Outcome {
+    private func revalidate(token: String, requestedProductId: String, productId: String, deadline: CallDeadline?) async -> Outcome {
         do {
-            let result = try await revalidateOrThrow(token: token, requestedProductId: requestedProductId)
+            let result = try await revalidateOrThrow(token: token, requestedProductId: requestedProductId, deadline: deadline)
             // A swap announces itself (it may also happen later, when the engine verifies the file).
             if result != .replaced {
                 events.downloads("OfflineRevalidated", ["token": .string(token), "productId": .string(productId),
@@ -116,14 +119,18 @@ actor ProductRevalidator {
         }
     }
 
-    private func revalidateOrThrow(token: String, requestedProductId: String) async throws -> Outcome.Result {
+    private func revalidateOrThrow(token: String, requestedProductId: String, deadline: CallDeadline?) async throws -> Outcome.Result {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
+        if let deadline, deadline.hasPassed {
+            throw OriginError(name: RPCErrorKind.originUnreachable.name,
+                              message: "the time to answer ran out before this product's turn; the next round re-validates it")
+        }
         let current = try await revalidations.held(token: token)
         guard let current else { throw DownloaderError.unknownToken(token) }
         // The identical request as when offlined: the requested id, offline mode, the same quality.
         let info = try await origin.get("/v1/playbackinfo/\(requestedProductId)",
                                         query: ["mode": "offline", "quality": current.quality ?? "HIGH"],
-                                        retry: Self.retry)
+                                        retry: deadline?.bounding(Self.retry) ?? Self.retry)
         guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(requestedProductId) }
         guard (info["manifestType"]?.stringValue ?? "progressive") == "progressive" else {
             throw DownloaderError.notSupported("\(requestedProductId) is now delivered as \(info["manifestType"]?.stringValue ?? "?")")
@@ -137,7 +144,8 @@ actor ProductRevalidator {
         let terms = try await licenseStore.currentTerms(token: token)
         func freshLicense() async throws -> GrantedLicense? {
             guard terms != nil || LicenseClient.securityToken(info) != nil else { return nil }
-            return try await licenses.request(productId: requestedProductId, playbackInfo: info, terms: terms ?? .purchase)
+            return try await licenses.request(productId: requestedProductId, playbackInfo: info, terms: terms ?? .purchase,
+                                              retry: deadline?.bounding(.offlining) ?? .offlining)
         }
 
         if hash == current.manifestHash {
