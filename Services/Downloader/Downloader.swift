@@ -62,7 +62,7 @@ enum Downloader {
                 products: OfflineProducts(catalog: catalog, origin: origin, store: store, engine: engine,
                                           events: events, licenses: licenses, logger: context.logger),
                 gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
-                estimate: Estimate(catalog: catalog, origin: origin, gate: gate, store: store), clock: clock,
+                estimate: Estimate(files: FileStore(catalog: catalog), origin: origin, gate: gate, store: store), clock: clock,
                 expiry: OfflineExtension(catalog: catalog, origin: origin, store: store, engine: engine,
                                             events: events, clock: clock, logger: context.logger),
                 revalidator: revalidator)

@@ -73,18 +73,20 @@ enum DownloaderMethods {
         // thrown when no re-validation got through either.
         router.register("sync.now", params: Empty.self) { _, _ in
             let ready = try await core.value
+            // Someone is waiting for the answer: one quick retry, not the offlining patience, and
+            // all of the call's origin requests within the interactive deadline.
+            let deadline = CallDeadline()
             var fields: [String: JSONValue] = [:]
             var extensionError: (any Error)?
             do {
-                // Someone is waiting for the answer: one quick retry, not the offlining patience.
-                fields = try await ready.expiry.extend(retry: StationSync.quickPolicy).objectValue ?? [:]
+                fields = try await ready.expiry.extend(retry: deadline.bounding(StationSync.quickPolicy)).objectValue ?? [:]
             } catch let error as DownloaderError where error.name == "NoOrigin" {
                 throw error
             } catch {
                 extensionError = error
                 fields["extensionError"] = .string("\(error)")
             }
-            let outcomes = await ready.revalidator.round()
+            let outcomes = await ready.revalidator.round(within: deadline)
             if let extensionError, !outcomes.contains(where: { $0.result != .failed }) { throw extensionError }
             fields["revalidated"] = .array(outcomes.map(\.json))
             return JSONValue.object(fields)

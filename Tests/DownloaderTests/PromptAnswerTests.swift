@@ -13,6 +13,7 @@ final class PromptAnswerTests: XCTestCase {
         ("offline.add", ["productId": "tr-1"]),
         ("offline.estimate", ["productId": "tr-1"]),
         ("offline.preloadLicense", ["productId": "tr-2", "purchase": true]),
+        ("sync.now", [:]),
     ]
 
     func testEveryOriginCallAnswersWithinTenSecondsWhenThePortIsClosed() async throws {
@@ -39,6 +40,53 @@ final class PromptAnswerTests: XCTestCase {
         try await h.api.injectFaults("/v1/", [["status": 503, "repeat": 100_000]])
         let service = try h.start()
         try await Self.assertPromptAnswers(service)
+    }
+
+    /// `sync.now` makes several origin requests (the extension, then a re-validation per product
+    /// due); against an origin that never answers, all of them end by the interactive deadline
+    /// (8 s) and the call is `OriginUnreachable`, where a single request could take 30 s.
+    func testSyncNowIsOriginUnreachableWithinTheDeadlineWhenTheOriginNeverAnswers() async throws {
+        let port = try SilentPort()
+        let dir = try TestDirectory(prefix: "cpa")
+        defer { dir.remove() }
+        let service = try Self.startDownloader(in: dir, origin: port.url)
+        defer { service.kill9() }
+        let client = try await service.client()
+        let started = ContinuousClock.now
+        let outcome = await client.callWithin(10, "sync.now")
+        let elapsed = ContinuousClock.now - started
+        await client.close()
+        guard case .error(let error) = outcome else { return XCTFail("sync.now: \(outcome)\n\(service.log.suffix(2000))") }
+        XCTAssertEqual(error.code, RPCErrorKind.originUnreachable.code, "\(error)")
+        XCTAssertEqual(error.name, RPCErrorKind.originUnreachable.name, "\(error)")
+        XCTAssertLessThan(elapsed, .milliseconds(9_500), "sync.now answered after \(elapsed)")
+        print("sync.now against a silent origin: \(error.name) (\(error.code)) after \(elapsed)")
+    }
+
+    /// A product due for re-validation whose playbackinfo never comes: `sync.now` still answers
+    /// within 10 s (the extension got through), with the product `failed` as `OriginUnreachable`,
+    /// still on its old manifest.
+    func testSyncNowAnswersWithinTenSecondsWhenARevalidationNeverAnswers() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        let (token, before) = try await h.startAndOffline("tr-1")
+        try await h.setServerClock(offset: 2 * 86_400)
+        try await h.api.injectFaults("/v1/playbackinfo/", [["delayMs": 60_000, "repeat": 10]])
+        let client = try await h.client()
+        let started = ContinuousClock.now
+        let outcome = await client.callWithin(10, "sync.now")
+        let elapsed = ContinuousClock.now - started
+        await client.close()
+        guard case .result(let answer) = outcome else { return XCTFail("sync.now: \(outcome)") }
+        let revalidated = answer["revalidated"]?.arrayValue?.first { $0["token"]?.stringValue == token }
+        XCTAssertEqual(revalidated?["result"]?.stringValue, "failed", "\(answer)")
+        XCTAssertEqual(revalidated?["error"]?.stringValue, RPCErrorKind.originUnreachable.name, "\(answer)")
+        XCTAssertLessThan(elapsed, .milliseconds(9_500), "sync.now answered after \(elapsed)")
+        let after = try await h.call("offline.status", ["token": .string(token)])
+        XCTAssertEqual(after["state"]?.stringValue, "cached")
+        XCTAssertEqual(after["manifestHash"], before["manifestHash"])
+        XCTAssertNotNil(after["revalidationError"]?.stringValue, "\(after)")
+        print("sync.now with a re-validation that never answers: \(revalidated?["result"]?.stringValue ?? "?") \(revalidated?["error"]?.stringValue ?? "?") after \(elapsed)")
     }
 
     /// SIGTERM while calls wait on an origin that never answers: the process ends within 10 s,

@@ -1,7 +1,5 @@
 import BlockingIO
-import Catalog
 import Foundation
-import GRDB
 import Glibc
 
 /// How much the downloader may still write: the media file system's free space less
@@ -9,7 +7,7 @@ import Glibc
 /// what running downloads will still write (their reservation). Sizes are counted in the file
 /// system's blocks, as the disk counts them, so a "fits" is a real fit.
 struct StorageBudget: Sendable {
-    let catalog: Catalog
+    let files: FileStore
     let store: MediaStore
 
     struct Room: Sendable, Equatable {
@@ -78,15 +76,6 @@ struct StorageBudget: Sendable {
         return (Int64(info.f_bavail) * frsize, frsize)
     }
 
-    /// Verified files at their size, unfinished ones at what their `.part` holds, but for the
-    /// running ones (`excluding`), which the caller reserves at their full size.
-    static func cacheUsed(_ db: Database, excluding: [Int64] = []) throws -> Int64 {
-        let skip = excluding.isEmpty ? "" : "WHERE id NOT IN (\(excluding.map(String.init).joined(separator: ",")))"
-        return try Int64.fetchOne(db, sql: """
-            SELECT COALESCE(SUM(CASE WHEN state = 'verified' THEN COALESCE(sizeBytes, 0) ELSE bytesOnDisk END), 0) FROM files \(skip)
-            """) ?? 0
-    }
-
     /// What one running download still takes: `disk` bytes to write, `cache` bytes in all.
     struct Reservation: Sendable {
         var disk: Int64
@@ -102,7 +91,7 @@ struct StorageBudget: Sendable {
             (Self.fileSystemSpace(root), running.map { (try? store.partPath($0.relative)).flatMap(MediaStore.size) ?? 0 })
         }
         let ids = running.map(\.fileId)
-        let used = (try? await catalog.read { db in try Self.cacheUsed(db, excluding: ids) }) ?? 0
+        let used = (try? await files.cacheUsed(excluding: ids)) ?? 0
         let (free, blockSize) = space ?? (free: 0, blockSize: 4096)
         var room = Room(freeBytes: free, minFreeBytes: policy.minFreeBytes, cacheUsedBytes: used,
                         maxCacheBytes: policy.maxCacheBytes, reservedBytes: 0, blockSize: blockSize)

@@ -1,6 +1,5 @@
 import Catalog
 import Foundation
-import GRDB
 import Logging
 import OriginClient
 import Wire
@@ -9,7 +8,7 @@ import Wire
 /// already held (at start and every `resyncIntervalSeconds`). One sync at a time, so two
 /// callers never apply two manifests of the same station into each other.
 actor StationSync {
-    private let catalog: Catalog
+    private let stations: StationStore
     private let origin: OriginClient?
     /// Same origin, short timeouts, no network retries: `stations.list` answers at once.
     private let quickOrigin: OriginClient?
@@ -21,7 +20,7 @@ actor StationSync {
 
     init(catalog: Catalog, origin: OriginClient?, quickOrigin: OriginClient?, store: MediaStore,
          engine: DownloadEngine, events: DownloaderEvents, logger: Logger) {
-        self.catalog = catalog
+        self.stations = StationStore(catalog: catalog)
         self.origin = origin
         self.quickOrigin = quickOrigin
         self.store = store
@@ -60,27 +59,17 @@ actor StationSync {
 
     /// Stations with at least one verified item (docs/catalog.md), from the catalog alone.
     private func localOffline() async throws -> [JSONValue] {
-        try await catalog.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT s.id, s.name, s.expiresAt, s.onExpiry, s.syncedAt, COUNT(si.itemId) AS itemCount,
-                       SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verifiedCount,
-                       SUM(CASE WHEN f.state = 'verified' THEN COALESCE(m.durationSeconds, 0) ELSE 0 END) AS seconds,
-                       SUM(CASE WHEN f.state = 'verified' THEN COALESCE(f.sizeBytes, 0) ELSE 0 END) AS bytes
-                FROM stations s JOIN stationItems si ON si.stationId = s.id JOIN mediaItems m ON m.id = si.itemId
-                LEFT JOIN files f ON f.id = m.fileId
-                GROUP BY s.id HAVING verifiedCount > 0 ORDER BY s.name
-                """).map { row -> JSONValue in
-                [
-                    "id": .string(row["id"]), "name": .string(row["name"]),
-                    "itemCount": .number(Double(row["itemCount"] as Int)),
-                    "verifiedCount": .number(Double(row["verifiedCount"] as Int)),
-                    "durationSeconds": .number(row["seconds"] as Double? ?? 0),
-                    "sizeBytes": .number(Double(row["bytes"] as Int64? ?? 0)),
-                    "expiresAt": (row["expiresAt"] as Date?).map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null,
-                    "syncedAt": (row["syncedAt"] as Date?).map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null,
-                    "onExpiry": .string(row["onExpiry"]),
-                ]
-            }
+        try await stations.held().map { station -> JSONValue in
+            [
+                "id": .string(station.id), "name": .string(station.name),
+                "itemCount": .number(Double(station.itemCount)),
+                "verifiedCount": .number(Double(station.verifiedCount)),
+                "durationSeconds": .number(station.durationSeconds),
+                "sizeBytes": .number(Double(station.sizeBytes)),
+                "expiresAt": station.expiresAt.map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null,
+                "syncedAt": station.syncedAt.map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null,
+                "onExpiry": .string(station.onExpiry),
+            ]
         }
     }
 
@@ -100,16 +89,8 @@ actor StationSync {
     func sync(stationId: String, targetMinutes: Double?, keepStoredTarget: Bool = false,
               retry: RetryPolicy = .offlining) async throws -> SyncResult {
         guard let origin else { throw DownloaderError.noOrigin() }
-        let (have, played, storedTarget) = try await catalog.read { db in
-            let have = try String.fetchAll(db, sql: """
-                SELECT si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
-                WHERE si.stationId = ? AND f.state = 'verified' ORDER BY si.position
-                """, arguments: [stationId])
-            let played = try String.fetchAll(db, sql: "SELECT itemId FROM stationItems WHERE stationId = ? AND playedAt IS NOT NULL",
-                                             arguments: [stationId])
-            let target = try Double.fetchOne(db, sql: "SELECT targetMinutes FROM stations WHERE id = ?", arguments: [stationId])
-            return (have, played, target)
-        }
+        let basis = try await stations.syncBasis(stationId: stationId)
+        let (have, played, storedTarget) = (basis.have, basis.played, basis.targetMinutes)
         let target = keepStoredTarget ? storedTarget : targetMinutes
         let answer = try await origin.post("/v1/stations/\(stationId)/offline", body: [
             "targetMinutes": target.map(JSONValue.number) ?? .null,
@@ -140,71 +121,34 @@ actor StationSync {
             logger.warning("station \(stationId): refused item \(refusal.id.debugDescription): \(refusal.reason)")
             events.downloads("ItemRefused", ["stationId": .string(stationId), "itemId": .string(refusal.id), "reason": .string(refusal.reason)])
         }
-        let items = parsedItems
-        let removeIds = removeList
-        let onExpiry = answer["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil } ?? "delete"
-        let name = answer["station"]?["name"]?.stringValue
-        let now = Date()
-        let (added, stale) = try await catalog.write { db -> ([String], [(Int64, String)]) in
-            try db.execute(sql: """
-                INSERT INTO stations (id, name, manifestHash, targetMinutes, expiresAt, revalidateAt, onExpiry, syncedAt, createdAt, lastError)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
-                ON CONFLICT(id) DO UPDATE SET name = COALESCE(?, name), manifestHash = excluded.manifestHash,
-                    targetMinutes = excluded.targetMinutes, expiresAt = excluded.expiresAt, revalidateAt = excluded.revalidateAt,
-                    onExpiry = excluded.onExpiry, syncedAt = excluded.syncedAt, lastError = NULL
-                """, arguments: [stationId, name ?? stationId, answer["manifestHash"]?.stringValue, target,
-                                 answer["expiresAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
-                                 answer["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
-                                 onExpiry, now, now, name])
-            var position = try Int.fetchOne(db, sql: "SELECT MAX(position) FROM stationItems WHERE stationId = ?", arguments: [stationId]) ?? -1
-            var added: [String] = []
-            var stale: [(Int64, String)] = []
-            for item in items {
-                let (fileId, verified, oldPath) = try CatalogRecords.upsert(item, db: db, now: now)
-                if let oldPath { stale.append((fileId, oldPath)) }
-                let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM stationItems WHERE stationId = ? AND itemId = ?",
-                                               arguments: [stationId, item.id]) ?? false
-                if !exists {
-                    position += 1
-                    try db.execute(sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)",
-                                   arguments: [stationId, item.id, position])
-                    added.append(item.id)
-                }
-                try CatalogRecords.want(fileId: fileId, ownerKind: "station", ownerId: stationId, verified: verified, db: db, now: now)
-            }
-            for id in removeIds {
-                try db.execute(sql: """
-                    DELETE FROM downloads WHERE ownerKind = 'station' AND ownerId = ?
-                      AND fileId IN (SELECT fileId FROM mediaItems WHERE id = ?)
-                    """, arguments: [stationId, id])
-                try db.execute(sql: "DELETE FROM stationItems WHERE stationId = ? AND itemId = ?", arguments: [stationId, id])
-            }
-            let garbage = try CatalogRecords.collectGarbage(db: db)
-            return (added, stale + garbage.map { ($0.id, $0.path) })
-        }
+        let manifest = StationStore.Manifest(
+            stationId: stationId, name: answer["station"]?["name"]?.stringValue, manifestHash: answer["manifestHash"]?.stringValue,
+            targetMinutes: target, expiresAt: answer["expiresAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
+            revalidateAt: answer["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
+            onExpiry: answer["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil } ?? "delete",
+            items: parsedItems, remove: removeList)
+        let applied = try await stations.apply(manifest, now: Date())
         // The catalog no longer points at these bytes: stop their transfers, then delete them.
-        for (fileId, path) in stale {
+        for (fileId, path) in applied.stale {
             await engine.cancelAndWait(fileId: fileId)
             await store.delete(path)
         }
         await engine.kick()
         let maxAttempts = engine.maxAttempts
-        let progress = try await catalog.read { db in try CatalogRecords.stationProgress(stationId, maxAttempts: maxAttempts, db: db) }
+        let progress = try await stations.progress(stationId, maxAttempts: maxAttempts)
         await engine.publishStationProgress([stationId])
-        return SyncResult(stationId: stationId, added: added, removed: removeIds, refused: refused, pending: progress.pending,
+        return SyncResult(stationId: stationId, added: applied.added, removed: removeList, refused: refused, pending: progress.pending,
                           failed: progress.failed, total: progress.total, manifestHash: answer["manifestHash"]?.stringValue)
     }
 
     func recordFailure(stationId: String, error: Error) async {
-        _ = try? await catalog.write { db in
-            try db.execute(sql: "UPDATE stations SET lastError = ? WHERE id = ?", arguments: ["\(error)", stationId])
-        }
+        _ = try? await stations.recordSyncFailure(stationId: stationId, error: "\(error)")
     }
 
     /// Re-syncs every station already held, asking only for what changed (`have` lists what is on disk).
     func resyncAll() async {
         guard origin != nil else { return }
-        let ids = (try? await catalog.read { db in try String.fetchAll(db, sql: "SELECT id FROM stations ORDER BY id") }) ?? []
+        let ids = (try? await stations.ids()) ?? []
         for id in ids {
             do {
                 _ = try await sync(stationId: id, targetMinutes: nil, keepStoredTarget: true)

@@ -1,6 +1,5 @@
 import Catalog
 import Foundation
-import GRDB
 import Glibc
 import Logging
 import Wire
@@ -33,17 +32,12 @@ struct Reconciler {
     func run() throws -> Report {
         var report = Report()
         let now = Date()
-        let files = try catalog.readBlocking { db in
-            try Row.fetchAll(db, sql: "SELECT id, localPath, sizeBytes, state FROM files")
-        }
+        let files = try catalog.readBlocking { db in try FileStore.allFiles(db: db) }
         var known = Set<String>()
         var missingIds: [Int64] = []
         var partial: [(Int64, Int64)] = []
-        for row in files {
-            let id: Int64 = row["id"]
-            let relative: String = row["localPath"]
-            let size: Int64? = row["sizeBytes"]
-            let state: String = row["state"]
+        for file in files {
+            let (id, relative, size, state) = (file.id, file.localPath, file.sizeBytes, file.state)
             guard let final = try? store.absolute(relative) else {
                 logger.error("catalog file \(id) has an unusable path \(relative.debugDescription); it will be fetched again")
                 missingIds.append(id)
@@ -77,43 +71,13 @@ struct Reconciler {
                 partial.append((id, onDisk))
             }
         }
-        let affected = try catalog.writeBlocking { db -> [(kind: String, owner: String, item: String)] in
-            for (id, onDisk) in partial {
-                try db.execute(sql: """
-                    UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' WHEN state = 'corrupt' THEN 'corrupt' ELSE 'pending' END
-                    WHERE id = ?
-                    """, arguments: [onDisk, onDisk, id])
-            }
-            var affected: [(kind: String, owner: String, item: String)] = []
-            for id in missingIds {
-                try db.execute(sql: """
-                    UPDATE files SET state = 'pending', bytesOnDisk = 0, attempts = 0, completedAt = NULL,
-                    error = 'FileMissing', reason = 'the file was deleted or changed outside Cassette' WHERE id = ?
-                    """, arguments: [id])
-                try db.execute(sql: "UPDATE downloads SET state = ?, updatedAt = ? WHERE fileId = ? AND state IN ('done', 'failed')",
-                               arguments: [settings.requeueMissing ? "queued" : "failed", now, id])
-                for row in try Row.fetchAll(db, sql: """
-                    SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                    WHERE m.fileId = ? AND p.state = 'cached'
-                    """, arguments: [id]) {
-                    try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = 'FileMissing', reason = ?, endedAt = NULL WHERE token = ?",
-                                   arguments: [settings.requeueMissing ? "queued" : "failed",
-                                               "the file was deleted outside Cassette; " + (settings.requeueMissing ? "downloading it again" : "offline.resume fetches it again"),
-                                               row["token"] as String])
-                    affected.append(("product", row["token"], row["productId"]))
-                }
-                for row in try Row.fetchAll(db, sql: """
-                    SELECT si.stationId, si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
-                    """, arguments: [id]) {
-                    affected.append(("station", row["stationId"], row["itemId"]))
-                }
-            }
-            return affected
+        let affected = try catalog.writeBlocking { db in
+            try FileStore.recordReconcile(partial: partial, missing: missingIds, requeueMissing: settings.requeueMissing, now: now, db: db)
         }
         for entry in affected {
             var data: [String: Wire.JSONValue] = ["state": settings.requeueMissing ? "queued" : "failed", "error": "FileMissing",
                                                   "reason": "the file was deleted or changed outside Cassette"]
-            if entry.kind == "product" {
+            if entry.kind == .product {
                 data["token"] = .string(entry.owner)
                 data["productId"] = .string(entry.item)
             } else {

@@ -1,12 +1,31 @@
+import Catalog
 import Foundation
 import GRDB
 import OriginClient
 import Wire
 
-/// The catalog's `licenses` rows (CATALOG-CONTRACT): one token's license in force, kept with its
-/// keys in the catalog, whose file only the services' user and group can read (the keys never
-/// sit in a file of their own). A license goes with the content it licenses.
-enum LicenseRecords {
+/// The catalog's `licenses` rows (CATALOG-CONTRACT) and `offlineProducts.licenseId`: one token's
+/// license in force, kept with its keys in the catalog, whose file only the services' user and
+/// group can read (the keys never sit in a file of their own). A license goes with the content it
+/// licenses, so most of its writes run inside the transaction that stores or drops that content
+/// (the `static` functions); the others are transactions of their own.
+struct LicenseStore: Sendable {
+    let catalog: Catalog
+
+    /// The terms of `token`'s license in force, for a renewal that names none.
+    func currentTerms(token: String) async throws -> LicenseTerms? {
+        try await catalog.read { db in try Self.currentTerms(token: token, db: db) }
+    }
+
+    /// Makes `license` the token's license in force (a renewal), dropping the one it replaces.
+    func renew(_ license: GrantedLicense, token: String, productId: String) async throws {
+        try await catalog.write { db in
+            try Self.store(license, token: token, productId: productId, current: true, db: db)
+        }
+    }
+
+    // MARK: Inside a caller's transaction
+
     /// Stores `license` for `token`. `current: true` makes it the token's license in force and
     /// drops the one it replaces (a renewal); `false` keeps it aside for a re-offline that has not
     /// been committed yet.

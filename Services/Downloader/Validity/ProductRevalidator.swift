@@ -1,6 +1,5 @@
 import Catalog
 import Foundation
-import GRDB
 import Logging
 import OriginClient
 import Wire
@@ -50,7 +49,8 @@ actor ProductRevalidator {
     /// One round gives up on a failing origin quickly: the next round is the retry (TIDAL).
     static let retry = RetryPolicy(statusRetries: 1, baseDelay: 0.2, maxStatusDelay: 1, networkRetries: 0, maxNetworkDelay: 0)
 
-    private let catalog: Catalog
+    private let revalidations: RevalidationStore
+    private let licenseStore: LicenseStore
     private let origin: OriginClient?
     private let licenses: LicenseClient?
     private let store: MediaStore
@@ -61,7 +61,8 @@ actor ProductRevalidator {
 
     init(catalog: Catalog, origin: OriginClient?, licenses: LicenseClient?, store: MediaStore, engine: DownloadEngine,
          events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
-        self.catalog = catalog
+        self.revalidations = RevalidationStore(catalog: catalog)
+        self.licenseStore = LicenseStore(catalog: catalog)
         self.origin = origin
         self.licenses = licenses
         self.store = store
@@ -74,26 +75,22 @@ actor ProductRevalidator {
     // MARK: Rounds
 
     /// Re-validates every offlined product that is due. Products are done one after another:
-    /// rounds are rare and small, and one failing product must not hold up the others.
-    func round() async -> [Outcome] {
+    /// rounds are rare and small, and one failing product must not hold up the others. With a
+    /// `deadline` (someone waits for the answer), every origin request ends by it, and a product
+    /// whose turn comes after it fails as `OriginUnreachable` without asking.
+    func round(within deadline: CallDeadline? = nil) async -> [Outcome] {
         let now = await clock.now()
-        let due: [(token: String, requestedProductId: String, productId: String)]
+        let due: [RevalidationStore.Due]
         do {
-            due = try await catalog.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT token, requestedProductId, productId FROM offlineProducts
-                    WHERE state = 'cached' AND (offlineRevalidateAt IS NULL OR offlineRevalidateAt <= ?)
-                    ORDER BY requestedAt
-                    """, arguments: [now]).map { (token: $0["token"], requestedProductId: $0["requestedProductId"],
-                                                  productId: $0["productId"] ?? $0["requestedProductId"]) }
-            }
+            due = try await revalidations.due(at: now)
         } catch {
             logger.error("cannot list products to re-validate: \(error)")
             return []
         }
         var outcomes: [Outcome] = []
         for row in due {
-            outcomes.append(await revalidate(token: row.token, requestedProductId: row.requestedProductId, productId: row.productId))
+            outcomes.append(await revalidate(token: row.token, requestedProductId: row.requestedProductId, productId: row.productId,
+                                             deadline: deadline))
         }
         if !due.isEmpty {
             let counts = Dictionary(grouping: outcomes, by: \.result.rawValue).mapValues(\.count)
@@ -102,9 +99,9 @@ actor ProductRevalidator {
         return outcomes
     }
 
-    private func revalidate(token: String, requestedProductId: String, productId: String) async -> Outcome {
+    private func revalidate(token: String, requestedProductId: String, productId: String, deadline: CallDeadline?) async -> Outcome {
         do {
-            let result = try await revalidateOrThrow(token: token, requestedProductId: requestedProductId)
+            let result = try await revalidateOrThrow(token: token, requestedProductId: requestedProductId, deadline: deadline)
             // A swap announces itself (it may also happen later, when the engine verifies the file).
             if result != .replaced {
                 events.downloads("OfflineRevalidated", ["token": .string(token), "productId": .string(productId),
@@ -115,27 +112,25 @@ actor ProductRevalidator {
             let name = (error as? any RPCErrorConvertible)?.rpcError.name ?? "RevalidationFailed"
             let message = "\(error)"
             logger.info("re-validation of \(requestedProductId) (\(token)) failed, nothing changed: \(message)")
-            _ = try? await catalog.write { db in
-                try db.execute(sql: "UPDATE offlineProducts SET revalidationError = ? WHERE token = ?",
-                               arguments: ["\(name): \(message)", token])
-            }
+            _ = try? await revalidations.recordFailure(token: token, error: "\(name): \(message)")
             events.downloads("RevalidationFailed", ["token": .string(token), "productId": .string(productId),
                                                     "error": .string(name), "reason": .string(message)])
             return Outcome(token: token, productId: productId, result: .failed, error: name)
         }
     }
 
-    private func revalidateOrThrow(token: String, requestedProductId: String) async throws -> Outcome.Result {
+    private func revalidateOrThrow(token: String, requestedProductId: String, deadline: CallDeadline?) async throws -> Outcome.Result {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
-        let current = try await catalog.read { db in
-            try Row.fetchOne(db, sql: "SELECT quality, manifestHash, staged FROM offlineProducts WHERE token = ?", arguments: [token])
-                .map { (quality: $0["quality"] as String?, manifestHash: $0["manifestHash"] as String?, staged: $0["staged"] as String?) }
+        if let deadline, deadline.hasPassed {
+            throw OriginError(name: RPCErrorKind.originUnreachable.name,
+                              message: "the time to answer ran out before this product's turn; the next round re-validates it")
         }
+        let current = try await revalidations.held(token: token)
         guard let current else { throw DownloaderError.unknownToken(token) }
         // The identical request as when offlined: the requested id, offline mode, the same quality.
         let info = try await origin.get("/v1/playbackinfo/\(requestedProductId)",
                                         query: ["mode": "offline", "quality": current.quality ?? "HIGH"],
-                                        retry: Self.retry)
+                                        retry: deadline?.bounding(Self.retry) ?? Self.retry)
         guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(requestedProductId) }
         guard (info["manifestType"]?.stringValue ?? "progressive") == "progressive" else {
             throw DownloaderError.notSupported("\(requestedProductId) is now delivered as \(info["manifestType"]?.stringValue ?? "?")")
@@ -146,20 +141,18 @@ actor ProductRevalidator {
         let validity = Validity(info)
         // A licensed product gets a new license in the same round (TIDAL: licenseSecurityToken;
         // Brightcove: the terms it was licensed with).
-        let terms = try await catalog.read { db in try LicenseRecords.currentTerms(token: token, db: db) }
+        let terms = try await licenseStore.currentTerms(token: token)
         func freshLicense() async throws -> GrantedLicense? {
             guard terms != nil || LicenseClient.securityToken(info) != nil else { return nil }
-            return try await licenses.request(productId: requestedProductId, playbackInfo: info, terms: terms ?? .purchase)
+            return try await licenses.request(productId: requestedProductId, playbackInfo: info, terms: terms ?? .purchase,
+                                              retry: deadline?.bounding(.offlining) ?? .offlining)
         }
 
         if hash == current.manifestHash {
             let license = try await freshLicense()
-            let dropped = try await catalog.write { db -> [(id: Int64, path: String)] in
-                try validity.store(token: token, db: db)
-                if let license { try LicenseRecords.store(license, token: token, productId: requestedProductId, current: true, db: db) }
-                // The origin went back to what is held: a re-offline under way is no longer wanted.
-                return try Self.dropStaging(token: token, db: db)
-            }
+            // The origin went back to what is held: a re-offline under way is no longer wanted.
+            let dropped = try await revalidations.refresh(token: token, validity: validity, license: license,
+                                                          requestedProductId: requestedProductId)
             await engine.discard(dropped)
             return .unchanged
         }
@@ -172,32 +165,17 @@ actor ProductRevalidator {
             item = parsed
         case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
         }
-        let previous = current.staged.flatMap(StagedRevision.decode)
-        if let previous, previous.manifestHash == hash {
+        if let previous = current.staged, previous.manifestHash == hash {
             // Already staging this manifest: make sure it is still wanted (a file that gave up
             // starts over), and let the engine go on.
-            try await catalog.write { db in
-                let verified = try String.fetchOne(db, sql: "SELECT state FROM files WHERE id = ?", arguments: [previous.fileId]) == "verified"
-                if !verified {
-                    try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ?", arguments: [previous.fileId])
-                }
-                try CatalogRecords.want(fileId: previous.fileId, ownerKind: "product", ownerId: token, verified: verified,
-                                        db: db, now: Date())
-            }
+            try await revalidations.keepStaging(fileId: previous.fileId, token: token, now: Date())
             await engine.kick()
             return try await promote(token: token) ? .replaced : .staged
         }
         let license = try await freshLicense()
         let now = Date()
-        let dropped = try await catalog.write { db -> [(id: Int64, path: String)] in
-            let dropped = try Self.dropStaging(token: token, db: db)
-            let (fileId, verified) = try CatalogRecords.stageFile(item, db: db, now: now)
-            try CatalogRecords.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
-            if let license { try LicenseRecords.store(license, token: token, productId: requestedProductId, current: false, db: db) }
-            let staged = StagedRevision(manifestHash: hash, fileId: fileId, item: item, validity: validity, licenseId: license?.id)
-            try db.execute(sql: "UPDATE offlineProducts SET staged = ? WHERE token = ?", arguments: [staged.encoded(), token])
-            return dropped
-        }
+        let dropped = try await revalidations.stage(token: token, manifestHash: hash, item: item, validity: validity, license: license,
+                                                    requestedProductId: requestedProductId, now: now)
         await engine.discard(dropped)
         logger.info("\(requestedProductId) (\(token)) has a new manifest: re-offlining \(item.id) beside the old file")
         // TIDAL: the offline messages are sent for re-validations too.
@@ -212,11 +190,7 @@ actor ProductRevalidator {
     /// file's commit and the swap) and after the engine verified a file.
     func promoteReady() async {
         do {
-            let tokens = try await catalog.read { db in
-                try String.fetchAll(db, sql: """
-                    SELECT token FROM offlineProducts WHERE staged IS NOT NULL AND state != 'deleted'
-                    """)
-            }
+            let tokens = try await revalidations.stagedTokens()
             for token in tokens { _ = try await promote(token: token) }
         } catch {
             logger.error("cannot finish staged re-offlines: \(error)")
@@ -225,80 +199,20 @@ actor ProductRevalidator {
 
     /// Called with a file the committer just verified; cheap when no re-offline waits for it.
     func fileVerified(_ fileId: Int64) async {
-        let waiting = (try? await catalog.read { db in
-            try Bool.fetchOne(db, sql: """
-                SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
-                WHERE d.fileId = ? AND p.staged IS NOT NULL LIMIT 1
-                """, arguments: [fileId])
-        }) ?? false
-        if waiting == true { await promoteReady() }
+        let waiting = (try? await revalidations.stagingWaits(for: fileId)) ?? false
+        if waiting { await promoteReady() }
     }
 
     /// Points the product at its staged file in one transaction once that file is verified, then
     /// deletes the old file. Returns whether it switched.
     private func promote(token: String) async throws -> Bool {
         let now = Date()
-        let switched = try await catalog.write { db -> (productId: String, garbage: [(id: Int64, path: String)])? in
-            guard let row = try Row.fetchOne(db, sql: "SELECT staged, state FROM offlineProducts WHERE token = ?", arguments: [token]),
-                  let staged = (row["staged"] as String?).flatMap(StagedRevision.decode),
-                  (row["state"] as String) != "deleted",
-                  try String.fetchOne(db, sql: "SELECT state FROM files WHERE id = ?", arguments: [staged.fileId]) == "verified"
-            else { return nil }
-            try CatalogRecords.upsertMediaItem(staged.item, fileId: staged.fileId, db: db)
-            try db.execute(sql: """
-                UPDATE offlineProducts SET productId = ?, productType = ?, manifestHash = ?, staged = NULL, endedAt = ?
-                WHERE token = ?
-                """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now, token])
-            try staged.validity.store(token: token, db: db)
-            if let licenseId = staged.licenseId { try LicenseRecords.makeCurrent(licenseId, token: token, db: db) }
-            // The token now wants only the new file; the old one goes unless a station holds it.
-            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId != ?",
-                           arguments: [token, staged.fileId])
-            try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
-                           arguments: [now, token])
-            return (staged.item.id, try CatalogRecords.collectGarbage(db: db))
-        }
-        guard let switched else { return false }
+        guard let switched = try await revalidations.swap(token: token, now: now) else { return false }
         await engine.discard(switched.garbage)
         logger.info("re-offline of \(token) committed: now \(switched.productId); \(switched.garbage.count) old file(s) deleted")
         events.downloads("OfflineDone", ["token": .string(token), "productId": .string(switched.productId), "revalidation": true])
         events.downloads("OfflineRevalidated", ["token": .string(token), "productId": .string(switched.productId),
                                                 "result": .string(Outcome.Result.replaced.rawValue)])
         return true
-    }
-
-    /// Forgets `token`'s staged re-offline, if any: its queue row, its license kept aside and its
-    /// file unless something else wants it. Returns the files to delete after the commit.
-    private static func dropStaging(token: String, db: Database) throws -> [(id: Int64, path: String)] {
-        guard let staged = try String.fetchOne(db, sql: "SELECT staged FROM offlineProducts WHERE token = ?", arguments: [token])
-            .flatMap(StagedRevision.decode) else { return [] }
-        try db.execute(sql: "UPDATE offlineProducts SET staged = NULL WHERE token = ?", arguments: [token])
-        let current = try Int64.fetchOne(db, sql: """
-            SELECT m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId WHERE p.token = ?
-            """, arguments: [token])
-        if staged.fileId != current {
-            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId = ?",
-                           arguments: [token, staged.fileId])
-        }
-        if let licenseId = staged.licenseId { try LicenseRecords.delete(licenseId: licenseId, db: db) }
-        return try CatalogRecords.collectGarbage(db: db)
-    }
-}
-
-/// The validity a playbackinfo answer grants (TIDAL `offlineRevalidateAt`, `offlineValidUntil`).
-struct Validity: Sendable, Codable, Equatable {
-    var revalidateAt: Date?
-    var validUntil: Date?
-
-    init(_ info: JSONValue) {
-        revalidateAt = info["offlineRevalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
-        validUntil = info["offlineValidUntil"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
-    }
-
-    func store(token: String, db: Database) throws {
-        try db.execute(sql: """
-            UPDATE offlineProducts SET offlineRevalidateAt = ?, offlineValidUntil = ?, revalidatedAt = ?, revalidationError = NULL
-            WHERE token = ?
-            """, arguments: [revalidateAt, validUntil, Date(), token])
     }
 }

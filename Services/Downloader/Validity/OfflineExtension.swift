@@ -1,6 +1,5 @@
 import Catalog
 import Foundation
-import GRDB
 import Logging
 import OriginClient
 import Wire
@@ -8,7 +7,7 @@ import Wire
 /// Feed.fm "Expiration": asks the origin to extend what is held (at start while online and on
 /// `sync.now`), and applies each station's `onExpiry` once the trusted time passes its expiry.
 actor OfflineExtension {
-    private let catalog: Catalog
+    private let expiries: ExpiryStore
     private let origin: OriginClient?
     private let store: MediaStore
     private let engine: DownloadEngine
@@ -18,7 +17,7 @@ actor OfflineExtension {
 
     init(catalog: Catalog, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
          events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
-        self.catalog = catalog
+        self.expiries = ExpiryStore(catalog: catalog)
         self.origin = origin
         self.store = store
         self.engine = engine
@@ -31,34 +30,23 @@ actor OfflineExtension {
     /// expiries, then applies expiry. Throws when the origin cannot be reached (nothing changes).
     func extend(retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin else { throw DownloaderError.noOrigin() }
-        let (stationIds, productIds) = try await catalog.read { db in
-            (try String.fetchAll(db, sql: "SELECT id FROM stations ORDER BY id"),
-             try String.fetchAll(db, sql: """
-                 SELECT DISTINCT requestedProductId FROM offlineProducts WHERE state != 'deleted' ORDER BY requestedProductId
-                 """))
-        }
+        let held = try await expiries.held()
+        let (stationIds, productIds) = (held.stationIds, held.productIds)
         let answer = try await origin.post("/v1/offline/extend", body: [
             "stations": .array(stationIds.map(JSONValue.string)), "products": .array(productIds.map(JSONValue.string)),
         ], retry: retry)
         let stations = Self.entries(answer["stations"], dateKey: "expiresAt")
         let products = Self.entries(answer["products"], dateKey: "validUntil")
-        try await catalog.write { db in
-            for (id, expiresAt, entry) in stations where stationIds.contains(id) {
-                let onExpiry = entry["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil }
-                try db.execute(sql: """
-                    UPDATE stations SET expiresAt = ?, revalidateAt = COALESCE(?, revalidateAt),
-                        onExpiry = COALESCE(?, onExpiry) WHERE id = ?
-                    """, arguments: [expiresAt, entry["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
-                                     onExpiry, id])
-            }
-            // Only the validity: `offlineRevalidateAt` moves with a re-validation alone, or an
-            // extension would keep a redelivered product from ever being re-offlined (TIDAL).
-            for (id, validUntil, _) in products where productIds.contains(id) {
-                try db.execute(sql: """
-                    UPDATE offlineProducts SET offlineValidUntil = ? WHERE requestedProductId = ? AND state != 'deleted'
-                    """, arguments: [validUntil, id])
-            }
+        // Only what was asked about is stored.
+        let extendedStations = stations.filter { stationIds.contains($0.0) }.map { id, expiresAt, entry in
+            ExpiryStore.StationExtension(id: id, expiresAt: expiresAt,
+                                         revalidateAt: entry["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
+                                         onExpiry: entry["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil })
         }
+        let extendedProducts = products.filter { productIds.contains($0.0) }.map { id, validUntil, _ in
+            ExpiryStore.ProductExtension(requestedProductId: id, validUntil: validUntil)
+        }
+        try await expiries.recordExtension(stations: extendedStations, products: extendedProducts)
         await clock.capture()
         let expired = try await expire()
         func list(_ rows: [(String, Date, JSONValue)], _ key: String) -> JSONValue {
@@ -84,18 +72,7 @@ actor OfflineExtension {
     @discardableResult
     func expire() async throws -> [String] {
         let now = await clock.now()
-        let (expired, garbage) = try await catalog.write { db -> ([String], [(id: Int64, path: String)]) in
-            let ids = try String.fetchAll(db, sql: """
-                SELECT id FROM stations WHERE onExpiry = 'delete' AND expiresAt IS NOT NULL AND expiresAt <= ? ORDER BY id
-                """, arguments: [now])
-            guard !ids.isEmpty else { return ([], []) }
-            for id in ids {
-                try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'station' AND ownerId = ?", arguments: [id])
-                try db.execute(sql: "DELETE FROM stationItems WHERE stationId = ?", arguments: [id])
-                try db.execute(sql: "DELETE FROM stations WHERE id = ?", arguments: [id])
-            }
-            return (ids, try CatalogRecords.collectGarbage(db: db))
-        }
+        let (expired, garbage) = try await expiries.deleteExpiredStations(at: now)
         guard !expired.isEmpty else { return [] }
         await engine.discard(garbage)
         for id in expired {

@@ -1,6 +1,5 @@
 import Catalog
 import Foundation
-import GRDB
 
 /// Makes completed downloads permanent, several at a time (group commit), in the only safe
 /// order (docs/catalog.md):
@@ -25,16 +24,7 @@ import GRDB
 /// renames it back to `.part`, and the next attempt re-verifies it without downloading.
 actor DurableCommitter {
     /// What the commit changed for one file, for the events the engine publishes.
-    struct Verified: Sendable {
-        struct Product: Sendable {
-            var token: String
-            var productId: String
-        }
-        /// Products that became `cached` with this file.
-        var products: [Product] = []
-        /// Stations holding the file (their progress changed).
-        var stations: [String] = []
-    }
+    typealias Verified = DownloadQueueStore.Verified
 
     private struct Waiter {
         var job: FileJob
@@ -93,29 +83,7 @@ actor DurableCommitter {
         }
         // Step 5: the catalog, last; synchronous=FULL makes the commit itself durable.
         let now = Date()
-        return try catalog.writeBlocking { db in
-            var verified: [Int64: Verified] = [:]
-            for job in jobs {
-                try db.execute(sql: """
-                    UPDATE files SET state = 'verified', bytesOnDisk = sizeBytes, completedAt = ?, error = NULL, reason = NULL
-                    WHERE id = ?
-                    """, arguments: [now, job.fileId])
-                try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')",
-                               arguments: [now, job.fileId])
-                let products = try Row.fetchAll(db, sql: """
-                    SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                    WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
-                    """, arguments: [job.fileId]).map { Verified.Product(token: $0["token"], productId: $0["productId"]) }
-                for product in products {
-                    try db.execute(sql: "UPDATE offlineProducts SET state = 'cached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?",
-                                   arguments: [now, product.token])
-                }
-                let stations = try String.fetchAll(db, sql: """
-                    SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
-                    """, arguments: [job.fileId])
-                verified[job.fileId] = Verified(products: products, stations: stations)
-            }
-            return verified
-        }
+        let fileIds = jobs.map(\.fileId)
+        return try catalog.writeBlocking { db in try DownloadQueueStore.markVerified(fileIds, now: now, db: db) }
     }
 }

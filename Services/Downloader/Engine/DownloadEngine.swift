@@ -1,6 +1,5 @@
 import Catalog
 import Foundation
-import GRDB
 import Logging
 import Synchronization
 import Wire
@@ -10,7 +9,6 @@ import Wire
 /// request first). The queue *is* the catalog (`downloads` rows, `files.attempts`), so a restart
 /// resumes exactly where the last process stopped, with the same attempts counted.
 actor DownloadEngine {
-    private let catalog: Catalog
     private let store: MediaStore
     private let transfer: FileTransfer
     private let committer: DurableCommitter
@@ -29,6 +27,7 @@ actor DownloadEngine {
     /// The jobs behind `active`, for admission's reservation of what they will still write.
     private var activeJobs: [FileJob] = []
     private let queue: DownloadQueueStore
+    private let stationStore: StationStore
     /// Files whose bytes are complete and fsynced, waiting for the committer: they keep their
     /// task in `active` (cancelAndWait and stop still wait for them) but no longer hold a slot,
     /// so the next transfer starts while the batch's rename, directory fsync and catalog commit run.
@@ -47,11 +46,11 @@ actor DownloadEngine {
 
     init(catalog: Catalog, store: MediaStore, transfer: FileTransfer, events: DownloaderEvents,
          settings: DownloaderSettings, logger: Logger) {
-        self.catalog = catalog
         self.store = store
         self.transfer = transfer
         self.committer = DurableCommitter(store: store, catalog: catalog)
         self.queue = DownloadQueueStore(catalog: catalog)
+        self.stationStore = StationStore(catalog: catalog)
         self.events = events
         self.logger = logger
         self.maxParallel = settings.maxParallel
@@ -151,7 +150,7 @@ actor DownloadEngine {
     private func perform(_ job: FileJob) async {
         let owners = await markStarted(job)
         let progress = Mutex<Int64>(-1)
-        let ticker = Task { [catalog, events] in
+        let ticker = Task { [queue, events] in
             var written: Int64 = -2
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: 500_000_000)
@@ -159,12 +158,7 @@ actor DownloadEngine {
                 guard now != written, now >= 0 else { continue }
                 written = now
                 // CATALOG-CONTRACT: bytesOnDisk follows the download about every second.
-                _ = try? await catalog.write { db in
-                    try db.execute(sql: """
-                        UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE state END
-                        WHERE id = ? AND state != 'verified'
-                        """, arguments: [now, now, job.fileId])
-                }
+                _ = try? await queue.recordProgress(fileId: job.fileId, bytesOnDisk: now)
                 for owner in owners {
                     events.downloads("OfflineProgress", [
                         "token": .string(owner.token), "productId": .string(owner.productId),
@@ -217,41 +211,15 @@ actor DownloadEngine {
         }
     }
 
-    private struct ProductOwner: Sendable {
-        var token: String
-        var productId: String
-    }
-
     /// Products waiting for this file become Downloading (OfflineStarted once per token).
-    private func markStarted(_ job: FileJob) async -> [ProductOwner] {
+    private func markStarted(_ job: FileJob) async -> [ProductRef] {
         let now = Date()
-        let changed: [ProductOwner]
-        let owners: [ProductOwner]
+        let changed: [ProductRef]
+        let owners: [ProductRef]
         do {
             // Most files (station items) have no product waiting: a read spares them a write transaction.
-            let ownedByProducts = try await catalog.read { db in
-                try Bool.fetchOne(db, sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1",
-                                  arguments: [job.fileId]) ?? false
-            }
-            guard ownedByProducts else { return [] }
-            (owners, changed) = try await catalog.write { db in
-                let rows = try Row.fetchAll(db, sql: """
-                    SELECT p.token, p.productId, p.state FROM offlineProducts p JOIN downloads d
-                      ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.fileId = ? AND d.state = 'queued'
-                    """, arguments: [job.fileId])
-                let all = rows.map { ProductOwner(token: $0["token"], productId: $0["productId"] ?? "") }
-                // A cached product fetching a re-offline's file stays cached (and playable) until
-                // the swap; its OfflineStarted came from the re-validation.
-                let starting = rows.filter { !["downloading", "cached"].contains($0["state"] as String) }
-                    .map { ProductOwner(token: $0["token"], productId: $0["productId"] ?? "") }
-                for owner in starting {
-                    try db.execute(sql: """
-                        UPDATE offlineProducts SET state = 'downloading', startedAt = COALESCE(startedAt, ?), error = NULL, reason = NULL
-                        WHERE token = ?
-                        """, arguments: [now, owner.token])
-                }
-                return (all, starting)
-            }
+            guard try await queue.productWaits(for: job.fileId) else { return [] }
+            (owners, changed) = try await queue.startProducts(waitingFor: job.fileId, now: now)
         } catch {
             logger.error("cannot mark \(job.relative) started: \(error)")
             return []
@@ -298,29 +266,9 @@ actor DownloadEngine {
 
     private func attemptFailed(_ job: FileJob, error: String, reason: String) async {
         let now = Date()
-        let maxAttempts = maxAttempts
         do {
-            let (failed, stations) = try await catalog.write { db -> ([ProductOwner], [String]) in
-                try db.execute(sql: """
-                    UPDATE files SET attempts = attempts + 1, error = ?, reason = ?, state = 'corrupt', bytesOnDisk = 0 WHERE id = ?
-                    """, arguments: [error, reason, job.fileId])
-                let attempts = try Int.fetchOne(db, sql: "SELECT attempts FROM files WHERE id = ?", arguments: [job.fileId]) ?? 0
-                let stations = try String.fetchAll(db, sql: """
-                    SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
-                    """, arguments: [job.fileId])
-                guard attempts >= maxAttempts else { return ([], []) }
-                try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = ?, attempts = ?, updatedAt = ? WHERE fileId = ? AND state = 'queued'",
-                               arguments: ["\(error): \(reason)", attempts, now, job.fileId])
-                let products = try Row.fetchAll(db, sql: """
-                    SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                    WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
-                    """, arguments: [job.fileId]).map { ProductOwner(token: $0["token"], productId: $0["productId"]) }
-                for product in products {
-                    try db.execute(sql: "UPDATE offlineProducts SET state = 'failed', error = ?, reason = ?, endedAt = ? WHERE token = ?",
-                                   arguments: [ItemError.downloadFailed.rawValue, "\(error): \(reason)", now, product.token])
-                }
-                return (products, stations)
-            }
+            let (failed, stations) = try await queue.recordFailedAttempt(fileId: job.fileId, error: error, reason: reason,
+                                                                         maxAttempts: maxAttempts, now: now)
             for product in failed {
                 events.downloads("OfflineFailed", ["token": .string(product.token), "productId": .string(product.productId),
                                                    "error": .string(ItemError.downloadFailed.rawValue), "cause": .string(error),
@@ -337,21 +285,13 @@ actor DownloadEngine {
     /// A cancelled transfer: the catalog learns how many bytes the `.part` keeps.
     private func noteInterrupted(_ job: FileJob) async {
         let onDisk = await store.partSize(job.relative)
-        _ = try? await catalog.write { db in
-            try db.execute(sql: """
-                UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE 'pending' END
-                WHERE id = ? AND state != 'verified'
-                """, arguments: [onDisk, onDisk, job.fileId])
-        }
+        _ = try? await queue.recordInterrupted(fileId: job.fileId, bytesOnDisk: onDisk)
     }
 
     /// StationDownloadProgress for each station, and StationDownloadComplete when none is pending.
     func publishStationProgress(_ stations: [String]) async {
-        let maxAttempts = maxAttempts
         for station in stations {
-            guard let progress = try? await catalog.read({ db in
-                try CatalogRecords.stationProgress(station, maxAttempts: maxAttempts, db: db)
-            }) else { continue }
+            guard let progress = try? await stationStore.progress(station, maxAttempts: maxAttempts) else { continue }
             let data: [String: JSONValue] = ["stationId": .string(station), "pending": .number(Double(progress.pending)),
                                              "failed": .number(Double(progress.failed)), "total": .number(Double(progress.total))]
             events.downloads("StationDownloadProgress", data)

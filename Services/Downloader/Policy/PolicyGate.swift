@@ -1,6 +1,5 @@
 import Catalog
 import Foundation
-import GRDB
 import Logging
 import Synchronization
 import Wire
@@ -20,7 +19,8 @@ final class PolicyGate: Sendable {
     }
 
     private let state: Mutex<State>
-    private let catalog: Catalog
+    private let idle: IdleItemStore
+    private let files: FileStore
     let budget: StorageBudget
     private let store: MediaStore
     private let events: DownloaderEvents
@@ -29,11 +29,12 @@ final class PolicyGate: Sendable {
 
     init(catalog: Catalog, store: MediaStore, events: DownloaderEvents, logger: Logger,
          policy: DownloadPolicy, network: NetworkState) {
-        self.catalog = catalog
+        idle = IdleItemStore(catalog: catalog)
+        files = FileStore(catalog: catalog)
         self.store = store
         self.events = events
         self.logger = logger
-        budget = StorageBudget(catalog: catalog, store: store)
+        budget = StorageBudget(files: files, store: store)
         state = Mutex(State(policy: policy, network: network))
     }
 
@@ -107,12 +108,7 @@ final class PolicyGate: Sendable {
     /// Files among `fileIds` some queued `offline.add` token asked for with `allowCellular: true`.
     func cellularAllowedFiles(_ fileIds: [Int64]) async -> Set<Int64> {
         guard !fileIds.isEmpty else { return [] }
-        return (try? await catalog.read { db in
-            try Int64.fetchSet(db, sql: """
-                SELECT DISTINCT d.fileId FROM downloads d JOIN offlineProducts p ON d.ownerKind = 'product' AND p.token = d.ownerId
-                WHERE d.state = 'queued' AND p.allowCellular = 1 AND d.fileId IN (\(fileIds.map(String.init).joined(separator: ",")))
-                """)
-        }) ?? []
+        return (try? await idle.cellularAllowed(among: fileIds)) ?? []
     }
 
     // MARK: Item states
@@ -122,37 +118,13 @@ final class PolicyGate: Sendable {
     /// station item whose state or error changed (a new reason alone is not news).
     func markIdle(_ fileIds: [Int64], _ block: PolicyBlock, _ reason: String) async {
         guard !fileIds.isEmpty else { return }
-        let list = fileIds.map(String.init).joined(separator: ",")
-        let (products, stationItems) = (try? await catalog.write { db -> ([(String, String)], [(String, String)]) in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT DISTINCT p.token, p.productId, p.state, p.error FROM offlineProducts p JOIN downloads d
-                  ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.state = 'queued'
-                WHERE d.fileId IN (\(list)) AND p.state IN ('queued', 'downloading', 'idle')
-                """)
-            var products: [(String, String)] = []
-            for row in rows {
-                let token: String = row["token"]
-                try db.execute(sql: "UPDATE offlineProducts SET state = 'idle', error = ?, reason = ? WHERE token = ?",
-                               arguments: [block.rawValue, reason, token])
-                if (row["state"] as String) != "idle" || (row["error"] as String?) != block.rawValue {
-                    products.append((token, row["productId"] ?? ""))
-                }
-            }
-            let items = try Row.fetchAll(db, sql: """
-                SELECT DISTINCT si.stationId, si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
-                  JOIN files f ON f.id = m.fileId
-                WHERE f.id IN (\(list)) AND f.state != 'verified' AND f.error IS NOT ?
-                """, arguments: [block.rawValue]).map { (row: Row) -> (String, String) in (row["stationId"], row["itemId"]) }
-            try db.execute(sql: "UPDATE files SET error = ?, reason = ? WHERE id IN (\(list)) AND state != 'verified'",
-                           arguments: [block.rawValue, reason])
-            return (products, items)
-        }) ?? ([], [])
-        for (token, productId) in products {
-            events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "idle",
+        let (products, stationItems) = (try? await idle.markIdle(fileIds, block, reason)) ?? ([], [])
+        for product in products {
+            events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId), "state": "idle",
                                                   "error": .string(block.rawValue), "reason": .string(reason)])
         }
-        for (stationId, itemId) in stationItems {
-            events.downloads("ItemStateChanged", ["stationId": .string(stationId), "itemId": .string(itemId), "state": "idle",
+        for item in stationItems {
+            events.downloads("ItemStateChanged", ["stationId": .string(item.stationId), "itemId": .string(item.itemId), "state": "idle",
                                                   "error": .string(block.rawValue), "reason": .string(reason)])
         }
     }
@@ -163,24 +135,9 @@ final class PolicyGate: Sendable {
         if case .blocked = verdict { return }
         let onlyOverridden: Bool
         if case .perItem = verdict { onlyOverridden = true } else { onlyOverridden = false }
-        let released = (try? await catalog.write { db -> [(String, String)] in
-            if !onlyOverridden {
-                try db.execute(sql: """
-                    UPDATE files SET error = NULL, reason = NULL WHERE state != 'verified' AND error IN ('CellularNotAllowed', 'NoNetwork')
-                    """)
-            }
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT token, productId FROM offlineProducts
-                WHERE state = 'idle' AND error IN ('CellularNotAllowed', 'NoNetwork') \(onlyOverridden ? "AND allowCellular = 1" : "")
-                """)
-            for row in rows {
-                try db.execute(sql: "UPDATE offlineProducts SET state = 'queued', error = NULL, reason = NULL WHERE token = ?",
-                               arguments: [row["token"] as String])
-            }
-            return rows.map { (row: Row) -> (String, String) in (row["token"], row["productId"] ?? "") }
-        }) ?? []
-        for (token, productId) in released {
-            events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "queued"])
+        let released = (try? await idle.releaseNetworkIdle(onlyOverridden: onlyOverridden)) ?? []
+        for product in released {
+            events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId), "state": "queued"])
         }
     }
 
@@ -192,12 +149,7 @@ final class PolicyGate: Sendable {
         case .allowed: return
         case .blocked(let b, let r), .perItem(let b, let r): (block, reason) = (b, r)
         }
-        let waiting = (try? await catalog.read { db in
-            try Int64.fetchAll(db, sql: """
-                SELECT DISTINCT d.fileId FROM downloads d JOIN files f ON f.id = d.fileId
-                WHERE d.state = 'queued' AND f.state != 'verified'
-                """)
-        }) ?? []
+        let waiting = (try? await idle.waitingFiles()) ?? []
         let exempt: Set<Int64>
         if case .perItem = verdict { exempt = await cellularAllowedFiles(waiting) } else { exempt = [] }
         await markIdle(waiting.filter { !exempt.contains($0) }, block, reason)
@@ -209,7 +161,7 @@ final class PolicyGate: Sendable {
     @discardableResult
     func evict(bytes: Int64, excluding: Set<Int64>) async -> Bool {
         guard bytes > 0 else { return true }
-        let victims = (try? await catalog.write { db in try Eviction.evict(bytes: bytes, db, excluding: excluding) }) ?? []
+        let victims = (try? await files.evict(excluding: excluding) { Eviction.choose(bytes: bytes, from: $0) }) ?? []
         await store.delete(victims.map(\.path))
         for victim in victims {
             logger.info("evicted \(victim.path) (\(victim.sizeBytes) bytes, heard) to make room")

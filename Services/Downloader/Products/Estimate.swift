@@ -1,6 +1,4 @@
-import Catalog
 import Foundation
-import GRDB
 import OriginClient
 import Wire
 
@@ -9,7 +7,7 @@ import Wire
 /// the quality `offline.add` would use; what is already on disk (verified, or the `.part` of
 /// an unfinished download) is not counted again. Nothing is written.
 struct Estimate: Sendable {
-    let catalog: Catalog
+    let files: FileStore
     let origin: OriginClient?
     let gate: PolicyGate
     let store: MediaStore
@@ -36,12 +34,15 @@ struct Estimate: Sendable {
             }
             let sizeBytes = item.sizeBytes
             let urlPath = item.urlPath
-            let onDisk = try await catalog.read { db -> Int64 in
-                guard let row = try Row.fetchOne(db, sql: "SELECT localPath, state, sizeBytes FROM files WHERE urlPath = ?",
-                                                 arguments: [urlPath]) else { return 0 }
-                if (row["state"] as String) == "verified", (row["sizeBytes"] as Int64?) == sizeBytes { return sizeBytes }
-                let relative: String = row["localPath"]
-                return (try? store.partPath(relative)).flatMap(MediaStore.size) ?? 0
+            let onDisk: Int64
+            if let known = try await files.file(urlPath: urlPath) {
+                if known.isVerified, known.sizeBytes == sizeBytes {
+                    onDisk = sizeBytes
+                } else {
+                    onDisk = await store.partSize(known.localPath)
+                }
+            } else {
+                onDisk = 0
             }
             let need = seenFiles.insert(urlPath).inserted ? room.need(size: sizeBytes, onDisk: min(onDisk, sizeBytes)) : 0
             needed += need

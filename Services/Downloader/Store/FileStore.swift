@@ -1,10 +1,20 @@
+import Catalog
 import Foundation
 import GRDB
 
-/// The downloader's writes to the shared catalog (CATALOG-CONTRACT): files, media items and
-/// the download queue rows, plus the reference counting that keeps a file shared by a station
-/// and a product until neither wants it.
-enum CatalogRecords {
+/// The catalog's `files` and `mediaItems` rows (CATALOG-CONTRACT), what the media directory holds
+/// as the catalog sees it: the records a manifest writes, the `downloads` row that makes an owner
+/// want a file, the reference counting that keeps a file shared by a station and a product until
+/// neither wants it, eviction of heard station tracks, the storage the files take, and the
+/// repairs of the start-up reconcile.
+///
+/// The `static` functions run inside a transaction of the caller's (a manifest, a swap, a
+/// deletion writes several tables at once); the others are transactions of their own.
+struct FileStore: Sendable {
+    let catalog: Catalog
+
+    // MARK: Inside a caller's transaction
+
     /// Inserts or refreshes the file and media item for `item`; returns the file id and whether
     /// the file is already verified. A file whose declared content changed (other sha256 or
     /// size) starts over: its old bytes are not what the origin now promises.
@@ -116,18 +126,38 @@ enum CatalogRecords {
         return dead
     }
 
-    /// Station progress: (pending, failed, total), counting files that gave up as failed.
-    static func stationProgress(_ stationId: String, maxAttempts: Int, db: Database) throws -> (pending: Int, failed: Int, total: Int) {
-        let row = try Row.fetchOne(db, sql: """
-            SELECT COUNT(*) AS total,
-                   SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verified,
-                   SUM(CASE WHEN f.state != 'verified' AND (f.attempts >= ? OR f.id IS NULL) THEN 1 ELSE 0 END) AS failed
-            FROM stationItems si JOIN mediaItems m ON m.id = si.itemId LEFT JOIN files f ON f.id = m.fileId
-            WHERE si.stationId = ?
-            """, arguments: [maxAttempts, stationId])
-        let total: Int = row?["total"] ?? 0
-        let verified: Int = row?["verified"] ?? 0
-        let failed: Int = row?["failed"] ?? 0
-        return (max(0, total - verified - failed), failed, total)
+    // MARK: Transactions of their own
+
+    /// A file the catalog knows, as `offline.estimate` weighs it.
+    struct KnownFile: Sendable {
+        var localPath: String
+        var isVerified: Bool
+        var sizeBytes: Int64?
+    }
+
+    /// The file stored under this URL path (the cache key), if any.
+    func file(urlPath: String) async throws -> KnownFile? {
+        try await catalog.read { db in
+            try Row.fetchOne(db, sql: "SELECT localPath, state, sizeBytes FROM files WHERE urlPath = ?", arguments: [urlPath])
+                .map { KnownFile(localPath: $0["localPath"], isVerified: ($0["state"] as String) == "verified", sizeBytes: $0["sizeBytes"]) }
+        }
+    }
+
+    /// What offlined content holds: verified files at their size, unfinished ones at what their
+    /// `.part` holds, but for the running ones (`excluding`), which the caller reserves at their full size.
+    func cacheUsed(excluding: [Int64] = []) async throws -> Int64 {
+        try await catalog.read { db in
+            let skip = excluding.isEmpty ? "" : "WHERE id NOT IN (\(excluding.map(String.init).joined(separator: ",")))"
+            return try Int64.fetchOne(db, sql: """
+                SELECT COALESCE(SUM(CASE WHEN state = 'verified' THEN COALESCE(sizeBytes, 0) ELSE bytesOnDisk END), 0) FROM files \(skip)
+                """) ?? 0
+        }
+    }
+
+    /// An unfinished file whose bytes were deleted starts from nothing.
+    func forgetPartial(fileId: Int64) async throws {
+        try await catalog.write { db in
+            try db.execute(sql: "UPDATE files SET state = 'pending', bytesOnDisk = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
+        }
     }
 }

@@ -1,0 +1,249 @@
+import Catalog
+import Foundation
+import Logging
+import OriginClient
+import Wire
+
+/// TIDAL OE / Brightcove media products: `offline.add` and the calls on its token. A token is a
+/// row of `offlineProducts`, so it, the product's state and its attempts survive restarts.
+actor OfflineProducts {
+    private let products: ProductStore
+    private let licenseStore: LicenseStore
+    private let files: FileStore
+    private let origin: OriginClient?
+    private let store: MediaStore
+    private let engine: DownloadEngine
+    private let events: DownloaderEvents
+    private let licenses: LicenseClient?
+    private let logger: Logger
+
+    init(catalog: Catalog, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
+         events: DownloaderEvents, licenses: LicenseClient?, logger: Logger) {
+        self.products = ProductStore(catalog: catalog)
+        self.licenseStore = LicenseStore(catalog: catalog)
+        self.files = FileStore(catalog: catalog)
+        self.origin = origin
+        self.licenses = licenses
+        self.store = store
+        self.engine = engine
+        self.events = events
+        self.logger = logger
+    }
+
+    // MARK: offline.add
+
+    /// `terms` asks for a license first (Brightcove: the license exchange comes before the
+    /// download); a product whose playbackinfo carries a `licenseSecurityToken` gets a purchase
+    /// license when no terms are named and none was preloaded.
+    func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false,
+             terms: LicenseTerms? = nil, retry: RetryPolicy = .offlining) async throws -> JSONValue {
+        guard let origin, let licenses else { throw DownloaderError.noOrigin() }
+        let existing = try await products.openRequest(productId: productId)
+        // The same request twice gets the same token; a failed one is started again (explicit
+        // re-request), and one that only holds a preloaded license starts its download now.
+        if let existing, !["failed", "discovered"].contains(existing.state) {
+            if allowCellular {
+                // Asked again with the cellular override: it applies to the existing request.
+                try await products.allowCellular(token: existing.token)
+                await engine.kick()
+            }
+            return try await status(token: existing.token)
+        }
+        let info = try await playbackInfo(productId, quality: quality, retry: retry)
+        let manifestType = info["manifestType"]?.stringValue ?? "progressive"
+        guard manifestType == "progressive" else {
+            throw DownloaderError.notSupported("\(productId) is delivered as \(manifestType); only progressive files can be offlined so far.")
+        }
+        let actual = info["productId"]?.stringValue ?? productId
+        guard OriginID.isValid(actual) else {
+            throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
+        }
+        var parsedItem: ManifestItem
+        switch HostileInput.item(id: JSONValue.string(actual), fileFields: info["manifest"], meta: info, origin: origin) {
+        case .success(let parsed): parsedItem = parsed
+        case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
+        }
+        parsedItem.productType = info["productType"]?.stringValue ?? productType ?? "TRACK"
+        let token = existing?.token ?? UUID().uuidString.lowercased()
+        let item = parsedItem
+        var license: GrantedLicense?
+        if terms != nil || (LicenseClient.securityToken(info) != nil && existing?.licenseId == nil) {
+            license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
+        }
+        let request = ProductStore.NewRequest(token: token, requestedProductId: productId, productId: actual, item: item,
+                                              quality: quality, manifestHash: info["manifestHash"]?.stringValue,
+                                              validity: Validity(info), allowCellular: allowCellular, license: license)
+        let (state, stale) = try await products.add(request, now: Date())
+        if let (fileId, path) = stale {
+            // The origin now promises other content under this name: the old bytes go.
+            await engine.cancelAndWait(fileId: fileId)
+            await store.delete(path)
+        }
+        if let license { licenseEvent("LicenseAcquired", token: token, productId: productId, license) }
+        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(actual), "state": .string(state.rawValue)])
+        if state == .cached { events.downloads("OfflineDone", ["token": .string(token), "productId": .string(actual)]) }
+        await engine.kick()
+        return try await status(token: token)
+    }
+
+    /// The offline playbackinfo of `productId`; refuses one that may not be downloaded.
+    private func playbackInfo(_ productId: String, quality: String?, retry: RetryPolicy) async throws -> JSONValue {
+        guard let origin else { throw DownloaderError.noOrigin() }
+        let info = try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"],
+                                        retry: retry)
+        guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(productId) }
+        return info
+    }
+
+    // MARK: Licenses (Brightcove)
+
+    /// `offline.preloadLicense`: a license before any content, so a batch of downloads can run
+    /// later without a license exchange (Brightcove "Preload a FairPlay license"). It makes the
+    /// offline token, state `discovered`, that a later `offline.add` of the product downloads
+    /// into. A product already requested gets its license renewed instead.
+    func preloadLicense(productId: String, productType: String?, quality: String?, terms: LicenseTerms?,
+                        retry: RetryPolicy = .offlining) async throws -> JSONValue {
+        guard let licenses else { throw DownloaderError.noOrigin() }
+        if let existing = try await products.openRequest(productId: productId), existing.state != "failed" {
+            let held = try await licenseStore.currentTerms(token: existing.token)
+            return try await renewLicense(token: existing.token, terms: terms ?? held ?? .purchase, retry: retry)
+        }
+        let info = try await playbackInfo(productId, quality: quality, retry: retry)
+        let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
+        let token = UUID().uuidString.lowercased()
+        let type = info["productType"]?.stringValue ?? productType ?? "TRACK"
+        try await products.addPreloaded(token: token, requestedProductId: productId, productType: type, quality: quality,
+                                        license: license, now: Date())
+        licenseEvent("LicenseAcquired", token: token, productId: productId, license)
+        return try await status(token: token)
+    }
+
+    /// `offline.renewLicense`: a new license for content already held, downloading nothing again
+    /// (Brightcove "Renewing a FairPlay license"). Without terms, the current license's are reused.
+    func renewLicense(token: String, terms: LicenseTerms?, retry: RetryPolicy = .offlining) async throws -> JSONValue {
+        guard let licenses else { throw DownloaderError.noOrigin() }
+        let (row, held) = try await products.renewable(token: token)
+        guard let row else { throw DownloaderError.unknownToken(token) }
+        guard row.state != ItemState.deleted.rawValue else {
+            throw DownloaderError.invalidState("\(token) is deleted; offline.add requests it again.")
+        }
+        guard let terms = terms ?? held else { throw DownloaderError.noLicense(token) }
+        let productId = row.requestedProductId
+        // A fresh playbackinfo, as Brightcove asks for a freshly retrieved video: the security
+        // token and key ids may have changed since the content was downloaded.
+        let info = try await playbackInfo(productId, quality: row.quality, retry: retry)
+        let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms, retry: retry)
+        try await licenseStore.renew(license, token: token, productId: productId)
+        licenseEvent("LicenseRenewed", token: token, productId: productId, license)
+        return try await status(token: token)
+    }
+
+    private func licenseEvent(_ type: String, token: String, productId: String, _ license: GrantedLicense) {
+        events.downloads(type, ["token": .string(token), "productId": .string(productId), "kind": .string(license.terms.kind),
+                                "expiresAt": license.expiresAt.map { .string(ServerTimeSample.formatRFC3339($0)) } ?? .null])
+    }
+
+    // MARK: Reading
+
+    func status(token: String) async throws -> JSONValue {
+        guard let value = try await products.status(token: token) else { throw DownloaderError.unknownToken(token) }
+        return value
+    }
+
+    func list(state: String?, sort: String?) async throws -> JSONValue {
+        let order: ProductStore.Order
+        switch sort ?? "requestedAt" {
+        case "requestedAt": order = .requestedAt
+        case "-requestedAt": order = .newestFirst
+        case "productId": order = .productId
+        case "state": order = .state
+        default: throw RPCError.invalidParams("params.sort must be requestedAt, -requestedAt, productId or state.")
+        }
+        if let state, ItemState(rawValue: state) == nil {
+            throw RPCError.invalidParams("params.filter must be one of \(ItemState.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
+        let items = try await products.statuses(state: state, order: order)
+        return ["items": .array(items)]
+    }
+
+    // MARK: pause / resume / cancel / delete
+
+    func pause(token: String) async throws -> JSONValue {
+        let (state, productId) = try await current(token)
+        if state == .paused { return try await status(token: token) }
+        guard state.wantsBytes || state == .discovered else {
+            throw DownloaderError.invalidState("\(token) is \(state.rawValue); only a queued or downloading item can be paused.")
+        }
+        try await products.pause(token: token, now: Date())
+        await engine.dropUnwanted()
+        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "paused"])
+        return try await status(token: token)
+    }
+
+    func resume(token: String) async throws -> JSONValue {
+        let (state, productId) = try await current(token)
+        guard state == .paused || state == .failed else {
+            if state.wantsBytes || state == .cached { return try await status(token: token) }
+            throw DownloaderError.invalidState("\(token) is \(state.rawValue); offline.add requests it again.")
+        }
+        let now = Date()
+        let newState = try await products.resume(token: token, now: now)
+        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": .string(newState.rawValue)])
+        await engine.kick()
+        return try await status(token: token)
+    }
+
+    /// Stops a download for good: Failed with `Cancelled`; content nobody else wants is removed.
+    func cancel(token: String) async throws -> JSONValue {
+        let (state, productId) = try await current(token)
+        guard state.wantsBytes || state == .paused || state == .discovered else {
+            throw DownloaderError.invalidState("\(token) is \(state.rawValue); only an unfinished download can be cancelled (offline.delete removes content).")
+        }
+        let now = Date()
+        let orphaned = try await products.cancel(token: token, now: now)
+        await engine.dropUnwanted()
+        for (fileId, path) in orphaned {
+            await engine.cancelAndWait(fileId: fileId)
+            await store.delete(path)
+            _ = try? await files.forgetPartial(fileId: fileId)
+        }
+        events.downloads("OfflineFailed", ["token": .string(token), "productId": .string(productId), "error": "Cancelled",
+                                           "reason": "cancelled by request"])
+        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "failed",
+                                              "error": "Cancelled"])
+        return try await status(token: token)
+    }
+
+    func delete(token: String) async throws -> JSONValue {
+        let (_, productId) = try await current(token)
+        try await deleteTokens([token])
+        events.downloads("OfflineDeleted", ["token": .string(token), "productId": .string(productId)])
+        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "deleted"])
+        return try await status(token: token)
+    }
+
+    func deleteAll() async throws -> JSONValue {
+        let tokens = try await products.activeTokens()
+        try await deleteTokens(tokens)
+        events.downloads("AllOfflinesDeleted", ["count": .number(Double(tokens.count))])
+        return ["deleted": .number(Double(tokens.count))]
+    }
+
+    private func deleteTokens(_ tokens: [String]) async throws {
+        guard !tokens.isEmpty else { return }
+        let garbage = try await products.delete(tokens: tokens, now: Date())
+        await engine.discard(garbage)
+    }
+
+    private func current(_ token: String) async throws -> (ItemState, String) {
+        guard let row = try await products.current(token: token) else { throw DownloaderError.unknownToken(token) }
+        return (ItemState(rawValue: row.state) ?? .failed, row.productId)
+    }
+
+    // MARK: offline.state
+
+    func offlineState(productId: String, now: Date) async throws -> JSONValue {
+        let state = try await products.offlineState(productId: productId, now: now)
+        return ["productId": .string(productId), "state": .string(state.rawValue)]
+    }
+}

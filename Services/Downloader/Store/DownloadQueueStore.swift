@@ -1,0 +1,153 @@
+import Catalog
+import Foundation
+import GRDB
+
+/// The download queue's SQL: which files to fetch next, which running ones are still wanted, and
+/// what a transfer's start and end change for its file and the products waiting for it. The queue
+/// is the catalog (`downloads` rows, `files.state`, `files.attempts`, `files.bytesOnDisk`).
+struct DownloadQueueStore: Sendable {
+    let catalog: Catalog
+
+    /// What verifying one file changed, for the events the engine publishes.
+    struct Verified: Sendable {
+        /// Products that became `cached` with this file.
+        var products: [ProductRef] = []
+        /// Stations holding the file (their progress changed).
+        var stations: [String] = []
+    }
+
+    /// Files not yet verified that some owner still wants, oldest request first.
+    func next(limit: Int, maxAttempts: Int) async throws -> [FileJob] {
+        try await catalog.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT f.id, f.url, f.localPath, f.sizeBytes, f.sha256,
+                       (SELECT MIN(d.id) FROM downloads d WHERE d.fileId = f.id AND d.state = 'queued') AS firstRequest
+                FROM files f
+                WHERE f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ? AND f.url IS NOT NULL
+                  AND f.sizeBytes IS NOT NULL AND f.sha256 IS NOT NULL AND firstRequest IS NOT NULL
+                ORDER BY firstRequest LIMIT ?
+                """, arguments: [maxAttempts, limit])
+                .map { FileJob(fileId: $0["id"], url: $0["url"], relative: $0["localPath"], sizeBytes: $0["sizeBytes"], sha256: $0["sha256"]) }
+        }
+    }
+
+    /// The files among `fileIds` that some owner still wants (a queued request).
+    func wanted(among fileIds: [Int64]) async throws -> Set<Int64> {
+        try await catalog.read { db in
+            try Int64.fetchSet(db, sql: "SELECT DISTINCT fileId FROM downloads WHERE state = 'queued' AND fileId IN (\(fileIds.map(String.init).joined(separator: ",")))")
+        }
+    }
+
+    // MARK: A transfer starts
+
+    /// Whether an `offline.add` token waits for this file. Most files (station items) have none,
+    /// and this read spares them the write transaction of `startProducts`.
+    func productWaits(for fileId: Int64) async throws -> Bool {
+        try await catalog.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1",
+                              arguments: [fileId]) ?? false
+        }
+    }
+
+    /// The products waiting for a file whose transfer starts (`waiting`), and those of them that
+    /// became `downloading` now (`started`). A cached product fetching a re-offline's file stays
+    /// cached (and playable) until the swap; its OfflineStarted came from the re-validation.
+    func startProducts(waitingFor fileId: Int64, now: Date) async throws -> (waiting: [ProductRef], started: [ProductRef]) {
+        try await catalog.write { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT p.token, p.productId, p.state FROM offlineProducts p JOIN downloads d
+                  ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.fileId = ? AND d.state = 'queued'
+                """, arguments: [fileId])
+            let all = rows.map { ProductRef(token: $0["token"], productId: $0["productId"] ?? "") }
+            let starting = rows.filter { !["downloading", "cached"].contains($0["state"] as String) }
+                .map { ProductRef(token: $0["token"], productId: $0["productId"] ?? "") }
+            for owner in starting {
+                try db.execute(sql: """
+                    UPDATE offlineProducts SET state = 'downloading', startedAt = COALESCE(startedAt, ?), error = NULL, reason = NULL
+                    WHERE token = ?
+                    """, arguments: [now, owner.token])
+            }
+            return (all, starting)
+        }
+    }
+
+    // MARK: A transfer runs or stops
+
+    /// How many bytes a running transfer holds (CATALOG-CONTRACT: `bytesOnDisk` follows the
+    /// download about every second).
+    func recordProgress(fileId: Int64, bytesOnDisk: Int64) async throws {
+        try await catalog.write { db in
+            try db.execute(sql: """
+                UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE state END
+                WHERE id = ? AND state != 'verified'
+                """, arguments: [bytesOnDisk, bytesOnDisk, fileId])
+        }
+    }
+
+    /// A transfer that stopped before the end: the file keeps what its `.part` holds.
+    func recordInterrupted(fileId: Int64, bytesOnDisk: Int64) async throws {
+        try await catalog.write { db in
+            try db.execute(sql: """
+                UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE 'pending' END
+                WHERE id = ? AND state != 'verified'
+                """, arguments: [bytesOnDisk, bytesOnDisk, fileId])
+        }
+    }
+
+    /// A failed attempt: the file starts over and counts it. At `maxAttempts` its requests and
+    /// the products waiting for it fail (`failed`); `stations` hold the file (their progress changed).
+    func recordFailedAttempt(fileId: Int64, error: String, reason: String, maxAttempts: Int,
+                             now: Date) async throws -> (failed: [ProductRef], stations: [String]) {
+        try await catalog.write { db -> ([ProductRef], [String]) in
+            try db.execute(sql: """
+                UPDATE files SET attempts = attempts + 1, error = ?, reason = ?, state = 'corrupt', bytesOnDisk = 0 WHERE id = ?
+                """, arguments: [error, reason, fileId])
+            let attempts = try Int.fetchOne(db, sql: "SELECT attempts FROM files WHERE id = ?", arguments: [fileId]) ?? 0
+            let stations = try String.fetchAll(db, sql: """
+                SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
+                """, arguments: [fileId])
+            guard attempts >= maxAttempts else { return ([], []) }
+            try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = ?, attempts = ?, updatedAt = ? WHERE fileId = ? AND state = 'queued'",
+                           arguments: ["\(error): \(reason)", attempts, now, fileId])
+            let products = try Row.fetchAll(db, sql: """
+                SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+                WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
+                """, arguments: [fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
+            for product in products {
+                try db.execute(sql: "UPDATE offlineProducts SET state = 'failed', error = ?, reason = ?, endedAt = ? WHERE token = ?",
+                               arguments: [ItemError.downloadFailed.rawValue, "\(error): \(reason)", now, product.token])
+            }
+            return (products, stations)
+        }
+    }
+
+    // MARK: A transfer is committed
+
+    /// The files are verified, their requests done and the products waiting for them cached;
+    /// inside the committer's one transaction for the whole batch (`DurableCommitter`, on a
+    /// thread of its own).
+    static func markVerified(_ fileIds: [Int64], now: Date, db: Database) throws -> [Int64: Verified] {
+        var verified: [Int64: Verified] = [:]
+        for fileId in fileIds {
+            try db.execute(sql: """
+                UPDATE files SET state = 'verified', bytesOnDisk = sizeBytes, completedAt = ?, error = NULL, reason = NULL
+                WHERE id = ?
+                """, arguments: [now, fileId])
+            try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')",
+                           arguments: [now, fileId])
+            let products = try Row.fetchAll(db, sql: """
+                SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+                WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
+                """, arguments: [fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
+            for product in products {
+                try db.execute(sql: "UPDATE offlineProducts SET state = 'cached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?",
+                               arguments: [now, product.token])
+            }
+            let stations = try String.fetchAll(db, sql: """
+                SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
+                """, arguments: [fileId])
+            verified[fileId] = Verified(products: products, stations: stations)
+        }
+        return verified
+    }
+}

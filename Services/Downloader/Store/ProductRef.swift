@@ -1,0 +1,5 @@
+/// A product's token and its actual product id, as the `downloads` events name a product.
+struct ProductRef: Sendable, Equatable {
+    var token: String
+    var productId: String
+}

@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+import OriginClient
+import Wire
+
+/// `offline.status` and `offline.list`: a token's row with its file's progress, its license and
+/// a re-offline under way, as the protocol shows them.
+extension ProductStore {
+    /// The order of `offline.list`.
+    enum Order: Sendable {
+        case requestedAt, newestFirst, productId, state
+
+        var sql: String {
+            switch self {
+            case .requestedAt: "p.requestedAt"
+            case .newestFirst: "p.requestedAt DESC"
+            case .productId: "p.productId"
+            case .state: "p.state, p.requestedAt"
+            }
+        }
+    }
+
+    /// `token`'s status; nil for a token never issued.
+    func status(token: String) async throws -> JSONValue? {
+        try await catalog.read { db in try Self.statusRows(db, where: "p.token = ?", [token]).first }
+    }
+
+    /// The statuses of the tokens in `state` (every one not deleted when nil), in `order`.
+    func statuses(state: String?, order: Order) async throws -> [JSONValue] {
+        try await catalog.read { db in
+            try Self.statusRows(db, where: state == nil ? "p.state != 'deleted'" : "p.state = ?", state.map { [$0] } ?? [],
+                                order: order.sql)
+        }
+    }
+
+    private static func statusRows(_ db: Database, where condition: String, _ arguments: [String], order: String = "p.requestedAt") throws -> [JSONValue] {
+        try Row.fetchAll(db, sql: """
+            SELECT p.*, f.bytesOnDisk, f.sizeBytes, f.state AS fileState FROM offlineProducts p
+            LEFT JOIN mediaItems m ON m.id = p.productId LEFT JOIN files f ON f.id = m.fileId
+            WHERE \(condition) ORDER BY \(order)
+            """, arguments: StatementArguments(arguments)).map { row in
+            let state: String = row["state"]
+            let size: Int64? = row["sizeBytes"]
+            var bytes: Int64 = row["bytesOnDisk"] ?? 0
+            if state == "deleted" { bytes = 0 }
+            let progress = state == "cached" ? 100 : (size.map { $0 > 0 ? Double(bytes * 100 / $0) : 0 } ?? 0)
+            func date(_ key: String) -> JSONValue { (row[key] as Date?).map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null }
+            var fields: [String: JSONValue] = [
+                "token": .string(row["token"]), "requestedProductId": .string(row["requestedProductId"]),
+                "productId": (row["productId"] as String?).map(JSONValue.string) ?? .null,
+                "productType": .string(row["productType"]), "state": .string(state), "progress": .number(progress),
+                "bytesOnDisk": .number(Double(bytes)), "sizeBytes": size.map { .number(Double($0)) } ?? .null,
+                "requestedAt": date("requestedAt"), "startedAt": date("startedAt"), "endedAt": date("endedAt"),
+                "offlineValidUntil": date("offlineValidUntil"),
+                "error": (row["error"] as String?).map(JSONValue.string) ?? .null,
+                "reason": (row["reason"] as String?).map(JSONValue.string) ?? .null,
+                "quality": (row["quality"] as String?).map(JSONValue.string) ?? .null,
+                "allowCellular": .bool(row["allowCellular"] as Bool? ?? false),
+                "manifestHash": (row["manifestHash"] as String?).map(JSONValue.string) ?? .null,
+                "offlineRevalidateAt": date("offlineRevalidateAt"), "revalidatedAt": date("revalidatedAt"),
+                "revalidationError": (row["revalidationError"] as String?).map(JSONValue.string) ?? .null,
+            ]
+            // Brightcove: request time and expiry of the license; absent when there is none.
+            if let license = try LicenseStore.statusJSON(licenseId: row["licenseId"], db: db) { fields["license"] = license }
+            if let staged = (row["staged"] as String?).flatMap(StagedRevision.decode) {
+                let file = try Row.fetchOne(db, sql: "SELECT state, bytesOnDisk FROM files WHERE id = ?", arguments: [staged.fileId])
+                fields["staged"] = ["productId": .string(staged.item.id), "manifestHash": .string(staged.manifestHash),
+                                    "sizeBytes": .number(Double(staged.item.sizeBytes)),
+                                    "bytesOnDisk": .number(Double(file?["bytesOnDisk"] as Int64? ?? 0)),
+                                    "fileState": (file?["state"] as String?).map(JSONValue.string) ?? .null]
+            }
+            return .object(fields)
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import Catalog
+import Foundation
+import GRDB
+
+/// The catalog's `offlineProducts` rows as `offline.add` and the calls on its token change them
+/// (TIDAL OE / Brightcove media products): a token is a row, so it, the product's state and its
+/// attempts survive restarts. A request's file and its license are written in the same
+/// transaction as the row, so nothing outlives a request that failed.
+struct ProductStore: Sendable {
+    let catalog: Catalog
+
+    /// The newest request for a product that is not deleted.
+    struct OpenRequest: Sendable {
+        var token: String
+        var state: String
+        var licenseId: String?
+    }
+
+    /// A request's product as the token calls check it.
+    struct Current: Sendable {
+        var state: String
+        /// The actual product id, or the requested one before the origin named it.
+        var productId: String
+    }
+
+    /// What `offline.renewLicense` asks the origin again for: the requested product and quality.
+    struct Renewable: Sendable {
+        var requestedProductId: String
+        var quality: String?
+        var state: String
+    }
+
+    /// An `offline.add` whose playbackinfo passed the checks, as one transaction stores it.
+    struct NewRequest: Sendable {
+        var token: String
+        var requestedProductId: String
+        /// The actual product id (the origin may answer for another than the one requested).
+        var productId: String
+        var item: ManifestItem
+        var quality: String?
+        var manifestHash: String?
+        var validity: Validity
+        var allowCellular: Bool
+        /// A license granted before the download (Brightcove), stored with the request.
+        var license: GrantedLicense?
+    }
+
+    func openRequest(productId: String) async throws -> OpenRequest? {
+        try await catalog.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT token, state, licenseId FROM offlineProducts WHERE requestedProductId = ? AND state != 'deleted'
+                ORDER BY requestedAt DESC LIMIT 1
+                """, arguments: [productId]).map { OpenRequest(token: $0["token"], state: $0["state"], licenseId: $0["licenseId"]) }
+        }
+    }
+
+    func current(token: String) async throws -> Current? {
+        try await catalog.read { db in
+            try Row.fetchOne(db, sql: "SELECT state, productId, requestedProductId FROM offlineProducts WHERE token = ?", arguments: [token])
+                .map { Current(state: $0["state"], productId: ($0["productId"] as String?) ?? $0["requestedProductId"]) }
+        }
+    }
+
+    /// Tokens not deleted.
+    func activeTokens() async throws -> [String] {
+        try await catalog.read { db in
+            try String.fetchAll(db, sql: "SELECT token FROM offlineProducts WHERE state != 'deleted'")
+        }
+    }
+
+    // MARK: offline.add and licenses
+
+    /// The per-item cellular override, for a request asked again with it.
+    func allowCellular(token: String) async throws {
+        try await catalog.write { db in
+            try db.execute(sql: "UPDATE offlineProducts SET allowCellular = 1 WHERE token = ?", arguments: [token])
+        }
+    }
+
+    /// Stores the request in one transaction: its file (started again from scratch if it gave up)
+    /// queued for the token, the token's row, and its license. Returns the product's state and
+    /// the file whose old bytes the caller deletes after the commit when the origin now promises
+    /// other content under its name.
+    func add(_ request: NewRequest, now: Date) async throws -> (state: ItemState, stale: (fileId: Int64, path: String)?) {
+        try await catalog.write { db -> (ItemState, (Int64, String)?) in
+            let (fileId, verified, stale) = try FileStore.upsert(request.item, db: db, now: now)
+            // An explicit request starts a file that gave up again from scratch.
+            try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
+            let state: ItemState = verified ? .cached : .queued
+            try db.execute(sql: """
+                INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
+                    offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?)
+                ON CONFLICT(token) DO UPDATE SET productId = excluded.productId, state = excluded.state,
+                    allowCellular = MAX(allowCellular, excluded.allowCellular), quality = excluded.quality,
+                    manifestHash = excluded.manifestHash, offlineRevalidateAt = excluded.offlineRevalidateAt,
+                    offlineValidUntil = excluded.offlineValidUntil, startedAt = NULL, endedAt = excluded.endedAt,
+                    error = NULL, reason = NULL
+                """, arguments: [request.token, request.requestedProductId, request.productId, request.item.productType,
+                                 request.quality, state.rawValue, request.manifestHash,
+                                 request.validity.revalidateAt, request.validity.validUntil,
+                                 now, verified ? now : nil, request.allowCellular])
+            try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: request.token, verified: verified, db: db, now: now)
+            if let license = request.license {
+                try LicenseStore.store(license, token: request.token, productId: request.requestedProductId, current: true, db: db)
+            }
+            return (state, stale.map { (fileId, $0) })
+        }
+    }
+
+    /// A token that holds only a license (Brightcove preload), state `discovered`, in one
+    /// transaction with that license.
+    func addPreloaded(token: String, requestedProductId: String, productType: String, quality: String?,
+                      license: GrantedLicense, now: Date) async throws {
+        try await catalog.write { db in
+            try db.execute(sql: """
+                INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, requestedAt)
+                VALUES (?, ?, NULL, ?, ?, 'discovered', ?)
+                """, arguments: [token, requestedProductId, productType, quality, now])
+            try LicenseStore.store(license, token: token, productId: requestedProductId, current: true, db: db)
+        }
+    }
+
+    /// The request behind `token` and the terms of its license in force, read together.
+    func renewable(token: String) async throws -> (request: Renewable?, terms: LicenseTerms?) {
+        try await catalog.read { db in
+            (try Row.fetchOne(db, sql: "SELECT requestedProductId, quality, state FROM offlineProducts WHERE token = ?", arguments: [token])
+                .map { Renewable(requestedProductId: $0["requestedProductId"], quality: $0["quality"], state: $0["state"]) },
+             try LicenseStore.currentTerms(token: token, db: db))
+        }
+    }
+
+    // MARK: pause / resume / cancel / delete
+
+    /// The token and its queued request stop: `paused`.
+    func pause(token: String, now: Date) async throws {
+        try await catalog.write { db in
+            try db.execute(sql: "UPDATE offlineProducts SET state = 'paused' WHERE token = ?", arguments: [token])
+            try db.execute(sql: "UPDATE downloads SET state = 'paused', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ? AND state = 'queued'",
+                           arguments: [now, token])
+        }
+    }
+
+    /// The token wants its file again (attempts reset): `cached` when the file is verified,
+    /// else `queued`. Returns the new state.
+    func resume(token: String, now: Date) async throws -> ItemState {
+        try await catalog.write { db -> ItemState in
+            let file = try Row.fetchOne(db, sql: """
+                SELECT f.id, f.state FROM mediaItems m JOIN files f ON f.id = m.fileId JOIN offlineProducts p ON p.productId = m.id
+                WHERE p.token = ?
+                """, arguments: [token])
+            let verified = (file?["state"] as String?) == "verified"
+            if let id = file?["id"] as Int64? {
+                try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [id])
+                try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+            }
+            let newState: ItemState = verified ? .cached : .queued
+            try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ? WHERE token = ?",
+                           arguments: [newState.rawValue, verified ? now : nil, token])
+            return newState
+        }
+    }
+
+    /// The token fails with `Cancelled`, its requests too. Returns its unverified files that no
+    /// other owner still wants, whose bytes the caller removes.
+    func cancel(token: String, now: Date) async throws -> [(fileId: Int64, path: String)] {
+        try await catalog.write { db -> [(fileId: Int64, path: String)] in
+            try db.execute(sql: """
+                UPDATE offlineProducts SET state = 'failed', error = 'Cancelled', reason = 'cancelled by request', endedAt = ? WHERE token = ?
+                """, arguments: [now, token])
+            try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = 'Cancelled', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
+                           arguments: [now, token])
+            return try Self.unwantedUnverified(db, token: token)
+        }
+    }
+
+    /// Unverified files of this token that no other owner still wants.
+    private static func unwantedUnverified(_ db: Database, token: String) throws -> [(fileId: Int64, path: String)] {
+        try Row.fetchAll(db, sql: """
+            SELECT f.id, f.localPath FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
+            WHERE p.token = ? AND f.state != 'verified'
+              AND NOT EXISTS (SELECT 1 FROM downloads d WHERE d.fileId = f.id AND d.state IN ('queued', 'paused', 'done')
+                              AND NOT (d.ownerKind = 'product' AND d.ownerId = ?))
+            """, arguments: [token, token]).map { ($0["id"], $0["localPath"]) }
+    }
+
+    /// The tokens are `deleted` in one transaction: their requests, their licenses and keys,
+    /// and a re-offline under way go with the content, and so do the files nothing holds any
+    /// more. Returns those files, whose bytes the caller deletes after the commit.
+    func delete(tokens: [String], now: Date) async throws -> [(id: Int64, path: String)] {
+        try await catalog.write { db -> [(id: Int64, path: String)] in
+            for token in tokens {
+                try db.execute(sql: "UPDATE offlineProducts SET state = 'deleted', endedAt = ? WHERE token = ?", arguments: [now, token])
+                try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ?", arguments: [token])
+                try LicenseStore.delete(token: token, db: db)
+                try db.execute(sql: "UPDATE offlineProducts SET staged = NULL WHERE token = ?", arguments: [token])
+            }
+            return try FileStore.collectGarbage(db: db)
+        }
+    }
+
+    // MARK: offline.state
+
+    /// The shared answer (`OfflineAvailability`, the player's too), judged at `now`.
+    func offlineState(productId: String, now: Date) async throws -> OfflineAvailability.State {
+        try await catalog.read { db in try OfflineAvailability.state(productId: productId, db: db, now: now) }
+    }
+}

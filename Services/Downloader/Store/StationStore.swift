@@ -1,0 +1,160 @@
+import Catalog
+import Foundation
+import GRDB
+
+/// The catalog's `stations` and `stationItems` rows (Feed.fm offline stations): what is held,
+/// what a sync asks for and applies, and how far each station's files have come.
+struct StationStore: Sendable {
+    let catalog: Catalog
+
+    /// A station with at least one verified item, as `stations.list` shows it under `localOffline`.
+    struct HeldStation: Sendable {
+        var id: String
+        var name: String
+        var itemCount: Int
+        var verifiedCount: Int
+        /// Of the verified items.
+        var durationSeconds: Double
+        var sizeBytes: Int64
+        var expiresAt: Date?
+        var syncedAt: Date?
+        var onExpiry: String
+    }
+
+    /// What a sync tells the origin: the items on disk, those heard, and the stored target.
+    struct SyncBasis: Sendable {
+        var have: [String]
+        var played: [String]
+        var targetMinutes: Double?
+    }
+
+    /// A station manifest that passed the hostile-input checks, as a sync applies it.
+    struct Manifest: Sendable {
+        var stationId: String
+        var name: String?
+        var manifestHash: String?
+        var targetMinutes: Double?
+        var expiresAt: Date?
+        var revalidateAt: Date?
+        var onExpiry: String
+        var items: [ManifestItem]
+        var remove: [String]
+    }
+
+    /// What applying a manifest changed: the items new to the station, and the files whose bytes
+    /// the catalog no longer points at (other content under their name, or wanted by nobody).
+    struct Applied: Sendable {
+        var added: [String]
+        var stale: [(fileId: Int64, path: String)]
+    }
+
+    /// A station's files: still to come, given up (`maxAttempts` reached, or no file), and all.
+    struct Progress: Sendable {
+        var pending: Int
+        var failed: Int
+        var total: Int
+    }
+
+    /// Stations with at least one verified item (CATALOG-CONTRACT), by name.
+    func held() async throws -> [HeldStation] {
+        try await catalog.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT s.id, s.name, s.expiresAt, s.onExpiry, s.syncedAt, COUNT(si.itemId) AS itemCount,
+                       SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verifiedCount,
+                       SUM(CASE WHEN f.state = 'verified' THEN COALESCE(m.durationSeconds, 0) ELSE 0 END) AS seconds,
+                       SUM(CASE WHEN f.state = 'verified' THEN COALESCE(f.sizeBytes, 0) ELSE 0 END) AS bytes
+                FROM stations s JOIN stationItems si ON si.stationId = s.id JOIN mediaItems m ON m.id = si.itemId
+                LEFT JOIN files f ON f.id = m.fileId
+                GROUP BY s.id HAVING verifiedCount > 0 ORDER BY s.name
+                """).map { row in
+                HeldStation(id: row["id"], name: row["name"], itemCount: row["itemCount"], verifiedCount: row["verifiedCount"],
+                            durationSeconds: row["seconds"] as Double? ?? 0, sizeBytes: row["bytes"] as Int64? ?? 0,
+                            expiresAt: row["expiresAt"], syncedAt: row["syncedAt"], onExpiry: row["onExpiry"])
+            }
+        }
+    }
+
+    /// The ids of every station held.
+    func ids() async throws -> [String] {
+        try await catalog.read { db in try String.fetchAll(db, sql: "SELECT id FROM stations ORDER BY id") }
+    }
+
+    func syncBasis(stationId: String) async throws -> SyncBasis {
+        try await catalog.read { db in
+            let have = try String.fetchAll(db, sql: """
+                SELECT si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
+                WHERE si.stationId = ? AND f.state = 'verified' ORDER BY si.position
+                """, arguments: [stationId])
+            let played = try String.fetchAll(db, sql: "SELECT itemId FROM stationItems WHERE stationId = ? AND playedAt IS NOT NULL",
+                                             arguments: [stationId])
+            let target = try Double.fetchOne(db, sql: "SELECT targetMinutes FROM stations WHERE id = ?", arguments: [stationId])
+            return SyncBasis(have: have, played: played, targetMinutes: target)
+        }
+    }
+
+    /// Applies a manifest in one transaction: the station row, its new items at the end, the
+    /// files they need queued for the station, the items it removes, and the files nothing holds
+    /// any more. The caller deletes the `stale` bytes after the commit.
+    func apply(_ manifest: Manifest, now: Date) async throws -> Applied {
+        try await catalog.write { db in
+            let stationId = manifest.stationId
+            try db.execute(sql: """
+                INSERT INTO stations (id, name, manifestHash, targetMinutes, expiresAt, revalidateAt, onExpiry, syncedAt, createdAt, lastError)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+                ON CONFLICT(id) DO UPDATE SET name = COALESCE(?, name), manifestHash = excluded.manifestHash,
+                    targetMinutes = excluded.targetMinutes, expiresAt = excluded.expiresAt, revalidateAt = excluded.revalidateAt,
+                    onExpiry = excluded.onExpiry, syncedAt = excluded.syncedAt, lastError = NULL
+                """, arguments: [stationId, manifest.name ?? stationId, manifest.manifestHash, manifest.targetMinutes,
+                                 manifest.expiresAt, manifest.revalidateAt, manifest.onExpiry, now, now, manifest.name])
+            var position = try Int.fetchOne(db, sql: "SELECT MAX(position) FROM stationItems WHERE stationId = ?", arguments: [stationId]) ?? -1
+            var added: [String] = []
+            var stale: [(fileId: Int64, path: String)] = []
+            for item in manifest.items {
+                let (fileId, verified, oldPath) = try FileStore.upsert(item, db: db, now: now)
+                if let oldPath { stale.append((fileId, oldPath)) }
+                let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM stationItems WHERE stationId = ? AND itemId = ?",
+                                               arguments: [stationId, item.id]) ?? false
+                if !exists {
+                    position += 1
+                    try db.execute(sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)",
+                                   arguments: [stationId, item.id, position])
+                    added.append(item.id)
+                }
+                try FileStore.want(fileId: fileId, ownerKind: "station", ownerId: stationId, verified: verified, db: db, now: now)
+            }
+            for id in manifest.remove {
+                try db.execute(sql: """
+                    DELETE FROM downloads WHERE ownerKind = 'station' AND ownerId = ?
+                      AND fileId IN (SELECT fileId FROM mediaItems WHERE id = ?)
+                    """, arguments: [stationId, id])
+                try db.execute(sql: "DELETE FROM stationItems WHERE stationId = ? AND itemId = ?", arguments: [stationId, id])
+            }
+            let garbage = try FileStore.collectGarbage(db: db)
+            return Applied(added: added, stale: stale + garbage.map { ($0.id, $0.path) })
+        }
+    }
+
+    /// Keeps why the station's last sync failed (`lastError`).
+    func recordSyncFailure(stationId: String, error: String) async throws {
+        try await catalog.write { db in
+            try db.execute(sql: "UPDATE stations SET lastError = ? WHERE id = ?", arguments: [error, stationId])
+        }
+    }
+
+    /// Counts files that gave up as failed.
+    func progress(_ stationId: String, maxAttempts: Int) async throws -> Progress {
+        try await catalog.read { db in
+            let row = try Row.fetchOne(db, sql: """
+                SELECT COUNT(*) AS total,
+                       SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verified,
+                       SUM(CASE WHEN f.state != 'verified' AND (f.attempts >= ? OR f.id IS NULL) THEN 1 ELSE 0 END) AS failed
+                FROM stationItems si JOIN mediaItems m ON m.id = si.itemId LEFT JOIN files f ON f.id = m.fileId
+                WHERE si.stationId = ?
+                """, arguments: [maxAttempts, stationId])
+            let total: Int = row?["total"] ?? 0
+            let verified: Int = row?["verified"] ?? 0
+            let failed: Int = row?["failed"] ?? 0
+            return Progress(pending: max(0, total - verified - failed), failed: failed, total: total)
+        }
+    }
+}

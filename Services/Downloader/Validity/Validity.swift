@@ -1,0 +1,14 @@
+import Foundation
+import OriginClient
+import Wire
+
+/// The validity a playbackinfo answer grants (TIDAL `offlineRevalidateAt`, `offlineValidUntil`).
+struct Validity: Sendable, Codable, Equatable {
+    var revalidateAt: Date?
+    var validUntil: Date?
+
+    init(_ info: JSONValue) {
+        revalidateAt = info["offlineRevalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
+        validUntil = info["offlineValidUntil"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
+    }
+}
