@@ -157,7 +157,7 @@ actor DownloadEngine {
                 let now = progress.withLock { $0 }
                 guard now != written, now >= 0 else { continue }
                 written = now
-                // CATALOG-CONTRACT: bytesOnDisk follows the download about every second.
+                // docs/catalog.md: bytesOnDisk follows the download about every second.
                 _ = try? await queue.recordProgress(fileId: job.fileId, bytesOnDisk: now)
                 for owner in owners {
                     events.downloads("OfflineProgress", [

@@ -73,7 +73,7 @@ struct DownloadQueueStore: Sendable {
 
     // MARK: A transfer runs or stops
 
-    /// How many bytes a running transfer holds (CATALOG-CONTRACT: `bytesOnDisk` follows the
+    /// How many bytes a running transfer holds (docs/catalog.md: `bytesOnDisk` follows the
     /// download about every second).
     func recordProgress(fileId: Int64, bytesOnDisk: Int64) async throws {
         try await catalog.write { db in

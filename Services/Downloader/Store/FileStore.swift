@@ -2,7 +2,7 @@ import Catalog
 import Foundation
 import GRDB
 
-/// The catalog's `files` and `mediaItems` rows (CATALOG-CONTRACT), what the media directory holds
+/// The catalog's `files` and `mediaItems` rows (docs/catalog.md), what the media directory holds
 /// as the catalog sees it: the records a manifest writes, the `downloads` row that makes an owner
 /// want a file, the reference counting that keeps a file shared by a station and a product until
 /// neither wants it, eviction of heard station tracks, the storage the files take, and the

@@ -4,7 +4,7 @@ import GRDB
 import OriginClient
 import Wire
 
-/// The catalog's `licenses` rows (CATALOG-CONTRACT) and `offlineProducts.licenseId`: one token's
+/// The catalog's `licenses` rows (docs/catalog.md) and `offlineProducts.licenseId`: one token's
 /// license in force, kept with its keys in the catalog, whose file only the services' user and
 /// group can read (the keys never sit in a file of their own). A license goes with the content it
 /// licenses, so most of its writes run inside the transaction that stores or drops that content

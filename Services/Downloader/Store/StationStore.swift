@@ -55,7 +55,7 @@ struct StationStore: Sendable {
         var total: Int
     }
 
-    /// Stations with at least one verified item (CATALOG-CONTRACT), by name.
+    /// Stations with at least one verified item (docs/catalog.md), by name.
     func held() async throws -> [HeldStation] {
         try await catalog.read { db in
             try Row.fetchAll(db, sql: """
