@@ -40,7 +40,7 @@ enum Downloader {
                 await enforcer.enforce()
             }
             let policyController = PolicyController(gate: gate, store: policyStore, monitor: monitor, engine: engine,
-                                                    enforcer: enforcer, events: events)
+                                                    enforcer: enforcer, events: events, logger: context.logger)
             let reconciler = Reconciler(catalog: catalog, store: store, events: events, settings: settings, logger: context.logger)
             let report = try await BlockingIO.run { try reconciler.run() }
             context.logger.info("media reconciled: \(report.missing.count) missing, \(report.resumable) resumable, \(report.orphansRemoved.count) unknown files removed")

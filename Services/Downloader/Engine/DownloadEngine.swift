@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import Logging
 import Synchronization
+import Systemd
 import Wire
 
 /// The download queue: at most `maxParallel` files at once, chosen from the catalog (files not
@@ -179,7 +180,6 @@ actor DownloadEngine {
                 let verified = try await committer.commit(job)
                 await fileVerified(job, verified)
             case .refused(let error, let reason):
-                logger.warning("download of \(job.relative) failed: \(error): \(reason)")
                 await attemptFailed(job, error: error, reason: reason)
             }
         } catch {
@@ -190,7 +190,6 @@ actor DownloadEngine {
                 await noteInterrupted(job)
                 await gate?.stoppedForSpace(job, shortage)
             } else {
-                logger.error("download of \(job.relative) failed: \(error)")
                 await attemptFailed(job, error: "StorageError", reason: "\(error)")
             }
         }
@@ -234,6 +233,8 @@ actor DownloadEngine {
 
     /// Events for a file the committer made durable and verified (the catalog already says so).
     private func fileVerified(_ job: FileJob, _ verified: DurableCommitter.Verified) async {
+        logger.info("downloaded and verified", metadata: LogMessageID.itemCompleted.metadata(
+            ["file": "\(job.relative)", "bytes": "\(job.sizeBytes)"]))
         for product in verified.products {
             events.downloads("OfflineDone", ["token": .string(product.token), "productId": .string(product.productId)])
             events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
@@ -267,8 +268,15 @@ actor DownloadEngine {
     private func attemptFailed(_ job: FileJob, error: String, reason: String) async {
         let now = Date()
         do {
-            let (failed, stations) = try await queue.recordFailedAttempt(fileId: job.fileId, error: error, reason: reason,
-                                                                         maxAttempts: maxAttempts, now: now)
+            let (attempts, failed, stations) = try await queue.recordFailedAttempt(
+                fileId: job.fileId, error: error, reason: reason, maxAttempts: maxAttempts, now: now)
+            let about: Logger.Metadata = ["file": "\(job.relative)", "attempt": "\(attempts) of \(maxAttempts)",
+                                          "error": "\(error)", "reason": "\(reason)"]
+            if attempts >= maxAttempts {
+                logger.error("download failed for good; giving up", metadata: LogMessageID.itemFailed.metadata(about))
+            } else {
+                logger.warning("download failed; it will be tried again", metadata: about)
+            }
             for product in failed {
                 events.downloads("OfflineFailed", ["token": .string(product.token), "productId": .string(product.productId),
                                                    "error": .string(ItemError.downloadFailed.rawValue), "cause": .string(error),
@@ -295,7 +303,11 @@ actor DownloadEngine {
             let data: [String: JSONValue] = ["stationId": .string(station), "pending": .number(Double(progress.pending)),
                                              "failed": .number(Double(progress.failed)), "total": .number(Double(progress.total))]
             events.downloads("StationDownloadProgress", data)
-            if progress.pending == 0 { events.downloads("StationDownloadComplete", data) }
+            if progress.pending == 0 {
+                logger.notice("station downloaded", metadata: ["station": "\(station)", "items": "\(progress.total)",
+                                                             "failed": "\(progress.failed)"])
+                events.downloads("StationDownloadComplete", data)
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 import BlockingIO
 import Foundation
 import Logging
+import Systemd
 
 /// Online or not, and over what: the first source that answers wins — an explicit override
 /// (`network.set`), NetworkManager over D-Bus where it runs, the kernel's default route. The
@@ -52,7 +53,9 @@ actor NetworkMonitor {
         guard next != state else { return state }
         let previous = state
         state = next
-        logger.info("network: \(previous.type.rawValue) → \(next.type.rawValue) (\(next.interface ?? "-"), metered \(next.metered), from \(next.source))")
+        logger.notice("network changed", metadata: LogMessageID.networkChanged.metadata([
+            "from": "\(previous.type.rawValue)", "to": "\(next.type.rawValue)", "interface": "\(next.interface ?? "-")",
+            "metered": "\(next.metered)", "source": "\(next.source)"]))
         var data = next.json
         data["previousType"] = .string(previous.type.rawValue)
         events.network("NetworkChanged", data)

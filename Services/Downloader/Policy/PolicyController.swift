@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import Logging
+import Systemd
 import Wire
 
 /// `policy.get|set` and `network.get|set`, one change at a time: a change is validated whole,
@@ -12,9 +13,11 @@ actor PolicyController {
     private let engine: DownloadEngine
     private let enforcer: PolicyEnforcer
     private let events: DownloaderEvents
+    private let logger: Logger
 
     init(gate: PolicyGate, store: PolicyStore, monitor: NetworkMonitor, engine: DownloadEngine,
-         enforcer: PolicyEnforcer, events: DownloaderEvents) {
+         enforcer: PolicyEnforcer, events: DownloaderEvents, logger: Logger) {
+        self.logger = logger
         self.gate = gate
         self.store = store
         self.monitor = monitor
@@ -41,10 +44,21 @@ actor PolicyController {
             }
             gate.update(policy: next)
             if next.maxParallel != current.maxParallel { await engine.setMaxParallel(next.maxParallel) }
+            let changed = changes.keys.sorted().map { "\($0)=\(changes[$0].map(Self.plain) ?? "")" }
+            logger.notice("download policy changed", metadata: LogMessageID.policyChanged.metadata(
+                ["changed": "\(changed.joined(separator: " "))"]))
             events.downloads("PolicyChanged", describe(next).objectValue ?? [:])
             await enforcer.enforce()
         }
         return describe(next)
+    }
+
+    /// A policy value as an operator writes it: `true`, `1000000`, `HIGH`, `null`.
+    private static func plain(_ value: JSONValue) -> String {
+        switch value {
+        case .string(let s): s
+        default: String(decoding: JSONCoding.data(value), as: UTF8.self)
+        }
     }
 
     func getNetwork() async -> JSONValue {

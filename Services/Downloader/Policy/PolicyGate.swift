@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import Logging
 import Synchronization
+import Systemd
 import Wire
 
 /// The download engine asks this before starting each file whether the
@@ -16,6 +17,8 @@ final class PolicyGate: Sendable {
         /// Files that hit a full disk while writing: not retried before this time, so a disk
         /// that statvfs calls roomy but refuses writes (quota, inodes) is not hammered.
         var spaceRetryAfter: [Int64: Date] = [:]
+        /// Why downloads last waited, as logged: the same reason is logged again only after a minute.
+        var lastWait: (why: String, at: Date)?
     }
 
     private let state: Mutex<State>
@@ -118,6 +121,7 @@ final class PolicyGate: Sendable {
     /// station item whose state or error changed (a new reason alone is not news).
     func markIdle(_ fileIds: [Int64], _ block: PolicyBlock, _ reason: String) async {
         guard !fileIds.isEmpty else { return }
+        noteWaiting(fileIds.count, block, reason)
         let (products, stationItems) = (try? await idle.markIdle(fileIds, block, reason)) ?? ([], [])
         for product in products {
             events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId), "state": "idle",
@@ -126,6 +130,21 @@ final class PolicyGate: Sendable {
         for item in stationItems {
             events.downloads("ItemStateChanged", ["stationId": .string(item.stationId), "itemId": .string(item.itemId), "state": "idle",
                                                   "error": .string(block.rawValue), "reason": .string(reason)])
+        }
+    }
+
+    /// Logs why downloads wait, once per reason (again after a minute if it persists): an
+    /// admission round runs on every kick, and each would otherwise say the same thing.
+    private func noteWaiting(_ count: Int, _ block: PolicyBlock, _ reason: String) {
+        let why = "\(block.rawValue): \(reason)"
+        let now = Date()
+        let fresh = state.withLock { s in
+            if let last = s.lastWait, last.why == why, now.timeIntervalSince(last.at) < 60 { return false }
+            s.lastWait = (why, now)
+            return true
+        }
+        if fresh {
+            logger.notice("downloads wait", metadata: ["files": "\(count)", "why": "\(block.rawValue)", "reason": "\(reason)"])
         }
     }
 

@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import Logging
 import OriginClient
+import Systemd
 import Wire
 
 /// Feed.fm offline stations: `stations.list` and `stations.sync`, and the re-sync of stations
@@ -118,7 +119,8 @@ actor StationSync {
             }
         }
         for refusal in refused {
-            logger.warning("station \(stationId): refused item \(refusal.id.debugDescription): \(refusal.reason)")
+            logger.warning("station item refused", metadata: ["station": "\(stationId)", "item": "\(refusal.id)",
+                                                              "reason": "\(refusal.reason)"])
             events.downloads("ItemRefused", ["stationId": .string(stationId), "itemId": .string(refusal.id), "reason": .string(refusal.reason)])
         }
         let manifest = StationStore.Manifest(
@@ -137,6 +139,9 @@ actor StationSync {
         let maxAttempts = engine.maxAttempts
         let progress = try await stations.progress(stationId, maxAttempts: maxAttempts)
         await engine.publishStationProgress([stationId])
+        logger.notice("station synced", metadata: LogMessageID.syncCompleted.metadata([
+            "station": "\(stationId)", "added": "\(applied.added.count)", "removed": "\(removeList.count)",
+            "refused": "\(refused.count)", "pending": "\(progress.pending)", "total": "\(progress.total)"]))
         return SyncResult(stationId: stationId, added: applied.added, removed: removeList, refused: refused, pending: progress.pending,
                           failed: progress.failed, total: progress.total, manifestHash: answer["manifestHash"]?.stringValue)
     }
@@ -153,7 +158,8 @@ actor StationSync {
             do {
                 _ = try await sync(stationId: id, targetMinutes: nil, keepStoredTarget: true)
             } catch {
-                logger.warning("re-sync of station \(id) failed: \(error)")
+                logger.warning("re-sync of a station failed; it is tried again at the next round",
+                               metadata: ["station": "\(id)", "error": "\(error)"])
                 await recordFailure(stationId: id, error: error)
             }
         }

@@ -97,8 +97,8 @@ struct DownloadQueueStore: Sendable {
     /// A failed attempt: the file starts over and counts it. At `maxAttempts` its requests and
     /// the products waiting for it fail (`failed`); `stations` hold the file (their progress changed).
     func recordFailedAttempt(fileId: Int64, error: String, reason: String, maxAttempts: Int,
-                             now: Date) async throws -> (failed: [ProductRef], stations: [String]) {
-        try await catalog.write { db -> ([ProductRef], [String]) in
+                             now: Date) async throws -> (attempts: Int, failed: [ProductRef], stations: [String]) {
+        try await catalog.write { db -> (Int, [ProductRef], [String]) in
             try db.execute(sql: """
                 UPDATE files SET attempts = attempts + 1, error = ?, reason = ?, state = 'corrupt', bytesOnDisk = 0 WHERE id = ?
                 """, arguments: [error, reason, fileId])
@@ -106,7 +106,7 @@ struct DownloadQueueStore: Sendable {
             let stations = try String.fetchAll(db, sql: """
                 SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
                 """, arguments: [fileId])
-            guard attempts >= maxAttempts else { return ([], []) }
+            guard attempts >= maxAttempts else { return (attempts, [], []) }
             try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = ?, attempts = ?, updatedAt = ? WHERE fileId = ? AND state = 'queued'",
                            arguments: ["\(error): \(reason)", attempts, now, fileId])
             let products = try Row.fetchAll(db, sql: """
@@ -117,7 +117,7 @@ struct DownloadQueueStore: Sendable {
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'failed', error = ?, reason = ?, endedAt = ? WHERE token = ?",
                                arguments: [ItemError.downloadFailed.rawValue, "\(error): \(reason)", now, product.token])
             }
-            return (products, stations)
+            return (attempts, products, stations)
         }
     }
 
