@@ -67,6 +67,14 @@ final class PolicyNetworkTests: XCTestCase {
         }
         XCTAssertEqual(seen.filter { $0 != "ethernet" }.prefix(4), ["wifi", "cellular", "wifi", "none"], "NetworkChanged events: \(seen)")
         await events.close()
+
+        // The operator's view: the log says what changed and why downloads waited, plainly.
+        let log = h.service!.log
+        for line in ["network changed", "from=wifi", "to=cellular", "downloads wait", "why=CellularNotAllowed", "why=NoNetwork",
+                     "downloaded and verified", "file=tracks/"] {
+            XCTAssertTrue(log.contains(line), "the log lacks \(line.debugDescription):\n\(log)")
+        }
+        XCTAssertFalse(log.contains("Optional(") || log.contains("path(\""), "values are not printed plainly:\n\(log)")
     }
 
     func testPerItemCellularOverrideAndPersistedPolicy() async throws {
