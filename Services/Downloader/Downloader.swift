@@ -90,11 +90,16 @@ enum Downloader {
         // Downloads hold a transfer thread each; keep room for the JSON calls beside them.
         configuration.maxConcurrentTransfers = settings.maxParallel + 2
         configuration.maxIdleHandles = settings.maxParallel + 2
-        let origin = try OriginClient(baseURL: base, credentials: credentials, configuration: configuration)
         var quick = HTTPClient.Configuration()
         quick.connectTimeoutSeconds = 2
-        let quickOrigin = try OriginClient(baseURL: base, credentials: credentials, configuration: quick, requestTimeout: 3)
-        return (origin, quickOrigin)
+        do {
+            let origin = try OriginClient(baseURL: base, credentials: credentials, configuration: configuration)
+            let quickOrigin = try OriginClient(baseURL: base, credentials: credentials, configuration: quick, requestTimeout: 3)
+            return (origin, quickOrigin)
+        } catch {
+            // A bad origin URL is a config error (exit 78), as in the player and the reporter.
+            throw DaemonError(.configInvalid, "\(error)")
+        }
     }
 }
 

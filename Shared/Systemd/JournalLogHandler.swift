@@ -67,7 +67,8 @@ public enum LogBootstrap {
     public static func bootstrap(label: String, level: Logger.Level = .info) {
         let toJournal = stderrIsJournal()
         LoggingSystem.bootstrap { name in
-            var handler: LogHandler = toJournal ? JournalLogHandler(label: label) : StreamLogHandler.standardError(label: name)
+            var handler: LogHandler = toJournal ? JournalLogHandler(label: label)
+                : TerminalLogHandler(StreamLogHandler.standardError(label: name))
             handler.logLevel = level
             return handler
         }
@@ -80,5 +81,33 @@ public enum LogBootstrap {
         var st = stat()
         guard fstat(2, &st) == 0 else { return false }
         return UInt64(st.st_dev) == dev && UInt64(st.st_ino) == ino
+    }
+}
+
+/// stderr's handler without the journal-only `LogMessageID`: a line a person reads.
+struct TerminalLogHandler: LogHandler {
+    private var inner: StreamLogHandler
+
+    init(_ inner: StreamLogHandler) { self.inner = inner }
+
+    var logLevel: Logger.Level {
+        get { inner.logLevel }
+        set { inner.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { inner.metadata }
+        set { inner.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { inner[metadataKey: key] }
+        set { inner[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var event = event
+        event.metadata?.removeValue(forKey: LogMessageID.metadataKey)
+        inner.log(event: event)
     }
 }
