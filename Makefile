@@ -61,8 +61,9 @@ bench: bench-deps
 VERSION := $(shell sed -n 's/^ *public static let string = "\(.*\)"$$/\1/p' Shared/Wire/CassetteVersion.swift)
 
 # Release binaries for a device: optimized, with the Swift runtime linked in (a device has no
-# toolchain). One build of every product; `make install` and `make deb` take them from here.
-RELEASE_FLAGS := -c release --static-swift-stdlib
+# toolchain), no RUNPATH, symbols bound at start (BIND_NOW). One build of every product;
+# `make install` and `make deb` take them from here.
+RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now
 RELEASE_BIN   := .build/release
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
@@ -96,8 +97,9 @@ install:
 	install -m 0755 $(addprefix $(RELEASE_BIN)/,$(DAEMONS)) $(DESTDIR)$(LIBEXECDIR)/
 	install -m 0755 $(RELEASE_BIN)/cassettectl $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 docs/cassettectl.1 $(DESTDIR)$(MANDIR)/man1/
-	$(RELEASE_BIN)/cassettectl --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/cassettectl
+	$(RELEASE_BIN)/cassettectl --generate-completion-script bash | sed '1{/^#!/d}' > $(DESTDIR)$(BASHCOMPDIR)/cassettectl
 	$(RELEASE_BIN)/cassettectl --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_cassettectl
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/cassettectl $(DESTDIR)$(ZSHCOMPDIR)/_cassettectl
 	for u in deploy/systemd/*.service deploy/systemd/*.socket; do \
 		sed -e 's#/usr/libexec/cassette/#$(LIBEXECDIR)/#' -e 's#/etc/cassette/#$(SYSCONFDIR)/cassette/#' \
 			-e 's#file:///usr/share/doc/cassette/#file://$(DOCDIR)/#' $$u \

@@ -176,6 +176,7 @@ final class CatalogOpener: Sendable {
         task = Task {
             // READY=1 goes out first: activation never waits on disk work.
             await gate.wait()
+            guard gate.isOpen else { throw DaemonError(.socketUnavailable, "The service could not listen, so the catalog was not opened.") }
             // Opening may wait on another service's migration lock (flock) and does disk I/O:
             // keep that off Swift's cooperative threads.
             let catalog = try await BlockingIO.run { try Catalog(stateDirectory: stateDir) }
@@ -197,6 +198,25 @@ struct ServerService: Service {
     let logger: Logger
 
     func run() async throws {
+        do {
+            try await listen()
+        } catch {
+            // Nothing that waits for READY (the catalog, the watchdog) may wait for ever.
+            ready.abandon()
+            throw error
+        }
+        notifier.ready(status: "listening")
+        logger.info("listening", metadata: LogMessageID.listening.metadata(["socket": "\(source)", "pid": "\(getpid())"]))
+        ready.open()
+        try? await gracefulShutdown()
+        notifier.stopping()
+        logger.info("stopping: finishing in-flight requests", metadata: ["inFlight": "\(server.inFlightRequests)"])
+        await server.shutdownGracefully(timeout: TimeAmount(stop.remaining(of: StopBudget.drain)),
+                                        cancelGrace: TimeAmount(StopBudget.cancelGrace))
+        SocketListener.cleanUp(source)
+    }
+
+    private func listen() async throws(DaemonError) {
         // umask 0117 while binding: the socket is born 0660, with no moment at the looser
         // mode a chmod after bind would leave. Nothing else creates files this early.
         // Restored as soon as the socket exists: the catalog, media folders and caches made
@@ -210,15 +230,6 @@ struct ServerService: Service {
             throw DaemonError(.socketUnavailable, "Cannot listen on \(source): \(error)")
         }
         try SocketListener.restrictPermissions(source, group: socketGroup)
-        notifier.ready(status: "listening")
-        logger.info("listening", metadata: LogMessageID.listening.metadata(["socket": "\(source)", "pid": "\(getpid())"]))
-        ready.open()
-        try? await gracefulShutdown()
-        notifier.stopping()
-        logger.info("stopping: finishing in-flight requests", metadata: ["inFlight": "\(server.inFlightRequests)"])
-        await server.shutdownGracefully(timeout: TimeAmount(stop.remaining(of: StopBudget.drain)),
-                                        cancelGrace: TimeAmount(StopBudget.cancelGrace))
-        SocketListener.cleanUp(source)
     }
 }
 
