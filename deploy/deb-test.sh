@@ -161,7 +161,7 @@ denied cassette-app "cassette-app cannot list the state folder" ls /var/lib/cass
 denied cassette-app "cassette-app cannot open the catalog" cat /var/lib/cassette/catalog.sqlite
 status=0
 as_user nobody cassettectl status >"$ROOT/tmp/nobody.out" 2>&1 || status=$?
-check "a user outside cassette-clients cannot connect (cassettectl exits 69: $(tail -n1 "$ROOT/tmp/nobody.out"))" test "$status" = 69
+check "a user outside cassette-clients cannot connect (cassettectl exits 69: $(head -n1 "$ROOT/tmp/nobody.out"))" test "$status" = 69
 
 say "What the daemons created under umask 000"
 in_root find /var/lib/cassette -maxdepth 3 -exec stat -c '%A %U:%G %n' {} + || true
