@@ -36,9 +36,17 @@ public struct SocketGroupChoice: Sendable, Equatable {
     static func groupID(named name: String) -> gid_t? {
         var group = group()
         var result: UnsafeMutablePointer<group>? = nil
-        var buffer = [CChar](repeating: 0, count: 16_384)
-        let rc = getgrnam_r(name, &group, &buffer, buffer.count, &result)
-        guard rc == 0, result != nil else { return nil }
-        return group.gr_gid
+        var size = 16_384
+        while true {
+            var buffer = [CChar](repeating: 0, count: size)
+            let rc = getgrnam_r(name, &group, &buffer, buffer.count, &result)
+            // A group with very many members needs a bigger buffer for its member list.
+            if rc == ERANGE, size < 1 << 24 {
+                size *= 4
+                continue
+            }
+            guard rc == 0, result != nil else { return nil }
+            return group.gr_gid
+        }
     }
 }

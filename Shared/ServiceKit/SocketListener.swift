@@ -48,9 +48,11 @@ enum SocketListener {
     static func group(for settings: ServiceSettings, logger: Logger) throws(DaemonError) -> gid_t? {
         guard let gid = try settings.socketGroup.resolve() else { return nil }
         guard getuid() == 0 || Self.isMember(of: gid) else {
-            let message = "the service's user is not in socket group '\(settings.socketGroup.name ?? "")' and cannot give it its socket"
-            if settings.socketGroup.explicit { throw DaemonError(.configInvalid, message.prefix(1).uppercased() + message.dropFirst() + ".") }
-            logger.warning("\(message); the socket keeps the service's own group")
+            let name = settings.socketGroup.name ?? ""
+            if settings.socketGroup.explicit {
+                throw DaemonError(.configInvalid, "The service's user is not in socket group '\(name)', so it cannot give the group its socket.")
+            }
+            logger.warning("the service's user is not in socket group '\(name)'; the socket keeps the service's own group")
             return nil
         }
         return gid
