@@ -14,7 +14,7 @@ DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev
 # The benchmark's peer. Kept out of `deps`: its package scripts may start a system mpd.
 BENCH_PACKAGES := mpd aria2
 
-.PHONY: all deps bench-deps install-packages build build-tests test demo bench install clean
+.PHONY: all deps bench-deps install-packages build build-tests test demo bench release install deb deb-test clean
 
 all: build
 
@@ -57,36 +57,79 @@ bench: bench-deps
 	$(SWIFT) build -c release
 	@for b in $(BENCH); do echo "== cassette-bench $$b"; .build/release/cassette-bench $$b --bin-dir .build/release || exit 1; done
 
-# Release binaries, units, sysusers/tmpfiles entries and an example config, under DESTDIR.
-# The daemons go to $(PREFIX)/libexec/cassette, which the units' ExecStart= is rewritten to.
+# The version, written once in Shared/Wire/CassetteVersion.swift (what --version prints).
+VERSION := $(shell sed -n 's/^ *public static let string = "\(.*\)"$$/\1/p' Shared/Wire/CassetteVersion.swift)
+
+# Release binaries for a device: optimized, with the Swift runtime linked in (a device has no
+# toolchain), no RUNPATH, symbols bound at start (BIND_NOW). One build of every product;
+# `make install` and `make deb` take them from here.
+RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now
+RELEASE_BIN   := .build/release
+release: deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+
+# Release binaries, units, sysusers/tmpfiles entries, the config, man page, completions and
+# docs, under DESTDIR. Neither builds nor installs packages: run `make release` first (as
+# yourself; install as root). The daemons go to $(LIBEXECDIR), which the units' ExecStart= is
+# rewritten to, as their Documentation= is to $(DOCDIR).
 # Afterwards (as root, on the device): systemd-sysusers; systemd-tmpfiles --create;
 # systemctl enable --now cassette-downloader.socket cassette-player.socket cassette-reporter.socket
-SYSCONFDIR ?= /etc
-UNITDIR    ?= $(PREFIX)/lib/systemd/system
-install: deps
-	$(SWIFT) build -c release --product downloader
-	$(SWIFT) build -c release --product player
-	$(SWIFT) build -c release --product reporter
-	$(SWIFT) build -c release --product cassettectl
-	install -d $(DESTDIR)$(PREFIX)/libexec/cassette $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/lib/tmpfiles.d $(DESTDIR)$(PREFIX)/share/doc/cassette
+# (tmpfiles gives the config its group, cassette, when `make install` could not).
+SYSCONFDIR  ?= /etc
+LIBEXECDIR  ?= $(PREFIX)/libexec/cassette
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+DOCDIR      ?= $(PREFIX)/share/doc/cassette
+EXAMPLEDIR  ?= $(SYSCONFDIR)/cassette
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+DAEMONS     := downloader player reporter
+install:
+	@for exe in $(DAEMONS) cassettectl; do \
+		[ -x $(RELEASE_BIN)/$$exe ] || { echo "make install: $(RELEASE_BIN)/$$exe is missing. Build the release binaries first: make release" >&2; exit 1; }; \
+	done
+	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
+		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/cassette
-	install -m 0755 .build/release/downloader .build/release/player .build/release/reporter $(DESTDIR)$(PREFIX)/libexec/cassette/
-	install -m 0755 .build/release/cassettectl $(DESTDIR)$(PREFIX)/bin/
-	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
-	install -m 0644 docs/cassettectl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	.build/release/cassettectl --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cassettectl
-	.build/release/cassettectl --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cassettectl
+	install -m 0755 $(addprefix $(RELEASE_BIN)/,$(DAEMONS)) $(DESTDIR)$(LIBEXECDIR)/
+	install -m 0755 $(RELEASE_BIN)/cassettectl $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 docs/cassettectl.1 $(DESTDIR)$(MANDIR)/man1/
+	$(RELEASE_BIN)/cassettectl --generate-completion-script bash | sed '1{/^#!/d}' > $(DESTDIR)$(BASHCOMPDIR)/cassettectl
+	$(RELEASE_BIN)/cassettectl --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_cassettectl
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/cassettectl $(DESTDIR)$(ZSHCOMPDIR)/_cassettectl
 	for u in deploy/systemd/*.service deploy/systemd/*.socket; do \
-		sed -e 's#/usr/libexec/cassette/#$(PREFIX)/libexec/cassette/#' -e 's#/etc/cassette/#$(SYSCONFDIR)/cassette/#' $$u \
+		sed -e 's#/usr/libexec/cassette/#$(LIBEXECDIR)/#' -e 's#/etc/cassette/#$(SYSCONFDIR)/cassette/#' \
+			-e 's#file:///usr/share/doc/cassette/#file://$(DOCDIR)/#' $$u \
 			> $(DESTDIR)$(UNITDIR)/$$(basename $$u) && chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$u); done
-	install -m 0644 deploy/systemd/cassette.sysusers.conf $(DESTDIR)$(PREFIX)/lib/sysusers.d/cassette.conf
-	install -m 0644 deploy/systemd/cassette.tmpfiles.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/cassette.conf
-	install -m 0640 deploy/cassette.example.json $(DESTDIR)$(SYSCONFDIR)/cassette/cassette.example.json
+	install -m 0644 deploy/systemd/cassette.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/cassette.conf
+	sed -e 's#/etc/cassette#$(SYSCONFDIR)/cassette#g' deploy/systemd/cassette.tmpfiles.conf > $(DESTDIR)$(TMPFILESDIR)/cassette.conf
+	chmod 0644 $(DESTDIR)$(TMPFILESDIR)/cassette.conf
+	install -m 0644 deploy/cassette.example.json $(DESTDIR)$(EXAMPLEDIR)/cassette.example.json
+	@# The config holds the origin credentials: root's and the services' group's (cassette) only.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/cassette/cassette.json ] || \
 		install -m 0640 deploy/cassette.example.json $(DESTDIR)$(SYSCONFDIR)/cassette/cassette.json
-	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/cassette/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && getent group cassette >/dev/null; then \
+		chgrp cassette $(SYSCONFDIR)/cassette $(SYSCONFDIR)/cassette/cassette.json; \
+	else \
+		echo "make install: on the device, give the config its group: systemd-tmpfiles --create (after systemd-sysusers), or chgrp cassette $(SYSCONFDIR)/cassette $(SYSCONFDIR)/cassette/cassette.json"; \
+	fi
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+
+# The Debian package (and its -dbgsym companion) from the release binaries, stripped, in
+# $(DEB_OUT); see docs/operations.md. DEB_REVISION is the packaging revision after the version.
+DEB_REVISION ?= 1
+DEB_OUT      ?= .build/deb
+deb: release
+	VERSION=$(VERSION) DEB_REVISION=$(DEB_REVISION) DEB_OUT=$(DEB_OUT) RELEASE_BIN=$(RELEASE_BIN) bash deploy/debian/build-deb.sh
+
+# Installs the package into a throw-away root (no toolchain in it), starts each daemon there
+# as the cassette user, and checks what a member of cassette-clients may and may not do.
+# Needs root (mount namespaces). Not part of `make test`: it needs the release build.
+deb-test: deb
+	bash deploy/deb-test.sh $(DEB_OUT)/cassette_$(VERSION)-$(DEB_REVISION)_$$(dpkg --print-architecture).deb
 
 clean:
 	rm -rf .build

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Wire
 
 /// `cassettectl`: drive the Cassette services from a shell or script.
 @main
@@ -19,7 +20,7 @@ struct CassetteCtl: AsyncParsableCommand {
             flush that did not deliver); 64 bad usage; 69 a service cannot be reached, closed the \
             connection or did not answer in time; 75 the wait timed out while the work goes on.
             """,
-        version: "0.1.0",
+        version: CassetteVersion.string,
         subcommands: [
             Status.self, Call.self, Watch.self,
             Stations.self, Sync.self, Offline.self, Policy.self, Network.self, SyncNow.self,

@@ -69,7 +69,7 @@ enum Downloader {
         }
         var router = RPCRouter()
         DownloaderMethods.register(on: &router, core: core)
-        return DaemonParts(router: router, services: DownloaderServices.all(core: core, logger: context.logger), status: {
+        return DaemonParts(router: router, services: DownloaderServices.all(core: core, logger: context.logger), statusLine: { await DownloaderStatusLine.text(core: core, context: context) }, status: {
             var fields: [String: JSONValue] = ["origin": context.settings.origin.map { .string($0) } ?? .null,
                                                "maxParallel": .number(Double(settings.maxParallel))]
             if let ready = try? await core.value {

@@ -6,7 +6,8 @@ import ServiceKit
 struct DownloaderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "downloader",
-        abstract: "Cassette downloader: fetches stations and media products while the network policy allows.")
+        abstract: "Cassette downloader: fetches stations and media products while the network policy allows.",
+        version: Daemon.version)
 
     @OptionGroup var options: CommonOptions
 

@@ -51,7 +51,7 @@ enum Player {
         }
         let services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
                                        PlaybackService(engine: engine, pipeline: pipeline), progress, sender]
-        return DaemonParts(router: router, services: services, status: {
+        return DaemonParts(router: router, services: services, statusLine: { await engine.statusLine }, status: {
             ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": await writer.status()]
         })
     }

@@ -6,7 +6,8 @@ import ServiceKit
 struct PlayerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "player",
-        abstract: "Cassette player: plays offline and streamed media through ALSA.")
+        abstract: "Cassette player: plays offline and streamed media through ALSA.",
+        version: Daemon.version)
 
     @OptionGroup var options: CommonOptions
 

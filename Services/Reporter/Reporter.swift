@@ -26,7 +26,8 @@ enum Reporter {
         let engine = DeliveryEngine(outbox: outbox, client: client, settings: settings, events: events, logger: context.logger)
         var router = RPCRouter()
         PlaylogMethods(outbox: outbox, engine: engine, events: events).register(on: &router)
-        return DaemonParts(router: router, services: [DeliveryService(engine: engine)], status: {
+        return DaemonParts(router: router, services: [DeliveryService(engine: engine)],
+                           statusLine: { await ReporterStatusLine.text(engine: engine, outbox: outbox) }, status: {
             ["origin": context.settings.origin.map { .string($0) } ?? .null]
         })
     }

@@ -6,7 +6,8 @@ import ServiceKit
 struct ReporterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reporter",
-        abstract: "Cassette reporter: delivers the offline play log to the origin, each play exactly once.")
+        abstract: "Cassette reporter: delivers the offline play log to the origin, each play exactly once.",
+        version: Daemon.version)
 
     @OptionGroup var options: CommonOptions
 

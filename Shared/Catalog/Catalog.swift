@@ -22,9 +22,9 @@ public final class Catalog: Sendable {
     ///   - busyTimeout: how long a writer waits for another process's write lock.
     public init(stateDirectory: String, busyTimeout: TimeInterval = 10) throws(CatalogError) {
         do {
-            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+            try PrivateDirectory.create(stateDirectory)
         } catch {
-            throw CatalogError(.openFailed, "Cannot create state directory \(stateDirectory): \(error.localizedDescription)")
+            throw CatalogError(.openFailed, "Cannot create state directory \(stateDirectory): \(error)")
         }
         let path = stateDirectory + "/" + Self.fileName
         self.path = path

@@ -18,7 +18,7 @@ final class DownloadFile {
 
     /// Opens `path` for a 200 response: created or truncated to empty.
     static func truncating(_ path: String) throws(HTTPClientError) -> DownloadFile {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw fileError("open \(path)") }
         return DownloadFile(fd: fd, startOffset: 0)
     }
@@ -26,7 +26,7 @@ final class DownloadFile {
     /// Opens `path` for a 206 response whose body starts at `offset`: the file must already hold
     /// at least `offset` bytes; anything after `offset` is cut off, new bytes follow it.
     static func resuming(_ path: String, at offset: Int64) throws(HTTPClientError) -> DownloadFile {
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw fileError("open \(path)") }
         var info = stat()
         guard fstat(fd, &info) == 0 else { let e = fileError("fstat \(path)"); Glibc.close(fd); throw e }

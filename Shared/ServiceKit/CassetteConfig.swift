@@ -11,6 +11,8 @@ public struct CassetteConfig: Codable, Sendable, Equatable {
     public var clientToken: String?
     public var clientSecret: String?
     public var logLevel: String?
+    /// The group a self-bound socket is given (docs/configuration.md, "Who may connect").
+    public var socketGroup: String?
     public var wire: WireLimits?
     /// Per-service sections (`"player": {...}`), read by the service that owns them.
     public var player: [String: JSONValue]?
@@ -60,7 +62,7 @@ public struct CassetteConfig: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case runtimeDir, stateDir, origin, clientToken, clientSecret, logLevel, wire, player, downloader, reporter
+        case runtimeDir, stateDir, origin, clientToken, clientSecret, logLevel, socketGroup, wire, player, downloader, reporter
     }
 }
 
@@ -74,6 +76,8 @@ public struct ServiceSettings: Sendable {
     public var clientToken: String?
     public var clientSecret: String?
     public var logLevel: String
+    /// The group a self-bound socket (and a runtime dir the service creates) is given.
+    public var socketGroup: SocketGroupChoice
     public var limits: WireLimits
     public var config: CassetteConfig
 
@@ -106,6 +110,7 @@ public struct ServiceSettings: Sendable {
             clientToken: environment["CASSETTE_CLIENT_TOKEN"] ?? config.clientToken,
             clientSecret: environment["CASSETTE_CLIENT_SECRET"] ?? config.clientSecret,
             logLevel: options.logLevel ?? environment["CASSETTE_LOG_LEVEL"] ?? config.logLevel ?? "info",
+            socketGroup: SocketGroupChoice(setting: options.socketGroup ?? environment["CASSETTE_SOCKET_GROUP"] ?? config.socketGroup),
             limits: limits, config: config)
     }
 

@@ -8,10 +8,6 @@ import ServiceLifecycle
 import Systemd
 import Wire
 
-public enum CassetteVersion {
-    public static let string = "0.1.0"
-}
-
 /// What a service's `build` step gets: its settings, logger, event hub and the catalog.
 public struct DaemonContext: Sendable {
     public let settings: ServiceSettings
@@ -42,16 +38,20 @@ public struct DaemonContext: Sendable {
     }
 }
 
-/// What a service contributes: its methods, its long-running parts and its status fields.
+/// What a service contributes: its methods, its long-running parts, its status fields and the
+/// one line the service manager shows for it (`STATUS=`, see `StatusLine`).
 public struct DaemonParts: Sendable {
     public var router: RPCRouter
     public var services: [any Service]
+    public var statusLine: (@Sendable () async -> String)?
     public var status: @Sendable () async -> [String: JSONValue]
 
     public init(router: RPCRouter = RPCRouter(), services: [any Service] = [],
+                statusLine: (@Sendable () async -> String)? = nil,
                 status: @escaping @Sendable () async -> [String: JSONValue] = { [:] }) {
         self.router = router
         self.services = services
+        self.statusLine = statusLine
         self.status = status
     }
 }
@@ -61,8 +61,14 @@ public struct DaemonParts: Sendable {
 /// The same `run` is used by the binaries and (through them) by the integration tests, so
 /// what is tested is what ships.
 public enum Daemon {
+    /// For the daemons' `--version` (`CommandConfiguration(version:)`).
+    public static let version = CassetteVersion.string
+
     public static func run(service name: String, options: CommonOptions,
                            build: @escaping @Sendable (DaemonContext) async throws -> DaemonParts) async -> Int32 {
+        // Whatever umask the service was started with, what it creates is closed to other
+        // users (the units set 0027 too); folders and the socket get explicit modes besides.
+        umask(umask(0o027) | 0o027)
         let settings: ServiceSettings
         do {
             settings = try ServiceSettings.resolve(service: name, options: options)
@@ -89,7 +95,7 @@ public enum Daemon {
 
     static func runResolved(settings: ServiceSettings, logger: Logger,
                             build: @Sendable (DaemonContext) async throws -> DaemonParts) async throws {
-        let source = try SocketListener.prepare(settings: settings)
+        let (source, socketGroup) = try await BlockingIO.run { try SocketListener.prepare(settings: settings, logger: logger) }
         let hub = EventHub(backlog: settings.limits.eventBacklog)
         let ready = ReadyGate()
         let opened = OpenedCatalog()
@@ -106,11 +112,14 @@ public enum Daemon {
         statusBox.server = server
         let notifier = SystemdNotifier()
         let stop = StopRequest()
-        var services: [any Service] = [ServerService(server: server, source: source, notifier: notifier,
-                                                     ready: ready, stop: stop, logger: logger)]
+        var services: [any Service] = [ServerService(server: server, source: source, socketGroup: socketGroup,
+                                                     notifier: notifier, ready: ready, stop: stop, logger: logger)]
         if let watchdog = WatchdogService(notifier: notifier, logger: logger, after: { await ready.wait() },
                                           isHealthy: { await health.run().healthy }) {
             services.append(watchdog)
+        }
+        if notifier.isEnabled, let text = parts.statusLine {
+            services.append(StatusLine(notifier: notifier, ready: ready, text: text))
         }
         services.append(contentsOf: parts.services)
         services.append(StopRequestService(stop: stop))
@@ -167,6 +176,7 @@ final class CatalogOpener: Sendable {
         task = Task {
             // READY=1 goes out first: activation never waits on disk work.
             await gate.wait()
+            guard gate.isOpen else { throw DaemonError(.socketUnavailable, "The service could not listen, so the catalog was not opened.") }
             // Opening may wait on another service's migration lock (flock) and does disk I/O:
             // keep that off Swift's cooperative threads.
             let catalog = try await BlockingIO.run { try Catalog(stateDirectory: stateDir) }
@@ -181,12 +191,32 @@ final class CatalogOpener: Sendable {
 struct ServerService: Service {
     let server: RPCServer
     let source: ListenerSource
+    let socketGroup: gid_t?
     let notifier: SystemdNotifier
     let ready: ReadyGate
     let stop: StopRequest
     let logger: Logger
 
     func run() async throws {
+        do {
+            try await listen()
+        } catch {
+            // Nothing that waits for READY (the catalog, the watchdog) may wait for ever.
+            ready.abandon()
+            throw error
+        }
+        notifier.ready(status: "listening")
+        logger.info("listening", metadata: LogMessageID.listening.metadata(["socket": "\(source)", "pid": "\(getpid())"]))
+        ready.open()
+        try? await gracefulShutdown()
+        notifier.stopping()
+        logger.info("stopping: finishing in-flight requests", metadata: ["inFlight": "\(server.inFlightRequests)"])
+        await server.shutdownGracefully(timeout: TimeAmount(stop.remaining(of: StopBudget.drain)),
+                                        cancelGrace: TimeAmount(StopBudget.cancelGrace))
+        SocketListener.cleanUp(source)
+    }
+
+    private func listen() async throws(DaemonError) {
         // umask 0117 while binding: the socket is born 0660, with no moment at the looser
         // mode a chmod after bind would leave. Nothing else creates files this early.
         // Restored as soon as the socket exists: the catalog, media folders and caches made
@@ -199,16 +229,7 @@ struct ServerService: Service {
             umask(previousMask)
             throw DaemonError(.socketUnavailable, "Cannot listen on \(source): \(error)")
         }
-        SocketListener.restrictPermissions(source)
-        notifier.ready(status: "listening")
-        logger.info("listening", metadata: LogMessageID.listening.metadata(["socket": "\(source)", "pid": "\(getpid())"]))
-        ready.open()
-        try? await gracefulShutdown()
-        notifier.stopping()
-        logger.info("stopping: finishing in-flight requests", metadata: ["inFlight": "\(server.inFlightRequests)"])
-        await server.shutdownGracefully(timeout: TimeAmount(stop.remaining(of: StopBudget.drain)),
-                                        cancelGrace: TimeAmount(StopBudget.cancelGrace))
-        SocketListener.cleanUp(source)
+        try SocketListener.restrictPermissions(source, group: socketGroup)
     }
 }
 

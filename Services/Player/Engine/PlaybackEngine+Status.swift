@@ -10,6 +10,18 @@ extension PlaybackEngine {
         return snapshot.position()
     }
 
+    /// The `STATUS=` line (see ServiceKit's `StatusLine`): "playing st-9 (Focus No. 1)" on a
+    /// station, "playing <product id>" otherwise, "buffering …" while stalled, "paused", "stopped".
+    var statusLine: String {
+        let what = station.map { "\($0.id) (\($0.name))" } ?? active?.product.productId ?? ""
+        switch state {
+        case .playing: return "playing \(what)"
+        case .stalled: return "buffering \(what)"
+        case .notPlaying: return active == nil ? "stopped" : "paused"
+        case .idle: return "stopped"
+        }
+    }
+
     func status() async -> JSONValue {
         let config = await currentConfig()
         return [

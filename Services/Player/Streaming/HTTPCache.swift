@@ -1,3 +1,4 @@
+import Catalog
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -45,7 +46,7 @@ final class HTTPCache: @unchecked Sendable {
     init(directory: String, maxBytes: Int64) throws {
         self.directory = directory
         self.maxBytes = max(0, maxBytes)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try PrivateDirectory.create(directory)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".part") {
             unlink(directory + "/" + name)
         }

@@ -1,0 +1,21 @@
+import Catalog
+import GRDB
+import ServiceKit
+
+/// The downloader's `STATUS=` line (see ServiceKit's `StatusLine`): "3 downloads active, 41 %"
+/// (bytes on disk of the files being fetched, against their sizes) or "idle".
+enum DownloaderStatusLine {
+    static func text(core: Task<DownloaderCore, Error>, context: DaemonContext) async -> String {
+        guard let ready = try? await core.value else { return "not running: the catalog or media folder is unavailable" }
+        let jobs = await ready.engine.runningJobs
+        guard !jobs.isEmpty else { return "idle" }
+        let ids = jobs.map(\.fileId)
+        let written = (try? await context.catalog().read { db in
+            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytesOnDisk), 0) FROM files WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
+                               arguments: StatementArguments(ids))
+        }) ?? nil
+        let total = jobs.reduce(Int64(0)) { $0 + $1.sizeBytes }
+        let percent = total > 0 ? min(100, (written ?? 0) * 100 / total) : 0
+        return "\(jobs.count) download\(jobs.count == 1 ? "" : "s") active, \(percent) %"
+    }
+}
