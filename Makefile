@@ -68,7 +68,7 @@ RELEASE_BIN   := .build/release
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-# Release binaries, units, sysusers/tmpfiles entries, the config, man page, completions and
+# Release binaries, units, sysusers/tmpfiles entries, the config, man pages, completions and
 # docs, under DESTDIR. Neither builds nor installs packages: run `make release` first (as
 # yourself; install as root). The daemons go to $(LIBEXECDIR), which the units' ExecStart= is
 # rewritten to, as their Documentation= is to $(DOCDIR).
@@ -92,11 +92,14 @@ install:
 	done
 	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/cassette
 	install -m 0755 $(addprefix $(RELEASE_BIN)/,$(DAEMONS)) $(DESTDIR)$(LIBEXECDIR)/
 	install -m 0755 $(RELEASE_BIN)/cassettectl $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 docs/cassettectl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 docs/cassette.json.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(addprefix docs/cassette-,$(addsuffix .8,$(DAEMONS))) $(DESTDIR)$(MANDIR)/man8/
 	$(RELEASE_BIN)/cassettectl --generate-completion-script bash | sed '1{/^#!/d}' > $(DESTDIR)$(BASHCOMPDIR)/cassettectl
 	$(RELEASE_BIN)/cassettectl --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_cassettectl
 	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/cassettectl $(DESTDIR)$(ZSHCOMPDIR)/_cassettectl

@@ -64,9 +64,9 @@ for exe in "${EXECUTABLES[@]}"; do
     objcopy --add-gnu-debuglink="$DBG$debug" "$ROOT/$exe"
 done
 
-# What lintian wants of the docs: the man page and changelog compressed, a copyright file.
+# What lintian wants of the docs: the man pages and changelog compressed, a copyright file.
 DOC=$ROOT/usr/share/doc/cassette
-gzip -9n "$ROOT/usr/share/man/man1/cassettectl.1"
+find "$ROOT/usr/share/man" -type f -exec gzip -9n {} +
 install -m 0644 deploy/debian/copyright "$DOC/copyright"
 install -D -m 0644 deploy/debian/lintian-overrides "$ROOT/usr/share/lintian/overrides/cassette"
 {
