@@ -99,6 +99,8 @@ check "systemd-analyze verify passes on the installed units" \
         /lib/systemd/system/cassette-reporter.socket
 check "every file:// in the units' Documentation= is installed" \
     in_root sh -c 'for p in $(grep -ho "file://[^ ]*" /lib/systemd/system/cassette-*); do [ -f "${p#file://}" ] || { echo "missing ${p#file://}"; exit 1; }; done'
+check "every man: page in the units' Documentation= is installed" \
+    in_root sh -c 'for m in $(grep -ho "man:[^ ]*" /lib/systemd/system/cassette-* | sort -u); do n=${m#man:}; page=${n%%(*}; sec=${n#*(}; sec=${sec%)}; [ -f /usr/share/man/man$sec/$page.$sec.gz ] || { echo "missing $m"; exit 1; }; done'
 check "the units keep a wrong config from restarting in a loop, and set UMask=0027" \
     in_root sh -c 'for s in downloader player reporter; do grep -qx RestartPreventExitStatus=78 /lib/systemd/system/cassette-$s.service && grep -qx UMask=0027 /lib/systemd/system/cassette-$s.service || exit 1; done'
 
