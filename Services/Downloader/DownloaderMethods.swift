@@ -5,11 +5,13 @@ import Wire
 /// The downloader's methods (docs/protocol.md, "Downloader"). Ids in params are checked
 /// against the origin's id rule before they reach a URL or the catalog.
 enum DownloaderMethods {
-    struct StationParams: Decodable, Sendable {
+    struct StationParams: ClosedParams, Sendable {
         var stationId: String
         var targetMinutes: Double?
+        static let paramNames = ["stationId", "targetMinutes"]
     }
-    struct AddParams: Decodable, Sendable {
+    struct AddParams: ClosedParams, Sendable {
+        static let paramNames = ["productId", "productType", "quality", "allowCellular", "rentalSeconds", "purchase"]
         var productId: String
         var productType: String?
         var quality: String?
@@ -20,7 +22,8 @@ enum DownloaderMethods {
         var purchase: Bool?
     }
     /// `offline.preloadLicense`: a license before the content (Brightcove).
-    struct PreloadParams: Decodable, Sendable {
+    struct PreloadParams: ClosedParams, Sendable {
+        static let paramNames = ["productId", "productType", "quality", "rentalSeconds", "purchase"]
         var productId: String
         var productType: String?
         var quality: String?
@@ -28,24 +31,33 @@ enum DownloaderMethods {
         var purchase: Bool?
     }
     /// `offline.renewLicense`: new terms, or the current license's when none are named.
-    struct RenewParams: Decodable, Sendable {
+    struct RenewParams: ClosedParams, Sendable {
+        static let paramNames = ["token", "rentalSeconds", "purchase"]
         var token: String
         var rentalSeconds: Double?
         var purchase: Bool?
     }
     /// `offline.estimate`: one `productId`, or several in `productIds`.
-    struct EstimateParams: Decodable, Sendable {
+    struct EstimateParams: ClosedParams, Sendable {
+        static let paramNames = ["productId", "productIds", "quality"]
         var productId: String?
         var productIds: [String]?
         var quality: String?
     }
-    struct TokenParams: Decodable, Sendable { var token: String }
-    struct ProductParams: Decodable, Sendable { var productId: String }
-    struct ListParams: Decodable, Sendable {
+    struct TokenParams: ClosedParams, Sendable {
+        var token: String
+        static let paramNames = ["token"]
+    }
+    struct ProductParams: ClosedParams, Sendable {
+        var productId: String
+        static let paramNames = ["productId"]
+    }
+    struct ListParams: ClosedParams, Sendable {
+        static let paramNames = ["filter", "sort"]
         var filter: String?
         var sort: String?
     }
-    struct Empty: Decodable, Sendable {}
+    struct Empty: ClosedParams, Sendable { static let paramNames: [String] = [] }
 
     static func register(on router: inout RPCRouter, core: Task<DownloaderCore, Error>) {
         router.register("stations.list", params: Empty.self) { _, _ in

@@ -181,6 +181,9 @@ actor DownloadEngine {
                 await fileVerified(job, verified)
             case .refused(let error, let reason):
                 await attemptFailed(job, error: error, reason: reason)
+            case .originFailing(let error, let reason):
+                await noteInterrupted(job)
+                await gate?.originFailed(job, error: error, reason: reason)
             }
         } catch {
             ticker.cancel()
@@ -213,6 +216,9 @@ actor DownloadEngine {
     /// Products waiting for this file become Downloading (OfflineStarted once per token).
     private func markStarted(_ job: FileJob) async -> [ProductRef] {
         let now = Date()
+        if let gate, gate.originFailedBefore(job.fileId) {
+            _ = try? await queue.clearOriginWait(fileId: job.fileId)
+        }
         let changed: [ProductRef]
         let owners: [ProductRef]
         do {
@@ -233,6 +239,7 @@ actor DownloadEngine {
 
     /// Events for a file the committer made durable and verified (the catalog already says so).
     private func fileVerified(_ job: FileJob, _ verified: DurableCommitter.Verified) async {
+        gate?.originAnswered(job.fileId)
         logger.info("downloaded and verified", metadata: LogMessageID.itemCompleted.metadata(
             ["file": "\(job.relative)", "bytes": "\(job.sizeBytes)"]))
         for product in verified.products {

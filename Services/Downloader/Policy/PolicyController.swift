@@ -76,7 +76,8 @@ actor PolicyController {
         return .object(data)
     }
 
-    struct NetworkParams: Decodable, Sendable {
+    struct NetworkParams: ClosedParams, Sendable {
+        static let paramNames = ["type", "metered", "interface"]
         var type: String
         var metered: Bool?
         var interface: String?

@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import GRDB
+import OriginClient
 
 /// The download queue's SQL: which files to fetch next, which running ones are still wanted, and
 /// what a transfer's start and end change for its file and the products waiting for it. The queue
@@ -68,6 +69,15 @@ struct DownloadQueueStore: Sendable {
                     """, arguments: [now, owner.token])
             }
             return (all, starting)
+        }
+    }
+
+    /// A file tried again after its origin failed: it no longer carries that error (the
+    /// products waiting for it lose theirs in `startProducts`).
+    func clearOriginWait(fileId: Int64) async throws {
+        try await catalog.write { db in
+            try db.execute(sql: "UPDATE files SET error = NULL, reason = NULL WHERE id = ? AND error IN (?, ?)",
+                           arguments: [fileId, PolicyBlock.networkError.rawValue, OriginError.unauthorizedName])
         }
     }
 
