@@ -56,6 +56,13 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// Whether this is the origin refusing the configured credentials.
     public var isUnauthorized: Bool { name == Self.unauthorizedName }
 
+    /// The origin refused the request for what it asks (a 4xx other than wrong credentials and
+    /// 429): about one product or station, not about the device or the link.
+    public var refusesProduct: Bool {
+        guard let status, (400..<500).contains(status) else { return false }
+        return status != 429 && !isUnauthorized
+    }
+
     /// The origin answered with an error status: name it from `subStatus` as the contract says.
     public init(status: Int, body: [UInt8]) {
         let json = try? JSONValue.parse(body)

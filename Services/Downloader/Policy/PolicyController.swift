@@ -77,10 +77,10 @@ actor PolicyController {
     }
 
     struct NetworkParams: ClosedParams, Sendable {
-        static let paramNames = ["type", "metered", "interface"]
         var type: String
         var metered: Bool?
         var interface: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case type, metered, interface }
     }
 
     func setNetwork(_ p: NetworkParams) async throws -> JSONValue {

@@ -133,7 +133,8 @@ final class PolicyGate: Sendable {
     /// Whether the file's last transfer ended on a failing origin (its owners may show `NetworkError`).
     func originFailedBefore(_ fileId: Int64) -> Bool { state.withLock { $0.originRetry[fileId] != nil } }
 
-    /// The file was verified: its origin answers again.
+    /// The origin answers for this file again (bytes arrived, it refused the file, or the file
+    /// was verified): a later failure starts the backoff over.
     func originAnswered(_ fileId: Int64) { state.withLock { _ = $0.originRetry.removeValue(forKey: fileId) } }
 
     /// Files among `fileIds` some queued `offline.add` token asked for with `allowCellular: true`.
