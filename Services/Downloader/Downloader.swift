@@ -57,6 +57,8 @@ enum Downloader {
             let stations = StationSync(catalog: catalog, origin: origin, quickOrigin: quickOrigin, store: store,
                                        engine: engine, events: events, logger: context.logger)
             await stations.requeueFailedAtStart()
+            // Waits on a failing origin are not carried over a restart: those items are tried at once.
+            await gate.releaseOriginWaits()
             // After the reconcile: setting it starts the queue.
             await engine.setMaxParallel(policy.maxParallel)
             return DownloaderCore(

@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import Logging
+import OriginClient
 import Synchronization
 import Systemd
 import Wire
@@ -109,6 +110,18 @@ final class PolicyGate: Sendable {
         let reason = shortage.reason + ": " + room.shortage(need: room.need(size: job.sizeBytes, onDisk: onDisk))
         logger.warning("download of \(job.relative) stopped: \(reason)")
         await markIdle([job.fileId], .cacheLimit, reason)
+    }
+
+    /// The errors of items waiting on a failing origin rather than on the policy.
+    static let originWaitErrors = [PolicyBlock.networkError.rawValue, OriginError.unauthorizedName]
+
+    /// At start: what waited on a failing origin in the last run is queued again.
+    func releaseOriginWaits() async {
+        do {
+            _ = try await idle.releaseOriginWaits()
+        } catch {
+            logger.error("cannot queue again the items that waited on the origin: \(error)")
+        }
     }
 
     /// The wait before retrying a file whose origin failed `failures` times in a row: 2, 4, 8,

@@ -1,7 +1,6 @@
 import Catalog
 import Foundation
 import GRDB
-import OriginClient
 
 /// The download queue's SQL: which files to fetch next, which running ones are still wanted, and
 /// what a transfer's start and end change for its file and the products waiting for it. The queue
@@ -76,8 +75,9 @@ struct DownloadQueueStore: Sendable {
     /// products waiting for it lose theirs in `startProducts`).
     func clearOriginWait(fileId: Int64) async throws {
         try await catalog.write { db in
-            try db.execute(sql: "UPDATE files SET error = NULL, reason = NULL WHERE id = ? AND error IN (?, ?)",
-                           arguments: [fileId, PolicyBlock.networkError.rawValue, OriginError.unauthorizedName])
+            let waits = PolicyGate.originWaitErrors
+            try db.execute(sql: "UPDATE files SET error = NULL, reason = NULL WHERE id = ? AND error IN (\(waits.map { _ in "?" }.joined(separator: ", ")))",
+                           arguments: StatementArguments([fileId]) + StatementArguments(waits))
         }
     }
 

@@ -71,17 +71,28 @@ struct IdleItemStore: Sendable {
     /// `onlyOverridden` only the products asked for with `allowCellular: true` (the files keep
     /// their reason then). Returns the products released.
     func releaseNetworkIdle(onlyOverridden: Bool) async throws -> [ProductRef] {
-        let blocks = PolicyBlock.policyNetwork.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        try await release(errors: PolicyBlock.policyNetwork.map(\.rawValue), onlyOverridden: onlyOverridden)
+    }
+
+    /// At start: items left waiting on a failing origin (`NetworkError`, `Unauthorized`) by the
+    /// last run go back to Queued, since nothing says the origin still fails; they are tried
+    /// at once and wait again if it does.
+    func releaseOriginWaits() async throws -> [ProductRef] {
+        try await release(errors: PolicyGate.originWaitErrors, onlyOverridden: false)
+    }
+
+    private func release(errors: [String], onlyOverridden: Bool) async throws -> [ProductRef] {
+        let placeholders = errors.map { _ in "?" }.joined(separator: ", ")
         return try await catalog.write { db -> [ProductRef] in
             if !onlyOverridden {
                 try db.execute(sql: """
-                    UPDATE files SET error = NULL, reason = NULL WHERE state != 'verified' AND error IN (\(blocks))
-                    """)
+                    UPDATE files SET error = NULL, reason = NULL WHERE state != 'verified' AND error IN (\(placeholders))
+                    """, arguments: StatementArguments(errors))
             }
             let rows = try Row.fetchAll(db, sql: """
                 SELECT token, productId FROM offlineProducts
-                WHERE state = 'idle' AND error IN (\(blocks)) \(onlyOverridden ? "AND allowCellular = 1" : "")
-                """)
+                WHERE state = 'idle' AND error IN (\(placeholders)) \(onlyOverridden ? "AND allowCellular = 1" : "")
+                """, arguments: StatementArguments(errors))
             for row in rows {
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'queued', error = NULL, reason = NULL WHERE token = ?",
                                arguments: [row["token"] as String])
