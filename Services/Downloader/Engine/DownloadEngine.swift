@@ -154,7 +154,9 @@ actor DownloadEngine {
         let probing = gate?.originFailedBefore(job.fileId) ?? false
         let initialOwners = probing ? [] : await markStarted(job)
         let progress = Mutex<Transferred>(Transferred())
-        let ticker = Task { [queue, events] in
+        // The ticker runs beside the actor (it captures no `self`) and comes back only for this.
+        let answersAgain: @Sendable () async -> [ProductRef] = { await self.originAnswersAgain(job) }
+        let ticker = Task { [queue, events, answersAgain] in
             var owners = initialOwners
             var started = !probing
             var written: Int64 = -2
@@ -164,7 +166,7 @@ actor DownloadEngine {
                 if !started {
                     guard seen.moved else { continue }
                     started = true
-                    owners = await self.originAnswersAgain(job)
+                    owners = await answersAgain()
                 }
                 let now = seen.bytes
                 guard now != written, now >= 0 else { continue }
