@@ -98,6 +98,8 @@ final class OriginClientTests: XCTestCase {
             XCTFail("expected 401")
         } catch let error as OriginError {
             XCTAssertEqual(error.status, 401)
+            XCTAssertEqual(error.name, "Unauthorized")
+            XCTAssertEqual(error.code, 4401)
             XCTAssertTrue(error.message.contains("token"), error.message)
         }
     }

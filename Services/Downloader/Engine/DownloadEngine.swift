@@ -149,13 +149,26 @@ actor DownloadEngine {
     // MARK: One file
 
     private func perform(_ job: FileJob) async {
-        let owners = await markStarted(job)
-        let progress = Mutex<Int64>(-1)
-        let ticker = Task { [queue, events] in
+        // A retry after the origin failed this file keeps its items `idle` with the origin's
+        // error until bytes arrive again: a probe of a dead origin is not a download.
+        let probing = gate?.originFailedBefore(job.fileId) ?? false
+        let initialOwners = probing ? [] : await markStarted(job)
+        let progress = Mutex<Transferred>(Transferred())
+        // The ticker runs beside the actor (it captures no `self`) and comes back only for this.
+        let answersAgain: @Sendable () async -> [ProductRef] = { await self.originAnswersAgain(job) }
+        let ticker = Task { [queue, events, answersAgain] in
+            var owners = initialOwners
+            var started = !probing
             var written: Int64 = -2
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: 500_000_000)
-                let now = progress.withLock { $0 }
+                let seen = progress.withLock { $0 }
+                if !started {
+                    guard seen.moved else { continue }
+                    started = true
+                    owners = await answersAgain()
+                }
+                let now = seen.bytes
                 guard now != written, now >= 0 else { continue }
                 written = now
                 // docs/catalog.md: bytesOnDisk follows the download about every second.
@@ -170,7 +183,7 @@ actor DownloadEngine {
             }
         }
         do {
-            let result = try await transfer.run(job) { bytes in progress.withLock { $0 = bytes } }
+            let result = try await transfer.run(job) { bytes in progress.withLock { $0.note(bytes) } }
             ticker.cancel()
             switch result {
             case .complete:
@@ -180,7 +193,12 @@ actor DownloadEngine {
                 let verified = try await committer.commit(job)
                 await fileVerified(job, verified)
             case .refused(let error, let reason):
+                // The origin answered: the next try of this file is a download again, not a probe.
+                gate?.originAnswered(job.fileId)
                 await attemptFailed(job, error: error, reason: reason)
+            case .originFailing(let error, let reason):
+                await noteInterrupted(job)
+                await gate?.originFailed(job, error: error, reason: reason)
             }
         } catch {
             ticker.cancel()
@@ -210,9 +228,26 @@ actor DownloadEngine {
         }
     }
 
-    /// Products waiting for this file become Downloading (OfflineStarted once per token).
+    /// What a transfer reported: the bytes on disk, first as found at its start.
+    private struct Transferred: Sendable {
+        var first: Int64?
+        var bytes: Int64 = -1
+        /// Bytes arrived since the transfer started.
+        var moved: Bool { first.map { bytes > $0 } ?? false }
+
+        mutating func note(_ size: Int64) {
+            if first == nil { first = size }
+            bytes = size
+        }
+    }
+
+    /// Products waiting for this file become Downloading (OfflineStarted once per token). After
+    /// a failing origin (see `perform`), once bytes arrive again: the file drops that error.
     private func markStarted(_ job: FileJob) async -> [ProductRef] {
         let now = Date()
+        if let gate, gate.originFailedBefore(job.fileId) {
+            _ = try? await queue.clearOriginWait(fileId: job.fileId)
+        }
         let changed: [ProductRef]
         let owners: [ProductRef]
         do {
@@ -231,8 +266,17 @@ actor DownloadEngine {
         return owners
     }
 
+    /// Bytes arrive again for a file whose origin had failed: its items are downloading, and a
+    /// later failure starts the backoff over.
+    private func originAnswersAgain(_ job: FileJob) async -> [ProductRef] {
+        let owners = await markStarted(job)
+        gate?.originAnswered(job.fileId)
+        return owners
+    }
+
     /// Events for a file the committer made durable and verified (the catalog already says so).
     private func fileVerified(_ job: FileJob, _ verified: DurableCommitter.Verified) async {
+        gate?.originAnswered(job.fileId)
         logger.info("downloaded and verified", metadata: LogMessageID.itemCompleted.metadata(
             ["file": "\(job.relative)", "bytes": "\(job.sizeBytes)"]))
         for product in verified.products {

@@ -71,6 +71,16 @@ struct DownloadQueueStore: Sendable {
         }
     }
 
+    /// A file tried again after its origin failed: it no longer carries that error (the
+    /// products waiting for it lose theirs in `startProducts`).
+    func clearOriginWait(fileId: Int64) async throws {
+        try await catalog.write { db in
+            let waits = PolicyGate.originWaitErrors
+            try db.execute(sql: "UPDATE files SET error = NULL, reason = NULL WHERE id = ? AND error IN (\(waits.map { _ in "?" }.joined(separator: ", ")))",
+                           arguments: StatementArguments([fileId]) + StatementArguments(waits))
+        }
+    }
+
     // MARK: A transfer runs or stops
 
     /// How many bytes a running transfer holds (docs/catalog.md: `bytesOnDisk` follows the
