@@ -95,7 +95,7 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
             do {
                 policy = try policy.applying([key: value])
             } catch {
-                logger.warning("config downloader.\(key): \((error as? RPCError)?.message ?? "\(error)"); using the default")
+                logger.warning("config downloader.\(key): \(error.message); using the default")
             }
         }
         return policy
