@@ -13,8 +13,11 @@ enum DownloadServers {
     static func startNginx(_ binary: String, folder: String, mediaRoot: String, originPort: String) throws -> String {
         try FileManager.default.createDirectory(atPath: folder + "/temp", withIntermediateDirectories: true)
         let port = try freeLoopbackPort()
+        // As root, nginx's workers would become `nobody` and could not enter the bench's 0700
+        // temporary folder: they stay the user the bench runs as.
+        let user = geteuid() == 0 ? "user root root;\n" : ""
         let config = """
-            daemon off;
+            \(user)daemon off;
             master_process on;
             worker_processes auto;
             pid \(folder)/nginx.pid;
