@@ -38,6 +38,9 @@ struct DownloadBench: AsyncParsableCommand {
     @Option(help: "The nginx binary serving the media files in a second run (skipped when missing).")
     var nginx: String = "/usr/sbin/nginx"
 
+    @Option(help: "The servers measured, comma-separated: origin (the reference origin alone), nginx (media from nginx, API from the origin behind it).")
+    var servers: String = "origin,nginx"
+
     @Option(help: "The aria2c binary (skipped when missing).")
     var aria2c: String = "/usr/bin/aria2c"
 
@@ -54,6 +57,11 @@ struct DownloadBench: AsyncParsableCommand {
     var keepTemp = false
 
     func validate() throws {
+        let known = Set(["origin", "nginx"])
+        let named = servers.split(separator: ",").map(String.init)
+        guard !named.isEmpty, named.allSatisfy(known.contains) else {
+            throw ValidationError("--servers lists origin and/or nginx")
+        }
         guard bigBytes > 0, files > 0, fileBytes > 0, bigRounds > 0, stationRounds > 0, (1...32).contains(parallel) else {
             throw ValidationError("sizes, counts and rounds must be positive; --parallel 1...32")
         }
@@ -94,8 +102,11 @@ struct DownloadBench: AsyncParsableCommand {
             sleepMicros(10_000)
         }
         let port = try String(contentsOfFile: root + "/origin.port", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        var servers = [Server(name: "origin", base: "http://127.0.0.1:\(port)", pids: [originChild.pid])]
-        if FileManager.default.isExecutableFile(atPath: nginx) {
+        let wanted = self.servers.split(separator: ",").map(String.init)
+        var servers = wanted.contains("origin") ? [Server(name: "origin", base: "http://127.0.0.1:\(port)", pids: [originChild.pid])] : []
+        if !wanted.contains("nginx") {
+            // Not asked for.
+        } else if FileManager.default.isExecutableFile(atPath: nginx) {
             let base = try DownloadServers.startNginx(nginx, folder: root + "/nginx", mediaRoot: data, originPort: port)
             let master = pid_t(try String(contentsOfFile: root + "/nginx/nginx.pid", encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
@@ -104,6 +115,7 @@ struct DownloadBench: AsyncParsableCommand {
         } else {
             progress("nginx: \(nginx) missing; only the reference origin is measured")
         }
+        guard !servers.isEmpty else { throw BenchError("no server to measure: \(nginx) is missing") }
         let hasAria = FileManager.default.isExecutableFile(atPath: aria2c)
 
         var report = DownloadReport(parallel: parallel, bigBytes: bigBytes, files: files, fileBytes: fileBytes, aria2Skipped: !hasAria,
@@ -160,13 +172,13 @@ struct DownloadBench: AsyncParsableCommand {
                     let urls = items.map { (url: server.base + $0.url, name: $0.id + ".bin") }
                     var peers: [(Server, String, () async throws -> DownloadReport.Sample)] = [
                         (server, "cassette", {
-                            let outcome = try await runner.syncStation(many, expectedFiles: self.files, folder: root + "/c\(round)")
+                            let outcome = try await runner.syncStation(many, expectedFiles: self.files, folder: root + "/c\(round)\(server.name)")
                             try Self.verify(outcome.mediaFolder, count: self.files, size: Int64(self.fileBytes))
                             report.add(server.name, big: false, "cassette-answer", .init(seconds: outcome.answerSeconds))
                             return .init(seconds: outcome.seconds, cpuSeconds: outcome.cpuSeconds)
                         }),
                         (server, "curl", {
-                            let folder = root + "/curl-\(round)"
+                            let folder = root + "/curl-\(round)\(server.name)"
                             let run = try DownloadPeers.curlParallel(urls: urls, into: folder, parallel: self.parallel, log: log)
                             try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
                             return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
@@ -174,7 +186,7 @@ struct DownloadBench: AsyncParsableCommand {
                     ]
                     if hasAria {
                         peers.append((server, "aria2c", {
-                            let folder = root + "/aria-\(round)"
+                            let folder = root + "/aria-\(round)\(server.name)"
                             let run = try DownloadPeers.aria2c(self.aria2c, urls: urls, into: folder, parallel: self.parallel, log: log)
                             try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
                             return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
@@ -184,7 +196,7 @@ struct DownloadBench: AsyncParsableCommand {
                     runs += peers
                 }
                 for (server, peer, body) in runs {
-                    try settle(root: root)
+                    try settle(root: root, removing: false)
                     let serverBefore = server.cpuSeconds()
                     var sample = try await body()
                     sample.serverCPUSeconds = server.cpuSeconds() - serverBefore
@@ -209,12 +221,17 @@ struct DownloadBench: AsyncParsableCommand {
         ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?").split(separator: " ").prefix(3).joined(separator: " ")
     }
 
-    /// Between two timed runs: remove the previous run's output and flush everything dirty
-    /// (untimed), so no peer pays for another's writeback.
-    private func settle(root: String) throws {
+    /// Between two timed runs: remove the previous runs' output (unless `removing` is false) and
+    /// flush everything dirty (untimed), so no peer pays for another's writeback.
+    ///
+    /// The station part keeps its outputs until it ends: on ext4 without a journal, creating a
+    /// file soon after thousands were deleted makes the inode allocator skip the recently freed
+    /// ones one by one (`recently_deleted`), which cost whichever peer ran next a second of
+    /// kernel time per thousand files and measured the previous run's deletions, not the peer.
+    private func settle(root: String, removing: Bool = true) throws {
         let manager = FileManager.default
-        for name in try manager.contentsOfDirectory(atPath: root) {
-            if name.hasPrefix("c") && Int(name.dropFirst()) != nil || name.hasPrefix("curl") || name.hasPrefix("aria-") {
+        for name in try manager.contentsOfDirectory(atPath: root) where removing {
+            if name.hasPrefix("c") && name.dropFirst().first?.isNumber == true || name.hasPrefix("curl") || name.hasPrefix("aria-") {
                 try? manager.removeItem(atPath: root + "/" + name)
             }
         }

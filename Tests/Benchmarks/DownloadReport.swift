@@ -94,8 +94,11 @@ struct DownloadReport {
                    curl and aria2c are timed from launch to exit; they neither hash nor fsync (their data may still be dirty
                    in the page cache when they exit); "curl+fsync" adds coreutils `sync FILE`.
                    page cache: not dropped. The origin's files were just generated and are read from the page cache by
-                   every peer alike; before each timed run the previous output is deleted and `sync` flushes all dirty data
-                   (untimed), so no run pays for another's writeback. Everything is on the same disk, over 127.0.0.1.
+                   every peer alike; before each timed run `sync` flushes all dirty data (untimed), so no run pays for
+                   another's writeback. The large file's previous output is deleted before each run; the station runs'
+                   outputs stay until the station part ends (creating files right after thousands were deleted makes
+                   ext4 skip the freed inodes one by one, a cost of the deletion, not of the peer). Everything is on the
+                   same disk, over 127.0.0.1.
             """)
         return lines.joined(separator: "\n")
     }

@@ -11,6 +11,8 @@ struct FileJob: Sendable, Equatable {
     var relative: String
     var sizeBytes: Int64
     var sha256: String
+    /// Whether an `offline.add` token waited for the file when the queue handed it out.
+    var productWaits = true
 }
 
 /// How one attempt ended.

@@ -51,14 +51,6 @@ final class StreamingSHA256: DownloadBodyObserver, @unchecked Sendable {
         }
     }
 
-    /// The body is complete: when it has exactly the declared size, fsync it now, on the
-    /// transfer thread. Transfers finishing together then share the file system's journal
-    /// commit, and `DurableCommitter`'s own fsync finds nothing left to write.
-    func bodyEnded(fileDescriptor descriptor: Int32) {
-        guard withState({ $0.position == declaredSize && !$0.overflowed }) else { return }
-        _ = fsync(descriptor)
-    }
-
     /// Lowercase hex digest of everything hashed (consumes a copy; the observer stays usable).
     func hexDigest() -> String {
         let digest = withState { $0.hasher }.finalize()
