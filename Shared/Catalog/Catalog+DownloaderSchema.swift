@@ -45,4 +45,10 @@ extension Catalog {
         }
         try db.create(index: "licenses_token", on: "licenses", columns: ["token"])
     }
+
+    /// The download queue in request order: the engine's next files are the first queued
+    /// `downloads` rows by id, read off this index without looking at the rest of the queue.
+    static func downloaderSchemaV4(_ db: Database) throws {
+        try db.create(index: "downloads_queue", on: "downloads", columns: ["state", "id"])
+    }
 }

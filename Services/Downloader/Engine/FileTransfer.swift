@@ -13,6 +13,8 @@ struct FileJob: Sendable, Equatable {
     var relative: String
     var sizeBytes: Int64
     var sha256: String
+    /// Whether an `offline.add` token waited for the file when the queue handed it out.
+    var productWaits = true
 }
 
 /// How one attempt ended.
@@ -95,12 +97,12 @@ struct FileTransfer: Sendable {
                 return await refuse(part, "DownloadFailed", "\(error)")
             }
         }
-        let size = await BlockingIO.run { MediaStore.size(part) ?? 0 }
+        // The digest may wait for the hashing thread of a large file: off the cooperative pool too.
+        let (size, digest) = await BlockingIO.run { (MediaStore.size(part) ?? 0, hasher.hexDigest()) }
         guard size == job.sizeBytes, hasher.position == size else {
             return await refuse(part, size > job.sizeBytes ? "BodyTooLong" : "SizeMismatch",
                           "received \(size) bytes, the manifest declared \(job.sizeBytes)")
         }
-        let digest = hasher.hexDigest()
         guard digest == job.sha256 else {
             return await refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(job.sha256)")
         }

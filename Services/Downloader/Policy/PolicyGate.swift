@@ -60,8 +60,12 @@ final class PolicyGate: Sendable {
     /// The candidates that may start now, at most `slots`, in order. `running` are the files
     /// already downloading: what they will still write is reserved before anything is admitted,
     /// and each admitted file's bytes are reserved before the next is considered.
-    func admit(_ candidates: [FileJob], slots: Int, running: [FileJob]) async -> [FileJob] {
-        guard slots > 0, !candidates.isEmpty else { return [] }
+    ///
+    /// Up to `prefetch` more may follow the first `slots`, for the engine to start as slots free
+    /// without another round: only while they fit as they are (no eviction for them), and one
+    /// that does not fit ends the list without making anything wait.
+    func admit(_ candidates: [FileJob], slots: Int, prefetch: Int = 0, running: [FileJob]) async -> [FileJob] {
+        guard slots + prefetch > 0, !candidates.isEmpty else { return [] }
         var allowed = candidates
         switch verdict {
         case .allowed: break
@@ -86,8 +90,14 @@ final class PolicyGate: Sendable {
         var admitted: [FileJob] = []
         var refused: [(FileJob, String)] = []
         let protected = Set(running.map(\.fileId) + candidates.map(\.fileId))
-        for job in allowed where admitted.count < slots {
+        for job in allowed where admitted.count < slots + prefetch {
             let need = room.need(size: job.sizeBytes, onDisk: onDisk[job.fileId] ?? 0)
+            if admitted.count >= slots {
+                guard need <= room.available else { break }
+                admitted.append(job)
+                room.reserve(need)
+                continue
+            }
             if need > room.available, await evict(bytes: need - room.available, excluding: protected) {
                 room = await budget.room(policy: policy, running: running + admitted).room
             }
