@@ -51,7 +51,7 @@ struct DownloadQueueStore: Sendable {
     /// and this read spares them the write transaction of `startProducts`.
     func productWaits(for fileId: Int64) async throws -> Bool {
         try await catalog.read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1",
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1"),
                               arguments: [fileId]) ?? false
         }
     }
@@ -94,10 +94,10 @@ struct DownloadQueueStore: Sendable {
     /// download about every second).
     func recordProgress(fileId: Int64, bytesOnDisk: Int64) async throws {
         try await catalog.write { db in
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE state END
                 WHERE id = ? AND state != 'verified'
-                """, arguments: [bytesOnDisk, bytesOnDisk, fileId])
+                """).execute(arguments: [bytesOnDisk, bytesOnDisk, fileId])
         }
     }
 
