@@ -53,7 +53,8 @@ actor DownloadEngine {
     private var readyEpoch = 0
 
     func attach(gate: PolicyGate) { self.gate = gate }
-    /// Told of every verified file: a re-validation may be waiting to switch a product to it.
+    /// Told of a verified file a re-validation waits for, to switch a product to it (the commit
+    /// says which: asking for every file cost a catalog read per file of a station).
     private var onVerified: (@Sendable (Int64) async -> Void)?
     func onFileVerified(_ hook: @escaping @Sendable (Int64) async -> Void) { onVerified = hook }
 
@@ -351,7 +352,7 @@ actor DownloadEngine {
                                                   "state": "cached"])
         }
         noteStationProgress(verified.stations)
-        if let onVerified {
+        if verified.staged, let onVerified {
             let fileId = job.fileId
             Task { await onVerified(fileId) }
         }
