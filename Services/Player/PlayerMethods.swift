@@ -3,11 +3,26 @@ import Wire
 /// The player's socket methods (docs/protocol.md, "Player"). The PlaybackEngine controls
 /// return at once (TIDAL: async, progress comes as events); only bad params are refused.
 enum PlayerMethods {
-    struct ProductParams: Decodable, Sendable { var mediaProduct: MediaProduct }
-    struct OptionalProductParams: Decodable, Sendable { var mediaProduct: MediaProduct? }
-    struct SeekParams: Decodable, Sendable { var position: Double }
-    struct StationParams: Decodable, Sendable { var stationId: String }
-    struct None: Decodable, Sendable {}
+    // Each params type names its keys once, in `CodingKeys` (`ClosedParams`): any other is -32602.
+    struct ProductParams: ClosedParams, Sendable {
+        var mediaProduct: MediaProduct
+        enum CodingKeys: String, CodingKey, CaseIterable { case mediaProduct }
+    }
+    struct OptionalProductParams: ClosedParams, Sendable {
+        var mediaProduct: MediaProduct?
+        enum CodingKeys: String, CodingKey, CaseIterable { case mediaProduct }
+    }
+    struct SeekParams: ClosedParams, Sendable {
+        var position: Double
+        enum CodingKeys: String, CodingKey, CaseIterable { case position }
+    }
+    struct StationParams: ClosedParams, Sendable {
+        var stationId: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case stationId }
+    }
+    struct None: ClosedParams, Sendable {
+        enum CodingKeys: CodingKey, CaseIterable {}
+    }
     struct Done: Encodable, Sendable { var ok = true }
 
     static func register(on router: inout RPCRouter, engine: PlaybackEngine) {
@@ -32,7 +47,7 @@ enum PlayerMethods {
         }
         router.register("player.skipToNext", params: None.self) { _, _ in await engine.skipToNext(); return Done() }
         router.register("player.reset", params: None.self) { _, _ in await engine.reset(); return Done() }
-        router.register("player.status") { _ in await engine.status() }
+        router.register("player.status", takes: []) { _ in await engine.status() }
         router.register("station.tune", params: StationParams.self) { p, _ in
             guard isValidID(p.stationId) else {
                 throw RPCError.invalidParams("params.stationId of 'station.tune' must be 1–128 characters of A–Z, a–z, 0–9, '.', '_' or '-'.")

@@ -9,7 +9,7 @@ struct PlaylogMethods: Sendable {
     let events: ReporterEvents
 
     func register(on router: inout RPCRouter) {
-        router.register("playlog.record") { ctx in
+        router.register("playlog.record", takes: ["event"]) { ctx in
             let record = try RecordValidator.playEvent(params: ctx.request.params)
             return try await store(record)
         }
@@ -17,10 +17,10 @@ struct PlaylogMethods: Sendable {
             let record = try RecordValidator.consumption(params: ctx.request.params)
             return try await store(record)
         }
-        router.register("playlog.status") { _ in
+        router.register("playlog.status", takes: []) { _ in
             .object(try await status())
         }
-        router.register("playlog.flush") { _ in
+        router.register("playlog.flush", takes: []) { _ in
             guard await engine.hasOrigin else {
                 throw ReporterError(kind: .noOrigin,
                                     message: "No origin is configured, so there is nowhere to deliver to; records are kept. Set --origin or the config's origin.")

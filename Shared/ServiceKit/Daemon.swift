@@ -105,7 +105,7 @@ public enum Daemon {
         let parts = try await build(context)
         var router = parts.router
         let statusBox = StatusBox()
-        router.register("service.status") { _ in
+        router.register("service.status", takes: []) { _ in
             await statusBox.render(context: context, health: health, extra: parts.status)
         }
         let server = RPCServer(router: router, limits: settings.limits, logger: logger, hub: hub)

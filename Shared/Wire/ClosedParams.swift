@@ -14,8 +14,14 @@ extension ClosedParams {
 
     /// -32602 for the keys of `params` the method does not take.
     static func refuseUnknown(_ params: JSONValue, method: String) throws(RPCError) {
+        try RPCError.refuseUnknownParams(params, method: method, takes: paramNames)
+    }
+}
+
+extension RPCError {
+    /// -32602 naming the keys of `params` that are not among `names` (what `method` takes).
+    static func refuseUnknownParams(_ params: JSONValue, method: String, takes names: [String]) throws(RPCError) {
         guard let keys = params.objectValue?.keys else { return }
-        let names = paramNames
         let unknown = keys.filter { !names.contains($0) }.sorted()
         guard !unknown.isEmpty else { return }
         let listed = unknown.map { "params.\($0)" }.joined(separator: ", ")

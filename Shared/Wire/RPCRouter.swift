@@ -61,6 +61,15 @@ public struct RPCRouter: Sendable {
         methods[name] = method
     }
 
+    /// Registers a handler that reads its params itself and takes only the keys `takes` names:
+    /// any other is -32602 naming it (see `ClosedParams` for typed params).
+    public mutating func register(_ name: String, takes names: [String], _ method: @escaping RPCMethod) {
+        register(name) { ctx in
+            try RPCError.refuseUnknownParams(ctx.request.params, method: ctx.request.method, takes: names)
+            return try await method(ctx)
+        }
+    }
+
     /// Registers a handler with typed params and an `Encodable` result.
     public mutating func register<P: Decodable & Sendable, R: Encodable & Sendable>(
         _ name: String, params: P.Type, _ body: @escaping @Sendable (P, RPCContext) async throws -> R

@@ -140,13 +140,13 @@ public final class RPCServer: Sendable {
             }
             return requested
         }
-        router.register("events.subscribe") { ctx in
+        router.register("events.subscribe", takes: ["topics"]) { ctx in
             let wanted = try topics(try ctx.params(TopicsParams.self))
             hub.subscribe(ctx.connection, topics: wanted)
             return ["topics": .array(hub.topics(of: ctx.connection).sorted().map { .string($0) }),
                     "seq": .number(Double(hub.lastSeq))]
         }
-        router.register("events.unsubscribe") { ctx in
+        router.register("events.unsubscribe", takes: ["topics"]) { ctx in
             let unwanted = try topics(try ctx.params(TopicsParams.self))
             hub.unsubscribe(ctx.connection, topics: unwanted)
             return ["topics": .array(hub.topics(of: ctx.connection).sorted().map { .string($0) })]

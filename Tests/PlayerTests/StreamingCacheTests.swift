@@ -100,7 +100,7 @@ final class StreamingCacheTests: XCTestCase {
         let cache = try fixture.cache(maxBytes: 250)
         func put(_ path: String, _ size: Int, _ control: CacheControl = CacheControl(maxAge: 600)) -> Bool {
             let temporary = cache.temporaryFile(for: path)
-            FileManager.default.createFile(atPath: temporary, contents: Data(repeating: 7, count: size))
+            _ = FileManager.default.createFile(atPath: temporary, contents: Data(repeating: 7, count: size))
             return cache.commit(temporary: temporary, path: path, size: Int64(size), etag: "\"e\"", cacheControl: control)
         }
         XCTAssertTrue(put("/media/a", 100))

@@ -18,12 +18,16 @@ struct PlayerConfig: Codable, Sendable, Equatable {
     static let qualities: Set<String> = ["LOW", "HIGH", "LOSSLESS", "HI_RES", "HI_RES_LOSSLESS"]
 
     /// A partial update as `player.config.set` takes it: only the fields present change.
-    struct Update: Decodable, Sendable {
+    struct Update: ClosedParams, Sendable {
         var loudnessNormalizationMode: LoudnessMode?
         var loudnessNormalizationPreAmp: Double?
         var streamingQualityWifi: String?
         var streamingQualityCellular: String?
         var offlineMode: Bool?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case loudnessNormalizationMode, loudnessNormalizationPreAmp, streamingQualityWifi, streamingQualityCellular, offlineMode
+        }
     }
 
     /// Applies `update`, refusing values out of range with the field named.
