@@ -5,7 +5,7 @@ import NIOCore
 /// thread. docs/architecture.md ("Threads") gives the reasons and the measurements behind each
 /// figure. An operator can still override each through its environment variable, which wins.
 enum ProcessTuning {
-    /// SwiftNIO's event loops: one carries every connection of a daemon, and the requests' tasks.
+    /// SwiftNIO's event loops: one carries every connection of a daemon.
     static let eventLoops = 1
     /// NIO's blocking pool (`BlockingIO.run`): short file, `statvfs`, D-Bus and catalog-open calls.
     static let blockingThreads = 2
