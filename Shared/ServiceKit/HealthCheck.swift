@@ -62,12 +62,17 @@ struct HealthCheck: Sendable {
 
     /// Probes the event loop, the cooperative pool and the catalog at once; each part's figure is
     /// the time from the start until it ran the probe, or nil when it failed or took longer than
-    /// `deadline` (a stalled part is not waited for: it may never answer). The deadline is a
-    /// sleeping task, cancelled once the three have answered.
+    /// `deadline` (a stalled part is not waited for: it may never answer).
+    ///
+    /// Called on an event loop (a request's task runs on its connection's loop), the probe uses
+    /// that loop, and the deadline is a timer of that loop: arming and cancelling it there costs
+    /// no thread wake-up, and a caller waiting on a loop could not be answered by a stalled loop
+    /// anyway. Elsewhere (the watchdog) the deadline is a sleeping task.
     private static func probe(_ catalog: Catalog?) async -> Report {
         let start = ContinuousClock.now
         let parts = ProbeParts(expected: catalog == nil ? 2 : 3, catalogChecked: catalog != nil)
-        let sleeper = NIOLockedValueBox<Task<Void, Never>?>(nil)
+        let current = MultiThreadedEventLoopGroup.currentEventLoop
+        let timer = NIOLockedValueBox<(() -> Void)?>(nil)
         let report = await withCheckedContinuation { continuation in
             parts.begin(continuation)
             // The catalog first: two hops through GRDB's queues, the longest of the three.
@@ -78,16 +83,24 @@ struct HealthCheck: Sendable {
             Task.detached {
                 parts.set(.cooperativePool, ContinuousClock.now - start)
             }
-            MultiThreadedEventLoopGroup.singleton.any().execute {
+            if let current {
+                let scheduled = current.scheduleTask(in: TimeAmount(deadline)) {
+                    parts.expire()
+                }
+                timer.withLockedValue { $0 = { scheduled.cancel() } }
+            } else {
+                let sleeper = Task.detached {
+                    try? await Task.sleep(for: deadline)
+                    parts.expire()
+                }
+                timer.withLockedValue { $0 = { sleeper.cancel() } }
+            }
+            // Last: on the caller's own loop it runs once this task suspends.
+            (current ?? MultiThreadedEventLoopGroup.singleton.any()).execute {
                 parts.set(.eventLoop, ContinuousClock.now - start)
             }
-            let timer = Task.detached {
-                try? await Task.sleep(for: deadline)
-                parts.expire()
-            }
-            sleeper.withLockedValue { $0 = timer }
         }
-        sleeper.withLockedValue { $0 }?.cancel()
+        timer.withLockedValue { $0 }?()
         return report
     }
 }

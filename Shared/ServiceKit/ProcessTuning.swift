@@ -5,8 +5,9 @@ import NIOCore
 /// thread. docs/architecture.md ("Threads") gives the reasons and the measurements behind each
 /// figure. An operator can still override each through its environment variable, which wins.
 enum ProcessTuning {
-    /// SwiftNIO's event loops: one carries every connection of a daemon.
-    static let eventLoops = 1
+    /// SwiftNIO's event loops: one accepts, one carries every connection and runs their requests
+    /// (`RPCServer.split`).
+    static let eventLoops = 2
     /// NIO's blocking pool (`BlockingIO.run`): short file, `statvfs`, D-Bus and catalog-open calls.
     static let blockingThreads = 2
 
