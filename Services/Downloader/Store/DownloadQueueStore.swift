@@ -14,6 +14,8 @@ struct DownloadQueueStore: Sendable {
         var products: [ProductRef] = []
         /// Stations holding the file (their progress changed).
         var stations: [String] = []
+        /// A re-offline waits for this file (a product's staged revision), to be switched to it.
+        var staged = false
     }
 
     /// Files not yet verified that some owner still wants, oldest request first, at most `limit`
@@ -51,7 +53,7 @@ struct DownloadQueueStore: Sendable {
     /// and this read spares them the write transaction of `startProducts`.
     func productWaits(for fileId: Int64) async throws -> Bool {
         try await catalog.read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1",
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1"),
                               arguments: [fileId]) ?? false
         }
     }
@@ -94,10 +96,10 @@ struct DownloadQueueStore: Sendable {
     /// download about every second).
     func recordProgress(fileId: Int64, bytesOnDisk: Int64) async throws {
         try await catalog.write { db in
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE state END
                 WHERE id = ? AND state != 'verified'
-                """, arguments: [bytesOnDisk, bytesOnDisk, fileId])
+                """).execute(arguments: [bytesOnDisk, bytesOnDisk, fileId])
         }
     }
 
@@ -164,7 +166,11 @@ struct DownloadQueueStore: Sendable {
             let stations = try String.fetchAll(db.cachedStatement(sql: """
                 SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
                 """), arguments: [fileId])
-            verified[fileId] = Verified(products: products, stations: stations)
+            let staged = try Bool.fetchOne(db.cachedStatement(sql: """
+                SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
+                WHERE d.fileId = ? AND p.staged IS NOT NULL LIMIT 1
+                """), arguments: [fileId]) ?? false
+            verified[fileId] = Verified(products: products, stations: stations, staged: staged)
         }
         return verified
     }
