@@ -53,7 +53,7 @@ demo: build
 
 # Every benchmark, each beside its peer (MPD, curl, aria2c). Not part of `make test`.
 # BENCH lists the `cassette-bench` subcommands to run; `make bench BENCH=status` runs one.
-BENCH ?= status playlog download playback gapless
+BENCH ?= status footprint playlog download playback gapless
 bench: bench-deps
 	$(SWIFT) build -c release
 	@for b in $(BENCH); do echo "== cassette-bench $$b"; .build/release/cassette-bench $$b --bin-dir .build/release || exit 1; done

@@ -3,8 +3,8 @@ import PackageDescription
 
 /// Cassette: three daemons (downloader, player, reporter), the `cassettectl` CLI and a
 /// reference content origin. Each raw C module (`CCurl`, `CSystemd`, `CALSA`, `CFFmpeg`) is
-/// imported by exactly one Swift wrapper module, which also uses that library's functions in
-/// `CShims`; see docs/architecture.md.
+/// imported by exactly one Swift wrapper module and carries its own `static inline` shims, so
+/// a binary links a C library only when it uses its wrapper; see docs/architecture.md.
 let package = Package(
     name: "Cassette",
     platforms: [.macOS(.v14)],
@@ -27,6 +27,9 @@ let package = Package(
     ],
     targets: [
         // MARK: Raw C libraries (system-library targets found through pkg-config)
+        // Each one's shim.h also holds typed `static inline` stand-ins for the variadic and
+        // macro-only C APIs Swift cannot import: no compiled C target, so no binary links a
+        // library it does not import.
         .systemLibrary(name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSystemd", path: "Shared/CSystemd", pkgConfig: "libsystemd",
@@ -35,11 +38,6 @@ let package = Package(
                        providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CFFmpeg", path: "Shared/CFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
-        // Typed C functions for the variadic and macro-only C APIs Swift cannot import.
-        // Its object file references all four libraries, so it names them for the linker itself
-        // rather than relying on Swift autolinking from whichever wrapper happens to import it.
-        .target(name: "CShims", dependencies: ["CCurl", "CSystemd", "CALSA", "CFFmpeg"], path: "Shared/CShims",
-                linkerSettings: ["curl", "systemd", "asound", "avformat", "avcodec", "avutil", "swresample"].map { .linkedLibrary($0) }),
 
         // MARK: Shared Swift modules
         .target(name: "Wire", dependencies: [
@@ -50,7 +48,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Shared/Wire"),
         .target(name: "Systemd", dependencies: [
-            "CShims", "CSystemd",
+            "CSystemd",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Shared/Systemd"),
@@ -61,7 +59,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Shared/Catalog"),
         .target(name: "HTTPClient", dependencies: [
-            "CShims", "CCurl",
+            "CCurl",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -72,8 +70,8 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Shared/OriginClient"),
         .target(name: "AudioFormat", path: "Shared/AudioFormat"),
-        .target(name: "AudioOutput", dependencies: ["AudioFormat", "CShims", "CALSA"], path: "Shared/AudioOutput"),
-        .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CShims", "CFFmpeg"], path: "Shared/MediaDecoder"),
+        .target(name: "AudioOutput", dependencies: ["AudioFormat", "CALSA"], path: "Shared/AudioOutput"),
+        .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CFFmpeg"], path: "Shared/MediaDecoder"),
         .target(name: "ServiceKit", dependencies: [
             "Wire", "Systemd", "Catalog", "BlockingIO",
             .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,4 @@
 import CALSA
-import CShims
 
 /// One open ALSA playback PCM, interleaved, with negotiated hardware parameters.
 ///

@@ -1,1 +1,39 @@
+// libcurl for Swift, imported only by HTTPClient. The `cassette_` functions stand in for
+// what Swift's C importer cannot call: the variadic curl_easy_setopt, curl_easy_getinfo and
+// curl_multi_setopt, and macros built from other macros or casts. They are `static inline`,
+// so this module is the library's one wrapper and only a binary that imports it links libcurl.
+#ifndef CASSETTE_CCURL_SHIM_H
+#define CASSETTE_CCURL_SHIM_H
 #include <curl/curl.h>
+
+/// curl_easy_setopt is variadic: one typed setter per argument kind.
+static inline CURLcode cassette_curl_setopt_long(CURL *h, CURLoption opt, long value) { return curl_easy_setopt(h, opt, value); }
+static inline CURLcode cassette_curl_setopt_string(CURL *h, CURLoption opt, const char *value) { return curl_easy_setopt(h, opt, value); }
+static inline CURLcode cassette_curl_setopt_pointer(CURL *h, CURLoption opt, void *value) { return curl_easy_setopt(h, opt, value); }
+static inline CURLcode cassette_curl_setopt_off_t(CURL *h, CURLoption opt, curl_off_t value) { return curl_easy_setopt(h, opt, value); }
+/// Write and header callbacks share one C signature (fwrite-like).
+typedef size_t (*cassette_curl_data_cb)(char *ptr, size_t size, size_t nmemb, void *userdata);
+static inline CURLcode cassette_curl_setopt_data_cb(CURL *h, CURLoption opt, cassette_curl_data_cb cb) { return curl_easy_setopt(h, opt, cb); }
+/// CURLOPT_XFERINFOFUNCTION's signature; returning non-zero aborts the transfer.
+typedef int (*cassette_curl_xferinfo_cb)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
+                                         curl_off_t ultotal, curl_off_t ulnow);
+/// Sets the progress callback and switches progress callbacks on (CURLOPT_NOPROGRESS 0).
+static inline CURLcode cassette_curl_setopt_xferinfo_cb(CURL *h, cassette_curl_xferinfo_cb cb) {
+    CURLcode rc = curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, cb);
+    if (rc != CURLE_OK) return rc;
+    return curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+}
+/// curl_multi_setopt is variadic too.
+static inline CURLMcode cassette_curl_multi_setopt_long(CURLM *m, CURLMoption opt, long value) { return curl_multi_setopt(m, opt, value); }
+
+/// curl_easy_getinfo is variadic: one typed getter per result kind.
+static inline CURLcode cassette_curl_getinfo_long(CURL *h, CURLINFO info, long *out) { return curl_easy_getinfo(h, info, out); }
+static inline CURLcode cassette_curl_getinfo_off_t(CURL *h, CURLINFO info, curl_off_t *out) { return curl_easy_getinfo(h, info, out); }
+static inline CURLcode cassette_curl_getinfo_double(CURL *h, CURLINFO info, double *out) { return curl_easy_getinfo(h, info, out); }
+static inline CURLcode cassette_curl_getinfo_string(CURL *h, CURLINFO info, const char **out) { return curl_easy_getinfo(h, info, out); }
+
+/// CURL_GLOBAL_DEFAULT is a macro built from other macros; Swift does not import it.
+static inline long cassette_curl_global_default(void) { return CURL_GLOBAL_DEFAULT; }
+/// CURLAUTH_BASIC is a macro with an (unsigned long) cast Swift does not import.
+static inline long cassette_curl_auth_basic(void) { return (long)CURLAUTH_BASIC; }
+#endif

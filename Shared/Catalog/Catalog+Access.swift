@@ -63,3 +63,14 @@ extension Catalog {
         return CatalogError(.storageFull, "The disk holding the catalog is full; nothing was written. Free space and try again.")
     }
 }
+
+extension Catalog {
+    /// Runs `SELECT 1` on a reader connection, on GRDB's own queues, and reports whether it
+    /// succeeded to `completion` on the thread that ran it. For the health check: it neither
+    /// blocks nor needs a Swift task, so a stalled catalog never holds the caller.
+    public func probe(_ completion: @escaping @Sendable (Bool) -> Void) {
+        pool.asyncRead { result in
+            completion((try? result.get()).flatMap { db in try? Int.fetchOne(db, sql: "SELECT 1") } != nil)
+        }
+    }
+}

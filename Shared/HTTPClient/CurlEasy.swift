@@ -1,5 +1,4 @@
 import CCurl
-import CShims
 
 /// One libcurl easy handle and its error buffer. Owns both and frees them in deinit.
 ///

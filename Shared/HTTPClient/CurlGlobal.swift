@@ -1,5 +1,4 @@
 import CCurl
-import CShims
 
 /// curl_global_init is not thread-safe and must run once before any handle exists; a global
 /// `let` is initialised exactly once (swift_once), on first use by `HTTPClient.init`.

@@ -6,6 +6,7 @@ import NIOPosix
 ///
 /// Each transfer runs as one blocking `curl_easy_perform` on a thread of the client's own
 /// `NIOThreadPool` (never on a Swift concurrency thread), bridged back with a continuation.
+/// The pool starts with the first transfer, so a client that has sent nothing holds no thread.
 /// Easy handles are pooled so that requests to the same origin reuse connections.
 /// Task cancellation aborts a running transfer within about a second (curl's progress callback).
 ///
@@ -14,8 +15,8 @@ import NIOPosix
 public final class HTTPClient: Sendable {
     private let credentials: BasicCredentials?
     private let configuration: Configuration
-    /// Owned; started in init, shut down in deinit (after running transfers finish).
-    private let threadPool: NIOThreadPool
+    /// Owned; started at the first transfer, shut down in deinit (after running transfers finish).
+    private let threadPool: TransferThreads
     private let handles: CurlHandlePool
 
     /// - Parameters:
@@ -25,14 +26,13 @@ public final class HTTPClient: Sendable {
         precondition(curlGlobalInitResult.rawValue == 0, "curl_global_init failed: \(curlGlobalInitResult)")
         self.credentials = credentials
         self.configuration = configuration
-        threadPool = NIOThreadPool(numberOfThreads: max(1, configuration.maxConcurrentTransfers))
-        threadPool.start()
+        threadPool = TransferThreads(count: max(1, configuration.maxConcurrentTransfers))
         handles = CurlHandlePool(maxIdle: configuration.maxIdleHandles)
     }
 
     deinit {
         // A call in flight holds `self`, so no transfer runs here; this only stops the idle threads.
-        threadPool.shutdownGracefully { _ in }
+        threadPool.shutDown()
     }
 
     /// Sends `request` and collects the whole response in memory.
@@ -140,7 +140,7 @@ public final class HTTPClient: Sendable {
                     in: .nanoseconds(Int64(max(0, request.timeoutSeconds) * 1e9))) {
                     slot.abandonIfQueued(HTTPClientError(code: .timeout, message: "no transfer thread came free within \(request.timeoutSeconds) s"))
                 } : nil
-                threadPool.submit { state in
+                threadPool.pool.submit { state in
                     timer?.cancel()
                     guard slot.start() else { return }
                     guard case .active = state else {
@@ -169,5 +169,31 @@ public final class HTTPClient: Sendable {
             cancellation.cancel()
             slotBox.withLockedValue { $0 }?.abandonIfQueued(HTTPClientError(code: .cancelled, message: "task cancelled before the transfer started"))
         }
+    }
+}
+
+/// A client's transfer threads: a `NIOThreadPool` of `count` threads, started when first asked for.
+final class TransferThreads: Sendable {
+    private let count: Int
+    private let started = NIOLockedValueBox<NIOThreadPool?>(nil)
+
+    init(count: Int) {
+        self.count = count
+    }
+
+    /// The pool, started on first use.
+    var pool: NIOThreadPool {
+        started.withLockedValue { pool in
+            if let pool { return pool }
+            let new = NIOThreadPool(numberOfThreads: count)
+            new.start()
+            pool = new
+            return new
+        }
+    }
+
+    /// Stops the threads once their queue is empty; nothing when they never started.
+    func shutDown() {
+        started.withLockedValue { $0 }?.shutdownGracefully { _ in }
     }
 }

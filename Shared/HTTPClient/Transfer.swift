@@ -1,5 +1,4 @@
 import CCurl
-import CShims
 
 /// Where a transfer's body goes.
 enum BodyDestination: Sendable {

@@ -1,5 +1,4 @@
 import CFFmpeg
-import CShims
 
 extension AudioDecoder {
     /// The next chunk of decoded, converted audio; nil at the end of the stream (and after it,

@@ -1,5 +1,4 @@
 import CFFmpeg
-import CShims
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-import CShims
+import CFFmpeg
 
 /// A failure to open, decode or seek a media file. `name` is stable (logs, the wire's
 /// `error.data.name`, tests); `message` carries FFmpeg's own text.

@@ -1,5 +1,4 @@
 import CFFmpeg
-import CShims
 
 /// The encoder delay and padding libavformat leaves in the decoded audio, so that consecutive
 /// tracks cut from one recording join without a gap.

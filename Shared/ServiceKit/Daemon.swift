@@ -66,6 +66,8 @@ public enum Daemon {
 
     public static func run(service name: String, options: CommonOptions,
                            build: @escaping @Sendable (DaemonContext) async throws -> DaemonParts) async -> Int32 {
+        // Before anything starts a thread: NIO's singletons read their sizes at first use.
+        ProcessTuning.apply()
         // Whatever umask the service was started with, what it creates is closed to other
         // users (the units set 0027 too); folders and the socket get explicit modes besides.
         umask(umask(0o027) | 0o027)

@@ -9,11 +9,21 @@ import Wire
 /// through its async API (GRDB's reader and writer queues). The watchdog pings only after a
 /// check that passed, so a service stuck in any of them stops pinging and systemd restarts it;
 /// `service.status` shows the same figures.
+///
+/// The three parts are probed at once, under one deadline whose timer is cancelled as soon as
+/// they have all answered. Callers that ask while a check is running share its report instead
+/// of starting another: under many concurrent `service.status` calls the parts see one probe
+/// each at a time, not one per request.
 struct HealthCheck: Sendable {
     /// Past this, a part counts as stalled (and the check answers rather than wait on).
     static let deadline: Duration = .seconds(2)
 
     let catalog: OpenedCatalog
+    private let round = SharedRound()
+
+    init(catalog: OpenedCatalog) {
+        self.catalog = catalog
+    }
 
     struct Report: Sendable {
         var eventLoop: Duration?
@@ -35,41 +45,156 @@ struct HealthCheck: Sendable {
         }
     }
 
+    /// The report of a check that was running when called, or else of a new one.
     func run() async -> Report {
-        let eventLoop = await Self.timed {
-            try await MultiThreadedEventLoopGroup.singleton.any().submit { () }.get()
+        while true {
+            switch round.join() {
+            case .leader:
+                let report = await Self.probe(catalog.value)
+                round.finish(report)
+                return report
+            case .follower:
+                if let report = await round.wait() { return report }
+                // The round ended between `join` and `wait`: start or join the next one.
+            }
         }
-        // A new task queued on the global executor: it runs only if a pool thread is free.
-        let pool = await Self.timed { await Task.detached {}.value }
-        var report = Report(eventLoop: eventLoop, cooperativePool: pool, catalog: nil)
-        if let opened = catalog.value {
-            report.catalog = .some(await Self.timed { _ = try await opened.read { db in try Int.fetchOne(db, sql: "SELECT 1") } })
-        }
-        return report
     }
 
-    /// How long `body` took, or nil when it failed or did not finish within `deadline`. The
-    /// body is not waited for past the deadline (a stalled part may never return).
-    private static func timed(_ body: @escaping @Sendable () async throws -> Void) async -> Duration? {
+    /// Probes the event loop, the cooperative pool and the catalog at once; each part's figure is
+    /// the time from the start until it ran the probe, or nil when it failed or took longer than
+    /// `deadline` (a stalled part is not waited for: it may never answer).
+    ///
+    /// Called on an event loop (a request's task runs on its connection's loop), the probe uses
+    /// that loop, and the deadline is a timer of that loop: arming and cancelling it there costs
+    /// no thread wake-up, and a caller waiting on a loop could not be answered by a stalled loop
+    /// anyway. Elsewhere (the watchdog) the deadline is a sleeping task.
+    private static func probe(_ catalog: Catalog?) async -> Report {
         let start = ContinuousClock.now
-        let outcome = NIOLockedValueBox<CheckedContinuation<Duration?, Never>?>(nil)
-        return await withCheckedContinuation { continuation in
-            outcome.withLockedValue { $0 = continuation }
-            func finish(_ value: Duration?) {
-                outcome.withLockedValue { pending in
-                    pending?.resume(returning: value)
-                    pending = nil
+        let parts = ProbeParts(expected: catalog == nil ? 2 : 3, catalogChecked: catalog != nil)
+        let current = MultiThreadedEventLoopGroup.currentEventLoop
+        let timer = NIOLockedValueBox<(() -> Void)?>(nil)
+        let report = await withCheckedContinuation { continuation in
+            parts.begin(continuation)
+            // The catalog first: two hops through GRDB's queues, the longest of the three.
+            catalog?.probe { ok in
+                parts.set(.catalog, ok ? ContinuousClock.now - start : nil)
+            }
+            // A new task queued on the global executor: it runs only if a pool thread is free.
+            Task.detached {
+                parts.set(.cooperativePool, ContinuousClock.now - start)
+            }
+            if let current {
+                let scheduled = current.scheduleTask(in: TimeAmount(deadline)) {
+                    parts.expire()
                 }
+                timer.withLockedValue { $0 = { scheduled.cancel() } }
+            } else {
+                let sleeper = Task.detached {
+                    try? await Task.sleep(for: deadline)
+                    parts.expire()
+                }
+                timer.withLockedValue { $0 = { sleeper.cancel() } }
             }
-            Task {
-                let ok = (try? await body()) != nil
-                finish(ok ? ContinuousClock.now - start : nil)
-            }
-            Task {
-                try? await Task.sleep(for: deadline)
-                finish(nil)
+            // Last: on the caller's own loop it runs once this task suspends.
+            (current ?? MultiThreadedEventLoopGroup.singleton.any()).execute {
+                parts.set(.eventLoop, ContinuousClock.now - start)
             }
         }
+        timer.withLockedValue { $0 }?()
+        return report
+    }
+}
+
+/// Collects one probe's answers and resumes its caller once, when all arrived or at the deadline.
+private final class ProbeParts: Sendable {
+    struct State {
+        var eventLoop: Duration?
+        var cooperativePool: Duration?
+        var catalogTime: Duration?
+        var pending: Int
+        var continuation: CheckedContinuation<HealthCheck.Report, Never>?
+        var done = false
+    }
+    private let state: NIOLockedValueBox<State>
+    private let catalogChecked: Bool
+
+    init(expected: Int, catalogChecked: Bool) {
+        state = NIOLockedValueBox(State(pending: expected))
+        self.catalogChecked = catalogChecked
+    }
+
+    func begin(_ continuation: CheckedContinuation<HealthCheck.Report, Never>) {
+        state.withLockedValue { $0.continuation = continuation }
+    }
+
+    enum Part { case eventLoop, cooperativePool, catalog }
+
+    func set(_ part: Part, _ value: Duration?) {
+        complete { s in
+            guard !s.done else { return false }
+            switch part {
+            case .eventLoop: s.eventLoop = value
+            case .cooperativePool: s.cooperativePool = value
+            case .catalog: s.catalogTime = value
+            }
+            s.pending -= 1
+            return s.pending == 0
+        }
+    }
+
+    /// The deadline passed: the parts that have not answered count as stalled.
+    func expire() {
+        complete { s in !s.done }
+    }
+
+    private func complete(_ update: (inout State) -> Bool) {
+        let finished = state.withLockedValue { s -> (CheckedContinuation<HealthCheck.Report, Never>, HealthCheck.Report)? in
+            guard update(&s), let continuation = s.continuation else { return nil }
+            s.done = true
+            s.continuation = nil
+            let report = HealthCheck.Report(eventLoop: s.eventLoop, cooperativePool: s.cooperativePool,
+                                            catalog: catalogChecked ? .some(s.catalogTime) : nil)
+            return (continuation, report)
+        }
+        guard let (continuation, report) = finished else { return }
+        continuation.resume(returning: report)
+    }
+}
+
+/// At most one check at a time: the first caller runs it, the others wait for its report.
+private final class SharedRound: Sendable {
+    enum Role { case leader, follower }
+    /// nil when no check runs; else the callers waiting for the running one.
+    private let waiters = NIOLockedValueBox<[CheckedContinuation<HealthCheck.Report?, Never>]?>(nil)
+
+    func join() -> Role {
+        waiters.withLockedValue { w in
+            if w == nil {
+                w = []
+                return .leader
+            }
+            return .follower
+        }
+    }
+
+    /// The running check's report; nil when it ended before this caller was registered.
+    func wait() async -> HealthCheck.Report? {
+        await withCheckedContinuation { continuation in
+            let registered = waiters.withLockedValue { w -> Bool in
+                guard w != nil else { return false }
+                w!.append(continuation)
+                return true
+            }
+            if !registered { continuation.resume(returning: nil) }
+        }
+    }
+
+    func finish(_ report: HealthCheck.Report) {
+        let waiting = waiters.withLockedValue { w in
+            defer { w = nil }
+            return w ?? []
+        }
+        waiting.forEach { $0.resume(returning: report) }
     }
 }
 

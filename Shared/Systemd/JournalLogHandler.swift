@@ -1,4 +1,4 @@
-import CShims
+import CSystemd
 import Foundation
 import Logging
 

@@ -1,5 +1,4 @@
 import CSystemd
-import CShims
 
 /// Sockets handed over by systemd (or a supervisor acting like it) through `LISTEN_FDS`,
 /// `LISTEN_PID` and `LISTEN_FDNAMES` (sd_listen_fds(3)).

@@ -1,4 +1,4 @@
-import CShims
+import CSystemd
 import Foundation
 
 /// Talks to the service manager through `NOTIFY_SOCKET` (sd_notify(3)). Every call is a

@@ -53,7 +53,8 @@ public final class RPCServer: Sendable {
     /// Binds or adopts the listening socket and begins accepting. Returns once it listens,
     /// which is when a service may tell systemd READY=1.
     public func start(_ source: ListenerSource) async throws {
-        let bootstrap = ServerBootstrap(group: group)
+        let (acceptLoop, connectionLoops) = Self.split(group)
+        let bootstrap = ServerBootstrap(group: acceptLoop, childGroup: connectionLoops)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -89,6 +90,16 @@ public final class RPCServer: Sendable {
             channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
         }
         state.withLockedValue { $0.channel = channel }
+    }
+
+    /// The loop that accepts, and the loops that carry the connections. With exactly two loops
+    /// (the daemons' setting) the first only accepts and the second carries every connection:
+    /// requests run on their connection's loop, and a new connection must not wait behind them
+    /// to be accepted. Otherwise the group does both.
+    static func split(_ group: EventLoopGroup) -> (accept: EventLoopGroup, connections: EventLoopGroup) {
+        let loops = Array(group.makeIterator())
+        guard loops.count == 2 else { return (group, group) }
+        return (loops[0], loops[1])
     }
 
     /// Stops accepting, waits up to `timeout` for in-flight requests, then cancels those still
@@ -153,3 +164,4 @@ public final class RPCServer: Sendable {
         }
     }
 }
+

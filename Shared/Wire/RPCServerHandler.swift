@@ -21,6 +21,8 @@ final class RPCServerHandler: ChannelDuplexHandler {
     private let maxInFlight: Int
     private let connectionID: UInt64
     private var connection: RPCConnection?
+    /// The connection's loop as the preferred executor of its requests' tasks.
+    private var executor: EventLoopTaskExecutor?
     private var inFlight = 0
     private var readPending = false
     private var closing = false
@@ -36,6 +38,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         connection = RPCConnection(id: connectionID, channel: context.channel)
+        executor = EventLoopTaskExecutor(context.eventLoop)
         context.fireChannelActive()
     }
 
@@ -76,7 +79,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
         let router = self.router
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let answer = context.eventLoop.makePromise(of: Result<JSONValue, RPCError>.self)
-        tracker.run(answer) { await router.dispatch(rpc) }
+        tracker.run(answer, on: executor) { await router.dispatch(rpc) }
         answer.futureResult.whenComplete { result in
             let (handler, context) = loopBound.value
             handler.finish(context, request, result)
@@ -165,16 +168,17 @@ final class RequestTracker: Sendable {
     }
     private let state = NIOLockedValueBox(State())
 
-    /// Runs `work` as a task of its own and fulfils `answer` with its result; `end()` follows once
-    /// the answer is written. A request cancelled by `cancelAll` that fails is answered `ShuttingDown`.
-    func run(_ answer: EventLoopPromise<Result<JSONValue, RPCError>>,
+    /// Runs `work` as a task of its own, on `executor` when given, and fulfils `answer` with its
+    /// result; `end()` follows once the answer is written. A request cancelled by `cancelAll`
+    /// that fails is answered `ShuttingDown`.
+    func run(_ answer: EventLoopPromise<Result<JSONValue, RPCError>>, on executor: (any TaskExecutor)? = nil,
              _ work: @escaping @Sendable () async -> Result<JSONValue, RPCError>) {
         state.withLockedValue { s in
             s.count += 1
             let id = s.nextID
             s.nextID += 1
             // Created under the lock: the task's own removal waits until it is registered.
-            let task = Task { [self] in
+            let task = Task(executorPreference: executor) { [self] in
                 var result = await work()
                 if Task.isCancelled, case .failure = result {
                     result = .failure(RPCErrorKind.shuttingDown.error(

@@ -13,6 +13,7 @@ struct BenchCommand: AsyncParsableCommand {
             PlaylogBench.self,
             DownloadBench.self,
             GaplessBench.self,
+            FootprintBench.self,
         ],
         defaultSubcommand: StatusBench.self)
 }

@@ -31,6 +31,20 @@ final class CassetteConnection: StatusConnection {
         }
     }
 
+    /// Sends a method no service has: the protocol's own round trip (frame, envelope, dispatch,
+    /// the request's task, the error answer) without any method body.
+    func noOp() throws {
+        nextID += 1
+        let json = Array(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"bench.noSuchMethod"}"#.utf8)
+        let n = UInt32(json.count)
+        try socket.send([UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] + json)
+        let length = try socket.withBytes(4) { b in Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]) }
+        guard length > 0, length <= 16 << 20 else { throw BenchError("bad frame length \(length)") }
+        try socket.withBytes(length) { body in
+            guard body.contains(#""MethodNotFound""#) else { throw BenchError("expected MethodNotFound: \(body.string)") }
+        }
+    }
+
     /// The answer's `result` object, parsed (for the setup checks, not the timed loops).
     func statusResult() throws -> JSONValue {
         let body = try call(keepBody: true) ?? []
@@ -39,6 +53,13 @@ final class CassetteConnection: StatusConnection {
         }
         return result
     }
+}
+
+/// A Cassette connection whose `status()` is `noOp()`, for the no-op loop.
+final class NoOpConnection: StatusConnection {
+    private let connection: CassetteConnection
+    init(_ connection: CassetteConnection) { self.connection = connection }
+    func status() throws { try connection.noOp() }
 }
 
 /// The Cassette player, started by the benchmark and bound to its own socket.

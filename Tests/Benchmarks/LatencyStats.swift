@@ -36,4 +36,22 @@ struct LatencyStats: Codable, Sendable {
         let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
         return sorted[min(max(rank, 1), sorted.count) - 1]
     }
+
+    /// Field-wise medians of several runs (nil when there are none): the figure of a benchmark
+    /// that ran in alternating rounds.
+    static func median(_ runs: [LatencyStats]) -> LatencyStats? {
+        guard var result = runs.first else { return nil }
+        func m(_ values: [Double]) -> Double { values.sorted()[(values.count - 1) / 2] }
+        result.count = runs.reduce(0) { $0 + $1.count }
+        result.errors = runs.reduce(0) { $0 + $1.errors }
+        result.meanMicros = m(runs.map(\.meanMicros))
+        result.p50Micros = m(runs.map(\.p50Micros))
+        result.p99Micros = m(runs.map(\.p99Micros))
+        result.minMicros = runs.map(\.minMicros).min() ?? 0
+        result.maxMicros = runs.map(\.maxMicros).max() ?? 0
+        let throughputs = runs.compactMap(\.throughputPerSecond)
+        result.throughputPerSecond = throughputs.isEmpty ? nil : m(throughputs)
+        result.wallSeconds = runs.compactMap(\.wallSeconds).reduce(0, +)
+        return result
+    }
 }

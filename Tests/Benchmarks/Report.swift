@@ -7,11 +7,14 @@ struct RunSettings: Codable, Sendable {
     var concurrentRequestsTotal: Int
     var warmupPerConnection: Int
     var coldStarts: Int
+    var rounds: Int
     var mpdSkipped: Bool
 }
 
 struct PeerResults: Codable, Sendable {
     var sequential: LatencyStats?
+    /// Cassette only: an unknown method on one connection, the protocol's own round trip.
+    var noOpSequential: LatencyStats?
     var concurrent: LatencyStats?
     /// Cassette only: the same loops through `Wire.RPCClient`.
     var rpcClientSequential: LatencyStats?
@@ -49,8 +52,11 @@ struct BenchReport: Codable, Sendable {
                                 m.flatMap { $0.throughputPerSecond.map(f0) }, mpdNote))
         }
         let perConn = s.concurrentRequestsTotal / max(s.connections, 1)
+        rows.append(.section("latency runs: \(s.rounds) rounds, Cassette and MPD alternately (order reversed every other round); medians of the rounds"))
         latency("status round trip, 1 connection, \(s.sequentialRequests) sequential requests (raw socket client)",
                 cassette.sequential, mpd.sequential)
+        latency("cassette no-op round trip (unknown method → MethodNotFound), 1 connection, \(s.sequentialRequests) sequential",
+                cassette.noOpSequential, nil, mpdNote: "—")
         latency("status round trip, \(s.connections) connections, \(s.concurrentRequestsTotal) requests in total (~\(perConn) each, 1 thread per connection)",
                 cassette.concurrent, mpd.concurrent)
         latency("cassette through Wire.RPCClient (SwiftNIO, async), 1 connection, \(s.sequentialRequests) sequential",

@@ -29,6 +29,9 @@ struct StatusBench: AsyncParsableCommand {
     @Option(help: "Untimed requests per connection before each timed run.")
     var warmup: Int = 200
 
+    @Option(help: "Rounds of the latency runs; each runs Cassette and MPD one after the other, the order reversed every other round.")
+    var rounds: Int = 3
+
     @Option(help: "Timed cold starts per peer (plus one untimed first start).")
     var coldStarts: Int = 20
 
@@ -55,6 +58,7 @@ struct StatusBench: AsyncParsableCommand {
         guard (1...1_000).contains(connections) else { throw ValidationError("--connections must be 1...1000") }
         guard (0...1_000_000).contains(warmup) else { throw ValidationError("--warmup must be 0...1000000") }
         guard (1...1_000).contains(coldStarts) else { throw ValidationError("--cold-starts must be 1...1000") }
+        guard (1...100).contains(rounds) else { throw ValidationError("--rounds must be 1...100") }
         guard (concurrentRequests ?? requests) >= connections else { throw ValidationError("--concurrent-requests must be at least --connections") }
         guard ioTimeout > 0, startTimeout > 0, phaseTimeout > 0 else { throw ValidationError("timeouts must be positive") }
     }
@@ -69,7 +73,7 @@ struct StatusBench: AsyncParsableCommand {
         var report = BenchReport(machine: .collect(binDir: binDir), settings: RunSettings(
             sequentialRequests: requests, connections: connections,
             concurrentRequestsTotal: concurrentRequests ?? requests,
-            warmupPerConnection: warmup, coldStarts: coldStarts, mpdSkipped: skipMpd))
+            warmupPerConnection: warmup, coldStarts: coldStarts, rounds: rounds, mpdSkipped: skipMpd))
         defer {
             ChildProcesses.shared.stopAll()
             if keepTemp || !report.errors.isEmpty {
@@ -80,11 +84,9 @@ struct StatusBench: AsyncParsableCommand {
         }
         progress("temporary folder \(root); player \(player)")
 
-        await measureCassette(player: player, root: root, into: &report)
-        if !skipMpd && !ChildProcesses.shared.isShuttingDown {
-            report.machine.mpdVersion = mpdVersionLine(mpd, logFile: root + "/mpd-version.log")
-            measureMPD(root: root, into: &report)
-        }
+        if !skipMpd { report.machine.mpdVersion = mpdVersionLine(mpd, logFile: root + "/mpd-version.log") }
+        await measureLatency(player: player, root: root, into: &report)
+        if !ChildProcesses.shared.isShuttingDown { measureColdStarts(player: player, root: root, into: &report) }
 
         if ChildProcesses.shared.isShuttingDown {
             // The signal handler is stopping the children and exits with 130; no report.
@@ -116,71 +118,97 @@ struct StatusBench: AsyncParsableCommand {
         if !report.errors.isEmpty { throw ExitCode(1) }
     }
 
-    private func measureCassette(player: String, root: String, into report: inout BenchReport) async {
+    /// Starts the player and MPD, then runs the sequential and the concurrent loops on both in
+    /// `rounds` alternating rounds; each figure is the median of its rounds.
+    private func measureLatency(player: String, root: String, into report: inout BenchReport) async {
         let total = concurrentRequests ?? requests
+        let until = { deadline(after: startTimeout) }
+        var cassette: CassettePlayer?
+        var mpdSocket: String?
+        defer {
+            if let cassette { ChildProcesses.shared.stop(cassette.process) }
+        }
+        var mpdProcess: Child?
+        defer { if let mpdProcess { ChildProcesses.shared.stop(mpdProcess) } }
         do {
             progress("cassette: starting the player (self-bound)")
             let running = try CassettePlayer.start(binary: player, root: root, ioTimeout: ioTimeout, startTimeout: startTimeout)
-            defer { ChildProcesses.shared.stop(running.process) }
+            cassette = running
             report.machine.cassetteVersion = running.version
-            let until = { deadline(after: startTimeout) }
-            progress("cassette: \(requests) sequential service.status")
-            let one = try CassetteConnection(path: running.socketPath, ioTimeout: ioTimeout, connectUntil: until())
-            report.cassette.sequential = try LatencyRun.sequential(one, count: requests, warmup: warmup)
-            progress("cassette: \(total) service.status over \(connections) connections")
-            let many = try (0..<connections).map { _ in
-                try CassetteConnection(path: running.socketPath, ioTimeout: ioTimeout, connectUntil: until())
+        } catch {
+            fail("cassette start: \(error) (log: \(root)/player.log)", into: &report)
+        }
+        if !skipMpd {
+            do {
+                let setup = try MPDSetup(executable: mpd, root: root)
+                progress("mpd: starting \(mpd) --no-daemon \(setup.configPath)")
+                let (process, version) = try setup.start(ioTimeout: ioTimeout, startTimeout: startTimeout)
+                mpdProcess = process
+                mpdSocket = setup.socketPath
+                report.machine.mpdProtocolVersion = version
+            } catch {
+                fail("mpd start: \(error) (logs: \(root)/m/mpd.log)", into: &report)
             }
-            report.cassette.concurrent = try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
+        }
+        var rounds: (cs: [LatencyStats], cc: [LatencyStats], cn: [LatencyStats], ms: [LatencyStats], mc: [LatencyStats]) = ([], [], [], [], [])
+        for round in 0..<self.rounds where !ChildProcesses.shared.isShuttingDown {
+            let mpdFirst = round % 2 == 1
+            for side in (mpdFirst ? ["mpd", "cassette"] : ["cassette", "mpd"]) {
+                do {
+                    if side == "cassette", let cassette {
+                        progress("round \(round + 1): cassette: \(requests) sequential service.status, \(total) over \(connections) connections")
+                        let one = try CassetteConnection(path: cassette.socketPath, ioTimeout: ioTimeout, connectUntil: until())
+                        rounds.cs.append(try LatencyRun.sequential(one, count: requests, warmup: warmup))
+                        rounds.cn.append(try LatencyRun.sequential(NoOpConnection(one), count: requests, warmup: warmup))
+                        let many = try (0..<connections).map { _ in
+                            try CassetteConnection(path: cassette.socketPath, ioTimeout: ioTimeout, connectUntil: until())
+                        }
+                        rounds.cc.append(try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout))
+                    } else if side == "mpd", let mpdSocket {
+                        progress("round \(round + 1): mpd: \(requests) sequential status, \(total) over \(connections) connections")
+                        let one = try MPDConnection(path: mpdSocket, ioTimeout: ioTimeout, connectUntil: until())
+                        rounds.ms.append(try LatencyRun.sequential(one, count: requests, warmup: warmup))
+                        let many = try (0..<connections).map { _ in
+                            try MPDConnection(path: mpdSocket, ioTimeout: ioTimeout, connectUntil: until())
+                        }
+                        rounds.mc.append(try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout))
+                    }
+                } catch {
+                    fail("\(side) latency, round \(round + 1): \(error)", into: &report)
+                }
+            }
+        }
+        report.cassette.sequential = LatencyStats.median(rounds.cs)
+        report.cassette.noOpSequential = LatencyStats.median(rounds.cn)
+        report.cassette.concurrent = LatencyStats.median(rounds.cc)
+        report.mpd.sequential = LatencyStats.median(rounds.ms)
+        report.mpd.concurrent = LatencyStats.median(rounds.mc)
+        guard let cassette, !ChildProcesses.shared.isShuttingDown else { return }
+        do {
             progress("cassette: the same through Wire.RPCClient")
             report.cassette.rpcClientSequential = try await RPCClientRun.sequential(
-                path: running.socketPath, count: requests, warmup: warmup, ioTimeout: ioTimeout)
+                path: cassette.socketPath, count: requests, warmup: warmup, ioTimeout: ioTimeout)
             report.cassette.rpcClientConcurrent = try await RPCClientRun.concurrent(
-                path: running.socketPath, connections: connections, total: total, warmup: warmup, ioTimeout: ioTimeout)
+                path: cassette.socketPath, connections: connections, total: total, warmup: warmup, ioTimeout: ioTimeout)
         } catch {
-            fail("cassette latency: \(error) (log: \(root)/player.log)", into: &report)
+            fail("cassette through RPCClient: \(error) (log: \(root)/player.log)", into: &report)
         }
-        guard !ChildProcesses.shared.isShuttingDown else { return }
+    }
+
+    private func measureColdStarts(player: String, root: String, into report: inout BenchReport) {
         do {
             progress("cassette: \(coldStarts + 1) socket-activated cold starts")
             report.cassette.coldStart = try ColdStart.cassette(player: player, activator: socketActivate, root: root, coldStartSettings)
         } catch {
             fail("cassette cold start: \(error) (log: \(root)/activation.log)", into: &report)
         }
-    }
-
-    private func measureMPD(root: String, into report: inout BenchReport) {
-        let total = concurrentRequests ?? requests
-        let setup: MPDSetup
+        guard !skipMpd, !ChildProcesses.shared.isShuttingDown else { return }
         do {
-            setup = try MPDSetup(executable: mpd, root: root)
-        } catch {
-            fail("mpd setup: \(error)", into: &report)
-            return
-        }
-        do {
-            progress("mpd: starting \(mpd) --no-daemon \(setup.configPath)")
-            let (process, version) = try setup.start(ioTimeout: ioTimeout, startTimeout: startTimeout)
-            defer { ChildProcesses.shared.stop(process) }
-            report.machine.mpdProtocolVersion = version
-            let until = { deadline(after: startTimeout) }
-            progress("mpd: \(requests) sequential status")
-            let one = try MPDConnection(path: setup.socketPath, ioTimeout: ioTimeout, connectUntil: until())
-            report.mpd.sequential = try LatencyRun.sequential(one, count: requests, warmup: warmup)
-            progress("mpd: \(total) status over \(connections) connections")
-            let many = try (0..<connections).map { _ in
-                try MPDConnection(path: setup.socketPath, ioTimeout: ioTimeout, connectUntil: until())
-            }
-            report.mpd.concurrent = try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
-        } catch {
-            fail("mpd latency: \(error) (logs: \(setup.dir)/mpd.log, \(setup.logPath))", into: &report)
-        }
-        guard !ChildProcesses.shared.isShuttingDown else { return }
-        do {
+            let setup = try MPDSetup(executable: mpd, root: root)
             progress("mpd: \(coldStarts + 1) cold starts")
             report.mpd.coldStart = try ColdStart.mpd(setup, coldStartSettings)
         } catch {
-            fail("mpd cold start: \(error) (logs: \(setup.dir)/mpd.log, \(setup.logPath))", into: &report)
+            fail("mpd cold start: \(error) (logs: \(root)/m/mpd.log)", into: &report)
         }
     }
 

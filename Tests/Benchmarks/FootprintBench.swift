@@ -1,0 +1,292 @@
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cassette-bench footprint`: what each Cassette binary links and what each daemon holds
+/// while idle, beside MPD started in the same run.
+struct FootprintBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "footprint",
+        abstract: "Shared libraries per binary, and idle memory and threads per daemon beside MPD's.")
+
+    @Option(help: "Folder holding the Cassette binaries.")
+    var binDir: String = ".build/release"
+
+    @Option(help: "The MPD binary.")
+    var mpd: String = "/usr/bin/mpd"
+
+    @Option(help: "Rounds; each starts the three daemons and MPD afresh, in alternating order.")
+    var rounds: Int = 3
+
+    @Option(help: "Seconds each process idles after it answered before it is measured.")
+    var idleSeconds: Double = 2
+
+    @Option(help: "service.status (or MPD status) requests over 16 connections before the second measurement.")
+    var burstRequests: Int = 20_000
+
+    @Option(help: "Seconds a service may take to start answering.")
+    var startTimeout: Double = 15
+
+    @Option(help: "Also write the results as JSON to this file.")
+    var json: String?
+
+    @Flag(help: "Leave out MPD.")
+    var skipMpd = false
+
+    @Flag(help: "Start the daemons without an origin (no HTTP client, so no transfer threads).")
+    var noOrigin = false
+
+    func validate() throws {
+        guard (1...50).contains(rounds) else { throw ValidationError("--rounds must be 1...50") }
+        guard idleSeconds >= 0, startTimeout > 0 else { throw ValidationError("--idle-seconds must be ≥ 0, --start-timeout > 0") }
+        guard burstRequests >= 16 else { throw ValidationError("--burst-requests must be at least 16") }
+    }
+
+    static let daemons = ["downloader", "player", "reporter"]
+
+    func run() async throws {
+        let root = try makeTempRoot(prefix: "cf")
+        ChildProcesses.shared.installSignalHandlers { try? FileManager.default.removeItem(atPath: root) }
+        defer {
+            ChildProcesses.shared.stopAll()
+            try? FileManager.default.removeItem(atPath: root)
+        }
+        let machine = MachineFacts.collect(binDir: binDir)
+        var report = FootprintReport()
+
+        // Linked libraries: what the dynamic loader resolves for each binary.
+        for name in Self.daemons + ["cassettectl"] {
+            let path = URL(fileURLWithPath: binDir).appendingPathComponent(name).path
+            report.linked[name] = try? LinkedLibraries.ldd(path, logFile: root + "/ldd-\(name).log")
+        }
+        if !skipMpd { report.linked["mpd"] = try? LinkedLibraries.ldd(mpd, logFile: root + "/ldd-mpd.log") }
+
+        var originURL: String?
+        if !noOrigin {
+            let originBinary = URL(fileURLWithPath: binDir).appendingPathComponent("cassette-origin").path
+            let origin = try ChildProcesses.shared.launch(
+                originBinary, ["serve", "--data", root + "/origin", "--port-file", root + "/origin.port",
+                               "--tracks-per-station", "1", "--seconds", "1"], logFile: root + "/origin.log")
+            let until = deadline(after: 120)
+            while !FileManager.default.fileExists(atPath: root + "/origin.port") {
+                guard origin.isRunning, monotonicNanos() < until else { throw BenchError("the origin did not start; see \(root)/origin.log") }
+                sleepMicros(10_000)
+            }
+            sleepMicros(50_000)
+            let port = try String(contentsOfFile: root + "/origin.port", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            originURL = "http://127.0.0.1:\(port)"
+            try #"{"clientToken":"demo","clientSecret":"demo"}"#.write(toFile: root + "/cassette.json", atomically: true, encoding: .utf8)
+        }
+
+        for round in 0..<rounds {
+            let mpdFirst = round % 2 == 1
+            if mpdFirst && !skipMpd { try measureMPD(root: root, round: round, into: &report) }
+            try measureCassette(root: root, origin: originURL, round: round, into: &report)
+            if !mpdFirst && !skipMpd { try measureMPD(root: root, round: round, into: &report) }
+        }
+        ChildProcesses.shared.stopAll()
+        print(machine.text(mpd: skipMpd ? nil : mpdVersionLine(mpd, logFile: root + "/mpd-version.log")))
+        print("")
+        print(report.table(rounds: rounds, burst: burstRequests))
+        print("")
+        print("""
+            notes: "ldd" counts the shared objects the loader resolves for the binary (vdso excluded); "mapped" counts the
+                   distinct shared objects in /proc/PID/maps of the running daemon (dlopen'ed ones included).
+                   RSS, PSS (shared pages divided among the processes mapping them), anonymous RSS and threads come from
+                   /proc/PID/status and smaps_rollup, after the catalog is open and \(idleSeconds) s of idling ("idle"), then
+                   after \(burstRequests) status requests over 16 connections ("after burst"). Medians over \(rounds) rounds;
+                   MPD (null output, empty music dir) is started alternately before and after the daemons.
+                   The daemons share one state dir and \(noOrigin ? "have no origin" : "talk to the reference origin (cassette-origin) on loopback").
+            """)
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(report).write(to: URL(fileURLWithPath: json))
+        }
+    }
+
+    private func measureCassette(root: String, origin: String?, round: Int, into report: inout FootprintReport) throws {
+        let dir = root + "/r\(round)", state = dir + "/state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        var running: [(String, Child, String)] = []
+        defer { for (_, child, _) in running { ChildProcesses.shared.stop(child) } }
+        for name in Self.daemons {
+            let binary = URL(fileURLWithPath: binDir).appendingPathComponent(name).path
+            let runtime = dir + "/run-\(name)"
+            var args = ["--runtime-dir", runtime, "--state-dir", state, "--log-level", "warning"]
+            if let origin { args += ["--origin", origin, "--config", root + "/cassette.json"] }
+            if name == "player" { args += ["--audio-device", "null", "--audio-pace", "realtime"] }
+            progress("footprint round \(round + 1): starting \(name)")
+            let child = try ChildProcesses.shared.launch(binary, args, logFile: dir + "/\(name).log")
+            running.append((name, child, runtime + "/\(name).sock"))
+        }
+        var connections: [String: CassetteConnection] = [:]
+        for (name, _, socket) in running {
+            let connection = try CassetteConnection(path: socket, ioTimeout: 10, connectUntil: deadline(after: startTimeout))
+            let until = deadline(after: startTimeout)
+            while try connection.statusResult()["catalog"]?["state"] != "ready" {
+                guard monotonicNanos() < until else { throw BenchError("\(name)'s catalog was not ready within \(startTimeout) s") }
+                sleepMicros(5_000)
+            }
+            connections[name] = connection
+        }
+        sleepMicros(UInt32(idleSeconds * 1_000_000))
+        for (name, child, _) in running {
+            report.add(name, idle: try ProcessMemory.read(pid: child.pid))
+        }
+        for (name, child, socket) in running {
+            let many = try (0..<16).map { _ in
+                try CassetteConnection(path: socket, ioTimeout: 10, connectUntil: deadline(after: startTimeout))
+            }
+            _ = try LatencyRun.concurrent(many, total: burstRequests, warmup: 0, timeoutSeconds: 300)
+            report.add(name, afterBurst: try ProcessMemory.read(pid: child.pid))
+            _ = connections[name]
+        }
+    }
+
+    private func measureMPD(root: String, round: Int, into report: inout FootprintReport) throws {
+        let setup = try MPDSetup(executable: mpd, root: root + "/mpd\(round)")
+        progress("footprint round \(round + 1): starting mpd")
+        let (process, _) = try setup.start(ioTimeout: 10, startTimeout: startTimeout)
+        defer { ChildProcesses.shared.stop(process) }
+        sleepMicros(UInt32(idleSeconds * 1_000_000))
+        report.add("mpd", idle: try ProcessMemory.read(pid: process.pid))
+        let many = try (0..<16).map { _ in
+            try MPDConnection(path: setup.socketPath, ioTimeout: 10, connectUntil: deadline(after: startTimeout))
+        }
+        _ = try LatencyRun.concurrent(many, total: burstRequests, warmup: 0, timeoutSeconds: 300)
+        report.add("mpd", afterBurst: try ProcessMemory.read(pid: process.pid))
+    }
+}
+
+/// One look at a running process: /proc/PID/status, smaps_rollup and maps.
+struct ProcessMemory: Codable, Sendable {
+    var rssKiB: Int
+    var pssKiB: Int
+    var anonKiB: Int
+    var threads: Int
+    var mappedLibraries: Int
+
+    static func read(pid: pid_t) throws -> ProcessMemory {
+        // /proc files report size 0: read them to the end with read(2).
+        func text(_ file: String) throws -> String {
+            let fd = open("/proc/\(pid)/\(file)", O_RDONLY)
+            guard fd >= 0 else { throw BenchError.system("open /proc/\(pid)/\(file)") }
+            defer { close(fd) }
+            var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+                guard n > 0 else { break }
+                bytes += chunk[0..<n]
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        func kib(_ key: String, in s: String) -> Int {
+            for line in s.split(separator: "\n") where line.hasPrefix(key + ":") {
+                return Int(line.dropFirst(key.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") ?? 0
+            }
+            return 0
+        }
+        let status = try text("status"), rollup = try text("smaps_rollup"), maps = try text("maps")
+        var libraries = Set<Substring>()
+        for line in maps.split(separator: "\n") {
+            guard let slash = line.firstIndex(of: "/") else { continue }
+            let path = line[slash...]
+            if path.contains(".so") { libraries.insert(path) }
+        }
+        return ProcessMemory(rssKiB: kib("VmRSS", in: status), pssKiB: kib("Pss", in: rollup),
+                             anonKiB: kib("RssAnon", in: status), threads: kib("Threads", in: status),
+                             mappedLibraries: libraries.count)
+    }
+}
+
+/// `ldd BINARY`: the shared objects the loader resolves.
+struct LinkedLibraries: Codable, Sendable {
+    var names: [String]
+
+    static func ldd(_ binary: String, logFile: String) throws -> LinkedLibraries {
+        let child = try ChildProcesses.shared.launch("/usr/bin/ldd", [binary], logFile: logFile)
+        guard ChildProcesses.shared.waitForExit(child, seconds: 30) else {
+            ChildProcesses.shared.stop(child)
+            throw BenchError("ldd \(binary) did not finish")
+        }
+        let text = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+        let names = text.split(separator: "\n").compactMap { line -> String? in
+            let name = line.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map(String.init) ?? ""
+            return name.isEmpty || name.hasPrefix("linux-vdso") || !name.contains(".so") ? nil : name
+        }
+        return LinkedLibraries(names: names)
+    }
+
+    /// The C libraries Cassette wraps, by the name part the loader shows.
+    static let wrapped = ["libcurl", "libsystemd", "libasound", "libavformat", "libavcodec", "libsqlite3"]
+
+    var wrappedPresent: [String] {
+        Self.wrapped.filter { lib in names.contains { $0.hasPrefix(lib + ".so") } }
+    }
+}
+
+struct FootprintReport: Codable, Sendable {
+    var linked: [String: LinkedLibraries] = [:]
+    var idle: [String: [ProcessMemory]] = [:]
+    var afterBurst: [String: [ProcessMemory]] = [:]
+
+    mutating func add(_ name: String, idle m: ProcessMemory) { idle[name, default: []].append(m) }
+    mutating func add(_ name: String, afterBurst m: ProcessMemory) { afterBurst[name, default: []].append(m) }
+
+    func table(rounds: Int, burst: Int) -> String {
+        let order = FootprintBench.daemons + ["cassettectl", "mpd"]
+        var lines = ["binary      | ldd | wrapped C libraries linked"]
+        lines.append("------------+-----+---------------------------")
+        for name in order {
+            guard let l = linked[name] else { continue }
+            let wrapped = l.wrappedPresent.joined(separator: " ")
+            lines.append(pad(name, 11) + " | " + lpad("\(l.names.count)", 3) + " | " + (wrapped.isEmpty ? "none" : wrapped))
+        }
+        lines.append("")
+        lines.append("process     | phase       | mapped | RSS MiB | PSS MiB | anon MiB | threads | RSS / mpd")
+        lines.append("------------+-------------+--------+---------+---------+----------+---------+----------")
+        let mpdIdle = idle["mpd"].map(Self.median), mpdBurst = afterBurst["mpd"].map(Self.median)
+        var idleSum = 0
+        for name in FootprintBench.daemons + ["mpd"] {
+            for (phase, samples, peer) in [("idle", idle[name], mpdIdle), ("after burst", afterBurst[name], mpdBurst)] {
+                guard let samples, !samples.isEmpty else { continue }
+                let m = Self.median(samples)
+                if phase == "idle" && name != "mpd" { idleSum += m.rssKiB }
+                let ratio = peer.map { String(format: "%.2f×", Double(m.rssKiB) / Double(max($0.rssKiB, 1))) } ?? "—"
+                lines.append(pad(name, 11) + " | " + pad(phase, 11) + " | " + lpad("\(m.mappedLibraries)", 6) + " | "
+                             + lpad(mib(m.rssKiB), 7) + " | " + lpad(mib(m.pssKiB), 7) + " | " + lpad(mib(m.anonKiB), 8) + " | "
+                             + lpad("\(m.threads)", 7) + " | " + lpad(name == "mpd" ? "" : ratio, 8))
+            }
+        }
+        lines.append("")
+        lines.append("three daemons idle, RSS in total: \(mib(idleSum)) MiB" + (mpdIdle.map { " (mpd alone: \(mib($0.rssKiB)) MiB)" } ?? ""))
+        return lines.joined(separator: "\n")
+    }
+
+    /// Field-wise medians.
+    static func median(_ samples: [ProcessMemory]) -> ProcessMemory {
+        func m(_ key: KeyPath<ProcessMemory, Int>) -> Int {
+            let s = samples.map { $0[keyPath: key] }.sorted()
+            return s[(s.count - 1) / 2]
+        }
+        return ProcessMemory(rssKiB: m(\.rssKiB), pssKiB: m(\.pssKiB), anonKiB: m(\.anonKiB),
+                             threads: m(\.threads), mappedLibraries: m(\.mappedLibraries))
+    }
+}
+
+private func mib(_ kib: Int) -> String { String(format: "%.1f", Double(kib) / 1024) }
+private func pad(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(0, w - s.count)) }
+private func lpad(_ s: String, _ w: Int) -> String { String(repeating: " ", count: max(0, w - s.count)) + s }
+
+extension MachineFacts {
+    func text(mpd: String?) -> String {
+        """
+        machine: nproc \(nproc), \(cpuModel), \(memoryTotal) RAM, \(os), kernel \(kernel)
+        build:   cassette binaries \(cassetteBuild), cassette-bench \(benchBuild)
+        mpd:     \(mpd ?? "skipped")
+        """
+    }
+}
