@@ -71,6 +71,8 @@ let package = Package(
             "HTTPClient", "Wire",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Shared/OriginClient"),
+        // HLS playlists: a strict parser, URL resolution and URI rewriting; pure Swift, no I/O.
+        .target(name: "HLS", path: "Shared/HLS"),
         .target(name: "AudioFormat", path: "Shared/AudioFormat"),
         .target(name: "AudioOutput", dependencies: ["AudioFormat", "CShims", "CALSA"], path: "Shared/AudioOutput"),
         .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CShims", "CFFmpeg"], path: "Shared/MediaDecoder"),
@@ -145,6 +147,7 @@ let package = Package(
             "TestSupport", "Wire", "HTTPClient", "Catalog",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/IntegrationTests"),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "TestSupport"], path: "Tests/HLSTests"),
         // cassettectl's formatting, parsing and error wording: pure functions, no sockets.
         .testTarget(name: "CassetteCtlTests", dependencies: ["cassettectl", "Wire"], path: "Tests/CassetteCtlTests"),
         .testTarget(name: "OriginTests", dependencies: ["cassette-origin", "HTTPClient", "TestSupport"], path: "Tests/OriginTests"),
