@@ -88,14 +88,17 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "downloader", dependencies: [
-            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire",
+            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire", "HLS",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Downloader"),
         .executableTarget(name: "player", dependencies: [
-            "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire",
+            "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire", "HLS",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -129,6 +129,7 @@ extension Catalog {
         m.registerMigration("v2-player", migrate: playerSchemaV2)
         m.registerMigration("v2-reporter", migrate: reporterSchemaV2)
         m.registerMigration("v3-downloader", migrate: downloaderSchemaV3)
+        m.registerMigration("v4-downloader-hls", migrate: downloaderSchemaV4)
         return m
     }
 }

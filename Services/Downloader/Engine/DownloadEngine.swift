@@ -277,10 +277,11 @@ actor DownloadEngine {
             } else {
                 logger.warning("download failed; it will be tried again", metadata: about)
             }
+            if !failed.isEmpty { await dropUnwanted() }
             for product in failed {
                 events.downloads("OfflineFailed", ["token": .string(product.token), "productId": .string(product.productId),
                                                    "error": .string(ItemError.downloadFailed.rawValue), "cause": .string(error),
-                                                   "reason": .string(reason)])
+                                                   "reason": .string(product.reason ?? reason)])
                 events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
                                                       "state": "failed", "error": .string(ItemError.downloadFailed.rawValue)])
             }

@@ -10,7 +10,9 @@ struct FileJob: Sendable, Equatable {
     var url: String
     var relative: String
     var sizeBytes: Int64
-    var sha256: String
+    /// nil for a file the origin declares no checksum for (an HLS segment, an image): its size
+    /// is checked.
+    var sha256: String?
 }
 
 /// How one attempt ended.
@@ -36,6 +38,8 @@ struct FileTransfer: Sendable {
         let part = try store.partPath(job.relative)
         // Resuming hashes what the `.part` already holds: file I/O, off the cooperative pool.
         let (onDisk, hasher) = try await BlockingIO.run { () throws -> (Int64, StreamingSHA256) in
+            // Presentations and images live in folders of their own (hls/<id>/v0/, images/<id>/).
+            try MediaStore.makeParentDirectories(of: part)
             var onDisk = MediaStore.size(part) ?? 0
             if onDisk > job.sizeBytes {
                 // Longer than the manifest says: not a prefix of the wanted file.
@@ -79,9 +83,11 @@ struct FileTransfer: Sendable {
             return await refuse(part, size > job.sizeBytes ? "BodyTooLong" : "SizeMismatch",
                           "received \(size) bytes, the manifest declared \(job.sizeBytes)")
         }
-        let digest = hasher.hexDigest()
-        guard digest == job.sha256 else {
-            return await refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(job.sha256)")
+        if let declared = job.sha256 {
+            let digest = hasher.hexDigest()
+            guard digest == declared else {
+                return await refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(declared)")
+            }
         }
         return .complete
     }

@@ -32,11 +32,20 @@ actor OfflineProducts {
 
     // MARK: offline.add
 
+    /// What `offline.add` chooses of an HLS presentation (`HLSChoice`); empty for the defaults.
+    struct PresentationChoice: Sendable {
+        var bitrate: Int?
+        var audioLanguages: [String]?
+        var subtitleLanguages: [String]?
+        var isEmpty: Bool { bitrate == nil && audioLanguages == nil && subtitleLanguages == nil }
+    }
+
     /// `terms` asks for a license first (Brightcove: the license exchange comes before the
     /// download); a product whose playbackinfo carries a `licenseSecurityToken` gets a purchase
     /// license when no terms are named and none was preloaded.
     func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false,
-             terms: LicenseTerms? = nil, retry: RetryPolicy = .offlining) async throws -> JSONValue {
+             terms: LicenseTerms? = nil, presentation: PresentationChoice = PresentationChoice(),
+             retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
         let existing = try await products.openRequest(productId: productId)
         // The same request twice gets the same token; a failed one is started again (explicit
@@ -51,17 +60,38 @@ actor OfflineProducts {
         }
         let info = try await playbackInfo(productId, quality: quality, retry: retry)
         let manifestType = info["manifestType"]?.stringValue ?? "progressive"
-        guard manifestType == "progressive" else {
-            throw DownloaderError.notSupported("\(productId) is delivered as \(manifestType); only progressive files can be offlined so far.")
+        guard manifestType == "progressive" || manifestType == "hls" else {
+            throw DownloaderError.notSupported("\(productId) is delivered as \(manifestType); only progressive files and HLS can be offlined.")
         }
         let actual = info["productId"]?.stringValue ?? productId
         guard OriginID.isValid(actual) else {
             throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
         }
+        let planner = HLSPlanner(origin: origin)
         var parsedItem: ManifestItem
-        switch HostileInput.item(id: JSONValue.string(actual), fileFields: info["manifest"], meta: info, origin: origin) {
-        case .success(let parsed): parsedItem = parsed
-        case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
+        var files: [PlannedFile] = []
+        var options: String?
+        var keyIds: [String] = []
+        if manifestType == "hls" {
+            let plan = try await planner.plan(productId: actual, info: info, bitrate: presentation.bitrate,
+                                              audioLanguages: presentation.audioLanguages,
+                                              subtitleLanguages: presentation.subtitleLanguages, retry: retry)
+            parsedItem = try planner.masterItem(plan.master, productId: actual, info: info)
+            // Images come with a presentation. A progressive product's are not fetched yet: its
+            // re-offline swap (`RevalidationStore`) moves one file and would leave them behind.
+            files = plan.files + (try await planner.images(productId: actual, info: info, retry: retry))
+            keyIds = plan.keyIds
+            var choice = plan.choice.json.objectValue ?? [:]
+            if let bitrate = presentation.bitrate { choice["bitrate"] = .number(Double(bitrate)) }
+            options = String(decoding: JSONValue.object(choice).serialized(), as: UTF8.self)
+        } else {
+            guard presentation.isEmpty else {
+                throw RPCError.invalidParams("params.bitrate, audioLanguages and subtitleLanguages apply to HLS products; \(productId) is one progressive file.")
+            }
+            switch HostileInput.item(id: JSONValue.string(actual), fileFields: info["manifest"], meta: info, origin: origin) {
+            case .success(let parsed): parsedItem = parsed
+            case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
+            }
         }
         parsedItem.productType = info["productType"]?.stringValue ?? productType ?? "TRACK"
         let token = existing?.token ?? UUID().uuidString.lowercased()
@@ -70,11 +100,33 @@ actor OfflineProducts {
         if terms != nil || (LicenseClient.securityToken(info) != nil && existing?.licenseId == nil) {
             license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
         }
-        let request = ProductStore.NewRequest(token: token, requestedProductId: productId, productId: actual, item: item,
+        // Every key an EXT-X-KEY names is fetched under the license now, so the presentation
+        // plays offline; the keys stay in the catalog with the license.
+        var extraKeys: (licenseId: String, keys: [String: [UInt8]])?
+        if !keyIds.isEmpty {
+            if var granted = license {
+                for keyId in keyIds where granted.keys[keyId] == nil {
+                    granted.keys[keyId] = try await licenses.fetchKey(keyId, licenseId: granted.id, retry: retry)
+                }
+                license = granted
+            } else if let existing, case let (held?, ids) = try await products.heldKeyIds(token: existing.token) {
+                var missing: [String: [UInt8]] = [:]
+                for keyId in keyIds where !ids.contains(keyId) {
+                    missing[keyId] = try await licenses.fetchKey(keyId, licenseId: held, retry: retry)
+                }
+                extraKeys = (held, missing)
+            } else {
+                throw DownloaderError.hostileManifest("\(productId) is encrypted but its playbackinfo asks for no license")
+            }
+        }
+        var request = ProductStore.NewRequest(token: token, requestedProductId: productId, productId: actual, item: item,
                                               quality: quality, manifestHash: info["manifestHash"]?.stringValue,
                                               validity: Validity(info), allowCellular: allowCellular, license: license)
+        request.files = files
+        request.options = options
+        request.extraKeys = extraKeys
         let (state, stale) = try await products.add(request, now: Date())
-        if let (fileId, path) = stale {
+        for (fileId, path) in stale {
             // The origin now promises other content under this name: the old bytes go.
             await engine.cancelAndWait(fileId: fileId)
             await store.delete(path)
@@ -84,6 +136,19 @@ actor OfflineProducts {
         if state == .cached { events.downloads("OfflineDone", ["token": .string(token), "productId": .string(actual)]) }
         await engine.kick()
         return try await status(token: token)
+    }
+
+    /// `offline.variants`: the variants and renditions an HLS product offers (Brightcove).
+    func variants(productId: String, quality: String?, retry: RetryPolicy) async throws -> JSONValue {
+        guard let origin else { throw DownloaderError.noOrigin() }
+        let info = try await playbackInfo(productId, quality: quality, retry: retry)
+        guard info["manifestType"]?.stringValue == "hls" else {
+            throw DownloaderError.notSupported("\(productId) is not an HLS product; it has no variants to choose from.")
+        }
+        let (_, _, master) = try await HLSPlanner(origin: origin).master(productId: productId, info: info, retry: retry)
+        var answer = HLSChoice.offer(master).objectValue ?? [:]
+        answer["productId"] = .string(info["productId"]?.stringValue ?? productId)
+        return .object(answer)
     }
 
     /// The offline playbackinfo of `productId`; refuses one that may not be downloaded.

@@ -24,7 +24,8 @@ struct DownloadQueueStore: Sendable {
                        (SELECT MIN(d.id) FROM downloads d WHERE d.fileId = f.id AND d.state = 'queued') AS firstRequest
                 FROM files f
                 WHERE f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ? AND f.url IS NOT NULL
-                  AND f.sizeBytes IS NOT NULL AND f.sha256 IS NOT NULL AND firstRequest IS NOT NULL
+                  AND f.sizeBytes IS NOT NULL AND firstRequest IS NOT NULL
+                  AND (f.sha256 IS NOT NULL OR EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id))
                 ORDER BY firstRequest LIMIT ?
                 """, arguments: [maxAttempts, limit])
                 .map { FileJob(fileId: $0["id"], url: $0["url"], relative: $0["localPath"], sizeBytes: $0["sizeBytes"], sha256: $0["sha256"]) }
@@ -111,13 +112,22 @@ struct DownloadQueueStore: Sendable {
                            arguments: ["\(error): \(reason)", attempts, now, fileId])
             let products = try Row.fetchAll(db, sql: """
                 SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
-                """, arguments: [fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
-            for product in products {
+                WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
+                """, arguments: [fileId, fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
+            var failed: [ProductRef] = []
+            for var product in products {
+                // A file of a presentation is named, so a player's silent gap becomes a reason a person can read.
+                let name = try ProductFileStore.name(of: fileId, productId: product.productId, db: db)
+                let why = name.map { "\($0): \(error): \(reason)" } ?? "\(error): \(reason)"
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'failed', error = ?, reason = ?, endedAt = ? WHERE token = ?",
-                               arguments: [ItemError.downloadFailed.rawValue, "\(error): \(reason)", now, product.token])
+                               arguments: [ItemError.downloadFailed.rawValue, why, now, product.token])
+                // The product's other files stop too: it failed as a whole (offline.resume starts it again).
+                try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = ?, updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ? AND state = 'queued'",
+                               arguments: [why, now, product.token])
+                product.reason = why
+                failed.append(product)
             }
-            return (attempts, products, stations)
+            return (attempts, failed, stations)
         }
     }
 
@@ -135,10 +145,12 @@ struct DownloadQueueStore: Sendable {
                 """, arguments: [now, fileId])
             try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')",
                            arguments: [now, fileId])
+            // A product is cached once its last file is: a presentation's segments come one by one.
             let products = try Row.fetchAll(db, sql: """
                 SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
-                """, arguments: [fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
+                WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
+                  AND \(ProductFileStore.allVerifiedSQL)
+                """, arguments: [fileId, fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
             for product in products {
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'cached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?",
                                arguments: [now, product.token])

@@ -1,0 +1,129 @@
+import Foundation
+import GRDB
+import TestSupport
+import Wire
+import XCTest
+
+/// HLS offlining through the socket against the reference origin's `vid-1`: what it offers,
+/// the variant and renditions chosen, every playlist, segment and image downloaded once and
+/// verified, keys in the catalog only, and a segment that keeps failing named in the failure.
+final class HLSOfflineTests: XCTestCase {
+    /// The media playlists and segment counts the origin serves for vid-1.
+    private func originSegments(_ h: DownloaderHarness, _ folder: String) throws -> [String] {
+        let text = try String(contentsOf: h.origin.dataDirectory.appendingPathComponent("media/vid-1/\(folder)/index.m3u8"), encoding: .utf8)
+        return text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }.map { "\(folder)/\($0)" }
+    }
+
+    func testVariantsListWhatThePresentationOffers() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        let offer = try await h.call("offline.variants", ["productId": "vid-1"])
+        let variants = try XCTUnwrap(offer["variants"]?.arrayValue)
+        XCTAssertEqual(variants.map { $0["hasVideo"]?.boolValue }, [false, true, true])
+        XCTAssertEqual(variants.compactMap { $0["resolution"]?.stringValue }, ["320x180", "640x360"])
+        XCTAssertTrue(variants.allSatisfy { ($0["bandwidth"]?.doubleValue ?? 0) > 0 && $0["codecs"]?.stringValue != nil })
+        let renditions = try XCTUnwrap(offer["renditions"]?.arrayValue)
+        XCTAssertEqual(renditions.map { "\($0["type"]?.stringValue ?? "")/\($0["language"]?.stringValue ?? "")/\($0["default"]?.boolValue ?? false)" },
+                       ["SUBTITLES/en/true", "AUDIO/en/true", "AUDIO/fr/false"])
+        let progressive = await XCTAssertThrowsAsync { _ = try await h.call("offline.variants", ["productId": "tr-1"]) }
+        XCTAssertEqual((progressive as? RPCError)?.name, "NotSupported")
+    }
+
+    func testDefaultOfflineDownloadsLowestVideoVariantWithKeysInTheCatalog() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        let (token, cached) = try await h.startAndOffline("vid-1")
+        // The lowest variant that has video, the default audio (muxed) and subtitles (English).
+        XCTAssertEqual(cached["manifestType"]?.stringValue, "hls")
+        XCTAssertEqual(cached["variant"]?["resolution"]?.stringValue, "320x180", "\(cached)")
+        XCTAssertEqual(cached["audioLanguages"], ["en"])
+        XCTAssertEqual(cached["subtitleLanguages"], ["en"])
+        let expected = try originSegments(h, "v0") + originSegments(h, "subs-en")
+        XCTAssertEqual(cached["segments"]?["total"]?.intValue, expected.count)
+        XCTAssertEqual(cached["segments"]?["done"]?.intValue, expected.count)
+        XCTAssertEqual(cached["progress"]?.intValue, 100)
+        XCTAssertEqual(cached["bytesOnDisk"], cached["sizeBytes"])
+        // Poster and thumbnail, relative to the state directory.
+        let poster = try XCTUnwrap(cached["images"]?["poster"]?.stringValue)
+        let thumbnail = try XCTUnwrap(cached["images"]?["thumbnail"]?.stringValue)
+        for image in [poster, thumbnail] {
+            let onDisk = try Data(contentsOf: URL(fileURLWithPath: h.dir.stateDir + "/" + image))
+            XCTAssertEqual(Array(onDisk.prefix(4)), [0x89, 0x50, 0x4e, 0x47], "\(image) is a PNG")
+        }
+        // Every file once, byte for byte what the origin serves; nothing of the other variants.
+        let files = h.mediaFiles()
+        XCTAssertEqual(Set(files.filter { $0.hasPrefix("hls/") }),
+                       Set((["master.m3u8", "v0/index.m3u8", "subs-en/index.m3u8"] + expected).map { "hls/vid-1/\($0)" }))
+        for file in files where file.hasPrefix("hls/vid-1/") {
+            let local = try Data(contentsOf: URL(fileURLWithPath: h.mediaDir + "/" + file))
+            let remote = try Data(contentsOf: h.origin.dataDirectory.appendingPathComponent("media/vid-1/" + file.dropFirst("hls/vid-1/".count)))
+            XCTAssertEqual(local, remote, file)
+        }
+        // The key is in the catalog's license and nowhere in the media folder or on the socket.
+        let licenseId = try XCTUnwrap(cached["license"]?["licenseId"]?.stringValue)
+        XCTAssertEqual(cached["license"]?["keyIds"], ["k-vid-1"])
+        let stored = try await h.catalogPool().read { db in try Data.fetchOne(db, sql: "SELECT keys FROM licenses WHERE id = ?", arguments: [licenseId]) }
+        let key = try XCTUnwrap(try JSONValue.parse(Array(try XCTUnwrap(stored)))["k-vid-1"]?.stringValue)
+        let served = try await h.api.get("/v1/keys/k-vid-1", headers: ["X-License": licenseId])
+        XCTAssertEqual(Data(served.body).base64EncodedString(), key)
+        XCTAssertFalse(files.contains { $0.contains("key") }, "\(files)")
+        let raw = Data(served.body)
+        for file in files {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: h.mediaDir + "/" + file))
+            XCTAssertNil(bytes.range(of: raw), "\(file) holds the key")
+        }
+        XCTAssertFalse(String(decoding: cached.serialized(), as: UTF8.self).contains(key))
+        let valid = try await h.call("offline.state", ["productId": "vid-1"])
+        XCTAssertEqual(valid["state"]?.stringValue, "OFFLINED_AND_VALID")
+
+        // Deleting the token removes every file of the presentation.
+        _ = try await h.call("offline.delete", ["token": .string(token)])
+        XCTAssertEqual(h.mediaFiles(), [])
+        print("hls: vid-1 default offline = \(expected.count) segments + 3 playlists + 2 images, key only in the catalog")
+    }
+
+    func testBitrateAndFrenchAudioChooseTheirPlaylists() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let offer = try await h.call("offline.variants", ["productId": "vid-1"])
+        let top = try XCTUnwrap(offer["variants"]?.arrayValue?.compactMap { $0["bandwidth"]?.intValue }.max())
+        let bad = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "vid-1", "audioLanguages": ["de"]]) }
+        XCTAssertEqual((bad as? RPCError)?.code, -32602)
+        XCTAssertTrue((bad as? RPCError)?.message.contains("fr") == true, "\(String(describing: bad))")
+        let added = try await h.call("offline.add", ["productId": "vid-1", "bitrate": .number(Double(top + 1)),
+                                                     "audioLanguages": ["fr"], "subtitleLanguages": []])
+        let cached = try await h.waitProduct(try XCTUnwrap(added["token"]?.stringValue), state: "cached")
+        XCTAssertEqual(cached["variant"]?["resolution"]?.stringValue, "640x360")
+        XCTAssertEqual(cached["audioLanguages"], ["fr"])
+        XCTAssertEqual(cached["subtitleLanguages"], [])
+        let hls = Set(h.mediaFiles().filter { $0.hasPrefix("hls/") })
+        let expected = try originSegments(h, "v1") + originSegments(h, "audio-fr")
+        XCTAssertEqual(hls, Set((["master.m3u8", "v1/index.m3u8", "audio-fr/index.m3u8"] + expected).map { "hls/vid-1/\($0)" }))
+        XCTAssertEqual(cached["segments"]?["total"]?.intValue, expected.count)
+    }
+
+    func testASegmentThatKeepsFailingFailsTheItemWithItsName() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        // The first request (offline.add's HEAD) passes; every GET after it is refused.
+        try await h.api.injectFaults("/media/vid-1/v0/seg001.ts", [["delayMs": 0], ["status": 404, "repeat": 20]])
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let added = try await h.call("offline.add", ["productId": "vid-1"])
+        let failed = try await h.waitProduct(try XCTUnwrap(added["token"]?.stringValue), state: "failed", timeout: 60)
+        XCTAssertEqual(failed["error"]?.stringValue, "DownloadFailed")
+        let reason = try XCTUnwrap(failed["reason"]?.stringValue)
+        XCTAssertTrue(reason.hasPrefix("v0/seg001.ts: "), reason)
+        let state = try await h.call("offline.state", ["productId": "vid-1"])
+        XCTAssertNotEqual(state["state"]?.stringValue, "OFFLINED_AND_VALID")
+        // Resumed once the origin serves it again: the rest was kept, the item completes.
+        try await h.api.delete("/_control/faults")
+        _ = try await h.call("offline.resume", ["token": added["token"]!])
+        let cached = try await h.waitProduct(try XCTUnwrap(added["token"]?.stringValue), state: "cached", timeout: 60)
+        XCTAssertEqual(cached["segments"]?["done"], cached["segments"]?["total"])
+        print("hls: a failing segment fails the item as \(reason.prefix(60))…, resume completes it")
+    }
+}
