@@ -1,5 +1,4 @@
 import Catalog
-import GRDB
 import ServiceKit
 
 /// The downloader's `STATUS=` line (see ServiceKit's `StatusLine`): "3 downloads active, 41 %"
@@ -9,11 +8,7 @@ enum DownloaderStatusLine {
         guard let ready = try? await core.value else { return "not running: the catalog or media folder is unavailable" }
         let jobs = await ready.engine.runningJobs
         guard !jobs.isEmpty else { return "idle" }
-        let ids = jobs.map(\.fileId)
-        let written = (try? await context.catalog().read { db in
-            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytesOnDisk), 0) FROM files WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
-                               arguments: StatementArguments(ids))
-        }) ?? nil
+        let written = try? await FileStore(catalog: context.catalog()).bytesOnDisk(of: jobs.map(\.fileId))
         let total = jobs.reduce(Int64(0)) { $0 + $1.sizeBytes }
         let percent = total > 0 ? min(100, (written ?? 0) * 100 / total) : 0
         return "\(jobs.count) download\(jobs.count == 1 ? "" : "s") active, \(percent) %"

@@ -65,7 +65,7 @@ final class StreamingStallTests: XCTestCase {
         let catalog = fixture.catalog
         let source = GrowingFileSource(
             path: fixture.mediaDirectory + "/" + relative, declaredSize: Int64(bytes.count), pollInterval: 0.02, stallGrace: 0.05,
-            progress: { SourceResolver.progress(relativePath: relative, requestedProductId: "tr-9-01", catalog: catalog) },
+            progress: { SourceStore(catalog: catalog).progress(relativePath: relative) },
             events: events.sink)
         // The writer: three bursts with pauses, then the rename and 'verified'.
         let writer = Thread {

@@ -156,6 +156,15 @@ struct FileStore: Sendable {
         }
     }
 
+    /// The bytes on disk of the given files, together (what the running downloads have written).
+    func bytesOnDisk(of fileIds: [Int64]) async throws -> Int64 {
+        guard !fileIds.isEmpty else { return 0 }
+        return try await catalog.read { db in
+            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytesOnDisk), 0) FROM files WHERE id IN (\(fileIds.map { _ in "?" }.joined(separator: ",")))",
+                               arguments: StatementArguments(fileIds)) ?? 0
+        }
+    }
+
     /// An unfinished file whose bytes were deleted starts from nothing.
     func forgetPartial(fileId: Int64) async throws {
         try await catalog.write { db in

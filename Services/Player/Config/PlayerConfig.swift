@@ -1,6 +1,5 @@
 import Catalog
 import Foundation
-import GRDB
 import Wire
 
 /// TIDAL's persisted PlaybackEngine config plus the app's offline mode, kept in the catalog's
@@ -52,23 +51,15 @@ struct PlayerConfig: Codable, Sendable, Equatable {
     var json: JSONValue { (try? JSONCoding.value(self)) ?? .null }
 
     static func load(from catalog: Catalog) async throws -> PlayerConfig {
-        try await catalog.read { db in
-            guard let text = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [settingsKey]),
-                  let value = try? JSONCoding.parse(Array(text.utf8)),
-                  let stored = try? JSONCoding.decode(Stored.self, from: value)
-            else { return PlayerConfig() }
-            return PlayerConfig().merging(stored)
-        }
+        guard let text = try await SettingsStore(catalog: catalog).text(forKey: settingsKey),
+              let value = try? JSONCoding.parse(Array(text.utf8)),
+              let stored = try? JSONCoding.decode(Stored.self, from: value)
+        else { return PlayerConfig() }
+        return PlayerConfig().merging(stored)
     }
 
     func save(to catalog: Catalog) async throws {
-        let text = String(decoding: JSONCoding.data(json), as: UTF8.self)
-        try await catalog.write { db in
-            try db.execute(sql: """
-                INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
-                ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
-                """, arguments: [Self.settingsKey, text, Date()])
-        }
+        try await SettingsStore(catalog: catalog).set(String(decoding: JSONCoding.data(json), as: UTF8.self), forKey: Self.settingsKey)
     }
 
     /// What is on disk, field by field optional, so a key added later keeps its default.

@@ -1,5 +1,4 @@
 import Catalog
-import GRDB
 import OriginClient
 import Wire
 
@@ -37,12 +36,7 @@ extension PlaybackEngine {
     /// Stations with at least one verified item: playable with no network at all.
     func localStationCount() async -> Int {
         guard let catalog = try? await catalog() else { return 0 }
-        return (try? await catalog.read { db in
-            try Int.fetchOne(db, sql: """
-                SELECT COUNT(DISTINCT si.stationId) FROM stationItems si
-                JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId WHERE f.state = 'verified'
-                """) ?? 0
-        }) ?? 0
+        return (try? await LocalStationStore(catalog: catalog).playableCount()) ?? 0
     }
 
     /// Why a station that is not on the device cannot be tuned, asking the origin what it is.

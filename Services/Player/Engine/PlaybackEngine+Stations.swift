@@ -1,6 +1,5 @@
 import Catalog
 import Foundation
-import GRDB
 import Wire
 
 extension PlaybackEngine {
@@ -8,18 +7,7 @@ extension PlaybackEngine {
     /// item with a verified file, in station order, from the catalog alone (no network at all).
     func tune(stationId: String) async throws {
         let catalog = try await catalog()
-        let found = try await catalog.read { db -> (String, [String])? in
-            guard let name = try String.fetchOne(db, sql: "SELECT name FROM stations WHERE id = ?", arguments: [stationId]) else {
-                return nil
-            }
-            let items = try String.fetchAll(db, sql: """
-                SELECT si.itemId FROM stationItems si
-                JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
-                WHERE si.stationId = ? AND f.state = 'verified'
-                ORDER BY si.position, si.itemId
-                """, arguments: [stationId])
-            return (name, items)
-        }
+        let found = try await LocalStationStore(catalog: catalog).playable(stationId: stationId)
         guard let (name, items) = found, let first = items.first else {
             throw await remoteStationRefusal(stationId)
         }
@@ -77,10 +65,7 @@ extension PlaybackEngine {
         let itemId = current.product.productId
         let catalog = catalog
         Task {
-            try? await catalog().write { db in
-                try db.execute(sql: "UPDATE stationItems SET playedAt = ? WHERE stationId = ? AND itemId = ?",
-                               arguments: [Date(), stationId, itemId])
-            }
+            try? await LocalStationStore(catalog: catalog()).markPlayed(stationId: stationId, itemId: itemId, at: Date())
         }
     }
 

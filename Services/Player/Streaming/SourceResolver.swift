@@ -53,11 +53,8 @@ final class SourceResolver: Sendable {
         guard OriginID.isValid(productId) else { throw SourceError.invalidProductId(productId) }
         let fixedNow = now?()
         let origin = origin
-        let (state, local, download) = try await catalog.read { db in
-            let now = try fixedNow ?? Self.trustedNow(origin, db: db)
-            let local = try OfflineAvailability.localFile(productId: productId, db: db)
-            return (try OfflineAvailability.state(productId: productId, db: db, now: now), local,
-                    try local.map { try Self.downloadStatus(of: $0, requestedProductId: productId, db: db) })
+        let (state, local, download) = try await SourceStore(catalog: catalog).lookup(productId: productId) { db in
+            try fixedNow ?? Self.trustedNow(origin, db: db)
         }
         switch state {
         case .offlinedAndValid:
@@ -92,7 +89,7 @@ final class SourceResolver: Sendable {
                 let catalog = catalog
                 let source = GrowingFileSource(
                     path: path, declaredSize: local.sizeBytes, pollInterval: growingPollInterval,
-                    progress: { Self.progress(relativePath: relative, requestedProductId: productId, catalog: catalog) },
+                    progress: { SourceStore(catalog: catalog).progress(relativePath: relative) },
                     events: events)
                 log(productId, local.actualProductId, "file being downloaded \(relative).part")
                 return PlaybackSource(source: source, context: Self.context(productId, local))
@@ -187,44 +184,6 @@ final class SourceResolver: Sendable {
             guard ["partial", "verified"].contains(fileState), fileState == "verified" || bytesOnDisk > 0 else { return false }
             guard let productState else { return true }
             return ["queued", "downloading", "idle", "cached", "partiallyCached"].contains(productState)
-        }
-    }
-
-    static func downloadStatus(of local: OfflineAvailability.LocalFile, requestedProductId: String,
-                               db: Database) throws -> DownloadStatus {
-        let productState = try String.fetchOne(db, sql: """
-            SELECT state FROM offlineProducts WHERE requestedProductId = ? OR productId = ?
-            ORDER BY requestedAt DESC LIMIT 1
-            """, arguments: [requestedProductId, local.actualProductId])
-        return DownloadStatus(fileState: local.fileState, bytesOnDisk: local.bytesOnDisk, productState: productState)
-    }
-
-    /// What a growing file's reader needs to know at the written end, from the catalog.
-    /// Called on the decode thread (a dedicated thread), hence the blocking read.
-    static func progress(relativePath: String, requestedProductId: String, catalog: Catalog) -> GrowingFileSource.Progress {
-        do {
-            return try catalog.readBlocking { db in
-                guard let file = try Row.fetchOne(db, sql: "SELECT * FROM files WHERE localPath = ?", arguments: [relativePath]) else {
-                    return .failed(.downloadFailed(name: nil, message: "the download of \(relativePath) was removed"))
-                }
-                let state: String = file["state"]
-                if state == "verified" { return .complete }
-                let product = try Row.fetchOne(db, sql: """
-                    SELECT p.state, p.error, p.reason FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                    JOIN files f ON f.id = m.fileId WHERE f.localPath = ? ORDER BY p.requestedAt DESC LIMIT 1
-                    """, arguments: [relativePath])
-                let productState: String? = product?["state"]
-                if state == "corrupt" || productState == "failed" || productState == "deleted" {
-                    let name: String? = file["error"] ?? product?["error"]
-                    let reason: String? = file["reason"] ?? product?["reason"]
-                    return .failed(.downloadFailed(
-                        name: name, message: "the download of \(relativePath) failed\(reason.map { ": \($0)" } ?? "")"))
-                }
-                return .downloading
-            }
-        } catch {
-            // The catalog is momentarily unreadable: keep waiting rather than fail the playback.
-            return .downloading
         }
     }
 
