@@ -1,0 +1,204 @@
+import Foundation
+import Glibc
+import HTTPClient
+import TestSupport
+import Wire
+import XCTest
+
+/// The player's local media server against a real player nobody here wrote: `vid-1` offlined by
+/// the real downloader from the reference origin, then decoded frame by frame with
+/// `ffmpeg -f framemd5` from the local server and from the origin — the same frames, for the
+/// default variant, a chosen bitrate and the French audio rendition. Keys are served only while
+/// the product is valid; unknown paths are 404.
+final class MediaServerTests: XCTestCase {
+    /// One origin, a downloader and a player sharing one state directory.
+    final class Rig {
+        let dir: TestDirectory
+        let origin: OriginProcess
+        let api: OriginAPI
+        let downloader: ServiceProcess
+        let player: ServiceProcess
+        let credentials = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
+
+        init() throws {
+            dir = try TestDirectory(prefix: "cms")
+            origin = try OriginProcess.start()
+            api = OriginAPI(origin: origin)
+            downloader = try ServiceProcess("downloader", in: dir, extraArgs: ["--origin", origin.baseURL], environment: credentials)
+            try downloader.waitReady()
+            player = try ServiceProcess("player", in: dir, extraArgs: ["--origin", origin.baseURL, "--audio-device", "null",
+                                                                      "--audio-pace", "realtime"],
+                                        environment: credentials.merging(["HOME": dir.path]) { a, _ in a })
+            try player.waitReady()
+        }
+
+        func discard() {
+            downloader.kill9()
+            player.kill9()
+            origin.discard()
+            dir.remove()
+        }
+
+        func call(_ service: ServiceProcess, _ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
+            let client = try await service.client()
+            defer { Task { await client.close() } }
+            return try await client.call(method, params)
+        }
+
+        func offline(_ params: JSONValue) async throws -> (token: String, status: JSONValue) {
+            let added = try await call(downloader, "offline.add", params)
+            let token = try XCTUnwrap(added["token"]?.stringValue)
+            let deadline = Date().addingTimeInterval(90)
+            var last = added
+            while Date() < deadline {
+                last = try await call(downloader, "offline.status", ["token": .string(token)])
+                if last["state"]?.stringValue == "cached" { return (token, last) }
+                if last["state"]?.stringValue == "failed" { break }
+                try await Task.sleep(nanoseconds: 200_000_000)
+            }
+            throw OriginTestError("vid-1 not cached: \(last)\n\(downloader.log.suffix(2000))")
+        }
+    }
+
+    /// `ffmpeg -i url -map … -f framemd5 -`: one line per decoded frame (stream, dts, pts,
+    /// duration, size, MD5), comments left out.
+    static func framemd5(_ url: String, maps: [String], headers: String? = nil) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        var arguments = ["ffmpeg", "-nostdin", "-loglevel", "error"]
+        if let headers { arguments += ["-headers", headers] }
+        arguments += ["-i", url] + maps.flatMap { ["-map", $0] } + ["-f", "framemd5", "-"]
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: killer)
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        killer.cancel()
+        guard process.terminationStatus == 0 else { throw OriginTestError("ffmpeg \(url) exited \(process.terminationStatus): \(errors)") }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+    }
+
+    /// Equal frame lists; on a difference, the first differing line (the lists are long).
+    static func assertSameFrames(_ local: [String], _ remote: [String], _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+        guard local != remote else { return }
+        let index = (0..<min(local.count, remote.count)).first { local[$0] != remote[$0] } ?? min(local.count, remote.count)
+        try? local.joined(separator: "\n").write(toFile: "/tmp/cms-local.framemd5", atomically: true, encoding: .utf8)
+        try? remote.joined(separator: "\n").write(toFile: "/tmp/cms-remote.framemd5", atomically: true, encoding: .utf8)
+        XCTFail("\(what): \(local.count) local frames, \(remote.count) from the origin; first difference at \(index): "
+                + "\(index < local.count ? local[index] : "-") vs \(index < remote.count ? remote[index] : "-")", file: file, line: line)
+    }
+
+    /// Headers for ffmpeg at the origin: its Basic credentials and a license for the key.
+    func originHeaders(_ rig: Rig) async throws -> String {
+        let info = try rig.api.json(try await rig.api.get("/v1/playbackinfo/vid-1?mode=offline"))
+        let license = try rig.api.json(try await rig.api.post("/v1/licenses", ["productId": "vid-1", "kind": "purchase",
+                                                                               "securityToken": info["licenseSecurityToken"] as Any]))
+        let licenseId = try XCTUnwrap(license["licenseId"] as? String)
+        let basic = Data("demo:demo".utf8).base64EncodedString()
+        return "Authorization: Basic \(basic)\r\nX-License: \(licenseId)\r\n"
+    }
+
+    func testFramesThroughTheLocalServerEqualTheOrigins() async throws {
+        let rig = try Rig()
+        defer { rig.discard() }
+        _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
+        let started = try await rig.call(rig.player, "media.server.start")
+        let base = try XCTUnwrap(started["url"]?.stringValue)
+        XCTAssertTrue(base.hasPrefix("http://127.0.0.1:"), base)
+        let status = try await rig.call(rig.player, "media.server.status")
+        XCTAssertEqual(status["running"]?.boolValue, true)
+        let headers = try await originHeaders(rig)
+        let origin = rig.origin.baseURL + "/media/vid-1"
+
+        // 1. The default variant (v0, English audio muxed, English subtitles).
+        let (token, _) = try await rig.offline(["productId": "vid-1"])
+        let located = try await rig.call(rig.player, "media.locate", ["productId": "vid-1"])
+        XCTAssertEqual(located["source"]?.stringValue, "local")
+        XCTAssertEqual(located["path"]?.stringValue, "media/hls/vid-1/master.m3u8")
+        let entry = try XCTUnwrap(located["url"]?.stringValue)
+        XCTAssertEqual(entry, base + "/p/vid-1/master.m3u8")
+        let master = try await HTTPClient().send(HTTPRequest(method: "GET", url: entry, timeoutSeconds: 10))
+        XCTAssertEqual(master.status, 200)
+        let masterText = String(decoding: master.body, as: UTF8.self)
+        XCTAssertTrue(masterText.contains("/p/vid-1/v0/index.m3u8") && !masterText.contains("v1/index.m3u8"), masterText)
+        XCTAssertTrue(masterText.contains("/p/vid-1/subs-en/index.m3u8"), "subtitles as WebVTT: \(masterText)")
+        let subtitles = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/subs-en/seg000.vtt", timeoutSeconds: 10))
+        XCTAssertTrue(String(decoding: subtitles.body, as: UTF8.self).hasPrefix("WEBVTT"))
+        // The same decode on both sides: the local master (one variant) against the origin's
+        // master with that variant's program (ffmpeg numbers them in playlist order: audio-only
+        // 0, v0 1, v1 2; its audio 0 is the French rendition, 1 the muxed track). A decode
+        // through a master playlist rounds timestamps unlike one through a media playlist, so
+        // media playlists are compared with media playlists.
+        let local = try Self.framemd5(entry, maps: ["0:v:0", "0:a:0"])
+        let remote = try Self.framemd5(origin + "/master.m3u8", maps: ["0:p:1:v:0", "0:p:1:a:1"], headers: headers)
+        XCTAssertGreaterThan(local.count, 100, "video and audio frames of 4 s or more")
+        Self.assertSameFrames(local, remote, "default variant")
+        let localMedia = try Self.framemd5(base + "/p/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"])
+        let remoteMedia = try Self.framemd5(origin + "/v0/index.m3u8", maps: ["0:v:0", "0:a:0"], headers: headers)
+        Self.assertSameFrames(localMedia, remoteMedia, "default variant's media playlist")
+
+        // 2. A chosen bitrate: the top variant.
+        _ = try await rig.call(rig.downloader, "offline.delete", ["token": .string(token)])
+        let offer = try await rig.call(rig.downloader, "offline.variants", ["productId": "vid-1"])
+        let top = try XCTUnwrap(offer["variants"]?.arrayValue?.compactMap { $0["bandwidth"]?.intValue }.max())
+        let (second, cachedTop) = try await rig.offline(["productId": "vid-1", "bitrate": .number(Double(top))])
+        XCTAssertEqual(cachedTop["variant"]?["resolution"]?.stringValue, "640x360")
+        let localTop = try Self.framemd5(entry, maps: ["0:v:0", "0:a:0"])
+        let remoteTop = try Self.framemd5(origin + "/master.m3u8", maps: ["0:p:2:v:0", "0:p:2:a:1"], headers: headers)
+        Self.assertSameFrames(localTop, remoteTop, "640x360 variant")
+        XCTAssertTrue(localTop != local)
+
+        // 3. The French audio rendition.
+        _ = try await rig.call(rig.downloader, "offline.delete", ["token": .string(second)])
+        let (third, _) = try await rig.offline(["productId": "vid-1", "audioLanguages": ["fr"]])
+        let frenchMaster = String(decoding: try await HTTPClient().send(HTTPRequest(method: "GET", url: entry, timeoutSeconds: 10)).body, as: UTF8.self)
+        XCTAssertTrue(frenchMaster.contains("URI=\"/p/vid-1/audio-fr/index.m3u8\""), frenchMaster)
+        let localFrench = try Self.framemd5(base + "/p/vid-1/audio-fr/index.m3u8", maps: ["0:a:0"])
+        let remoteFrench = try Self.framemd5(origin + "/audio-fr/index.m3u8", maps: ["0:a:0"], headers: headers)
+        XCTAssertGreaterThan(localFrench.count, 100)
+        Self.assertSameFrames(localFrench, remoteFrench, "French rendition")
+
+        // Keys and paths: unknown is 404; the key of a deleted product is refused.
+        let unknown = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/v9/nothing.ts", timeoutSeconds: 10))
+        XCTAssertEqual(unknown.status, 404)
+        let key = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/keys/k-vid-1", timeoutSeconds: 10))
+        XCTAssertEqual(key.status, 200)
+        XCTAssertEqual(key.body.count, 16)
+        _ = try await rig.call(rig.downloader, "offline.delete", ["token": .string(third)])
+        let gone = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/keys/k-vid-1", timeoutSeconds: 10))
+        XCTAssertNotEqual(gone.status, 200)
+        let remoteNow = try await rig.call(rig.player, "media.locate", ["productId": "vid-1"])
+        XCTAssertEqual(remoteNow["source"]?.stringValue, "remote")
+        XCTAssertEqual(remoteNow["url"]?.stringValue, rig.origin.baseURL + "/media/vid-1/master.m3u8")
+        _ = try await rig.call(rig.player, "media.server.stop")
+        let stopped = try await rig.call(rig.player, "media.server.status")
+        XCTAssertEqual(stopped["running"]?.boolValue, false)
+        print("media server: framemd5 equal for v0 (\(local.count) frames), v1 (\(localTop.count)), French audio (\(localFrench.count))")
+    }
+
+    func testKeysAreRefusedOnceTheRentalEnded() async throws {
+        let rig = try Rig()
+        defer { rig.discard() }
+        _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
+        let started = try await rig.call(rig.player, "media.server.start")
+        let base = try XCTUnwrap(started["url"]?.stringValue)
+        _ = try await rig.offline(["productId": "vid-1", "rentalSeconds": 3600])
+        let key = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/keys/k-vid-1", timeoutSeconds: 10))
+        XCTAssertEqual(key.status, 200)
+        // Two hours of server time later the rental is over.
+        let moved = try await rig.api.post("/_control/clock", ["offsetSeconds": 7200], authorized: false)
+        XCTAssertEqual(moved.status, 200)
+        _ = try await rig.call(rig.downloader, "stations.list")     // the server's time reaches the catalog
+        let state = try await rig.call(rig.downloader, "offline.state", ["productId": "vid-1"])
+        XCTAssertEqual(state["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID")
+        for path in ["keys/k-vid-1", "master.m3u8", "v0/seg000.ts"] {
+            let refused = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/" + path, timeoutSeconds: 10))
+            XCTAssertEqual(refused.status, 403, path)
+        }
+    }
+}
