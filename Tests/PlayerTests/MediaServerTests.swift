@@ -16,7 +16,7 @@ final class MediaServerTests: XCTestCase {
         let dir: TestDirectory
         let origin: OriginProcess
         let api: OriginAPI
-        let downloader: ServiceProcess
+        var downloader: ServiceProcess
         let player: ServiceProcess
         let credentials = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
 
@@ -30,6 +30,17 @@ final class MediaServerTests: XCTestCase {
                                                                       "--audio-pace", "realtime"],
                                         environment: credentials.merging(["HOME": dir.path]) { a, _ in a })
             try player.waitReady()
+        }
+
+        /// kill -9, then the same downloader started again on the same state.
+        func restartDownloaderAfterKill() throws {
+            downloader.kill9()
+            downloader = try ServiceProcess("downloader", in: dir, extraArgs: ["--origin", origin.baseURL], environment: credentials)
+            try downloader.waitReady()
+        }
+
+        func get(_ url: String) async throws -> HTTPResponse {
+            try await HTTPClient().send(HTTPRequest(method: "GET", url: url, timeoutSeconds: 10))
         }
 
         func discard() {
@@ -62,11 +73,12 @@ final class MediaServerTests: XCTestCase {
 
     /// `ffmpeg -i url -map … -f framemd5 -`: one line per decoded frame (stream, dts, pts,
     /// duration, size, MD5), comments left out.
-    static func framemd5(_ url: String, maps: [String], headers: String? = nil) throws -> [String] {
+    static func framemd5(_ url: String, maps: [String], headers: String? = nil, input: [String] = []) throws -> [String] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = ["ffmpeg", "-nostdin", "-loglevel", "error"]
         if let headers { arguments += ["-headers", headers] }
+        arguments += input
         arguments += ["-i", url] + maps.flatMap { ["-map", $0] } + ["-f", "framemd5", "-"]
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
@@ -200,5 +212,80 @@ final class MediaServerTests: XCTestCase {
             let refused = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/" + path, timeoutSeconds: 10))
             XCTAssertEqual(refused.status, 403, path)
         }
+    }
+
+    /// Segments throttled at the origin: the presentation downloads over several seconds.
+    private func throttle(_ rig: Rig, bytesPerSecond: Int) async throws {
+        try await rig.api.injectFaults("/media/vid-1/", [["bytesPerSecond": bytesPerSecond, "repeat": 200]])
+    }
+
+    func testADecodeDuringTheDownloadSeesAGrowingPlaylistAndCompletes() async throws {
+        let rig = try Rig()
+        defer { rig.discard() }
+        _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
+        let started = try await rig.call(rig.player, "media.server.start")
+        let base = try XCTUnwrap(started["url"]?.stringValue)
+        try await throttle(rig, bytesPerSecond: 40_000)
+        let added = try await rig.call(rig.downloader, "offline.add", ["productId": "vid-1"])
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        // The media playlist grows: first without ENDLIST, with some segments listed.
+        var growing: String?
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, growing == nil {
+            let playlist = try await rig.get(base + "/p/vid-1/v0/index.m3u8")
+            let text = String(decoding: playlist.body, as: UTF8.self)
+            if playlist.status == 200, text.contains("#EXTINF"), !text.contains("#EXT-X-ENDLIST") { growing = text }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        let partial = try XCTUnwrap(growing, "no growing playlist seen")
+        let located = try await rig.call(rig.player, "media.locate", ["productId": "vid-1"])
+        XCTAssertEqual(located["state"]?.stringValue, "DOWNLOADING")
+        // A real player reads it as a live presentation from its first segment and follows it
+        // until ENDLIST appears; the frames are those of the finished presentation.
+        let during = try Self.framemd5(base + "/p/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"],
+                                       input: ["-live_start_index", "0"])
+        let status = try await rig.call(rig.downloader, "offline.status", ["token": .string(token)])
+        try await rig.api.delete("/_control/faults")
+        _ = try await rig.offline(["productId": "vid-1"])
+        let after = try Self.framemd5(base + "/p/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"])
+        Self.assertSameFrames(during, after, "decode during the download")
+        let final = String(decoding: try await rig.get(base + "/p/vid-1/v0/index.m3u8").body, as: UTF8.self)
+        XCTAssertTrue(final.contains("#EXT-X-ENDLIST"))
+        XCTAssertLessThan(partial.components(separatedBy: "#EXTINF").count, final.components(separatedBy: "#EXTINF").count)
+        print("media server: growing playlist \(partial.components(separatedBy: "#EXTINF").count - 1) segments, then complete; status then \(status["state"]?.stringValue ?? "?")")
+    }
+
+    func testAKilledDownloaderResumesWithRangeAndEndsWithIdenticalFrames() async throws {
+        let rig = try Rig()
+        defer { rig.discard() }
+        _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
+        let started = try await rig.call(rig.player, "media.server.start")
+        let base = try XCTUnwrap(started["url"]?.stringValue)
+        try await throttle(rig, bytesPerSecond: 20_000)
+        _ = try await rig.call(rig.downloader, "offline.add", ["productId": "vid-1"])
+        // Wait until some segment holds bytes in its .part, then kill -9.
+        let media = rig.dir.stateDir + "/media/hls/vid-1"
+        let deadline = Date().addingTimeInterval(60)
+        var parts: [String] = []
+        while Date() < deadline {
+            let all = (FileManager.default.enumerator(atPath: media)?.allObjects as? [String]) ?? []
+            parts = all.filter { $0.hasSuffix(".ts.part") && ((try? FileManager.default.attributesOfItem(atPath: media + "/" + $0)[.size] as? Int) ?? 0) ?? 0 > 8_000 }
+            if !parts.isEmpty { break }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        XCTAssertFalse(parts.isEmpty, "no segment was partly downloaded")
+        try rig.restartDownloaderAfterKill()
+        try await rig.api.delete("/_control/faults")
+        _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
+        let (_, cached) = try await rig.offline(["productId": "vid-1"])
+        XCTAssertEqual(cached["segments"]?["done"], cached["segments"]?["total"])
+        let stats = try await rig.api.stats()
+        let ranged = ((stats["media"] as? [String: Any])?["rangeAnswers"] as? [String: Any]) ?? [:]
+        XCTAssertTrue(ranged.keys.contains { $0.hasPrefix("/media/vid-1/") && $0.hasSuffix(".ts") }, "resumed with Range: \(ranged)")
+        let headers = try await originHeaders(rig)
+        let local = try Self.framemd5(base + "/p/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"])
+        let remote = try Self.framemd5(rig.origin.baseURL + "/media/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"], headers: headers)
+        Self.assertSameFrames(local, remote, "after kill -9 and resume")
+        print("media server: kill -9 with \(parts.count) partial segment(s), resumed with Range on \(ranged.keys.filter { $0.hasPrefix("/media/vid-1/") }.count) path(s), frames identical")
     }
 }
