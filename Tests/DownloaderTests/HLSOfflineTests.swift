@@ -93,9 +93,21 @@ final class HLSOfflineTests: XCTestCase {
         let bad = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "vid-1", "audioLanguages": ["de"]]) }
         XCTAssertEqual((bad as? RPCError)?.code, -32602)
         XCTAssertTrue((bad as? RPCError)?.message.contains("fr") == true, "\(String(describing: bad))")
+        let client = try await h.client()
+        _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
+        let events = EventCollector(client)
         let added = try await h.call("offline.add", ["productId": "vid-1", "bitrate": .number(Double(top + 1)),
                                                      "audioLanguages": ["fr"], "subtitleLanguages": []])
         let cached = try await h.waitProduct(try XCTUnwrap(added["token"]?.stringValue), state: "cached")
+        // Progress is the product's: bytes of all its files and segments done of the total.
+        _ = try await events.wait("OfflineDone", timeout: 10) { $0.type == "OfflineDone" }
+        let progress = events.of("OfflineProgress")
+        XCTAssertFalse(progress.isEmpty)
+        XCTAssertTrue(progress.allSatisfy { $0.data["segments"]?["total"] == cached["segments"]?["total"]
+                                            && $0.data["sizeBytes"] == cached["sizeBytes"] }, "\(progress.map(\.data))")
+        let done = progress.compactMap { $0.data["segments"]?["done"]?.intValue }
+        XCTAssertEqual(done, done.sorted(), "segments done only grow")
+        await client.close()
         XCTAssertEqual(cached["variant"]?["resolution"]?.stringValue, "640x360")
         XCTAssertEqual(cached["audioLanguages"], ["fr"])
         XCTAssertEqual(cached["subtitleLanguages"], [])

@@ -160,7 +160,8 @@ actor DownloadEngine {
                 written = now
                 // docs/catalog.md: bytesOnDisk follows the download about every second.
                 _ = try? await queue.recordProgress(fileId: job.fileId, bytesOnDisk: now)
-                for owner in owners {
+                // A product's listed files report for the product once each is verified.
+                for owner in owners where !job.listed {
                     events.downloads("OfflineProgress", [
                         "token": .string(owner.token), "productId": .string(owner.productId),
                         "progress": .number(Double(now * 100 / max(1, job.sizeBytes))),
@@ -239,6 +240,16 @@ actor DownloadEngine {
             events.downloads("OfflineDone", ["token": .string(product.token), "productId": .string(product.productId)])
             events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
                                                   "state": "cached"])
+        }
+        for (product, fields) in verified.progressed {
+            var data = fields
+            data["token"] = .string(product.token)
+            data["productId"] = .string(product.productId)
+            if let size = fields["sizeBytes"]?.doubleValue, let bytes = fields["bytesOnDisk"]?.doubleValue {
+                data["progress"] = .number(size > 0 ? (bytes * 100 / size).rounded(.down) : 0)
+            }
+            data.removeValue(forKey: "images")
+            events.downloads("OfflineProgress", data)
         }
         noteStationProgress(verified.stations)
         if let onVerified {

@@ -13,6 +13,9 @@ struct FileJob: Sendable, Equatable {
     /// nil for a file the origin declares no checksum for (an HLS segment, an image): its size
     /// is checked.
     var sha256: String?
+    /// A file of an HLS presentation (its master playlist, or one listed in `productFiles`):
+    /// progress is reported for the product as a whole, not per file.
+    var listed = false
 }
 
 /// How one attempt ended.

@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import GRDB
+import Wire
 
 /// The download queue's SQL: which files to fetch next, which running ones are still wanted, and
 /// what a transfer's start and end change for its file and the products waiting for it. The queue
@@ -14,6 +15,9 @@ struct DownloadQueueStore: Sendable {
         var products: [ProductRef] = []
         /// Stations holding the file (their progress changed).
         var stations: [String] = []
+        /// Products listing the file that are not complete yet, with their progress over all
+        /// their files (`bytesOnDisk`, `sizeBytes`, `segments`), for `OfflineProgress`.
+        var progressed: [(product: ProductRef, fields: [String: JSONValue])] = []
     }
 
     /// Files not yet verified that some owner still wants, oldest request first.
@@ -21,6 +25,8 @@ struct DownloadQueueStore: Sendable {
         try await catalog.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT f.id, f.url, f.localPath, f.sizeBytes, f.sha256,
+                       (EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id)
+                        OR EXISTS (SELECT 1 FROM mediaItems m WHERE m.fileId = f.id AND m.manifestType = 'hls')) AS listed,
                        (SELECT MIN(d.id) FROM downloads d WHERE d.fileId = f.id AND d.state = 'queued') AS firstRequest
                 FROM files f
                 WHERE f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ? AND f.url IS NOT NULL
@@ -28,7 +34,8 @@ struct DownloadQueueStore: Sendable {
                   AND (f.sha256 IS NOT NULL OR EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id))
                 ORDER BY firstRequest LIMIT ?
                 """, arguments: [maxAttempts, limit])
-                .map { FileJob(fileId: $0["id"], url: $0["url"], relative: $0["localPath"], sizeBytes: $0["sizeBytes"], sha256: $0["sha256"]) }
+                .map { FileJob(fileId: $0["id"], url: $0["url"], relative: $0["localPath"], sizeBytes: $0["sizeBytes"], sha256: $0["sha256"],
+                               listed: $0["listed"]) }
         }
     }
 
@@ -158,7 +165,17 @@ struct DownloadQueueStore: Sendable {
             let stations = try String.fetchAll(db, sql: """
                 SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
                 """, arguments: [fileId])
-            verified[fileId] = Verified(products: products, stations: stations)
+            var progressed: [(ProductRef, [String: JSONValue])] = []
+            for row in try Row.fetchAll(db, sql: """
+                SELECT p.token, p.productId, m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+                WHERE \(ProductFileStore.holdsFileSQL) AND m.manifestType = 'hls' AND p.state IN ('queued', 'downloading', 'idle')
+                """, arguments: [fileId, fileId]) {
+                let product = ProductRef(token: row["token"], productId: row["productId"])
+                if let fields = try ProductFileStore.statusFields(productId: product.productId, mainFileId: row["fileId"], db: db) {
+                    progressed.append((product, fields))
+                }
+            }
+            verified[fileId] = Verified(products: products, stations: stations, progressed: progressed)
         }
         return verified
     }
