@@ -138,4 +138,19 @@ final class HLSOfflineTests: XCTestCase {
         XCTAssertEqual(cached["segments"]?["done"], cached["segments"]?["total"])
         print("hls: a failing segment fails the item as \(reason.prefix(60))…, resume completes it")
     }
+
+    func testASegmentDeletedOutsideCassetteIsFetchedAgainAtStart() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        let (token, _) = try await h.startAndOffline("vid-1")
+        try h.stop()
+        let victim = h.mediaDir + "/hls/vid-1/v0/seg001.ts"
+        let original = try Data(contentsOf: URL(fileURLWithPath: victim))
+        try FileManager.default.removeItem(atPath: victim)
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let cached = try await h.waitProduct(token, state: "cached")
+        XCTAssertEqual(cached["segments"]?["done"], cached["segments"]?["total"])
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: victim)), original)
+    }
 }
