@@ -288,4 +288,57 @@ final class MediaServerTests: XCTestCase {
         Self.assertSameFrames(local, remote, "after kill -9 and resume")
         print("media server: kill -9 with \(parts.count) partial segment(s), resumed with Range on \(ranged.keys.filter { $0.hasPrefix("/media/vid-1/") }.count) path(s), frames identical")
     }
+
+    func testProgressiveFilesAreServedWithRange() async throws {
+        let rig = try Rig()
+        defer { rig.discard() }
+        _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
+        let notStarted = try await rig.call(rig.player, "media.server.status")
+        XCTAssertEqual(notStarted["running"]?.boolValue, false)
+        let started = try await rig.call(rig.player, "media.server.start")
+        let base = try XCTUnwrap(started["url"]?.stringValue)
+        let again = try await rig.call(rig.player, "media.server.start")
+        XCTAssertEqual(again["url"]?.stringValue, base, "started twice: the same server")
+        let (_, _) = try await rig.offline(["productId": "tr-1"])
+        let located = try await rig.call(rig.player, "media.locate", ["productId": "tr-1"])
+        XCTAssertEqual(located["source"]?.stringValue, "local")
+        let path = try XCTUnwrap(located["path"]?.stringValue)
+        let url = try XCTUnwrap(located["url"]?.stringValue)
+        let file = try Data(contentsOf: URL(fileURLWithPath: rig.dir.stateDir + "/" + path))
+        let whole = try await rig.get(url)
+        XCTAssertEqual(whole.status, 200)
+        XCTAssertEqual(Data(whole.body), file)
+        XCTAssertEqual(whole.headers["accept-ranges"], "bytes")
+        func ranged(_ range: String) async throws -> HTTPResponse {
+            try await HTTPClient().send(HTTPRequest(method: "GET", url: url, headers: ["Range": range], timeoutSeconds: 10))
+        }
+        let first = try await ranged("bytes=0-99")
+        XCTAssertEqual(first.status, 206)
+        XCTAssertEqual(Data(first.body), file.prefix(100))
+        XCTAssertEqual(first.headers["content-range"], "bytes 0-99/\(file.count)")
+        let tail = try await ranged("bytes=-10")
+        XCTAssertEqual(Data(tail.body), file.suffix(10))
+        let middle = try await ranged("bytes=1000-")
+        XCTAssertEqual(Data(middle.body), file.dropFirst(1000))
+        let past = try await ranged("bytes=\(file.count)-")
+        XCTAssertEqual(past.status, 416)
+        let head = try await HTTPClient().send(HTTPRequest(method: "HEAD", url: url, timeoutSeconds: 10))
+        XCTAssertEqual(head.headers["content-length"], String(file.count))
+        XCTAssertTrue(head.body.isEmpty)
+        let post = try await HTTPClient().send(HTTPRequest(method: "POST", url: url, body: [1], timeoutSeconds: 10))
+        XCTAssertEqual(post.status, 405)
+        for bad in ["/", "/p/", "/p/tr-1", "/p/../etc/passwd", "/p/tr-1/..%2F..%2Fcatalog.sqlite", "/p/nope/x.flac"] {
+            let answer = try await rig.get(base + bad)
+            XCTAssertEqual(answer.status, 404, bad)
+        }
+        let remote = try await rig.call(rig.player, "media.locate", ["productId": "tr-2"])
+        XCTAssertEqual(remote["source"]?.stringValue, "remote")
+        XCTAssertTrue(remote["url"]?.stringValue?.hasPrefix(rig.origin.baseURL + "/media/") == true, "\(remote)")
+        do {
+            _ = try await rig.call(rig.player, "media.locate", ["productId": "../x"])
+            XCTFail("a product id that is not a plain token is refused")
+        } catch {
+            XCTAssertEqual((error as? RPCError)?.code, -32602)
+        }
+    }
 }
