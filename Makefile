@@ -11,8 +11,9 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev libasound2-dev \
 	libavformat-dev libavcodec-dev libavutil-dev libswresample-dev \
 	ffmpeg systemd alsa-utils python3 curl faketime
-# The benchmark's peer. Kept out of `deps`: its package scripts may start a system mpd.
-BENCH_PACKAGES := mpd aria2
+# The benchmarks' peers (MPD, aria2c) and nginx, the real server of `cassette-bench download`.
+# Kept out of `deps`: their package scripts may start a system mpd or nginx.
+BENCH_PACKAGES := mpd aria2 nginx-light
 
 .PHONY: all deps bench-deps install-packages build build-tests test demo bench release install deb deb-test clean
 

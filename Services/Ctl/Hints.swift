@@ -40,6 +40,8 @@ enum Hints {
             return "no origin is configured: set `origin` in /etc/cassette/cassette.json and restart the \(service.rawValue)."
         case "OriginUnreachable":
             return "the origin cannot be reached: check the network (`cassettectl network get`); the \(service.rawValue) keeps trying by itself."
+        case "Unauthorized":
+            return "the origin refuses the credentials: set `clientToken` and `clientSecret` in /etc/cassette/cassette.json and restart the \(service.rawValue) (`cassettectl status` says when the origin refuses them)."
         case "InvalidState":
             return "`cassettectl offline status <product>` shows its state."
         default:

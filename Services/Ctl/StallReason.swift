@@ -2,15 +2,16 @@ import Wire
 
 /// Why a download does not move, from the downloader's own reason codes: an item's
 /// `ItemStateChanged` to `idle` (or its status) carries `error` — `CellularNotAllowed`,
-/// `NoNetwork`, `CacheLimit` — and `reason`; `network.get` says whether the network allows
-/// downloads at all. `OriginFailing` is cassettectl's own conclusion from bytes that stop
+/// `MeteredNotAllowed`, `NoNetwork`, `CacheLimit`, `NetworkError`, `Unauthorized` — and `reason`;
+/// `network.get` says whether the network allows downloads at all. `OriginFailing` is cassettectl's own conclusion from bytes that stop
 /// coming, or start over, while the network allows them.
 struct StallReason: Equatable {
     var code: String
     /// The service's words, when it gave some.
     var detail: String?
 
-    static let blocking: Set<String> = ["CellularNotAllowed", "NoNetwork", "CacheLimit"]
+    static let blocking: Set<String> = ["CellularNotAllowed", "MeteredNotAllowed", "NoNetwork", "CacheLimit", "NetworkError",
+                                           "Unauthorized"]
 
     /// From an item's `error` and `reason`; nil for an error that is not a wait.
     static func item(error: String?, reason: String?) -> StallReason? {
@@ -42,6 +43,9 @@ struct StallReason: Equatable {
     var short: String {
         switch code {
         case "CellularNotAllowed": return "cellular not allowed"
+        case "MeteredNotAllowed": return "metered link not allowed"
+        case "NetworkError": return "origin not answering"
+        case "Unauthorized": return "credentials refused"
         case "NoNetwork": return "no network"
         case "CacheLimit": return "cache full"
         case "OriginFailing": return "origin failing"
@@ -57,6 +61,12 @@ struct StallReason: Equatable {
         switch code {
         case "CellularNotAllowed":
             text += "; `cassettectl policy set --allow-cellular yes` allows it, or it resumes on Wi-Fi or Ethernet"
+        case "MeteredNotAllowed":
+            text += "; `cassettectl policy set --allow-metered yes` allows it, or it resumes on an unmetered link"
+        case "NetworkError":
+            text += "; the downloader tries the origin again by itself and resumes from the bytes on disk"
+        case "Unauthorized":
+            text += "; check the client token and secret in the configuration; it resumes by itself once the origin takes them"
         case "NoNetwork":
             text += "; it resumes by itself when the network is back (`cassettectl network get`)"
         case "CacheLimit":

@@ -73,6 +73,7 @@ struct Status: AsyncParsableCommand {
             if let network = r["network"]?.stringValue { parts.append("network \(network)") }
             if let allowed = r["downloadsAllowed"]?.stringValue { parts.append("downloads \(allowed)") }
             if let active = r["activeDownloads"]?.intValue, active > 0 { parts.append("\(active) downloading") }
+            if r["originAuth"]?.stringValue == "refused" { parts.append("origin refuses the credentials") }
         case .player:
             if let inMemory = r["playLog"]?["inMemory"]?.intValue, inMemory > 0 { parts.append("\(inMemory) plays in memory") }
         case .reporter:

@@ -53,12 +53,17 @@ enum Downloader {
             await engine.onFileVerified { fileId in await revalidator.fileVerified(fileId) }
             // A re-offline whose file was verified just before a kill is switched now.
             await revalidator.promoteReady()
+            // Station items that had failed are tried again at every start.
+            let stations = StationSync(catalog: catalog, origin: origin, quickOrigin: quickOrigin, store: store,
+                                       engine: engine, events: events, logger: context.logger)
+            await stations.requeueFailedAtStart()
+            // Waits on a failing origin are not carried over a restart: those items are tried at once.
+            await gate.releaseOriginWaits()
             // After the reconcile: setting it starts the queue.
             await engine.setMaxParallel(policy.maxParallel)
             return DownloaderCore(
                 settings: settings, origin: origin, store: store, engine: engine,
-                stations: StationSync(catalog: catalog, origin: origin, quickOrigin: quickOrigin, store: store,
-                                      engine: engine, events: events, logger: context.logger),
+                stations: stations,
                 products: OfflineProducts(catalog: catalog, origin: origin, store: store, engine: engine,
                                           events: events, licenses: licenses, logger: context.logger),
                 gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
@@ -72,6 +77,7 @@ enum Downloader {
         return DaemonParts(router: router, services: DownloaderServices.all(core: core, logger: context.logger), statusLine: { await DownloaderStatusLine.text(core: core, context: context) }, status: {
             var fields: [String: JSONValue] = ["origin": context.settings.origin.map { .string($0) } ?? .null,
                                                "maxParallel": .number(Double(settings.maxParallel))]
+            if origin != nil { fields.merge(originAuthFields([origin, quickOrigin])) { $1 } }
             if let ready = try? await core.value {
                 fields["activeDownloads"] = .number(Double(await ready.engine.activeFileIds.count))
                 fields["maxParallel"] = .number(Double(await ready.engine.maxParallel))
@@ -80,6 +86,16 @@ enum Downloader {
             }
             return fields
         })
+    }
+
+    /// `originAuth` for `service.status`: what the origin said of the credentials when it last
+    /// answered an API request (`accepted`, `refused` with `originAuthError`, or `unknown`).
+    static func originAuthFields(_ clients: [OriginClient?]) -> [String: JSONValue] {
+        let answers = clients.compactMap { $0?.lastAuthAnswer }
+        guard let last = answers.max(by: { $0.at < $1.at }) else { return ["originAuth": "unknown"] }
+        guard !last.accepted, let error = last.error else { return ["originAuth": "accepted"] }
+        return ["originAuth": "refused",
+                "originAuthError": ["name": .string(error.name), "code": .number(Double(error.code)), "message": .string(error.message)]]
     }
 
     /// The origin client for downloads and syncs (patient) and one for `stations.list` (answers at once).

@@ -45,10 +45,10 @@ struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConver
     }
 }
 
-/// VOC error codes carried by a Failed item (`offlineProducts.error`, `files.error`).
+/// VOC error codes carried by a Failed item (`offlineProducts.error`, `files.error`); an Idle
+/// item's waits (`NetworkError` among them) are `PolicyBlock`.
 enum ItemError: String, Sendable {
     case downloadFailed = "DownloadFailed"
-    case networkError = "NetworkError"
     case cancelled = "Cancelled"
     case cacheLimit = "CacheLimit"
     case fileMissing = "FileMissing"

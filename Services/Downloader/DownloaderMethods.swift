@@ -5,11 +5,13 @@ import Wire
 /// The downloader's methods (docs/protocol.md, "Downloader"). Ids in params are checked
 /// against the origin's id rule before they reach a URL or the catalog.
 enum DownloaderMethods {
-    struct StationParams: Decodable, Sendable {
+    // Each params type names its keys once, in `CodingKeys` (`ClosedParams`): any other is -32602.
+    struct StationParams: ClosedParams, Sendable {
         var stationId: String
         var targetMinutes: Double?
+        enum CodingKeys: String, CodingKey, CaseIterable { case stationId, targetMinutes }
     }
-    struct AddParams: Decodable, Sendable {
+    struct AddParams: ClosedParams, Sendable {
         var productId: String
         var productType: String?
         var quality: String?
@@ -22,39 +24,58 @@ enum DownloaderMethods {
         var bitrate: Double?
         var audioLanguages: [String]?
         var subtitleLanguages: [String]?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case productId, productType, quality, allowCellular, rentalSeconds, purchase
+            case bitrate, audioLanguages, subtitleLanguages
+        }
     }
     /// `offline.variants`: what an HLS product offers.
-    struct VariantsParams: Decodable, Sendable {
+    struct VariantsParams: ClosedParams, Sendable {
         var productId: String
         var quality: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case productId, quality }
     }
     /// `offline.preloadLicense`: a license before the content (Brightcove).
-    struct PreloadParams: Decodable, Sendable {
+    struct PreloadParams: ClosedParams, Sendable {
         var productId: String
         var productType: String?
         var quality: String?
         var rentalSeconds: Double?
         var purchase: Bool?
+        enum CodingKeys: String, CodingKey, CaseIterable { case productId, productType, quality, rentalSeconds, purchase }
     }
     /// `offline.renewLicense`: new terms, or the current license's when none are named.
-    struct RenewParams: Decodable, Sendable {
+    struct RenewParams: ClosedParams, Sendable {
         var token: String
         var rentalSeconds: Double?
         var purchase: Bool?
+        enum CodingKeys: String, CodingKey, CaseIterable { case token, rentalSeconds, purchase }
     }
-    /// `offline.estimate`: one `productId`, or several in `productIds`.
-    struct EstimateParams: Decodable, Sendable {
+    /// `offline.estimate`: one `productId`, or several in `productIds`; `quality` and
+    /// `productType` pick the quality as `offline.add` does.
+    struct EstimateParams: ClosedParams, Sendable {
         var productId: String?
         var productIds: [String]?
+        var productType: String?
         var quality: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case productId, productIds, productType, quality }
     }
-    struct TokenParams: Decodable, Sendable { var token: String }
-    struct ProductParams: Decodable, Sendable { var productId: String }
-    struct ListParams: Decodable, Sendable {
+    struct TokenParams: ClosedParams, Sendable {
+        var token: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case token }
+    }
+    struct ProductParams: ClosedParams, Sendable {
+        var productId: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case productId }
+    }
+    struct ListParams: ClosedParams, Sendable {
         var filter: String?
         var sort: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case filter, sort }
     }
-    struct Empty: Decodable, Sendable {}
+    struct Empty: ClosedParams, Sendable {
+        enum CodingKeys: CodingKey, CaseIterable {}
+    }
 
     static func register(on router: inout RPCRouter, core: Task<DownloaderCore, Error>) {
         router.register("stations.list", params: Empty.self) { _, _ in
@@ -153,7 +174,7 @@ enum DownloaderMethods {
             }
             for (i, id) in ids.enumerated() { try checkId(id, field: p.productId != nil && i == 0 ? "productId" : "productIds[\(i)]") }
             if let quality = p.quality { try checkId(quality, field: "quality") }
-            return try await core.value.estimate.run(productIds: ids, quality: p.quality, retry: .interactive)
+            return try await core.value.estimate.run(productIds: ids, productType: p.productType, quality: p.quality, retry: .interactive)
         }
         // The persisted policy and the network as the policy sees it.
         router.register("policy.get", params: Empty.self) { _, _ in await (try await core.value).policy.getPolicy() }

@@ -46,8 +46,14 @@ extension Catalog {
         try db.create(index: "licenses_token", on: "licenses", columns: ["token"])
     }
 
-    /// HLS presentations and product images: a product's files beyond its main one.
+    /// The download queue in request order: the engine's next files are the first queued
+    /// `downloads` rows by id, read off this index without looking at the rest of the queue.
     static func downloaderSchemaV4(_ db: Database) throws {
+        try db.create(index: "downloads_queue", on: "downloads", columns: ["state", "id"])
+    }
+
+    /// HLS presentations and product images: a product's files beyond its main one.
+    static func downloaderSchemaV5(_ db: Database) throws {
         // Every file a product needs besides `mediaItems.fileId` (for HLS, the master playlist):
         // media playlists, segments, init sections and images, each named as the local media
         // server serves it (`/p/{productId}/{name}`). A file is listed once per product however

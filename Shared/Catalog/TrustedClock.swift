@@ -88,9 +88,13 @@ public enum TrustedClock {
     /// Adopts the current trusted time as this boot's anchor when the persisted one belongs to an
     /// earlier boot (or none exists), so a device clock changed later in this boot is not followed:
     /// from here the time advances on the boot clock alone until a server time arrives.
+    ///
+    /// Without any server time seen yet nothing is persisted: the device clock is used as it is
+    /// (rule 3), and a clock that runs ahead on a fresh device must not become the floor, or the
+    /// first real server time could not bring the trusted time back and content would expire early.
     public static func adoptBoot(db: Database, readings: Readings = .current()) throws {
-        let previous = try load(db: db)
-        if let previous, previous.bootId == readings.bootId { return }
+        guard let previous = try load(db: db) else { return }
+        if previous.bootId == readings.bootId { return }
         let current = now(anchor: previous, readings: readings)
         try save(Anchor(serverTime: current, bootNanos: readings.bootNanos, bootId: readings.bootId, floor: current),
                  db: db)

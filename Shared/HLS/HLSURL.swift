@@ -1,10 +1,16 @@
 /// Resolving the URIs a playlist names against the playlist's own URL (RFC 3986 5.2, for the
 /// forms playlists use: absolute, scheme-relative, absolute-path and relative references).
 public enum HLSURL {
-    /// `reference` resolved against `base` (an absolute `http(s)://` URL). The result keeps the
-    /// reference's query; dot segments are removed. Nil when `base` is not absolute.
+    /// `reference` resolved against `base` (an absolute `http(s)://` URL, or a path from the
+    /// root such as `/media/vid-1/master.m3u8`, which gives a path from the root too). The result
+    /// keeps the reference's query; dot segments are removed. Nil when `base` is neither, or a
+    /// scheme-relative reference (`//host/…`) meets a path-only base.
     public static func resolve(_ reference: String, against base: String) -> String? {
         if hasScheme(reference) { return reference }
+        if base.hasPrefix("/"), !base.hasPrefix("//") {
+            guard !reference.hasPrefix("//") else { return nil }
+            return resolve(reference, against: "x://x" + base).map { String($0.dropFirst("x://x".count)) }
+        }
         guard let schemeEnd = separator(in: base) else { return nil }
         let scheme = base[..<schemeEnd.lowerBound]
         let afterScheme = base[schemeEnd.upperBound...]

@@ -14,6 +14,7 @@ public final class OriginClient: Sendable {
     private let http: HTTPClient
     private let requestTimeout: Double
     private let lastSample = NIOLockedValueBox<ServerTimeSample?>(nil)
+    private let lastAuth = NIOLockedValueBox<AuthAnswer?>(nil)
     private let sleep: @Sendable (Double) async throws -> Void
 
     /// - Parameters:
@@ -37,6 +38,17 @@ public final class OriginClient: Sendable {
 
     /// The newest server time seen in any answer (`serverTime`, else the `Date` header).
     public var lastServerTime: ServerTimeSample? { lastSample.withLockedValue { $0 } }
+
+    /// Whether the origin took the credentials the last time it answered an API request: a
+    /// 2xx accepts them, a 401 (or 403 with subStatus 6001) refuses them; nil before any answer.
+    public struct AuthAnswer: Sendable, Equatable {
+        public var accepted: Bool
+        public var at: Date
+        /// The refusal, for status reports.
+        public var error: OriginError?
+    }
+
+    public var lastAuthAnswer: AuthAnswer? { lastAuth.withLockedValue { $0 } }
 
     // MARK: JSON API
 
@@ -86,7 +98,33 @@ public final class OriginClient: Sendable {
         return url
     }
 
-    /// Downloads `url` (as returned by `resolveURL`) into `path`, resuming from `offset` with
+    /// A URL from the server kept relative to the origin: its path and query (checked by
+    /// `resolveURL` first), so content stored on the device survives the origin moving to
+    /// another address. `mediaURL` makes it absolute again at use.
+    public func relativeURL(_ url: String) throws -> String {
+        Self.pathAndQuery(of: try resolveURL(url))
+    }
+
+    /// A stored URL on the configured origin as it is now: a relative one (`relativeURL`) gets
+    /// the origin's scheme, host and port; an absolute one kept by an earlier version keeps its
+    /// path and query and is moved onto the origin, whatever address it was stored with.
+    public func mediaURL(_ stored: String) -> String {
+        "\(origin.scheme)://\(hostPart)\(Self.pathAndQuery(of: stored))"
+    }
+
+    /// `/path?query` of an absolute or origin-relative URL, without its fragment.
+    static func pathAndQuery(of url: String) -> String {
+        var rest = Substring(url)
+        if !url.hasPrefix("/") || url.hasPrefix("//") {
+            if let schemeEnd = url.range(of: "://") { rest = url[schemeEnd.upperBound...] } else if url.hasPrefix("//") { rest = rest.dropFirst(2) }
+            guard let slash = rest.firstIndex(of: "/") else { return "/" }
+            rest = rest[slash...]
+        }
+        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        return String(rest)
+    }
+
+    /// Downloads `url` (as returned by `resolveURL` or `mediaURL`) into `path`, resuming from `offset` with
     /// `Range` and, after each network failure, from what is on disk then. 5xx/429 answers are
     /// retried per `retry`; a final 2xx or 416 is returned for the caller to judge; any other
     /// status throws `OriginError`. `observer` sees every body byte written (hashing on the fly),
@@ -190,7 +228,12 @@ public final class OriginClient: Sendable {
 
     private func json(_ request: HTTPRequest, retry: RetryPolicy) async throws -> JSONValue {
         let response = try await send(request, retry: retry)
-        guard (200..<300).contains(response.status) else { throw OriginError(status: response.status, body: response.body) }
+        guard (200..<300).contains(response.status) else {
+            let error = OriginError(status: response.status, body: response.body)
+            if error.isUnauthorized { lastAuth.withLockedValue { $0 = AuthAnswer(accepted: false, at: Date(), error: error) } }
+            throw error
+        }
+        lastAuth.withLockedValue { $0 = AuthAnswer(accepted: true, at: Date(), error: nil) }
         let value: JSONValue
         do {
             value = try JSONValue.parse(response.body)

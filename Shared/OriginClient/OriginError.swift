@@ -32,6 +32,14 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
 
     public var description: String { "\(name): \(message)" }
 
+    /// The origin could not be reached or kept failing (no connection, a timeout, 5xx, 429):
+    /// a condition of the origin or the link that passes, unlike a refusal of the request.
+    public var isOriginFailing: Bool {
+        if transportError != nil || name == RPCErrorKind.originUnreachable.name { return true }
+        guard let status else { return false }
+        return (500..<600).contains(status) || status == 429
+    }
+
     public var rpcError: RPCError {
         var details: [String: JSONValue] = [:]
         if let status { details["status"] = .number(Double(status)) }
@@ -41,6 +49,19 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
     }
 
     static let badResponseName = "BadOriginResponse"
+    /// The origin refused the device's credentials (401, or 403 with subStatus 6001): code 4401
+    /// or 4403 like any 4xx, named so a device can tell "fix the token" from "not allowed".
+    public static let unauthorizedName = "Unauthorized"
+
+    /// Whether this is the origin refusing the configured credentials.
+    public var isUnauthorized: Bool { name == Self.unauthorizedName }
+
+    /// The origin refused the request for what it asks (a 4xx other than wrong credentials and
+    /// 429): about one product or station, not about the device or the link.
+    public var refusesProduct: Bool {
+        guard let status, (400..<500).contains(status) else { return false }
+        return status != 429 && !isUnauthorized
+    }
 
     /// The origin answered with an error status: name it from `subStatus` as the contract says.
     public init(status: Int, body: [UInt8]) {
@@ -50,7 +71,7 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
         self.init(name: Self.name(status: status, subStatus: subStatus),
                   message: userMessage ?? "the origin answered HTTP \(status)",
                   status: status, subStatus: subStatus)
-        if status == 401 { message += " (check the client token and secret in the configuration)" }
+        if name == Self.unauthorizedName { message += " (check the client token and secret in the configuration)" }
     }
 
     /// The origin could not be reached or the transfer broke off, after the retries allowed.
@@ -88,6 +109,7 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
         case 4007: return "OffliningNotAllowedOnDevice"
         default: break
         }
+        if status == 401 || (status == 403 && subStatus == 6001) { return unauthorizedName }
         switch status {
         case 429: return "TooManyRequests"
         case 500..<600: return "OriginServerError"

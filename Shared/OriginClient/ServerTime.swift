@@ -36,12 +36,44 @@ public struct ServerTimeSample: Sendable, Equatable {
         return formatter.date(from: text)
     }
 
-    /// The HTTP `Date` header (IMF-fixdate).
+    /// The HTTP `Date` header (IMF-fixdate). Every response carries one, so the usual form is
+    /// read by hand; a `DateFormatter` (costly to make) is only the fallback for anything else.
     public static func parseHTTPDate(_ text: String) -> Date? {
+        if let date = parseIMFFixdate(text) { return date }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         return formatter.date(from: text)
+    }
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` exactly (RFC 9110 §5.6.7), else nil.
+    static func parseIMFFixdate(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == 32, bytes[7] == 32, bytes[11] == 32,
+              bytes[16] == 32, bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":"), bytes[25] == 32,
+              String(decoding: bytes[26...], as: UTF8.self) == "GMT" else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for byte in bytes[range] {
+                guard (48...57).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard let monthIndex = months.firstIndex(of: String(decoding: bytes[8..<11], as: UTF8.self)),
+              let day = number(5..<7), let year = number(12..<16), let hour = number(17..<19),
+              let minute = number(20..<22), let second = number(23..<25),
+              (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+        let month = monthIndex + 1
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + second))
     }
 }

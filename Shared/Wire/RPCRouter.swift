@@ -71,6 +71,17 @@ public struct RPCRouter: Sendable {
         }
     }
 
+    /// Registers a handler whose params are closed: a key it does not name is -32602.
+    public mutating func register<P: ClosedParams & Sendable, R: Encodable & Sendable>(
+        _ name: String, params: P.Type, _ body: @escaping @Sendable (P, RPCContext) async throws -> R
+    ) {
+        register(name) { ctx in
+            try P.refuseUnknown(ctx.request.params, method: ctx.request.method)
+            let p: P = try ctx.params()
+            return try JSONCoding.value(try await body(p, ctx))
+        }
+    }
+
     /// Runs the method. Every thrown error becomes a wire error: typed ones keep their name and
     /// code, anything else is an `InternalError` (-32603) that names the failure and is logged.
     public func dispatch(_ ctx: RPCContext) async -> Result<JSONValue, RPCError> {

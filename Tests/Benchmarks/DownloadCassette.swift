@@ -19,6 +19,8 @@ struct DownloadCassette {
         var seconds: Double
         /// Of `seconds`, until `stations.sync` answered (manifest fetched and applied to the catalog).
         var answerSeconds: Double
+        /// CPU time (user + system) the downloader used from sending the request to completion.
+        var cpuSeconds: Double
         var files: Int
         var mediaFolder: String
     }
@@ -39,6 +41,7 @@ struct DownloadCassette {
         try await waitCatalogReady(client)
         _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
 
+        let cpuBefore = ProcessCPU.seconds(pid: child.pid)
         let begin = monotonicNanos()
         let answer = try await client.call("stations.sync", ["stationId": .string(stationId)])
         let answered = monotonicNanos()
@@ -47,12 +50,13 @@ struct DownloadCassette {
         }
         let done = try await waitComplete(client, stationId: stationId, since: begin)
         let seconds = Double(done - begin) / 1e9
+        let cpu = ProcessCPU.seconds(pid: child.pid) - cpuBefore
         guard let completed = try? await client.call("stations.list"),
               let entry = completed["localOffline"]?.arrayValue?.first(where: { $0["id"]?.stringValue == stationId }),
               entry["verifiedCount"]?.intValue == expectedFiles else {
             throw BenchError("after StationDownloadComplete the catalog does not show \(expectedFiles) verified items of \(stationId)")
         }
-        return Outcome(seconds: seconds, answerSeconds: Double(answered - begin) / 1e9, files: expectedFiles, mediaFolder: state + "/media/tracks")
+        return Outcome(seconds: seconds, answerSeconds: Double(answered - begin) / 1e9, cpuSeconds: cpu, files: expectedFiles, mediaFolder: state + "/media/tracks")
     }
 
     private func waitCatalogReady(_ client: RPCClient) async throws {

@@ -8,53 +8,67 @@ import Glibc
 /// fsyncs what it wrote; the report says so.
 enum DownloadPeers {
     /// `curl -sS --fail -o FILE URL`: one file, one connection.
-    static func curlOne(url: String, to file: String, log: String) throws -> Double {
-        try timed("/usr/bin/curl", ["-sS", "--fail", "-o", file, url], log: log)
+    static func curlOne(url: String, to file: String, log: String) throws -> Run {
+        try timedRun("/usr/bin/curl", ["-sS", "--fail", "-o", file, url], log: log)
     }
 
     /// The same, then `sync FILE` (coreutils: fsync of that file), for a durable comparison.
-    static func curlOneThenFsync(url: String, to file: String, log: String) throws -> Double {
+    static func curlOneThenFsync(url: String, to file: String, log: String) throws -> Run {
         let begin = monotonicNanos()
-        _ = try timed("/usr/bin/curl", ["-sS", "--fail", "-o", file, url], log: log)
-        _ = try timed("/usr/bin/sync", [file], log: log)
-        return Double(monotonicNanos() - begin) / 1e9
+        let fetched = try timedRun("/usr/bin/curl", ["-sS", "--fail", "-o", file, url], log: log)
+        let synced = try timedRun("/usr/bin/sync", [file], log: log)
+        return Run(seconds: Double(monotonicNanos() - begin) / 1e9, cpuSeconds: fetched.cpuSeconds + synced.cpuSeconds)
     }
 
     /// `curl --parallel --parallel-max 8 -K LIST`, the list naming every URL and its output.
-    static func curlParallel(urls: [(url: String, name: String)], into folder: String, parallel: Int, log: String) throws -> Double {
+    static func curlParallel(urls: [(url: String, name: String)], into folder: String, parallel: Int, log: String) throws -> Run {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let list = folder + ".curl-config"
         let text = urls.map { "url = \"\($0.url)\"\noutput = \"\(folder)/\($0.name)\"\n" }.joined()
         try text.write(toFile: list, atomically: true, encoding: .utf8)
-        return try timed("/usr/bin/curl", ["-sS", "--fail", "--parallel", "--parallel-max", "\(parallel)", "-K", list], log: log)
+        return try timedRun("/usr/bin/curl", ["-sS", "--fail", "--parallel", "--parallel-max", "\(parallel)", "-K", list], log: log)
     }
 
     /// `aria2c -j8 -i LIST -d FOLDER`, quiet, with its defaults otherwise (file allocation
     /// `prealloc`, no checksum since the list gives none).
-    static func aria2c(_ binary: String, urls: [(url: String, name: String)], into folder: String, parallel: Int, log: String) throws -> Double {
+    static func aria2c(_ binary: String, urls: [(url: String, name: String)], into folder: String, parallel: Int, log: String) throws -> Run {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let list = folder + ".aria2-input"
         let text = urls.map { "\($0.url)\n  out=\($0.name)\n" }.joined()
         try text.write(toFile: list, atomically: true, encoding: .utf8)
-        return try timed(binary, ["-q", "-j\(parallel)", "-i", list, "-d", folder], log: log)
+        return try timedRun(binary, ["-q", "-j\(parallel)", "-i", list, "-d", folder], log: log)
+    }
+
+    /// One timed run: wall time, and the CPU time (user + system) of the peer's process.
+    struct Run {
+        var seconds: Double
+        var cpuSeconds: Double
     }
 
     /// Runs a tool to its end; returns the wall time in seconds, throws unless it exits 0.
     static func timed(_ executable: String, _ arguments: [String], log: String) throws -> Double {
+        try timedRun(executable, arguments, log: log).seconds
+    }
+
+    /// The same, with the tool's CPU time (`wait4`'s rusage).
+    static func timedRun(_ executable: String, _ arguments: [String], log: String) throws -> Run {
         let begin = monotonicNanos()
         let child = try ChildProcesses.shared.launch(executable, arguments, logFile: log)
         var status: Int32 = 0
-        while waitpid(child.pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw BenchError.system("waitpid \(executable)") }
+        var usage = rusage()
+        while wait4(child.pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw BenchError.system("wait4 \(executable)") }
         }
         let seconds = Double(monotonicNanos() - begin) / 1e9
+        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         ChildProcesses.shared.stop(child)
         let exited = status & 0x7f == 0
         let code = (status >> 8) & 0xff
         guard exited, code == 0 else {
             throw BenchError("\(executable) \(arguments.prefix(3).joined(separator: " ")) … failed (status \(status)); see \(log)")
         }
-        return seconds
+        return Run(seconds: seconds, cpuSeconds: cpu)
     }
 
     /// Checks that `folder` holds exactly `names` with `size` bytes each (a peer that failed

@@ -7,11 +7,23 @@ struct DownloadReport {
     var files: Int
     var fileBytes: Int
     var aria2Skipped: Bool
-    var big: [String: [Double]] = [:]
-    var station: [String: [Double]] = [:]
-    /// Cassette only: seconds until `stations.sync` answered, per round.
-    var bigAnswer: [Double] = []
-    var stationAnswer: [Double] = []
+    /// The servers measured, in the order they are reported ("origin", "nginx").
+    var servers: [String]
+
+    /// One timed run. `cpuSeconds`: the peer's processes; `serverCPUSeconds`: the server's.
+    struct Sample {
+        var seconds: Double
+        var cpuSeconds: Double = 0
+        var serverCPUSeconds: Double = 0
+    }
+
+    /// Runs by server, then by peer ("cassette-answer": until stations.sync answered).
+    var big: [String: [String: [Sample]]] = [:]
+    var station: [String: [String: [Sample]]] = [:]
+
+    mutating func add(_ server: String, big isBig: Bool, _ peer: String, _ sample: Sample) {
+        if isBig { big[server, default: [:]][peer, default: []].append(sample) } else { station[server, default: [:]][peer, default: []].append(sample) }
+    }
 
     static func median(_ values: [Double]) -> Double? {
         guard !values.isEmpty else { return nil }
@@ -20,61 +32,98 @@ struct DownloadReport {
         return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
     }
 
-    func text(machine: MachineFacts) -> String {
+    func text(machine: MachineFacts, loadAverage: String) -> String {
         var lines = ["machine: nproc \(machine.nproc), \(machine.cpuModel), \(machine.memoryTotal) RAM, \(machine.os), kernel \(machine.kernel)",
-                     "build:   cassette binaries \(machine.cassetteBuild), cassette-bench \(machine.benchBuild)", ""]
-        var big = big, station = station
-        if !bigAnswer.isEmpty { big["cassette-answer"] = bigAnswer }
-        if !stationAnswer.isEmpty { station["cassette-answer"] = stationAnswer }
-        if !big.isEmpty {
-            lines.append("1 file of \(bigBytes) B over loopback (\(big["cassette"]?.count ?? 0) rounds; goal: cassette ≥ 0.95 × curl's throughput)")
-            lines += table(big, bytes: Double(bigBytes), peers: [
-                ("cassette", "cassette downloader (sha256+fsync+rename+dir fsync+catalog)"),
-                ("cassette-answer", "  of which: until stations.sync answered"),
-                ("curl", "curl -o"),
-                ("curl+fsync", "curl -o, then sync FILE (fsync)"),
-            ])
-            lines.append("")
+                     "build:   cassette binaries \(machine.cassetteBuild), cassette-bench \(machine.benchBuild)",
+                     "load average at the end: \(loadAverage)", ""]
+        let gib = Double(1 << 30)
+        for server in servers {
+            if let big = big[server], !big.isEmpty {
+                lines.append("[\(server)] 1 file of \(bigBytes) B over loopback (\(big["cassette"]?.count ?? 0) rounds; goal: cassette ≥ 0.95 × curl's throughput)")
+                lines += table(big, bytes: Double(bigBytes), peers: [
+                    ("cassette", "cassette downloader (sha256+fsync+rename+dir fsync+catalog)"),
+                    ("cassette-answer", "  of which: until stations.sync answered"),
+                    ("curl", "curl -o"),
+                    ("curl+fsync", "curl -o, then sync FILE (fsync)"),
+                ])
+                lines.append("")
+            }
+            if let station = station[server], !station.isEmpty {
+                lines.append("[\(server)] station of \(files) × \(fileBytes) B over loopback, \(parallel) at once (\(station["cassette"]?.count ?? 0) rounds; goal: cassette no slower than curl --parallel)")
+                lines += table(station, bytes: Double(files * fileBytes), peers: [
+                    ("cassette", "cassette downloader, maxParallel \(parallel) (sha256+fsync per file, grouped commit)"),
+                    ("cassette-answer", "  of which: until stations.sync answered"),
+                    ("curl", "curl --parallel --parallel-max \(parallel) -K list"),
+                    ("aria2c", aria2Skipped ? "aria2c: skipped (not installed)" : "aria2c -j\(parallel) -i list"),
+                ])
+                lines.append("")
+            }
         }
-        if !station.isEmpty {
-            lines.append("station of \(files) × \(fileBytes) B over loopback, \(parallel) at once (\(station["cassette"]?.count ?? 0) rounds; goal: cassette no slower than curl --parallel)")
-            lines += table(station, bytes: Double(files * fileBytes), peers: [
-                ("cassette", "cassette downloader, maxParallel \(parallel) (sha256+fsync per file, grouped commit)"),
-                ("cassette-answer", "  of which: until stations.sync answered"),
-                ("curl", "curl --parallel --parallel-max \(parallel) -K list"),
-                ("aria2c", aria2Skipped ? "aria2c: skipped (not installed)" : "aria2c -j\(parallel) -i list"),
-            ])
-            lines.append("")
+        // The goals, server beside server.
+        func ratio(_ runs: [String: [Sample]]?, _ a: String, _ b: String, _ value: (Sample) -> Double) -> Double? {
+            guard let x = Self.median((runs?[a] ?? []).map(value)), let y = Self.median((runs?[b] ?? []).map(value)), y > 0 else { return nil }
+            return x / y
         }
+        func cell(_ value: Double?) -> String { value.map { String(format: "%.2f×", $0) } ?? "—" }
+        func cpu(_ runs: [String: [Sample]]?, _ peer: String, bytes: Double) -> String {
+            guard let seconds = Self.median((runs?[peer] ?? []).map(\.cpuSeconds)) else { return "—" }
+            return String(format: "%.2f", seconds / (bytes / gib))
+        }
+        var rows = [["goal (medians of alternating rounds)"] + servers + ["target"]]
+        rows.append(["station: cassette wall time / curl --parallel's"] + servers.map { cell(ratio(station[$0], "cassette", "curl", \.seconds)) } + ["≤ 1.00×"])
+        rows.append(["1 GiB: cassette throughput / curl -o's"] + servers.map { cell(ratio(big[$0], "curl", "cassette", \.seconds)) } + ["≥ 0.95×"])
+        rows.append(["station: CPU s/GiB, cassette"] + servers.map { cpu(station[$0], "cassette", bytes: Double(files * fileBytes)) } + [""])
+        rows.append(["station: CPU s/GiB, curl --parallel"] + servers.map { cpu(station[$0], "curl", bytes: Double(files * fileBytes)) } + [""])
+        rows.append(["1 GiB: CPU s/GiB, cassette"] + servers.map { cpu(big[$0], "cassette", bytes: Double(bigBytes)) } + [""])
+        rows.append(["1 GiB: CPU s/GiB, curl -o"] + servers.map { cpu(big[$0], "curl", bytes: Double(bigBytes)) } + [""])
+        lines += Self.format(rows)
+        lines.append("")
         lines.append("""
             notes: median wall time per peer; the peers run alternately within each round (order reversed every other round).
                    ratio = cassette's throughput / the peer's (above 1: cassette faster).
                    cassette: the release `downloader` on a fresh state folder, timed from sending stations.sync on its socket to
                    the StationDownloadComplete event; it includes the sync request, SHA-256 of every byte (hashed as it
-                   arrives), size checks, an fsync of each file on its transfer thread as its body ends (transfers finishing
-                   together share the journal commit; no syncfs), rename, one directory fsync and one catalog commit
-                   (SQLite, synchronous=FULL) per batch of files completing together. Start-up is not timed.
+                   arrives; past 4 MiB on a thread of its own), size checks, and per batch of files completing together:
+                   writeback started for all, an fsync of each (on eight threads; no syncfs), rename, one directory fsync
+                   and one catalog commit (SQLite, synchronous=FULL). Start-up is not timed.
+                   CPU s/GiB: user + system CPU seconds per GiB received (cassette: the downloader's /proc/PID/stat from
+                   sending stations.sync to the event; curl, aria2c: getrusage of the child); "server CPU": the serving
+                   processes' (origin; nginx's master and workers plus the origin behind it) during the run.
+                   nginx: nginx-light on loopback, `sendfile on`, keep-alive, serving the origin's media folder; the
+                   origin answers the API behind it (proxy_pass). The manifest's relative URLs resolve against nginx.
                    curl and aria2c are timed from launch to exit; they neither hash nor fsync (their data may still be dirty
                    in the page cache when they exit); "curl+fsync" adds coreutils `sync FILE`.
                    page cache: not dropped. The origin's files were just generated and are read from the page cache by
-                   every peer alike; before each timed run the previous output is deleted and `sync` flushes all dirty data
-                   (untimed), so no run pays for another's writeback. Everything is on the same disk, over 127.0.0.1.
+                   every peer alike; before each timed run `sync` flushes all dirty data (untimed), so no run pays for
+                   another's writeback. The large file's previous output is deleted before each run; the station runs'
+                   outputs stay until the station part ends (creating files right after thousands were deleted makes
+                   ext4 skip the freed inodes one by one, a cost of the deletion, not of the peer). Everything is on the
+                   same disk, over 127.0.0.1.
             """)
         return lines.joined(separator: "\n")
     }
 
-    private func table(_ runs: [String: [Double]], bytes: Double, peers: [(String, String)]) -> [String] {
-        let cassette = Self.median(runs["cassette"] ?? [])
-        var rows = [["peer", "median s", "min s", "max s", "MB/s", "ratio"]]
+    private func table(_ runs: [String: [Sample]], bytes: Double, peers: [(String, String)]) -> [String] {
+        let cassette = Self.median((runs["cassette"] ?? []).map(\.seconds))
+        let gib = bytes / Double(1 << 30)
+        var rows = [["peer", "median s", "min s", "max s", "MB/s", "ratio", "CPU s/GiB", "server CPU s/GiB"]]
         for (key, title) in peers {
-            guard let values = runs[key], let median = Self.median(values) else {
-                rows.append([title, "—", "—", "—", "—", "—"])
+            guard let samples = runs[key], let median = Self.median(samples.map(\.seconds)) else {
+                rows.append([title, "—", "—", "—", "—", "—", "—", "—"])
                 continue
             }
+            let values = samples.map(\.seconds)
+            let answer = key == "cassette-answer"
             let ratio = key.hasPrefix("cassette") ? "—" : cassette.map { String(format: "%.2f×", median / $0) } ?? "—"
             rows.append([title, String(format: "%.3f", median), String(format: "%.3f", values.min()!),
-                         String(format: "%.3f", values.max()!), key == "cassette-answer" ? "—" : String(format: "%.0f", bytes / median / 1e6), ratio])
+                         String(format: "%.3f", values.max()!), answer ? "—" : String(format: "%.0f", bytes / median / 1e6), ratio,
+                         answer ? "—" : String(format: "%.2f", Self.median(samples.map(\.cpuSeconds))! / gib),
+                         answer ? "—" : String(format: "%.2f", Self.median(samples.map(\.serverCPUSeconds))! / gib)])
         }
+        return Self.format(rows)
+    }
+
+    static func format(_ rows: [[String]]) -> [String] {
         var widths = Array(repeating: 0, count: rows[0].count)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         var out: [String] = []

@@ -12,6 +12,11 @@ final class StallReasonTests: XCTestCase {
         let full = try XCTUnwrap(StallReason.item(error: "CacheLimit", reason: "needs 1.2 MiB (1258291 bytes) more"))
         XCTAssertEqual(full.short, "cache full")
         XCTAssertTrue(full.message.contains("1258291") && full.message.contains("--max-cache-bytes"), full.message)
+        let metered = try XCTUnwrap(StallReason.item(error: "MeteredNotAllowed", reason: "the wifi link is metered"))
+        XCTAssertTrue(metered.message.contains("--allow-metered yes"), metered.message)
+        XCTAssertEqual(StallReason.item(error: "NetworkError", reason: "HTTP 503")?.short, "origin not answering")
+        let refused = try XCTUnwrap(StallReason.item(error: "Unauthorized", reason: "the origin answered HTTP 401"))
+        XCTAssertTrue(refused.message.contains("client token and secret"), refused.message)
         // Errors that are not a wait are not a stall.
         XCTAssertNil(StallReason.item(error: "DownloadFailed", reason: "x"))
         XCTAssertNil(StallReason.item(error: nil, reason: nil))

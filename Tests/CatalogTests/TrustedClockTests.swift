@@ -83,6 +83,24 @@ final class TrustedClockTests: XCTestCase {
         XCTAssertEqual(pinned.timeIntervalSince(server + day), 60, accuracy: 0.001)
     }
 
+    func testAFreshDeviceWithItsClockAheadDoesNotRaiseTheFloor() throws {
+        let catalog = try Catalog(stateDirectory: dir)
+        // Never saw a server time, the device clock 10 days ahead: the start adopts nothing.
+        try catalog.pool.write { db in
+            try TrustedClock.adoptBoot(db: db, readings: self.readings(device: self.server + 10 * self.day, boot: 5))
+        }
+        XCTAssertNil(try catalog.pool.read { db in try TrustedClock.load(db: db) })
+        // The first server time is taken as it is.
+        try catalog.pool.write { db in
+            try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(10e9), db: db,
+                                    readings: self.readings(device: self.server + 10 * self.day, boot: 10))
+        }
+        let now = try catalog.pool.read { db in
+            try TrustedClock.now(db: db, readings: self.readings(device: self.server + 10 * self.day, boot: 70))
+        }
+        XCTAssertEqual(now.timeIntervalSince(server), 60, accuracy: 0.001)
+    }
+
     func testSurvivesReopeningTheCatalog() throws {
         do {
             let catalog = try Catalog(stateDirectory: dir)

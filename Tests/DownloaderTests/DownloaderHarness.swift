@@ -8,8 +8,8 @@ import XCTest
 /// helpers the socket-level tests share.
 final class DownloaderHarness {
     let dir: TestDirectory
-    let origin: OriginProcess
-    let api: OriginAPI
+    private(set) var origin: OriginProcess
+    private(set) var api: OriginAPI
     var service: ServiceProcess?
     let config: String?
     /// The CPUs the downloader runs on (`taskset -c`); nil: all of them.
@@ -68,6 +68,14 @@ final class DownloaderHarness {
         XCTAssertTrue(setting.confines(service.pid), "not pinned to CPU \(setting.cores ?? "")")
         _ = try await call("network.set", ["type": "wifi"])
         return service
+    }
+
+    /// The origin moves to another address: stopped, then started again on its data directory
+    /// (a new port). A downloader started after this is configured with the new address.
+    func moveOrigin() throws {
+        origin.stop()
+        origin = try OriginProcess.start(reusing: origin.dataDirectory)
+        api = OriginAPI(origin: origin)
     }
 
     func discard() {

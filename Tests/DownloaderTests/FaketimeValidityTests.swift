@@ -89,14 +89,37 @@ final class FaketimeValidityTests: XCTestCase {
         print("faketime rental: 1 h rental, device clock -30 d: valid → +2 h server time \(over["state"]?.stringValue ?? "?") → restart offline \(afterRestart["state"]?.stringValue ?? "?")")
     }
 
+    /// A fresh device whose clock runs 10 days ahead and that never saw a server time: that clock
+    /// must not become the floor of trusted time, or a one-day station would expire at once.
+    func testAFreshDeviceWithItsClockAheadDoesNotExpireAStationEarly() async throws {
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: Self.library), "libfaketime is not installed (make deps)")
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        let service = try startSetBack(h, clock: "+10d")
+        _ = try await h.call("network.set", ["type": "wifi"])
+        _ = try await h.call("stations.sync", ["stationId": "st-11"])
+        try await h.waitStationComplete("st-11")
+        // Several expiry rounds (every ~2 s) at the trusted time.
+        try await Task.sleep(nanoseconds: 6_000_000_000)
+        let list = try await h.call("stations.list")
+        let local = (list["localOffline"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+        XCTAssertEqual(local, ["st-11"], "a one-day station expired by the device clock:\n\(service.log.suffix(3000))")
+        let anchor = try await h.catalogPool().read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'trustedTime'")
+        }
+        let fields = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try XCTUnwrap(anchor).utf8)) as? [String: Any])
+        let floor = Date(timeIntervalSince1970: try XCTUnwrap(fields["floor"] as? Double) / 1000)
+        XCTAssertLessThan(floor.timeIntervalSinceNow, 3600, "the floor took the device clock: \(floor)")
+    }
+
     /// The downloader with the device clock 30 days back (the boot clock left alone, as on a real
     /// device). Spawned directly with libfaketime preloaded, the service does not see its
     /// command-line options (seen with libfaketime 0.9.10), so its settings go in the environment.
-    private func startSetBack(_ h: DownloaderHarness) throws -> ServiceProcess {
+    private func startSetBack(_ h: DownloaderHarness, clock: String = "-30d") throws -> ServiceProcess {
         let service = try ServiceProcess("downloader", in: h.dir, extraArgs: ["--origin", h.origin.baseURL], environment: [
             "CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo", "CASSETTE_ORIGIN": h.origin.baseURL,
             "CASSETTE_RUNTIME_DIR": h.dir.runtimeDir, "CASSETTE_STATE_DIR": h.dir.stateDir,
-            "LD_PRELOAD": Self.library, "FAKETIME": "-30d", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            "LD_PRELOAD": Self.library, "FAKETIME": clock, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
         ])
         try service.waitReady()
         h.service = service

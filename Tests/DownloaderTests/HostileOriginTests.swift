@@ -21,24 +21,24 @@ final class HostileOriginTests: XCTestCase {
         var body = real
         body["items"] = items
         body.removeValue(forKey: "serverTime")
-        // Every sync of st-10 gets the hostile manifest (re-syncs below poll its progress).
+        // Every sync of st-10 gets the hostile manifest.
         try await h.api.injectFaults("/v1/stations/st-10/offline", [["body": body, "repeat": 1000]])
         try h.start()
+        let client = try await h.client()
+        defer { Task { await client.close() } }
+        let events = EventCollector(client)
+        _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
         let result = try await h.call("stations.sync", ["stationId": "st-10"])
         let refused = result["refused"]?.arrayValue ?? []
         XCTAssertEqual(Set(refused.compactMap { $0["id"]?.stringValue }), ["../../etc/passwd", "tr-foreign", "tr-file"], "\(result)")
         XCTAssertEqual(result["total"]?.intValue, 2)
 
         // Both accepted items fail after maxAttempts: wrong checksum, body longer than declared.
-        let deadline = Date().addingTimeInterval(30)
-        var failed = 0
-        while Date() < deadline {
-            let progress = try await h.call("stations.sync", ["stationId": "st-10"])
-            failed = progress["failed"]?.intValue ?? 0
-            if failed == 2 { break }
-            try await Task.sleep(nanoseconds: 300_000_000)
+        // (Watched through events: a further sync would queue the failed items again.)
+        let done = try await events.wait("st-10 downloaded", timeout: 30) {
+            $0.type == "StationDownloadComplete" && $0.data["stationId"]?.stringValue == "st-10"
         }
-        XCTAssertEqual(failed, 2)
+        XCTAssertEqual(done.data["failed"]?.intValue, 2, "\(done.data)")
         XCTAssertEqual(h.mediaFiles(), [], "content of failed items must be removed")
         XCTAssertTrue(h.service!.log.contains("ChecksumMismatch"))
         XCTAssertTrue(h.service!.log.contains("BodyTooLong"))

@@ -166,6 +166,11 @@ final class HLSParserTests: XCTestCase {
         XCTAssertEqual(HLSURL.resolve("//other.example/a.ts", against: base), "http://other.example/a.ts")
         XCTAssertEqual(HLSURL.resolve("https://cdn.example/a.ts", against: base), "https://cdn.example/a.ts")
         XCTAssertEqual(HLSURL.path(of: "http://h:1/media/a.ts?x=1#f"), "/media/a.ts")
+        XCTAssertEqual(HLSURL.resolve("v0/index.m3u8", against: "/media/vid-1/master.m3u8?sig=2"), "/media/vid-1/v0/index.m3u8")
+        XCTAssertEqual(HLSURL.resolve("../a.ts", against: "/media/vid-1/v0/index.m3u8"), "/media/vid-1/a.ts")
+        XCTAssertEqual(HLSURL.resolve("/v1/keys/k", against: "/media/vid-1/v0/index.m3u8"), "/v1/keys/k")
+        XCTAssertNil(HLSURL.resolve("//other/a.ts", against: "/media/vid-1/v0/index.m3u8"))
+        XCTAssertNil(HLSURL.resolve("a.ts", against: "media/vid-1/v0/index.m3u8"))
     }
 
     func testRewriterMapsEveryURIAndTruncatesAGrowingPresentation() throws {

@@ -92,6 +92,34 @@ enum Command {
     }
 }
 
+/// A `cassettectl watch …` left running while the test causes events: started, then waited
+/// for until `service` counts it as a subscriber.
+struct WatchRun {
+    let process = Process()
+    private let out = Pipe()
+
+    init(_ stack: CassetteStack, _ args: [String], subscribedTo service: String) throws {
+        process.executableURL = URL(fileURLWithPath: Binaries.path("cassettectl"))
+        process.arguments = ["watch"] + args + ["--runtime-dir", stack.dir.runtimeDir]
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let status = try Command.ctl(stack, ["call", service, "service.status"])
+            if status.json?["subscribers"]?.intValue == 1 { break }
+            usleep(50_000)
+        }
+    }
+
+    /// Everything it printed, once it has exited; then its exit status.
+    func finish() -> (text: String, status: Int32) {
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (text, process.terminationStatus)
+    }
+}
+
 private final class Collected: @unchecked Sendable {
     private let lock = NSLock()
     private var out = Data(), err = Data()

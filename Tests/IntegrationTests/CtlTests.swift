@@ -158,23 +158,11 @@ final class CtlTests: XCTestCase {
     }
 
     func testWatchPrintsEventsAsJSONLines() throws {
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: Binaries.path("cassettectl"))
-        watch.arguments = ["watch", "downloader", "downloads", "--json", "--count", "2", "--runtime-dir", stack.dir.runtimeDir]
-        let out = Pipe()
-        watch.standardOutput = out
-        try watch.run()
-        // Wait until the watcher has subscribed, then cause events.
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let status = try Command.ctl(stack, ["call", "downloader", "service.status"])
-            if status.json?["subscribers"]?.intValue == 1 { break }
-            usleep(50_000)
-        }
+        // Once the watcher has subscribed, cause events.
+        let watch = try WatchRun(stack, ["downloader", "downloads", "--json", "--count", "2"], subscribedTo: "downloader")
         XCTAssertEqual(try Command.ctl(stack, ["sync", "st-10"]).status, 0)
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        watch.waitUntilExit()
-        XCTAssertEqual(watch.terminationStatus, 0, text)
+        let (text, status) = watch.finish()
+        XCTAssertEqual(status, 0, text)
         let lines = text.split(separator: "\n")
         XCTAssertEqual(lines.count, 2, text)
         for line in lines {

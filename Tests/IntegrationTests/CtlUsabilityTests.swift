@@ -162,28 +162,15 @@ final class CtlUsabilityTests: XCTestCase {
     }
 
     func testWatchSaysWhenAServiceGoesAway() throws {
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: ctl)
-        watch.arguments = ["--runtime-dir", stack.dir.runtimeDir, "watch", "--json"]
-        let out = Pipe()
-        watch.standardOutput = out
-        watch.standardError = FileHandle.nullDevice
-        try watch.run()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let status = try Command.ctl(stack, ["call", "reporter", "service.status"])
-            if status.json?["subscribers"]?.intValue == 1 { break }
-            usleep(50_000)
-        }
+        let watch = try WatchRun(stack, ["--json"], subscribedTo: "reporter")
         stack.reporter.signal(SIGTERM)
         XCTAssertEqual(try stack.reporter.waitExit(), 0)
         usleep(300_000)
-        XCTAssertTrue(watch.isRunning, "the other two are still watched")
+        XCTAssertTrue(watch.process.isRunning, "the other two are still watched")
         stack.downloader.signal(SIGTERM)
         stack.player.signal(SIGTERM)
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        watch.waitUntilExit()
-        XCTAssertEqual(watch.terminationStatus, 69, text)
+        let (text, status) = watch.finish()
+        XCTAssertEqual(status, 69, text)
         let gone = text.split(separator: "\n").compactMap { try? JSONCoding.parse(Array($0.utf8)) }.filter { $0["type"] == "Gone" }
         XCTAssertEqual(gone.map { $0["service"]?.stringValue ?? "" }.sorted(), ["downloader", "player", "reporter"], text)
         XCTAssertEqual(gone.first?["service"], "reporter", "the reporter went first: \(text)")
@@ -191,23 +178,10 @@ final class CtlUsabilityTests: XCTestCase {
     }
 
     func testWatchOfOneServiceSaysItIsGoneAsText() throws {
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: ctl)
-        watch.arguments = ["watch", "player", "--runtime-dir", stack.dir.runtimeDir]
-        let out = Pipe()
-        watch.standardOutput = out
-        watch.standardError = FileHandle.nullDevice
-        try watch.run()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let status = try Command.ctl(stack, ["call", "player", "service.status"])
-            if status.json?["subscribers"]?.intValue == 1 { break }
-            usleep(50_000)
-        }
+        let watch = try WatchRun(stack, ["player"], subscribedTo: "player")
         stack.player.signal(SIGTERM)
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        watch.waitUntilExit()
-        XCTAssertEqual(watch.terminationStatus, 69, text)
+        let (text, status) = watch.finish()
+        XCTAssertEqual(status, 69, text)
         XCTAssertTrue(text.contains("player: gone (connection closed)"), text)
     }
 

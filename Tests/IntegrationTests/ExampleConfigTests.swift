@@ -17,7 +17,8 @@ final class ExampleConfigTests: XCTestCase {
         defer { services.forEach { $0.kill9() } }
         for service in services {
             try service.waitReady()
-            XCTAssertFalse(service.log.contains("does not read") || service.log.contains("unknown"), "\(service.name) warned about a key:\n\(service.log)")
+            // The config warnings' own words ("media reconciled: … 0 unknown files removed" is not one).
+            XCTAssertFalse(service.log.contains("does not read") || service.log.contains("unknown key"), "\(service.name) warned about a key:\n\(service.log)")
             XCTAssertFalse(service.log.contains("using the default"), "\(service.name) refused a value:\n\(service.log)")
         }
     }

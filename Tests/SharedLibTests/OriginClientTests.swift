@@ -98,6 +98,8 @@ final class OriginClientTests: XCTestCase {
             XCTFail("expected 401")
         } catch let error as OriginError {
             XCTAssertEqual(error.status, 401)
+            XCTAssertEqual(error.name, "Unauthorized")
+            XCTAssertEqual(error.code, 4401)
             XCTAssertTrue(error.message.contains("token"), error.message)
         }
     }
@@ -186,6 +188,19 @@ final class OriginClientTests: XCTestCase {
         XCTAssertEqual(sample.serverTime.timeIntervalSince1970, said.timeIntervalSince1970, accuracy: 1)
     }
 
+    func testHTTPDateHeadersAreReadAsUTC() {
+        // Seconds since 1970 as Foundation's DateFormatter reads them, leap days and centuries included.
+        let known: [(String, TimeInterval)] = [
+            ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777), ("Thu, 29 Feb 2024 23:59:59 GMT", 1_709_251_199),
+            ("Sat, 01 Jan 2000 00:00:00 GMT", 946_684_800), ("Mon, 01 Mar 2100 12:00:00 GMT", 4_107_585_600),
+        ]
+        for (text, seconds) in known {
+            XCTAssertEqual(ServerTimeSample.parseHTTPDate(text)?.timeIntervalSince1970, seconds, text)
+        }
+        XCTAssertNil(ServerTimeSample.parseHTTPDate("Sun, 06 Foo 1994 08:49:37 GMT"))
+        XCTAssertNil(ServerTimeSample.parseHTTPDate("yesterday"))
+    }
+
     func testURLsMustStayOnTheOrigin() throws {
         let client = try client()
         XCTAssertEqual(try client.resolveURL("/media/a.flac"), origin.baseURL + "/media/a.flac")
@@ -207,7 +222,7 @@ final class OriginClientTests: XCTestCase {
 
     func testDownloadResumesAfterATruncatedBodyWithRange() async throws {
         let path = origin.dataDirectory.appendingPathComponent("dl.bin").path
-        let media = try await api.json(try await api.get("/v1/playbackinfo/tr-9-01?mode=offline"))
+        let media = try api.json(try await api.get("/v1/playbackinfo/tr-9-01?mode=offline"))
         let url = try client().resolveURL(try XCTUnwrap(media.object("manifest").string("url")))
         let size = try XCTUnwrap(media.object("manifest").int("sizeBytes"))
         try await api.injectFaults(URL(string: url)!.path, [["truncateAfter": size / 3]])

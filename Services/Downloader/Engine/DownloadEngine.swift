@@ -39,6 +39,14 @@ actor DownloadEngine {
     private var endedSinceQueueRead: Set<Int64> = []
     /// The network and storage policy, asked before each file starts.
     private var gate: PolicyGate?
+    /// Admitted by the last admission round beyond the free slots, their storage reserved:
+    /// each starts as soon as a slot frees, without another round (a round reads the queue and
+    /// weighs the storage, which a station of many small files would otherwise pay per file).
+    /// Emptied whenever what is wanted or allowed may have changed (`forgetReady`).
+    private var ready: [FileJob] = []
+    /// Counts `forgetReady` calls: a round that began before one keeps nothing for later, and a
+    /// job read before one asks the catalog again whether a product waits for it.
+    private var readyEpoch = 0
 
     func attach(gate: PolicyGate) { self.gate = gate }
     /// Told of every verified file: a re-validation may be waiting to switch a product to it.
@@ -71,8 +79,42 @@ actor DownloadEngine {
     ///
     /// One fill runs at a time: a kick that arrives during one makes it go round again instead
     /// of running beside it, so admission (which reserves storage for what it starts) never
-    /// sees two rounds' candidates at once.
+    /// sees two rounds' candidates at once. A kick from outside means something changed (a
+    /// manifest, a policy, a product): what the last round admitted ahead is weighed again.
     func kick() async {
+        forgetReady()
+        await refill()
+    }
+
+    /// Drops what was admitted ahead: it is read and weighed again by the next round.
+    private func forgetReady() {
+        ready.removeAll()
+        readyEpoch += 1
+    }
+
+    /// Starts what was admitted ahead into the free slots.
+    private func startReady() {
+        while !stopped, transferring < maxParallel, !ready.isEmpty {
+            let job = ready.removeFirst()
+            guard active[job.fileId] == nil else { continue }
+            start(job, epoch: readyEpoch)
+        }
+    }
+
+    private func start(_ job: FileJob, epoch: Int) {
+        active[job.fileId] = Task { await self.perform(job, readAt: epoch) }
+        activeJobs.append(job)
+    }
+
+    /// How many files a round admits ahead of the free slots, and below how many it runs again.
+    private var readyTarget: Int { 2 * maxParallel }
+    private var readyLow: Int { maxParallel }
+
+    /// Free slots take what was admitted ahead; a round runs when slots stay free or few are
+    /// left ahead, so a round serves about `maxParallel` files instead of one.
+    private func refill() async {
+        startReady()
+        guard transferring < maxParallel || ready.count < readyLow else { return }
         kickRequested = true
         guard !filling else { return }
         filling = true
@@ -84,9 +126,12 @@ actor DownloadEngine {
     }
 
     private func fillSlots() async {
-        guard !stopped, transferring < maxParallel, transfer.origin != nil else { return }
-        let limit = maxParallel + active.count + (gate == nil ? 0 : 32)
+        startReady()
+        guard !stopped, transferring < maxParallel || ready.count < readyLow, transfer.origin != nil else { return }
+        let ahead = max(0, readyTarget - ready.count)
+        let limit = maxParallel + ahead + active.count + ready.count + (gate == nil ? 0 : 32)
         let jobs: [FileJob]
+        let epoch = readyEpoch
         endedSinceQueueRead.removeAll()
         do {
             jobs = try await queue.next(limit: limit, maxAttempts: maxAttempts)
@@ -94,24 +139,31 @@ actor DownloadEngine {
             logger.error("download queue: cannot read the catalog: \(error)")
             return
         }
-        let waiting = jobs.filter { active[$0.fileId] == nil && !endedSinceQueueRead.contains($0.fileId) }
+        let held = Set(ready.map(\.fileId))
+        let waiting = jobs.filter { active[$0.fileId] == nil && !held.contains($0.fileId) && !endedSinceQueueRead.contains($0.fileId) }
+        let slots = max(0, maxParallel - transferring - ready.count)
         let runnable: [FileJob]
         if let gate {
-            runnable = await gate.admit(waiting, slots: maxParallel - transferring, running: activeJobs)
+            runnable = await gate.admit(waiting, slots: slots, prefetch: ahead, running: activeJobs + ready)
         } else {
-            runnable = waiting
+            runnable = Array(waiting.prefix(slots + ahead))
         }
-        // Re-checked after the awaits: a stop, or a transfer started or ended meanwhile, wins.
-        for job in runnable where !stopped && active[job.fileId] == nil && !endedSinceQueueRead.contains(job.fileId)
-            && transferring < maxParallel {
-            active[job.fileId] = Task { await self.perform(job) }
-            activeJobs.append(job)
+        // Re-checked after the awaits: a stop, or a transfer started or ended meanwhile, wins;
+        // after a `forgetReady` nothing of this round is kept for later.
+        startReady()
+        for job in runnable where !stopped && active[job.fileId] == nil && !endedSinceQueueRead.contains(job.fileId) {
+            if transferring < maxParallel {
+                start(job, epoch: epoch)
+            } else if epoch == readyEpoch, !ready.contains(where: { $0.fileId == job.fileId }) {
+                ready.append(job)
+            }
         }
     }
 
     /// Cancels transfers of files no owner wants any more (paused, cancelled, deleted); their
     /// `.part` stays for a later resume unless the caller removes it.
     func dropUnwanted() async {
+        forgetReady()
         guard !active.isEmpty else { return }
         let ids = Array(active.keys)
         let wanted = (try? await queue.wanted(among: ids)) ?? Set(ids)
@@ -124,6 +176,7 @@ actor DownloadEngine {
     /// transfer is let go of and its bytes (final file and `.part`) are deleted.
     func discard(_ files: [(id: Int64, path: String)]) async {
         guard !files.isEmpty else { return }
+        forgetReady()
         await dropUnwanted()
         for file in files {
             await cancelAndWait(fileId: file.id)
@@ -133,6 +186,7 @@ actor DownloadEngine {
 
     /// Cancels one file's transfer and waits until it let go of the file.
     func cancelAndWait(fileId: Int64) async {
+        forgetReady()
         guard let task = active[fileId] else { return }
         task.cancel()
         await task.value
@@ -141,6 +195,7 @@ actor DownloadEngine {
     /// Graceful shutdown: stop every transfer (bytes stay on disk for the next start).
     func stop() async {
         stopped = true
+        forgetReady()
         let tasks = Array(active.values)
         tasks.forEach { $0.cancel() }
         for task in tasks { await task.value }
@@ -148,14 +203,27 @@ actor DownloadEngine {
 
     // MARK: One file
 
-    private func perform(_ job: FileJob) async {
-        let owners = await markStarted(job)
-        let progress = Mutex<Int64>(-1)
-        let ticker = Task { [queue, events] in
+    private func perform(_ job: FileJob, readAt epoch: Int) async {
+        // A retry after the origin failed this file keeps its items `idle` with the origin's
+        // error until bytes arrive again: a probe of a dead origin is not a download.
+        let probing = gate?.originFailedBefore(job.fileId) ?? false
+        let initialOwners = probing ? [] : await markStarted(job, mayHaveChanged: epoch != readyEpoch)
+        let progress = Mutex<Transferred>(Transferred())
+        // The ticker runs beside the actor (it captures no `self`) and comes back only for this.
+        let answersAgain: @Sendable () async -> [ProductRef] = { await self.originAnswersAgain(job) }
+        let ticker = Task { [queue, events, answersAgain] in
+            var owners = initialOwners
+            var started = !probing
             var written: Int64 = -2
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: 500_000_000)
-                let now = progress.withLock { $0 }
+                let seen = progress.withLock { $0 }
+                if !started {
+                    guard seen.moved else { continue }
+                    started = true
+                    owners = await answersAgain()
+                }
+                let now = seen.bytes
                 guard now != written, now >= 0 else { continue }
                 written = now
                 // docs/catalog.md: bytesOnDisk follows the download about every second.
@@ -171,17 +239,23 @@ actor DownloadEngine {
             }
         }
         do {
-            let result = try await transfer.run(job) { bytes in progress.withLock { $0 = bytes } }
+            let result = try await transfer.run(job) { bytes in progress.withLock { $0.note(bytes) } }
             ticker.cancel()
             switch result {
             case .complete:
                 committing.insert(job.fileId)
+                startReady()
                 kickSoon()
                 defer { committing.remove(job.fileId) }
                 let verified = try await committer.commit(job)
                 await fileVerified(job, verified)
             case .refused(let error, let reason):
+                // The origin answered: the next try of this file is a download again, not a probe.
+                gate?.originAnswered(job.fileId)
                 await attemptFailed(job, error: error, reason: reason)
+            case .originFailing(let error, let reason):
+                await noteInterrupted(job)
+                await gate?.originFailed(job, error: error, reason: reason)
             }
         } catch {
             ticker.cancel()
@@ -197,6 +271,7 @@ actor DownloadEngine {
         active[job.fileId] = nil
         activeJobs.removeAll { $0.fileId == job.fileId }
         endedSinceQueueRead.insert(job.fileId)
+        startReady()
         kickSoon()
     }
 
@@ -207,17 +282,37 @@ actor DownloadEngine {
         kickScheduled = true
         Task {
             kickScheduled = false
-            await kick()
+            await refill()
         }
     }
 
-    /// Products waiting for this file become Downloading (OfflineStarted once per token).
-    private func markStarted(_ job: FileJob) async -> [ProductRef] {
+    /// What a transfer reported: the bytes on disk, first as found at its start.
+    private struct Transferred: Sendable {
+        var first: Int64?
+        var bytes: Int64 = -1
+        /// Bytes arrived since the transfer started.
+        var moved: Bool { first.map { bytes > $0 } ?? false }
+
+        mutating func note(_ size: Int64) {
+            if first == nil { first = size }
+            bytes = size
+        }
+    }
+
+    /// Products waiting for this file become Downloading (OfflineStarted once per token). After
+    /// a failing origin (see `perform`), once bytes arrive again: the file drops that error.
+    /// `mayHaveChanged`: something happened since the queue said whether a product waits.
+    private func markStarted(_ job: FileJob, mayHaveChanged: Bool) async -> [ProductRef] {
         let now = Date()
+        if let gate, gate.originFailedBefore(job.fileId) {
+            _ = try? await queue.clearOriginWait(fileId: job.fileId)
+        }
         let changed: [ProductRef]
         let owners: [ProductRef]
         do {
-            // Most files (station items) have no product waiting: a read spares them a write transaction.
+            // Most files (station items) have no product waiting: the queue's answer spares them
+            // a write transaction, and a read when nothing changed since.
+            guard job.productWaits || mayHaveChanged else { return [] }
             guard try await queue.productWaits(for: job.fileId) else { return [] }
             (owners, changed) = try await queue.startProducts(waitingFor: job.fileId, now: now)
         } catch {
@@ -232,8 +327,17 @@ actor DownloadEngine {
         return owners
     }
 
+    /// Bytes arrive again for a file whose origin had failed: its items are downloading, and a
+    /// later failure starts the backoff over.
+    private func originAnswersAgain(_ job: FileJob) async -> [ProductRef] {
+        let owners = await markStarted(job, mayHaveChanged: true)
+        gate?.originAnswered(job.fileId)
+        return owners
+    }
+
     /// Events for a file the committer made durable and verified (the catalog already says so).
     private func fileVerified(_ job: FileJob, _ verified: DurableCommitter.Verified) async {
+        gate?.originAnswered(job.fileId)
         logger.info("downloaded and verified", metadata: LogMessageID.itemCompleted.metadata(
             ["file": "\(job.relative)", "bytes": "\(job.sizeBytes)"]))
         for product in verified.products {

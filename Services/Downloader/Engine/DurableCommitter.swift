@@ -1,16 +1,21 @@
 import Catalog
 import Foundation
+import NIOConcurrencyHelpers
+import NIOPosix
 
 /// Makes completed downloads permanent, several at a time (group commit), in the only safe
 /// order (docs/catalog.md):
 ///
 /// 1. the bytes are in `<path>.part` and were verified (size + SHA-256) by `FileTransfer`;
-/// 2. **fsync the data**, file by file, so the final name can never point at blocks that were
-///    not written. The transfer thread already fsynced a file whose body ended complete
-///    (`StreamingSHA256.bodyEnded`), in parallel with the other transfers, so this fsync is
-///    usually a no-op; it stays for files completed otherwise (e.g. whole on disk at a restart).
-///    `syncfs` is not used: it also flushes every other program's dirty data on the file
-///    system, which on a busy device costs more than it saves (measured: cassette-bench download);
+/// 2. **fsync the data** of every file of the batch, so the final name can never point at
+///    blocks that were not written: writeback of all of them is started first
+///    (`sync_file_range`), then they are fsynced on several threads at once (each fsync also
+///    waits for the file's inode to be written: one by one, those waits add up), so the disk
+///    takes them together and the transfers' slots were free again as soon as their bytes
+///    arrived. (A large file's writeback began while it downloaded; its fsync finds little
+///    left.) `syncfs` is not used:
+///    it also flushes every other program's dirty data on the file system, which on a busy
+///    device costs more than it saves (measured: cassette-bench download);
 /// 3. **rename** `.part` → final name: atomic, a reader sees the old or the new entry;
 /// 4. **fsync the directory**, once per batch, so the rename survives a power cut;
 /// 5. only then **the catalog** says `verified`, its requests `done` and the products waiting
@@ -36,6 +41,12 @@ actor DurableCommitter {
     private var waiting: [Waiter] = []
     private var draining = false
     private let disk = DispatchQueue(label: "cassette.downloader.commit")
+    /// Threads that only fsync, for the files of a batch at once; started on first use.
+    private static let fsyncThreads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 8)
+        pool.start()
+        return pool
+    }()
 
     init(store: MediaStore, catalog: Catalog) {
         self.store = store
@@ -71,10 +82,30 @@ actor DurableCommitter {
         draining = false
     }
 
+    /// Steps 2 of a batch: writeback of every file started, then the fsyncs spread over
+    /// `fsyncThreads`, waited for here (on the commit thread, which blocks by design).
+    private static func fsyncAll(_ paths: [String]) throws {
+        guard paths.count > 1 else { return try paths.forEach(MediaStore.fsyncFile) }
+        MediaStore.startWriteback(paths)
+        let lanes = min(paths.count, 8)
+        let done = DispatchGroup()
+        let failures = NIOLockedValueBox<[Error]>([])
+        for lane in 0..<lanes {
+            let mine = stride(from: lane, to: paths.count, by: lanes).map { paths[$0] }
+            done.enter()
+            fsyncThreads.submit { _ in
+                defer { done.leave() }
+                do { try mine.forEach(MediaStore.fsyncFile) } catch { failures.withLockedValue { $0.append(error) } }
+            }
+        }
+        done.wait()
+        if let first = failures.withLockedValue({ $0.first }) { throw first }
+    }
+
     private static func persist(_ jobs: [FileJob], store: MediaStore, catalog: Catalog) throws -> [Int64: Verified] {
         let paths = try jobs.map { (part: try store.partPath($0.relative), final: try store.absolute($0.relative)) }
-        // Step 2: data to disk before any rename (already there when the transfer fsynced it).
-        for path in paths { try MediaStore.fsyncFile(path.part) }
+        // Step 2: data to disk before any rename, the whole batch's writeback at once.
+        try fsyncAll(paths.map(\.part))
         // Step 3: the atomic switch to the final name.
         for path in paths { try MediaStore.rename(path.part, to: path.final) }
         // Step 4: the directory entries, once per directory.

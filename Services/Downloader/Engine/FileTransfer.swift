@@ -7,12 +7,16 @@ import OriginClient
 /// One file to fetch, as the queue hands it out.
 struct FileJob: Sendable, Equatable {
     var fileId: Int64
+    /// As stored: relative to the origin (an earlier version's absolute URL is moved onto the
+    /// configured origin when fetched).
     var url: String
     var relative: String
     var sizeBytes: Int64
     /// nil for a file the origin declares no checksum for (an HLS segment, an image): its size
     /// is checked.
     var sha256: String?
+    /// Whether an `offline.add` token waited for the file when the queue handed it out.
+    var productWaits = true
     /// A file of an HLS presentation (its master playlist, or one listed in `productFiles`):
     /// progress is reported for the product as a whole, not per file.
     var listed = false
@@ -24,6 +28,18 @@ enum TransferResult: Sendable, Equatable {
     case complete
     /// The attempt counts as failed and its content was removed: `error` is the stable name.
     case refused(error: String, reason: String)
+    /// The origin did not answer usefully (no connection, a timeout, 5xx or 429 after the
+    /// retries below: `NetworkError`) or refused the credentials (`Unauthorized`): not the
+    /// file's fault, so no attempt counts and the `.part` stays.
+    case originFailing(error: String, reason: String)
+}
+
+extension RetryPolicy {
+    /// One file's transfer: a few quick retries, then the engine takes over with a backoff of
+    /// its own and reports the item Idle (`NetworkError`) meanwhile, instead of showing it
+    /// `downloading` while the origin is down. Bytes that move reset the network count, so a
+    /// slow but alive link is never given up on.
+    static let fileTransfer = RetryPolicy(statusRetries: 2, maxStatusDelay: 2, networkRetries: 2, maxNetworkDelay: 2)
 }
 
 /// Fetches one file into `<relative>.part`, resuming with `Range` from what is on disk (after a
@@ -58,7 +74,7 @@ struct FileTransfer: Sendable {
         if onDisk < job.sizeBytes {
             let declared = job.sizeBytes
             do {
-                let result = try await origin.download(job.url, to: part, resumeFrom: onDisk, retry: .offlining,
+                let result = try await origin.download(origin.mediaURL(job.url), to: part, resumeFrom: onDisk, retry: .fileTransfer,
                                                        stallTimeout: stallTimeout, observer: hasher) { fileSize, _ in
                     onBytes(fileSize)
                     // Past the declared size the body is not what the manifest promised:
@@ -76,21 +92,26 @@ struct FileTransfer: Sendable {
                 // A full disk is not the file's fault: keep the bytes, wait for space.
                 if let shortage = StorageBudget.shortage(from: error) { throw shortage }
                 if let origin = error as? OriginError {
+                    if origin.isOriginFailing {
+                        let answer = origin.status.map { "HTTP \($0), " } ?? ""
+                        return .originFailing(error: PolicyBlock.networkError.rawValue, reason: answer + origin.description)
+                    }
+                    if origin.isUnauthorized {
+                        return .originFailing(error: origin.name, reason: origin.message)
+                    }
                     return await refuse(part, origin.name, origin.message)
                 }
                 return await refuse(part, "DownloadFailed", "\(error)")
             }
         }
-        let size = await BlockingIO.run { MediaStore.size(part) ?? 0 }
+        // The digest may wait for the hashing thread of a large file: off the cooperative pool too.
+        let (size, digest) = await BlockingIO.run { (MediaStore.size(part) ?? 0, hasher.hexDigest()) }
         guard size == job.sizeBytes, hasher.position == size else {
             return await refuse(part, size > job.sizeBytes ? "BodyTooLong" : "SizeMismatch",
                           "received \(size) bytes, the manifest declared \(job.sizeBytes)")
         }
-        if let declared = job.sha256 {
-            let digest = hasher.hexDigest()
-            guard digest == declared else {
-                return await refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(declared)")
-            }
+        if let declared = job.sha256, digest != declared {
+            return await refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(declared)")
         }
         return .complete
     }

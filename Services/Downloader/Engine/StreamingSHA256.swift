@@ -6,12 +6,22 @@ import HTTPClient
 /// SHA-256 of a download computed while its bytes arrive (a `DownloadBodyObserver`), so
 /// verification never reads a finished file back. It also watches the declared size: a body
 /// that runs past it is flagged at once and the transfer stopped, before the disk fills.
+///
+/// Past `inlineBytes` of a body, the hashing moves to a thread of its own (`HashLane`) fed with
+/// copies of the buffers, so a large file is hashed on one core while the transfer thread
+/// receives and writes on another: the transfer then runs as fast as without hashing.
+/// `hexDigest` waits for that thread to catch up.
 final class StreamingSHA256: DownloadBodyObserver, @unchecked Sendable {
     fileprivate struct State {
         var hasher = SHA256()
         var position: Int64 = 0
         var overflowed = false
+        /// Hashes the rest of the body once it grew past `inlineBytes`.
+        var lane: HashLane?
     }
+
+    /// Small files are hashed on the transfer thread: a hand-over would cost more than it saves.
+    static let inlineBytes: Int64 = 4 << 20
 
     /// Guarded by `lock`: written on the transfer thread, read by the engine.
     private var stateStorage = State()
@@ -32,7 +42,7 @@ final class StreamingSHA256: DownloadBodyObserver, @unchecked Sendable {
     /// Hashes the first `length` bytes already in the file (a resume after a restart).
     func absorbExisting(length: Int64) throws {
         let fresh = try Self.hashPrefix(path: path, length: length)
-        withState { $0 = State(hasher: fresh, position: length) }
+        withState { $0.lane?.close() ; $0 = State(hasher: fresh, position: length) }
     }
 
     func bodyBegins(atOffset offset: Int64) {
@@ -40,27 +50,32 @@ final class StreamingSHA256: DownloadBodyObserver, @unchecked Sendable {
         guard offset != current else { return }
         // A 200 (Range ignored) restarts at 0; anything else re-reads the kept prefix.
         let fresh = offset == 0 ? SHA256() : ((try? Self.hashPrefix(path: path, length: offset)) ?? SHA256())
-        withState { $0 = State(hasher: fresh, position: offset) }
+        withState { $0.lane?.close(); $0 = State(hasher: fresh, position: offset) }
     }
 
+    /// On the transfer thread, in order. May wait while the hashing thread is far behind.
     func bodyWritten(_ bytes: UnsafeRawBufferPointer) {
-        withState { s in
-            s.hasher.update(bufferPointer: bytes)
+        let lane = withState { s -> HashLane? in
             s.position += Int64(bytes.count)
             if s.position > declaredSize { s.overflowed = true }
+            if s.lane == nil && s.position > Self.inlineBytes { s.lane = HashLane(continuing: s.hasher) }
+            if s.lane == nil { s.hasher.update(bufferPointer: bytes) }
+            return s.lane
         }
+        lane?.submit(bytes)
     }
 
-    /// The body is complete: when it has exactly the declared size, fsync it now, on the
-    /// transfer thread. Transfers finishing together then share the file system's journal
-    /// commit, and `DurableCommitter`'s own fsync finds nothing left to write.
-    func bodyEnded(fileDescriptor descriptor: Int32) {
-        guard withState({ $0.position == declaredSize && !$0.overflowed }) else { return }
-        _ = fsync(descriptor)
-    }
+    deinit { stateStorage.lane?.close() }
 
     /// Lowercase hex digest of everything hashed (consumes a copy; the observer stays usable).
+    /// Blocks until the hashing thread caught up: call it off the cooperative pool.
     func hexDigest() -> String {
+        if let lane = withState({ $0.lane }) {
+            let caughtUp = lane.finish()
+            withState { s in
+                if s.lane === lane { s.hasher = caughtUp; s.lane = nil }
+            }
+        }
         let digest = withState { $0.hasher }.finalize()
         return digest.map { String(format: "%02x", $0) }.joined()
     }
@@ -89,5 +104,70 @@ extension StreamingSHA256 {
         lock.lock()
         defer { lock.unlock() }
         return body(&stateStorage)
+    }
+}
+
+/// A thread that hashes the buffers it is given, in order; at most `maxQueued` wait (the
+/// transfer thread waits beyond that, so memory stays bounded whatever the link's speed).
+final class HashLane: @unchecked Sendable {
+    private let condition = NSCondition()
+    /// Guarded by `condition`.
+    private var queued: [[UInt8]] = []
+    private var hashing = false
+    private var closed = false
+    private var ended = false
+    /// Touched by the lane's thread only until `ended`, then read by `finish`.
+    private var hasher: SHA256
+    private static let maxQueued = 16
+
+    init(continuing hasher: SHA256) {
+        self.hasher = hasher
+        let thread = Thread { [self] in run() }
+        thread.name = "cassette-sha256"
+        thread.start()
+    }
+
+    func submit(_ bytes: UnsafeRawBufferPointer) {
+        let copy = Array(bytes)
+        condition.lock()
+        while queued.count >= Self.maxQueued && !closed { condition.wait() }
+        queued.append(copy)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until everything submitted is hashed; returns the state and lets the thread end.
+    func finish() -> SHA256 {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        while !ended { condition.wait() }
+        condition.unlock()
+        return hasher
+    }
+
+    /// Lets the thread end after what is queued, without waiting for it.
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while queued.isEmpty && !closed { condition.wait() }
+            if queued.isEmpty {
+                ended = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let next = queued.removeFirst()
+            condition.broadcast()
+            condition.unlock()
+            next.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        }
     }
 }

@@ -22,7 +22,7 @@ enum HostileInput {
         guard let rawURL = file["url"]?.stringValue else { return .failure(RefusedItem(id: id, reason: "no url")) }
         let url: String
         do {
-            url = try origin.resolveURL(rawURL)
+            url = try origin.relativeURL(rawURL)
         } catch {
             return .failure(RefusedItem(id: id, reason: "\(error)"))
         }
@@ -54,12 +54,14 @@ enum HostileInput {
         return .success(item)
     }
 
-    /// The path of an absolute URL, without query or fragment.
+    /// The path of a URL (absolute, or relative to the origin), without query or fragment.
     static func urlPath(of url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
-        let rest = url[schemeEnd.upperBound...]
-        guard let slash = rest.firstIndex(of: "/") else { return "/" }
-        let path = rest[slash...]
+        var path = Substring(url)
+        if let schemeEnd = url.range(of: "://") {
+            let rest = url[schemeEnd.upperBound...]
+            guard let slash = rest.firstIndex(of: "/") else { return "/" }
+            path = rest[slash...]
+        }
         let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? path.endIndex
         return String(path[..<end])
     }

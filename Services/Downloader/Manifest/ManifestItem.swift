@@ -5,7 +5,8 @@ import Wire
 /// manifest), after `HostileInput` checked every field that reaches a path, a URL or the disk.
 struct ManifestItem: Sendable, Equatable, Codable {
     var id: String
-    /// Absolute URL on the configured origin (query kept: it may carry a signature).
+    /// The URL's path and query on the configured origin (the query may carry a signature),
+    /// relative so that the file survives the origin's address changing (`OriginClient.mediaURL`).
     var url: String
     /// The URL's path only: the file's cache key (docs/origin.md, "Common rules").
     var urlPath: String

@@ -95,7 +95,7 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
             do {
                 policy = try policy.applying([key: value])
             } catch {
-                logger.warning("config downloader.\(key): \((error as? RPCError)?.message ?? "\(error)"); using the default")
+                logger.warning("config downloader.\(key): \(error.message); using the default")
             }
         }
         return policy
@@ -110,20 +110,25 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
             return allowCellular ? .allowed : .perItem(.cellularNotAllowed, "the network is cellular and allowCellular is off")
         case .wifi, .ethernet:
             if network.metered, !allowMetered, !allowCellular {
-                return .perItem(.cellularNotAllowed, "the \(network.type.rawValue) link is metered and allowMetered is off")
+                return .perItem(.meteredNotAllowed, "the \(network.type.rawValue) link is metered and allowMetered is off")
             }
             return .allowed
         }
     }
 }
 
-/// Why an item waits (Idle) rather than downloads.
-enum PolicyBlock: String, Sendable {
+/// Why an item waits (Idle) rather than downloads: the policy (`CellularNotAllowed`,
+/// `MeteredNotAllowed`, `NoNetwork`, `CacheLimit`) or an origin that does not answer usefully
+/// (`NetworkError`: no connection, a timeout, 5xx or 429 after the transfer's retries).
+enum PolicyBlock: String, Sendable, CaseIterable {
     case cellularNotAllowed = "CellularNotAllowed"
+    case meteredNotAllowed = "MeteredNotAllowed"
     case noNetwork = "NoNetwork"
     case cacheLimit = "CacheLimit"
+    case networkError = "NetworkError"
 
-    var isNetwork: Bool { self != .cacheLimit }
+    /// The waits the network policy decides, released when the verdict allows them again.
+    static let policyNetwork: [PolicyBlock] = [.cellularNotAllowed, .meteredNotAllowed, .noNetwork]
 }
 
 /// The policy's answer for the current network.

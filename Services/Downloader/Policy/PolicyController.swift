@@ -76,10 +76,11 @@ actor PolicyController {
         return .object(data)
     }
 
-    struct NetworkParams: Decodable, Sendable {
+    struct NetworkParams: ClosedParams, Sendable {
         var type: String
         var metered: Bool?
         var interface: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case type, metered, interface }
     }
 
     func setNetwork(_ p: NetworkParams) async throws -> JSONValue {

@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import Logging
+import OriginClient
 import Synchronization
 import Systemd
 import Wire
@@ -17,6 +18,9 @@ final class PolicyGate: Sendable {
         /// Files that hit a full disk while writing: not retried before this time, so a disk
         /// that statvfs calls roomy but refuses writes (quota, inodes) is not hammered.
         var spaceRetryAfter: [Int64: Date] = [:]
+        /// Files whose origin failed (no connection, timeout, 5xx): not retried before `after`,
+        /// which doubles with each failure in a row (`originRetryDelay`).
+        var originRetry: [Int64: (after: Date, failures: Int)] = [:]
         /// Why downloads last waited, as logged: the same reason is logged again only after a minute.
         var lastWait: (why: String, at: Date)?
     }
@@ -56,8 +60,12 @@ final class PolicyGate: Sendable {
     /// The candidates that may start now, at most `slots`, in order. `running` are the files
     /// already downloading: what they will still write is reserved before anything is admitted,
     /// and each admitted file's bytes are reserved before the next is considered.
-    func admit(_ candidates: [FileJob], slots: Int, running: [FileJob]) async -> [FileJob] {
-        guard slots > 0, !candidates.isEmpty else { return [] }
+    ///
+    /// Up to `prefetch` more may follow the first `slots`, for the engine to start as slots free
+    /// without another round: only while they fit as they are (no eviction for them), and one
+    /// that does not fit ends the list without making anything wait.
+    func admit(_ candidates: [FileJob], slots: Int, prefetch: Int = 0, running: [FileJob]) async -> [FileJob] {
+        guard slots + prefetch > 0, !candidates.isEmpty else { return [] }
         var allowed = candidates
         switch verdict {
         case .allowed: break
@@ -70,11 +78,11 @@ final class PolicyGate: Sendable {
             await markIdle(candidates.map(\.fileId).filter { !overridden.contains($0) }, block, reason)
         }
         let now = Date()
-        let retryAfter = state.withLock { s in
+        let (retryAfter, originWait) = state.withLock { s in
             s.spaceRetryAfter = s.spaceRetryAfter.filter { $0.value > now }
-            return s.spaceRetryAfter
+            return (s.spaceRetryAfter, s.originRetry.filter { $0.value.after > now })
         }
-        allowed.removeAll { retryAfter[$0.fileId] != nil }
+        allowed.removeAll { retryAfter[$0.fileId] != nil || originWait[$0.fileId] != nil }
         guard !allowed.isEmpty else { return [] }
         let policy = self.policy
         var room = await budget.room(policy: policy, running: running).room
@@ -82,8 +90,14 @@ final class PolicyGate: Sendable {
         var admitted: [FileJob] = []
         var refused: [(FileJob, String)] = []
         let protected = Set(running.map(\.fileId) + candidates.map(\.fileId))
-        for job in allowed where admitted.count < slots {
+        for job in allowed where admitted.count < slots + prefetch {
             let need = room.need(size: job.sizeBytes, onDisk: onDisk[job.fileId] ?? 0)
+            if admitted.count >= slots {
+                guard need <= room.available else { break }
+                admitted.append(job)
+                room.reserve(need)
+                continue
+            }
             if need > room.available, await evict(bytes: need - room.available, excluding: protected) {
                 room = await budget.room(policy: policy, running: running + admitted).room
             }
@@ -108,6 +122,44 @@ final class PolicyGate: Sendable {
         await markIdle([job.fileId], .cacheLimit, reason)
     }
 
+    /// The errors of items waiting on a failing origin rather than on the policy.
+    static let originWaitErrors = [PolicyBlock.networkError.rawValue, OriginError.unauthorizedName]
+
+    /// At start: what waited on a failing origin in the last run is queued again.
+    func releaseOriginWaits() async {
+        do {
+            _ = try await idle.releaseOriginWaits()
+        } catch {
+            logger.error("cannot queue again the items that waited on the origin: \(error)")
+        }
+    }
+
+    /// The wait before retrying a file whose origin failed `failures` times in a row: 2, 4, 8,
+    /// 16 s, then every 30 s, without end; no attempt is counted meanwhile.
+    static func originRetryDelay(failures: Int) -> Double { min(30, Double(1 << min(failures, 5))) }
+
+    /// The origin failed this file's transfer (after the transfer's own quick retries): its
+    /// owners wait Idle with `NetworkError` and the reason, and it is tried again after a
+    /// growing delay, resuming from the `.part`.
+    func originFailed(_ job: FileJob, error: String, reason: String) async {
+        let delay = state.withLock { s -> Double in
+            let failures = (s.originRetry[job.fileId]?.failures ?? 0) + 1
+            let delay = Self.originRetryDelay(failures: failures)
+            s.originRetry[job.fileId] = (Date().addingTimeInterval(delay), failures)
+            return delay
+        }
+        logger.warning("the origin failed a download; it is tried again by itself",
+                       metadata: ["file": "\(job.relative)", "retryInSeconds": "\(Int(delay))", "error": "\(error)", "reason": "\(reason)"])
+        await markIdle([job.fileId], error: error, reason)
+    }
+
+    /// Whether the file's last transfer ended on a failing origin (its owners may show `NetworkError`).
+    func originFailedBefore(_ fileId: Int64) -> Bool { state.withLock { $0.originRetry[fileId] != nil } }
+
+    /// The origin answers for this file again (bytes arrived, it refused the file, or the file
+    /// was verified): a later failure starts the backoff over.
+    func originAnswered(_ fileId: Int64) { state.withLock { _ = $0.originRetry.removeValue(forKey: fileId) } }
+
     /// Files among `fileIds` some queued `offline.add` token asked for with `allowCellular: true`.
     func cellularAllowedFiles(_ fileIds: [Int64]) async -> Set<Int64> {
         guard !fileIds.isEmpty else { return [] }
@@ -120,23 +172,28 @@ final class PolicyGate: Sendable {
     /// files themselves carry it (what a station's items show); an event for each product or
     /// station item whose state or error changed (a new reason alone is not news).
     func markIdle(_ fileIds: [Int64], _ block: PolicyBlock, _ reason: String) async {
+        await markIdle(fileIds, error: block.rawValue, reason)
+    }
+
+    /// `markIdle` with the error's name: a `PolicyBlock`, or the origin's `Unauthorized`.
+    func markIdle(_ fileIds: [Int64], error: String, _ reason: String) async {
         guard !fileIds.isEmpty else { return }
-        noteWaiting(fileIds.count, block, reason)
-        let (products, stationItems) = (try? await idle.markIdle(fileIds, block, reason)) ?? ([], [])
+        noteWaiting(fileIds.count, error, reason)
+        let (products, stationItems) = (try? await idle.markIdle(fileIds, error, reason)) ?? ([], [])
         for product in products {
             events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId), "state": "idle",
-                                                  "error": .string(block.rawValue), "reason": .string(reason)])
+                                                  "error": .string(error), "reason": .string(reason)])
         }
         for item in stationItems {
             events.downloads("ItemStateChanged", ["stationId": .string(item.stationId), "itemId": .string(item.itemId), "state": "idle",
-                                                  "error": .string(block.rawValue), "reason": .string(reason)])
+                                                  "error": .string(error), "reason": .string(reason)])
         }
     }
 
     /// Logs why downloads wait, once per reason (again after a minute if it persists): an
     /// admission round runs on every kick, and each would otherwise say the same thing.
-    private func noteWaiting(_ count: Int, _ block: PolicyBlock, _ reason: String) {
-        let why = "\(block.rawValue): \(reason)"
+    private func noteWaiting(_ count: Int, _ block: String, _ reason: String) {
+        let why = "\(block): \(reason)"
         let now = Date()
         let fresh = state.withLock { s in
             if let last = s.lastWait, last.why == why, now.timeIntervalSince(last.at) < 60 { return false }
@@ -144,7 +201,7 @@ final class PolicyGate: Sendable {
             return true
         }
         if fresh {
-            logger.notice("downloads wait", metadata: ["files": "\(count)", "why": "\(block.rawValue)", "reason": "\(reason)"])
+            logger.notice("downloads wait", metadata: ["files": "\(count)", "why": "\(block)", "reason": "\(reason)"])
         }
     }
 

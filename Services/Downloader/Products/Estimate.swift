@@ -5,54 +5,65 @@ import Wire
 /// `offline.estimate` (Brightcove's estimateSize): what offlining these products would take
 /// and what the policy leaves room for. Sizes come from the origin's offline playbackinfo at
 /// the quality `offline.add` would use; what is already on disk (verified, or the `.part` of
-/// an unfinished download) is not counted again. Nothing is written.
+/// an unfinished download) is not counted again. A product is `canBeDownloaded` exactly when
+/// `offline.add` would take it (`OfflineProducts.offlineItem`); one it would refuse carries the
+/// error `offline.add` would answer (`error`, `reason`). Nothing is written.
 struct Estimate: Sendable {
     let files: FileStore
     let origin: OriginClient?
     let gate: PolicyGate
     let store: MediaStore
 
-    func run(productIds: [String], quality: String?, retry: RetryPolicy = .offlining) async throws -> JSONValue {
+    func run(productIds: [String], productType: String?, quality: String?, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin else { throw DownloaderError.noOrigin() }
         let policy = gate.policy
+        // Without its own quality a product gets the policy's, as in `offline.add`.
+        let quality = quality ?? policy.offlineQuality(productType: productType)
         var items: [JSONValue] = []
         var needed: Int64 = 0
         var seenFiles = Set<String>()
         let room = await gate.budget.room(policy: policy, running: []).room
         for productId in productIds {
-            let info = try await origin.get("/v1/playbackinfo/\(productId)",
-                                            query: ["mode": "offline", "quality": quality ?? policy.offlineQuality(productType: nil)],
-                                            retry: retry)
-            let actual = info["productId"]?.stringValue ?? productId
-            let canDownload = info["canBeDownloaded"]?.boolValue == true
-            guard canDownload, case .success(let item) = HostileInput.item(id: .string(actual), fileFields: info["manifest"],
-                                                                          meta: info, origin: origin) else {
-                items.append(["productId": .string(productId), "sizeBytes": .null, "onDiskBytes": 0, "neededBytes": 0,
-                              "canBeDownloaded": .bool(canDownload),
-                              "note": .string(canDownload ? "the origin's manifest is unusable" : "not downloadable")])
-                continue
-            }
-            let sizeBytes = item.sizeBytes
-            let urlPath = item.urlPath
-            let onDisk: Int64
-            if let known = try await files.file(urlPath: urlPath) {
-                if known.isVerified, known.sizeBytes == sizeBytes {
-                    onDisk = sizeBytes
-                } else {
-                    onDisk = await store.partSize(known.localPath)
+            let refusal: (name: String, message: String)
+            do {
+                let info = try await OfflineProducts.offlinePlaybackInfo(productId, quality: quality, origin: origin, retry: retry)
+                switch OfflineProducts.offlineItem(info, productId: productId, productType: productType, origin: origin) {
+                case .success(let item):
+                    let need = try await weigh(item, seenFiles: &seenFiles, room: room)
+                    needed += need.needed
+                    items.append(["productId": .string(productId), "sizeBytes": .number(Double(item.sizeBytes)),
+                                  "onDiskBytes": .number(Double(need.onDisk)), "neededBytes": .number(Double(need.needed)),
+                                  "canBeDownloaded": true])
+                    continue
+                case .failure(let error):
+                    refusal = (error.name, error.message)
                 }
-            } else {
-                onDisk = 0
+            } catch let error as OriginError where error.refusesProduct {
+                // This product's own refusal (geo, subscription, unknown): the others are still weighed.
+                refusal = (error.name, error.message)
             }
-            let need = seenFiles.insert(urlPath).inserted ? room.need(size: sizeBytes, onDisk: min(onDisk, sizeBytes)) : 0
-            needed += need
-            items.append(["productId": .string(productId), "sizeBytes": .number(Double(sizeBytes)),
-                          "onDiskBytes": .number(Double(min(onDisk, sizeBytes))), "neededBytes": .number(Double(need)),
-                          "canBeDownloaded": true])
+            items.append(["productId": .string(productId), "sizeBytes": .null, "onDiskBytes": 0, "neededBytes": 0,
+                          "canBeDownloaded": false, "error": .string(refusal.name), "reason": .string(refusal.message)])
         }
         return ["items": .array(items), "bytesNeeded": .number(Double(needed)), "bytesAvailable": .number(Double(room.available)),
                 "fits": .bool(needed <= room.available), "freeBytes": .number(Double(room.freeBytes)),
                 "minFreeBytes": .number(Double(room.minFreeBytes)), "cacheUsedBytes": .number(Double(room.cacheUsedBytes)),
                 "maxCacheBytes": room.maxCacheBytes.map { .number(Double($0)) } ?? .null]
+    }
+
+    /// What one product's file holds already and still needs; a file already counted for an
+    /// earlier product of the call needs nothing more.
+    private func weigh(_ item: ManifestItem, seenFiles: inout Set<String>,
+                       room: StorageBudget.Room) async throws -> (onDisk: Int64, needed: Int64) {
+        let sizeBytes = item.sizeBytes
+        let onDisk: Int64
+        if let known = try await files.file(urlPath: item.urlPath) {
+            onDisk = known.isVerified && known.sizeBytes == sizeBytes ? sizeBytes : await store.partSize(known.localPath)
+        } else {
+            onDisk = 0
+        }
+        let held = min(onDisk, sizeBytes)
+        let need = seenFiles.insert(item.urlPath).inserted ? room.need(size: sizeBytes, onDisk: held) : 0
+        return (held, need)
     }
 }

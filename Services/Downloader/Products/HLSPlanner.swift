@@ -14,7 +14,8 @@ struct PlannedFile: Sendable, Equatable, Codable {
     /// server's path under `/p/{productId}/`.
     var name: String
     var role: Role
-    /// Absolute URL on the origin; `urlPath` is the cache key.
+    /// The URL relative to the origin (`/path?query`, as `files.url` keeps it, so a new
+    /// origin address still reaches it); `urlPath` is the cache key.
     var url: String
     var urlPath: String
     var sizeBytes: Int64
@@ -65,7 +66,7 @@ struct HLSPlanner: Sendable {
         let choice = try HLSChoice.choose(master, bitrate: bitrate, audioLanguages: audioLanguages, subtitleLanguages: subtitleLanguages)
         let folder = Self.directory(of: HLSURL.path(of: masterURL))
         var names = Naming(productId: productId, folder: folder)
-        let masterFile = PlannedFile(name: "master.m3u8", role: .master, url: masterURL, urlPath: HLSURL.path(of: masterURL),
+        let masterFile = PlannedFile(name: "master.m3u8", role: .master, url: try stored(masterURL), urlPath: HLSURL.path(of: masterURL),
                                      sizeBytes: Int64(masterBytes.count), sha256: Self.sha256(masterBytes),
                                      mimeType: Self.mimeType("m3u8"), localPath: "hls/\(productId)/master.m3u8")
         names.reserve(masterFile.urlPath, as: "master.m3u8")
@@ -86,7 +87,7 @@ struct HLSPlanner: Sendable {
                 throw DownloaderError.hostileManifest("\(uri) is not a complete presentation (no segments, or no #EXT-X-ENDLIST)")
             }
             let name = try names.name(for: urlPath)
-            files.append(PlannedFile(name: name, role: .playlist, url: checked, urlPath: urlPath, sizeBytes: Int64(bytes.count),
+            files.append(PlannedFile(name: name, role: .playlist, url: try stored(checked), urlPath: urlPath, sizeBytes: Int64(bytes.count),
                                      sha256: Self.sha256(bytes), mimeType: Self.mimeType("m3u8"), localPath: names.localPath(name)))
             for key in media.keyURIs {
                 guard let keyURL = HLSURL.resolve(key, against: checked) else { throw DownloaderError.hostileManifest("cannot resolve key \(key)") }
@@ -117,7 +118,7 @@ struct HLSPlanner: Sendable {
         let sizes = try await self.sizes(unique.map { ($0.url, $0.rangeEnd) }, retry: retry)
         for (resource, size) in zip(unique, sizes) {
             let name = try names.name(for: resource.urlPath)
-            files.append(PlannedFile(name: name, role: resource.role, url: resource.url, urlPath: resource.urlPath, sizeBytes: size,
+            files.append(PlannedFile(name: name, role: resource.role, url: try stored(resource.url), urlPath: resource.urlPath, sizeBytes: size,
                                      sha256: nil, mimeType: Self.mimeType(Self.fileExtension(resource.urlPath)),
                                      localPath: names.localPath(name)))
         }
@@ -132,10 +133,10 @@ struct HLSPlanner: Sendable {
             wanted.append((kind, try resolve(raw)))
         }
         let sizes = try await self.sizes(wanted.map { ($0.url, nil) }, retry: retry)
-        return zip(wanted, sizes).map { image, size in
+        return try zip(wanted, sizes).map { image, size in
             let urlPath = HLSURL.path(of: image.url)
             let ext = MediaStore.fileExtension(urlPath: urlPath, mimeType: nil)
-            return PlannedFile(name: "images/\(image.kind).\(ext)", role: .image, url: image.url, urlPath: urlPath, sizeBytes: size,
+            return PlannedFile(name: "images/\(image.kind).\(ext)", role: .image, url: try stored(image.url), urlPath: urlPath, sizeBytes: size,
                                sha256: nil, mimeType: Self.mimeType(ext), localPath: "images/\(productId)/\(image.kind).\(ext)")
         }
     }
@@ -155,6 +156,11 @@ struct HLSPlanner: Sendable {
     }
 
     // MARK: Helpers
+
+    /// `files.url` of an absolute URL on the origin.
+    private func stored(_ url: String) throws -> String {
+        do { return try origin.relativeURL(url) } catch { throw DownloaderError.hostileManifest("\(error)") }
+    }
 
     private func resolve(_ url: String) throws -> String {
         do { return try origin.resolveURL(url) } catch { throw DownloaderError.hostileManifest("\(error)") }

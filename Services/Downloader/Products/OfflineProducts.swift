@@ -60,23 +60,21 @@ actor OfflineProducts {
         }
         let info = try await playbackInfo(productId, quality: quality, retry: retry)
         let manifestType = info["manifestType"]?.stringValue ?? "progressive"
-        guard manifestType == "progressive" || manifestType == "hls" else {
-            throw DownloaderError.notSupported("\(productId) is delivered as \(manifestType); only progressive files and HLS can be offlined.")
-        }
-        let actual = info["productId"]?.stringValue ?? productId
-        guard OriginID.isValid(actual) else {
-            throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
-        }
         let planner = HLSPlanner(origin: origin)
-        var parsedItem: ManifestItem
+        var item: ManifestItem
         var files: [PlannedFile] = []
         var options: String?
         var keyIds: [String] = []
         if manifestType == "hls" {
+            let actual = info["productId"]?.stringValue ?? productId
+            guard OriginID.isValid(actual) else {
+                throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
+            }
             let plan = try await planner.plan(productId: actual, info: info, bitrate: presentation.bitrate,
                                               audioLanguages: presentation.audioLanguages,
                                               subtitleLanguages: presentation.subtitleLanguages, retry: retry)
-            parsedItem = try planner.masterItem(plan.master, productId: actual, info: info)
+            item = try planner.masterItem(plan.master, productId: actual, info: info)
+            item.productType = info["productType"]?.stringValue ?? productType ?? "VIDEO"
             // Images come with a presentation. A progressive product's are not fetched yet: its
             // re-offline swap (`RevalidationStore`) moves one file and would leave them behind.
             files = plan.files + (try await planner.images(productId: actual, info: info, retry: retry))
@@ -88,14 +86,10 @@ actor OfflineProducts {
             guard presentation.isEmpty else {
                 throw RPCError.invalidParams("params.bitrate, audioLanguages and subtitleLanguages apply to HLS products; \(productId) is one progressive file.")
             }
-            switch HostileInput.item(id: JSONValue.string(actual), fileFields: info["manifest"], meta: info, origin: origin) {
-            case .success(let parsed): parsedItem = parsed
-            case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
-            }
+            item = try Self.offlineItem(info, productId: productId, productType: productType, origin: origin).get()
         }
-        parsedItem.productType = info["productType"]?.stringValue ?? productType ?? "TRACK"
+        let actual = item.id
         let token = existing?.token ?? UUID().uuidString.lowercased()
-        let item = parsedItem
         var license: GrantedLicense?
         if terms != nil || (LicenseClient.securityToken(info) != nil && existing?.licenseId == nil) {
             license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
@@ -154,10 +148,38 @@ actor OfflineProducts {
     /// The offline playbackinfo of `productId`; refuses one that may not be downloaded.
     private func playbackInfo(_ productId: String, quality: String?, retry: RetryPolicy) async throws -> JSONValue {
         guard let origin else { throw DownloaderError.noOrigin() }
-        let info = try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"],
-                                        retry: retry)
+        let info = try await Self.offlinePlaybackInfo(productId, quality: quality, origin: origin, retry: retry)
         guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(productId) }
         return info
+    }
+
+    /// `GET /v1/playbackinfo/{productId}?mode=offline` at `quality` (`HIGH` when none is named;
+    /// the methods pass the policy's offline quality).
+    static func offlinePlaybackInfo(_ productId: String, quality: String?, origin: OriginClient,
+                                    retry: RetryPolicy) async throws -> JSONValue {
+        try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"], retry: retry)
+    }
+
+    /// What `offline.add` downloads for this offline playbackinfo, or why it refuses it:
+    /// `offline.estimate` asks the same, so the two agree on what can be downloaded.
+    static func offlineItem(_ info: JSONValue, productId: String, productType: String?,
+                            origin: OriginClient) -> Result<ManifestItem, DownloaderError> {
+        guard info["canBeDownloaded"]?.boolValue == true else { return .failure(.notDownloadable(productId)) }
+        let manifestType = info["manifestType"]?.stringValue ?? "progressive"
+        guard manifestType == "progressive" else {
+            return .failure(.notSupported("\(productId) is delivered as \(manifestType); only progressive files can be offlined so far."))
+        }
+        let actual = info["productId"]?.stringValue ?? productId
+        guard OriginID.isValid(actual) else {
+            return .failure(.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token"))
+        }
+        switch HostileInput.item(id: JSONValue.string(actual), fileFields: info["manifest"], meta: info, origin: origin) {
+        case .success(var item):
+            item.productType = info["productType"]?.stringValue ?? productType ?? "TRACK"
+            return .success(item)
+        case .failure(let refusal):
+            return .failure(.hostileManifest(refusal.reason))
+        }
     }
 
     // MARK: Licenses (Brightcove)

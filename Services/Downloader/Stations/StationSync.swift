@@ -39,6 +39,7 @@ actor StationSync {
         var available = false
         var stations: [JSONValue] = []
         var remoteOffline: [JSONValue] = []
+        var unavailable: String?
         if let quickOrigin {
             do {
                 let answer = try await quickOrigin.get("/v1/stations", retry: Self.quickPolicy)
@@ -47,6 +48,7 @@ actor StationSync {
                 remoteOffline = (answer["offlineStations"]?.arrayValue ?? []).filter { OriginID.isValid($0["id"]?.stringValue ?? "") }
             } catch {
                 logger.info("stations.list: origin not available: \(error)")
+                unavailable = (error as? OriginError)?.name ?? RPCErrorKind.originUnreachable.name
             }
         }
         let availability = available ? "Available" : (local.isEmpty ? "NotAvailable" : "OfflineOnly")
@@ -54,8 +56,10 @@ actor StationSync {
             lastAvailability = availability
             events.network(availability, ["localOffline": .number(Double(local.count))])
         }
-        return ["available": .bool(available), "stations": .array(stations), "remoteOffline": .array(remoteOffline),
-                "localOffline": .array(local)]
+        var answer: [String: JSONValue] = ["available": .bool(available), "stations": .array(stations),
+                                           "remoteOffline": .array(remoteOffline), "localOffline": .array(local)]
+        if let unavailable { answer["error"] = .string(unavailable) }
+        return .object(answer)
     }
 
     /// Stations with at least one verified item (docs/catalog.md), from the catalog alone.
@@ -128,13 +132,14 @@ actor StationSync {
             targetMinutes: target, expiresAt: answer["expiresAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
             revalidateAt: answer["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
             onExpiry: answer["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil } ?? "delete",
-            items: parsedItems, remove: removeList)
+            items: parsedItems, remove: removeList, maxAttempts: engine.maxAttempts)
         let applied = try await stations.apply(manifest, now: Date())
         // The catalog no longer points at these bytes: stop their transfers, then delete them.
         for (fileId, path) in applied.stale {
             await engine.cancelAndWait(fileId: fileId)
             await store.delete(path)
         }
+        publishRequeued(applied.requeued)
         await engine.kick()
         let maxAttempts = engine.maxAttempts
         let progress = try await stations.progress(stationId, maxAttempts: maxAttempts)
@@ -144,6 +149,23 @@ actor StationSync {
             "refused": "\(refused.count)", "pending": "\(progress.pending)", "total": "\(progress.total)"]))
         return SyncResult(stationId: stationId, added: applied.added, removed: removeList, refused: refused, pending: progress.pending,
                           failed: progress.failed, total: progress.total, manifestHash: answer["manifestHash"]?.stringValue)
+    }
+
+    /// Items whose failed file a sync (or the start) queued again: `ItemStateChanged` to `queued`.
+    func publishRequeued(_ items: [StationStore.StationItemRef]) {
+        for item in items {
+            logger.info("station item queued again after it had failed", metadata: ["station": "\(item.stationId)", "item": "\(item.itemId)"])
+            events.downloads("ItemStateChanged", ["stationId": .string(item.stationId), "itemId": .string(item.itemId), "state": "queued"])
+        }
+    }
+
+    /// At start: every station's items that had failed are tried again.
+    func requeueFailedAtStart() async {
+        do {
+            publishRequeued(try await stations.requeueFailed(maxAttempts: engine.maxAttempts))
+        } catch {
+            logger.error("cannot queue the failed station items again: \(error)")
+        }
     }
 
     func recordFailure(stationId: String, error: Error) async {

@@ -20,22 +20,28 @@ struct DownloadQueueStore: Sendable {
         var progressed: [(product: ProductRef, fields: [String: JSONValue])] = []
     }
 
-    /// Files not yet verified that some owner still wants, oldest request first.
+    /// Files not yet verified that some owner still wants, oldest request first, at most `limit`
+    /// (fewer when one file is wanted by several owners). The walk follows the `downloads_queue`
+    /// index in request order and stops at `limit`, so a round costs the same with 10 or 10 000
+    /// files wanted.
     func next(limit: Int, maxAttempts: Int) async throws -> [FileJob] {
         try await catalog.read { db in
-            try Row.fetchAll(db, sql: """
+            var seen = Set<Int64>()
+            return try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT f.id, f.url, f.localPath, f.sizeBytes, f.sha256,
+                       EXISTS (SELECT 1 FROM downloads p WHERE p.fileId = f.id AND p.ownerKind = 'product' AND p.state = 'queued')
+                           AS productWaits,
                        (EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id)
-                        OR EXISTS (SELECT 1 FROM mediaItems m WHERE m.fileId = f.id AND m.manifestType = 'hls')) AS listed,
-                       (SELECT MIN(d.id) FROM downloads d WHERE d.fileId = f.id AND d.state = 'queued') AS firstRequest
-                FROM files f
-                WHERE f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ? AND f.url IS NOT NULL
-                  AND f.sizeBytes IS NOT NULL AND firstRequest IS NOT NULL
+                        OR EXISTS (SELECT 1 FROM mediaItems m WHERE m.fileId = f.id AND m.manifestType = 'hls')) AS listed
+                FROM downloads d INDEXED BY downloads_queue JOIN files f ON f.id = d.fileId
+                WHERE d.state = 'queued' AND f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ?
+                  AND f.url IS NOT NULL AND f.sizeBytes IS NOT NULL
                   AND (f.sha256 IS NOT NULL OR EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id))
-                ORDER BY firstRequest LIMIT ?
-                """, arguments: [maxAttempts, limit])
+                ORDER BY d.id LIMIT ?
+                """), arguments: [maxAttempts, limit])
+                .filter { seen.insert($0["id"]).inserted }
                 .map { FileJob(fileId: $0["id"], url: $0["url"], relative: $0["localPath"], sizeBytes: $0["sizeBytes"], sha256: $0["sha256"],
-                               listed: $0["listed"]) }
+                               productWaits: $0["productWaits"], listed: $0["listed"]) }
         }
     }
 
@@ -76,6 +82,16 @@ struct DownloadQueueStore: Sendable {
                     """, arguments: [now, owner.token])
             }
             return (all, starting)
+        }
+    }
+
+    /// A file tried again after its origin failed: it no longer carries that error (the
+    /// products waiting for it lose theirs in `startProducts`).
+    func clearOriginWait(fileId: Int64) async throws {
+        try await catalog.write { db in
+            let waits = PolicyGate.originWaitErrors
+            try db.execute(sql: "UPDATE files SET error = NULL, reason = NULL WHERE id = ? AND error IN (\(waits.map { _ in "?" }.joined(separator: ", ")))",
+                           arguments: StatementArguments([fileId]) + StatementArguments(waits))
         }
     }
 
@@ -146,30 +162,31 @@ struct DownloadQueueStore: Sendable {
     static func markVerified(_ fileIds: [Int64], now: Date, db: Database) throws -> [Int64: Verified] {
         var verified: [Int64: Verified] = [:]
         for fileId in fileIds {
-            try db.execute(sql: """
+            // Cached statements: a batch runs these once per file, compiled once per connection.
+            try db.cachedStatement(sql: """
                 UPDATE files SET state = 'verified', bytesOnDisk = sizeBytes, completedAt = ?, error = NULL, reason = NULL
                 WHERE id = ?
-                """, arguments: [now, fileId])
-            try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')",
-                           arguments: [now, fileId])
+                """).execute(arguments: [now, fileId])
+            try db.cachedStatement(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')")
+                .execute(arguments: [now, fileId])
             // A product is cached once its last file is: a presentation's segments come one by one.
-            let products = try Row.fetchAll(db, sql: """
+            let products = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
                 WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
                   AND \(ProductFileStore.allVerifiedSQL)
-                """, arguments: [fileId, fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
+                """), arguments: [fileId, fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
             for product in products {
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'cached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?",
                                arguments: [now, product.token])
             }
-            let stations = try String.fetchAll(db, sql: """
+            let stations = try String.fetchAll(db.cachedStatement(sql: """
                 SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
-                """, arguments: [fileId])
+                """), arguments: [fileId])
             var progressed: [(ProductRef, [String: JSONValue])] = []
-            for row in try Row.fetchAll(db, sql: """
+            for row in try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT p.token, p.productId, m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
                 WHERE \(ProductFileStore.holdsFileSQL) AND m.manifestType = 'hls' AND p.state IN ('queued', 'downloading', 'idle')
-                """, arguments: [fileId, fileId]) {
+                """), arguments: [fileId, fileId]) {
                 let product = ProductRef(token: row["token"], productId: row["productId"])
                 if let fields = try ProductFileStore.statusFields(productId: product.productId, mainFileId: row["fileId"], db: db) {
                     progressed.append((product, fields))

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// The items the network and storage policy holds back: products and station items left Idle
-/// with the reason (`CellularNotAllowed`, `NoNetwork`, `CacheLimit`, on `offlineProducts` and
+/// with the reason (a `PolicyBlock`, on `offlineProducts` and
 /// `files`) while their files stay queued, and which queued files the per-item cellular
 /// override (`offlineProducts.allowCellular`) lets through.
 struct IdleItemStore: Sendable {
@@ -38,7 +38,7 @@ struct IdleItemStore: Sendable {
     /// The products waiting for these files become Idle with `block` and `reason`, and the files
     /// carry it (what a station's items show), in one transaction. Returns the products and
     /// station items whose state or error changed (a new reason alone is not news).
-    func markIdle(_ fileIds: [Int64], _ block: PolicyBlock,
+    func markIdle(_ fileIds: [Int64], _ error: String,
                   _ reason: String) async throws -> (products: [ProductRef], stationItems: [StationItem]) {
         let list = fileIds.map(String.init).joined(separator: ",")
         return try await catalog.write { db -> ([ProductRef], [StationItem]) in
@@ -51,8 +51,8 @@ struct IdleItemStore: Sendable {
             for row in rows {
                 let token: String = row["token"]
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'idle', error = ?, reason = ? WHERE token = ?",
-                               arguments: [block.rawValue, reason, token])
-                if (row["state"] as String) != "idle" || (row["error"] as String?) != block.rawValue {
+                               arguments: [error, reason, token])
+                if (row["state"] as String) != "idle" || (row["error"] as String?) != error {
                     products.append(ProductRef(token: token, productId: row["productId"] ?? ""))
                 }
             }
@@ -60,9 +60,9 @@ struct IdleItemStore: Sendable {
                 SELECT DISTINCT si.stationId, si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
                   JOIN files f ON f.id = m.fileId
                 WHERE f.id IN (\(list)) AND f.state != 'verified' AND f.error IS NOT ?
-                """, arguments: [block.rawValue]).map { StationItem(stationId: $0["stationId"], itemId: $0["itemId"]) }
+                """, arguments: [error]).map { StationItem(stationId: $0["stationId"], itemId: $0["itemId"]) }
             try db.execute(sql: "UPDATE files SET error = ?, reason = ? WHERE id IN (\(list)) AND state != 'verified'",
-                           arguments: [block.rawValue, reason])
+                           arguments: [error, reason])
             return (products, items)
         }
     }
@@ -71,16 +71,28 @@ struct IdleItemStore: Sendable {
     /// `onlyOverridden` only the products asked for with `allowCellular: true` (the files keep
     /// their reason then). Returns the products released.
     func releaseNetworkIdle(onlyOverridden: Bool) async throws -> [ProductRef] {
-        try await catalog.write { db -> [ProductRef] in
+        try await release(errors: PolicyBlock.policyNetwork.map(\.rawValue), onlyOverridden: onlyOverridden)
+    }
+
+    /// At start: items left waiting on a failing origin (`NetworkError`, `Unauthorized`) by the
+    /// last run go back to Queued, since nothing says the origin still fails; they are tried
+    /// at once and wait again if it does.
+    func releaseOriginWaits() async throws -> [ProductRef] {
+        try await release(errors: PolicyGate.originWaitErrors, onlyOverridden: false)
+    }
+
+    private func release(errors: [String], onlyOverridden: Bool) async throws -> [ProductRef] {
+        let placeholders = errors.map { _ in "?" }.joined(separator: ", ")
+        return try await catalog.write { db -> [ProductRef] in
             if !onlyOverridden {
                 try db.execute(sql: """
-                    UPDATE files SET error = NULL, reason = NULL WHERE state != 'verified' AND error IN ('CellularNotAllowed', 'NoNetwork')
-                    """)
+                    UPDATE files SET error = NULL, reason = NULL WHERE state != 'verified' AND error IN (\(placeholders))
+                    """, arguments: StatementArguments(errors))
             }
             let rows = try Row.fetchAll(db, sql: """
                 SELECT token, productId FROM offlineProducts
-                WHERE state = 'idle' AND error IN ('CellularNotAllowed', 'NoNetwork') \(onlyOverridden ? "AND allowCellular = 1" : "")
-                """)
+                WHERE state = 'idle' AND error IN (\(placeholders)) \(onlyOverridden ? "AND allowCellular = 1" : "")
+                """, arguments: StatementArguments(errors))
             for row in rows {
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'queued', error = NULL, reason = NULL WHERE token = ?",
                                arguments: [row["token"] as String])

@@ -39,6 +39,8 @@ struct StationStore: Sendable {
         var onExpiry: String
         var items: [ManifestItem]
         var remove: [String]
+        /// Files at this many attempts had failed for good; the sync queues them again.
+        var maxAttempts: Int
     }
 
     /// What applying a manifest changed: the items new to the station, and the files whose bytes
@@ -46,6 +48,14 @@ struct StationStore: Sendable {
     struct Applied: Sendable {
         var added: [String]
         var stale: [(fileId: Int64, path: String)]
+        /// Items whose file had failed for good and is queued again (attempts reset).
+        var requeued: [StationItemRef] = []
+    }
+
+    /// One item of one station.
+    struct StationItemRef: Sendable, Equatable {
+        var stationId: String
+        var itemId: String
     }
 
     /// A station's files: still to come, given up (`maxAttempts` reached, or no file), and all.
@@ -129,9 +139,37 @@ struct StationStore: Sendable {
                     """, arguments: [stationId, id])
                 try db.execute(sql: "DELETE FROM stationItems WHERE stationId = ? AND itemId = ?", arguments: [stationId, id])
             }
+            let requeued = try Self.requeueFailed(stationId: stationId, maxAttempts: manifest.maxAttempts, db: db)
             let garbage = try FileStore.collectGarbage(db: db)
-            return Applied(added: added, stale: stale + garbage.map { ($0.id, $0.path) })
+            return Applied(added: added, stale: stale + garbage.map { ($0.id, $0.path) }, requeued: requeued)
         }
+    }
+
+    /// The station's items whose file failed for good (`maxAttempts` reached) are wanted again:
+    /// attempts back to 0 and the station's request queued. With `stationId` nil, every station's.
+    static func requeueFailed(stationId: String?, maxAttempts: Int, db: Database) throws -> [StationItemRef] {
+        let scope = stationId == nil ? "" : "AND si.stationId = ?"
+        let arguments: StatementArguments = stationId.map { [maxAttempts, $0] } ?? [maxAttempts]
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT si.stationId, si.itemId, f.id AS fileId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
+              JOIN files f ON f.id = m.fileId
+            WHERE f.state != 'verified' AND f.attempts >= ? \(scope)
+            """, arguments: arguments)
+        for row in rows {
+            let fileId: Int64 = row["fileId"]
+            let station: String = row["stationId"]
+            try db.execute(sql: "UPDATE files SET attempts = 0, error = NULL, reason = NULL WHERE id = ? AND state != 'verified'",
+                           arguments: [fileId])
+            try db.execute(sql: """
+                UPDATE downloads SET state = 'queued', attempts = 0 WHERE fileId = ? AND ownerKind = 'station' AND ownerId = ? AND state = 'failed'
+                """, arguments: [fileId, station])
+        }
+        return rows.map { StationItemRef(stationId: $0["stationId"], itemId: $0["itemId"]) }
+    }
+
+    /// At start: every station's failed items are tried again.
+    func requeueFailed(maxAttempts: Int) async throws -> [StationItemRef] {
+        try await catalog.write { db in try Self.requeueFailed(stationId: nil, maxAttempts: maxAttempts, db: db) }
     }
 
     /// Keeps why the station's last sync failed (`lastError`).

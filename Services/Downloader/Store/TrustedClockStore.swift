@@ -13,7 +13,9 @@ struct TrustedClockStore: Sendable {
         try await catalog.write { db in try TrustedClock.adoptBoot(db: db) }
     }
 
-    func record(_ sample: ServerTimeSample) async throws {
+    /// Returns the trusted time after the sample (see `TrustedClock.record`).
+    @discardableResult
+    func record(_ sample: ServerTimeSample) async throws -> Date {
         try await catalog.write { db in
             try TrustedClock.record(serverTime: sample.serverTime, bootNanos: sample.bootNanos, db: db)
         }
