@@ -37,7 +37,11 @@ actor OfflineProducts {
         var bitrate: Int?
         var audioLanguages: [String]?
         var subtitleLanguages: [String]?
-        var isEmpty: Bool { bitrate == nil && audioLanguages == nil && subtitleLanguages == nil }
+        var isEmpty: Bool { firstField == nil }
+        /// The first field given, for a refusal that names it.
+        var firstField: String? {
+            bitrate != nil ? "bitrate" : audioLanguages != nil ? "audioLanguages" : subtitleLanguages != nil ? "subtitleLanguages" : nil
+        }
     }
 
     /// `terms` asks for a license first (Brightcove: the license exchange comes before the
@@ -83,8 +87,8 @@ actor OfflineProducts {
             if let bitrate = presentation.bitrate { choice["bitrate"] = .number(Double(bitrate)) }
             options = String(decoding: JSONValue.object(choice).serialized(), as: UTF8.self)
         } else {
-            guard presentation.isEmpty else {
-                throw RPCError.invalidParams("params.bitrate, audioLanguages and subtitleLanguages apply to HLS products; \(productId) is one progressive file.")
+            if let field = presentation.firstField {
+                throw RPCError.invalidParams("params.\(field) applies to HLS products only; \(productId) is one progressive file.")
             }
             item = try Self.offlineItem(info, productId: productId, productType: productType, origin: origin).get()
         }
@@ -158,6 +162,20 @@ actor OfflineProducts {
     static func offlinePlaybackInfo(_ productId: String, quality: String?, origin: OriginClient,
                                     retry: RetryPolicy) async throws -> JSONValue {
         try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"], retry: retry)
+    }
+
+    /// Every file `offline.add` downloads for an HLS playbackinfo with `choice`: the master
+    /// playlist, the chosen playlists, segments and init sections, and the images.
+    static func presentationFiles(_ info: JSONValue, productId: String, origin: OriginClient, choice: PresentationChoice,
+                                  retry: RetryPolicy) async throws -> [PlannedFile] {
+        let actual = info["productId"]?.stringValue ?? productId
+        guard OriginID.isValid(actual) else {
+            throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
+        }
+        let planner = HLSPlanner(origin: origin)
+        let plan = try await planner.plan(productId: actual, info: info, bitrate: choice.bitrate, audioLanguages: choice.audioLanguages,
+                                          subtitleLanguages: choice.subtitleLanguages, retry: retry)
+        return [plan.master] + plan.files + (try await planner.images(productId: actual, info: info, retry: retry))
     }
 
     /// What `offline.add` downloads for this offline playbackinfo, or why it refuses it:
