@@ -153,4 +153,42 @@ final class HLSOfflineTests: XCTestCase {
         XCTAssertEqual(cached["segments"]?["done"], cached["segments"]?["total"])
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: victim)), original)
     }
+
+    /// A playbackinfo that announces HLS but leads to something else is refused as a whole, with
+    /// the reason named, and nothing is stored.
+    func testHostilePresentationsAreRefusedAndNothingIsWritten() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        let real = try h.api.json(try await h.api.get("/v1/playbackinfo/vid-1?mode=offline"))
+        let manifest = try XCTUnwrap(real["manifest"] as? [String: Any])
+        func variant(_ change: (inout [String: Any]) -> Void) -> [String: Any] {
+            var info = real
+            info.removeValue(forKey: "serverTime")
+            var m = manifest
+            change(&m)
+            info["manifest"] = m
+            return info
+        }
+        let cases: [(String, [String: Any], String)] = [
+            ("not a playlist", variant { $0["url"] = "/media/vid-1/subs-en/seg000.vtt"; $0.removeValue(forKey: "sha256") }, "HLSMissingHeader"),
+            ("not text", variant { $0["url"] = "/media/tr-1.flac"; $0.removeValue(forKey: "sha256") }, "HLSBadEncoding"),
+            ("another host", variant { $0["url"] = "http://elsewhere.invalid/media/vid-1/master.m3u8" }, "another host"),
+            ("wrong checksum", variant { $0["sha256"] = String(repeating: "0", count: 64) }, "SHA-256"),
+            ("a media playlist", variant { $0["url"] = "/media/vid-1/v0/index.m3u8"; $0.removeValue(forKey: "sha256") }, "not a master playlist"),
+        ]
+        try h.start()
+        for (what, info, reason) in cases {
+            try await h.api.injectFaults("/v1/playbackinfo/vid-1", [["body": info]])
+            do {
+                _ = try await h.call("offline.add", ["productId": "vid-1"])
+                XCTFail("\(what): accepted")
+            } catch let error as RPCError {
+                XCTAssertEqual(error.name, "BadManifest", "\(what): \(error)")
+                XCTAssertTrue(error.message.contains(reason), "\(what): \(error.message)")
+            }
+        }
+        let list = try await h.call("offline.list")
+        XCTAssertEqual(list["items"]?.arrayValue?.count, 0)
+        XCTAssertEqual(h.mediaFiles(), [])
+    }
 }
