@@ -13,6 +13,7 @@ struct BenchCommand: AsyncParsableCommand {
             PlaylogBench.self,
             DownloadBench.self,
             GaplessBench.self,
+            HLSBench.self,
         ],
         defaultSubcommand: StatusBench.self)
 }
