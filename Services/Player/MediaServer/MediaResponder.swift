@@ -38,7 +38,7 @@ struct MediaResponder: Sendable {
         let name = parts[3...].joined(separator: "/")
         do {
             let store = try await stores()
-            guard let product = try await store.product(productId) else { return .error(.notFound, "\(productId) is not on this device") }
+            guard let product = try await store.product(productId, name: parts.count == 5 && parts[3] == "keys" ? "" : name) else { return .error(.notFound, "\(productId) is not on this device") }
             if product.validity == .offlinedButNotValid {
                 return .error(.forbidden, "\(productId) is offlined but not valid; the app re-validates or renews its license")
             }

@@ -49,8 +49,9 @@ struct MediaServerStore: Sendable {
     }
 
     /// The product `productId` (requested or actual id) with its files; nil when the catalog
-    /// holds no file for it.
-    func product(_ productId: String) async throws -> ServedProduct? {
+    /// holds no file for it. With `name`, only the file of that name is listed, unless it is a
+    /// playlist, whose rewriting needs them all (a segment request reads one row, not hundreds).
+    func product(_ productId: String, name: String? = nil) async throws -> ServedProduct? {
         try await catalog.read { [origin] db in
             let now = try Self.trustedNow(origin, db: db)
             guard let local = try OfflineAvailability.localFile(productId: productId, db: db),
@@ -62,9 +63,17 @@ struct MediaServerStore: Sendable {
                 """, arguments: [productId, local.actualProductId])
             let isHLS = local.item.manifestType == "hls"
             let mainName = isHLS ? "master.m3u8" : String((main["localPath"] as String).split(separator: "/").last ?? "media")
-            let files = try Row.fetchAll(db, sql: """
-                SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? ORDER BY pf.position
-                """, arguments: [local.actualProductId]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
+            var files: [ServedFile] = []
+            if let name, name != mainName {
+                files = try Row.fetchAll(db, sql: """
+                    SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? AND pf.name = ?
+                    """, arguments: [local.actualProductId, name]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
+            }
+            if name == nil || name == mainName || files.first?.role == "playlist" {
+                files = try Row.fetchAll(db, sql: """
+                    SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? ORDER BY pf.position
+                    """, arguments: [local.actualProductId]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
+            }
             return ServedProduct(productId: local.actualProductId, manifestType: local.item.manifestType,
                                  validity: try OfflineAvailability.state(productId: productId, db: db, now: now),
                                  productState: productState, main: Self.served(main, name: mainName, role: "main"), files: files)
