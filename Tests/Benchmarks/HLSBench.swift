@@ -96,18 +96,24 @@ struct HLSBench: AsyncParsableCommand {
         progress("vid-1: \(segments.count) segments of the default variant, \(segmentBytes) bytes")
         let license = try licenseHeaders(origin: origin, log: log)
 
-        var cassette: [Double] = [], ffmpeg: [Double] = [], curl: [Double] = []
+        var cassette: [Double] = [], answered: [Double] = [], ffmpeg: [Double] = [], curl: [Double] = []
         var lastState = ""
         for round in 1...rounds {
             let folder = "\(root)/c\(round)"
-            cassette.append(try await offline(origin: origin, folder: folder))
+            // Dirty data of the previous run is flushed (untimed) before each one, as in `download`.
+            _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
+            let timing = try await offline(origin: origin, folder: folder)
+            cassette.append(timing.done)
+            answered.append(timing.answered)
             lastState = folder + "/state"
             let copy = "\(root)/f\(round).ts"
+            _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
             ffmpeg.append(try DownloadPeers.timed("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-headers", license,
                                                                      "-i", origin + "/media/vid-1/master.m3u8",
                                                                      "-map", "0:p:1:v:0", "-map", "0:p:1:a:1", "-c", "copy",
                                                                      "-f", "mpegts", copy], log: log))
             try? FileManager.default.removeItem(atPath: copy)
+            _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
             let urls = segments.map { (url: origin + "/media/vid-1/v0/" + $0, name: $0) }
             curl.append(try DownloadPeers.curlParallel(urls: urls, into: "\(root)/k\(round)", parallel: parallel, log: log).seconds)
             try? FileManager.default.removeItem(atPath: "\(root)/k\(round)")
@@ -119,6 +125,7 @@ struct HLSBench: AsyncParsableCommand {
         var lines = [
             "HLS offline of vid-1 (\(segments.count) segments of the default variant, \(segmentBytes) bytes; median of \(rounds)):",
             String(format: "  cassette offline.add → OfflineDone  %7.2f s  (also 3 playlists, subtitles, 2 images; sizes by HEAD; fsync + commit)", median(cassette)),
+            String(format: "    of which offline.add's answer     %7.2f s  (playbackinfo, license and key, playlists, a HEAD per file)", median(answered)),
             String(format: "  ffmpeg -i master.m3u8 -c copy       %7.2f s  (decrypts and remuxes; no fsync)", median(ffmpeg)),
             String(format: "  curl --parallel-max %-2d segment list %7.2f s  (no fsync, no check)", parallel, median(curl)),
             String(format: "  ratio cassette / curl %.2f×, cassette / ffmpeg %.2f×", median(cassette) / median(curl), median(cassette) / median(ffmpeg)),
@@ -142,7 +149,7 @@ struct HLSBench: AsyncParsableCommand {
     }
 
     /// One Cassette round: a fresh downloader offlines vid-1; seconds from `offline.add` to `OfflineDone`.
-    private func offline(origin: String, folder: String) async throws -> Double {
+    private func offline(origin: String, folder: String) async throws -> (done: Double, answered: Double) {
         let runtime = folder + "/run", state = folder + "/state", config = folder + "/cassette.json"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         try #"{"logLevel":"warning","clientToken":"demo","clientSecret":"demo","downloader":{"maxParallel":\#(parallel)}}"#
@@ -162,6 +169,7 @@ struct HLSBench: AsyncParsableCommand {
         _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
         let begin = monotonicNanos()
         let added = try await client.call("offline.add", ["productId": "vid-1"])
+        let answeredAt = monotonicNanos()
         guard let token = added["token"]?.stringValue else { throw BenchError("offline.add gave no token: \(added)") }
         let limit = timeout
         let end = try await withThrowingTaskGroup(of: UInt64?.self) { group in
@@ -184,7 +192,7 @@ struct HLSBench: AsyncParsableCommand {
         guard status["state"]?.stringValue == "cached", status["segments"]?["done"] == status["segments"]?["total"] else {
             throw BenchError("after OfflineDone vid-1 is not complete: \(status)")
         }
-        return Double(end - begin) / 1e9
+        return (Double(end - begin) / 1e9, Double(answeredAt - begin) / 1e9)
     }
 
     /// The serving run over the last round's state: the player's media server, then nginx with

@@ -161,6 +161,8 @@ struct DownloadQueueStore: Sendable {
     /// thread of its own).
     static func markVerified(_ fileIds: [Int64], now: Date, db: Database) throws -> [Int64: Verified] {
         var verified: [Int64: Verified] = [:]
+        var presentations: [String: (ProductRef, Int64?, Int64)] = [:]
+        var presentationOrder: [String] = []
         for fileId in fileIds {
             // Cached statements: a batch runs these once per file, compiled once per connection.
             try db.cachedStatement(sql: """
@@ -182,17 +184,22 @@ struct DownloadQueueStore: Sendable {
             let stations = try String.fetchAll(db.cachedStatement(sql: """
                 SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
                 """), arguments: [fileId])
-            var progressed: [(ProductRef, [String: JSONValue])] = []
             for row in try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT p.token, p.productId, m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
                 WHERE \(ProductFileStore.holdsFileSQL) AND m.manifestType = 'hls' AND p.state IN ('queued', 'downloading', 'idle')
                 """), arguments: [fileId, fileId]) {
-                let product = ProductRef(token: row["token"], productId: row["productId"])
-                if let fields = try ProductFileStore.statusFields(productId: product.productId, mainFileId: row["fileId"], db: db) {
-                    progressed.append((product, fields))
-                }
+                let token: String = row["token"]
+                if presentations[token] == nil { presentationOrder.append(token) }
+                presentations[token] = (ProductRef(token: token, productId: row["productId"]), row["fileId"], fileId)
             }
-            verified[fileId] = Verified(products: products, stations: stations, progressed: progressed)
+            verified[fileId] = Verified(products: products, stations: stations)
+        }
+        // A presentation's progress once per batch, on the batch's last file of it: counting its
+        // files for each of them would make a presentation of n segments cost n² row reads.
+        for token in presentationOrder {
+            guard let (product, mainFileId, lastFileId) = presentations[token],
+                  let fields = try ProductFileStore.statusFields(productId: product.productId, mainFileId: mainFileId, db: db) else { continue }
+            verified[lastFileId]?.progressed.append((product, fields))
         }
         return verified
     }
