@@ -314,7 +314,11 @@ actor DownloadEngine {
             // a write transaction, and a read when nothing changed since.
             guard job.productWaits || mayHaveChanged else { return [] }
             guard try await queue.productWaits(for: job.fileId) else { return [] }
-            (owners, changed) = try await queue.startProducts(waitingFor: job.fileId, now: now)
+            if job.listed, let started = try await queue.productsAlreadyStarted(waitingFor: job.fileId) {
+                (owners, changed) = (started, [])
+            } else {
+                (owners, changed) = try await queue.startProducts(waitingFor: job.fileId, now: now)
+            }
         } catch {
             logger.error("cannot mark \(job.relative) started: \(error)")
             return []

@@ -63,6 +63,20 @@ struct DownloadQueueStore: Sendable {
         }
     }
 
+    /// The products waiting for a file, when every one of them is already downloading or cached
+    /// (nil otherwise: `startProducts` has something to write). The files of a presentation after
+    /// its first find their product downloading, and this read spares each a write transaction.
+    func productsAlreadyStarted(waitingFor fileId: Int64) async throws -> [ProductRef]? {
+        try await catalog.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT p.token, p.productId, p.state FROM offlineProducts p JOIN downloads d
+                  ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.fileId = ? AND d.state = 'queued'
+                """, arguments: [fileId])
+            guard rows.allSatisfy({ ["downloading", "cached"].contains($0["state"] as String) }) else { return nil }
+            return rows.map { ProductRef(token: $0["token"], productId: $0["productId"] ?? "") }
+        }
+    }
+
     /// The products waiting for a file whose transfer starts (`waiting`), and those of them that
     /// became `downloading` now (`started`). A cached product fetching a re-offline's file stays
     /// cached (and playable) until the swap; its OfflineStarted came from the re-validation.
