@@ -132,7 +132,7 @@ final class HLSOfflineTests: XCTestCase {
         let state = try await h.call("offline.state", ["productId": "vid-1"])
         XCTAssertNotEqual(state["state"]?.stringValue, "OFFLINED_AND_VALID")
         // Resumed once the origin serves it again: the rest was kept, the item completes.
-        try await h.api.delete("/_control/faults")
+        _ = try await h.api.delete("/_control/faults")
         _ = try await h.call("offline.resume", ["token": added["token"]!])
         let cached = try await h.waitProduct(try XCTUnwrap(added["token"]?.stringValue), state: "cached", timeout: 60)
         XCTAssertEqual(cached["segments"]?["done"], cached["segments"]?["total"])
@@ -189,6 +189,59 @@ final class HLSOfflineTests: XCTestCase {
         }
         let list = try await h.call("offline.list")
         XCTAssertEqual(list["items"]?.arrayValue?.count, 0)
+        XCTAssertEqual(h.mediaFiles(), [])
+    }
+
+    /// Pause, resume, re-validation and cancel act on a presentation as on one file.
+    func testPauseResumeRevalidateAndCancelAPresentation() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        try await h.api.injectFaults("/media/vid-1/", [["bytesPerSecond": 20_000, "repeat": 500]])
+        let added = try await h.call("offline.add", ["productId": "vid-1"])
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        _ = try await h.waitProduct(token, state: "downloading", timeout: 30)
+        let paused = try await h.call("offline.pause", ["token": .string(token)])
+        XCTAssertEqual(paused["state"]?.stringValue, "paused")
+        try await Task.sleep(nanoseconds: 700_000_000)
+        let before = try await h.call("offline.status", ["token": .string(token)])
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        let after = try await h.call("offline.status", ["token": .string(token)])
+        XCTAssertEqual(after["state"]?.stringValue, "paused")
+        XCTAssertEqual(after["segments"]?["done"], before["segments"]?["done"], "nothing completes while paused")
+        XCTAssertLessThan(after["segments"]?["done"]?.intValue ?? 99, after["segments"]?["total"]?.intValue ?? 0)
+
+        _ = try await h.api.delete("/_control/faults")
+        _ = try await h.call("offline.resume", ["token": .string(token)])
+        let cached = try await h.waitProduct(token, state: "cached", timeout: 60)
+        XCTAssertEqual(cached["segments"]?["done"], cached["segments"]?["total"])
+
+        // Re-validation with the same presentation, once due (two days on): unchanged, still
+        // valid, nothing fetched again.
+        try await h.setServerClock(offset: 2 * 86_400)
+        let mediaBefore = try await h.mediaStats()
+        let synced = try await h.call("sync.now")
+        let outcome = synced["revalidated"]?.arrayValue?.first { $0["token"]?.stringValue == token }
+        XCTAssertEqual(outcome?["result"]?.stringValue, "unchanged", "\(synced)")
+        let mediaAfter = try await h.mediaStats()
+        XCTAssertEqual(mediaAfter.full.filter { $0.key.hasSuffix(".ts") }, mediaBefore.full.filter { $0.key.hasSuffix(".ts") })
+        let state = try await h.call("offline.state", ["productId": "vid-1"])
+        XCTAssertEqual(state["state"]?.stringValue, "OFFLINED_AND_VALID")
+
+        // Cancel a second download midway: failed, Cancelled, no .part left behind.
+        _ = try await h.call("offline.delete", ["token": .string(token)])
+        XCTAssertEqual(h.mediaFiles(), [])
+        try await h.api.injectFaults("/media/vid-1/", [["bytesPerSecond": 20_000, "repeat": 500]])
+        let again = try await h.call("offline.add", ["productId": "vid-1"])
+        let second = try XCTUnwrap(again["token"]?.stringValue)
+        _ = try await h.waitProduct(second, state: "downloading", timeout: 30)
+        let cancelled = try await h.call("offline.cancel", ["token": .string(second)])
+        XCTAssertEqual(cancelled["state"]?.stringValue, "failed")
+        XCTAssertEqual(cancelled["error"]?.stringValue, "Cancelled")
+        XCTAssertFalse(h.mediaFiles().contains { $0.hasSuffix(".part") }, "\(h.mediaFiles())")
+        _ = try await h.api.delete("/_control/faults")
+        _ = try await h.call("offline.delete", ["token": .string(second)])
         XCTAssertEqual(h.mediaFiles(), [])
     }
 }

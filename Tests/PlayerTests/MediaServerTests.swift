@@ -245,7 +245,7 @@ final class MediaServerTests: XCTestCase {
         let during = try Self.framemd5(base + "/p/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"],
                                        input: ["-live_start_index", "0"])
         let status = try await rig.call(rig.downloader, "offline.status", ["token": .string(token)])
-        try await rig.api.delete("/_control/faults")
+        _ = try await rig.api.delete("/_control/faults")
         _ = try await rig.offline(["productId": "vid-1"])
         let after = try Self.framemd5(base + "/p/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"])
         Self.assertSameFrames(during, after, "decode during the download")
@@ -275,7 +275,7 @@ final class MediaServerTests: XCTestCase {
         }
         XCTAssertFalse(parts.isEmpty, "no segment was partly downloaded")
         try rig.restartDownloaderAfterKill()
-        try await rig.api.delete("/_control/faults")
+        _ = try await rig.api.delete("/_control/faults")
         _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
         let (_, cached) = try await rig.offline(["productId": "vid-1"])
         XCTAssertEqual(cached["segments"]?["done"], cached["segments"]?["total"])
