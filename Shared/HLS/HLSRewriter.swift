@@ -74,7 +74,7 @@ public enum HLSRewriter {
             let kept = replaceURIAttribute(line.text, kind: .rendition, map: map).map { $0 != nil } ?? true
             guard kept, let a = try? HLSAttributes(line.text.dropFirst("#EXT-X-MEDIA:".count), line: line.number),
                   let type = try? a.enumerated("TYPE", line: 0), let group = try? a.string("GROUP-ID", line: 0) else { continue }
-            groups.insert("\(type)/\(group ?? "")")
+            groups.insert("\(type)/\(group)")
         }
         return groups
     }

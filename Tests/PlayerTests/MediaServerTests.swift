@@ -269,7 +269,7 @@ final class MediaServerTests: XCTestCase {
         var parts: [String] = []
         while Date() < deadline {
             let all = (FileManager.default.enumerator(atPath: media)?.allObjects as? [String]) ?? []
-            parts = all.filter { $0.hasSuffix(".ts.part") && ((try? FileManager.default.attributesOfItem(atPath: media + "/" + $0)[.size] as? Int) ?? 0) ?? 0 > 8_000 }
+            parts = all.filter { $0.hasSuffix(".ts.part") && ((try? FileManager.default.attributesOfItem(atPath: media + "/" + $0)[.size] as? Int) ?? 0) > 8_000 }
             if !parts.isEmpty { break }
             try await Task.sleep(nanoseconds: 100_000_000)
         }
