@@ -244,4 +244,24 @@ final class HLSOfflineTests: XCTestCase {
         _ = try await h.call("offline.delete", ["token": .string(second)])
         XCTAssertEqual(h.mediaFiles(), [])
     }
+
+    /// A presentation larger than the cache waits `idle` with `CacheLimit` when it no longer
+    /// fits, and completes once the limit allows it.
+    func testACacheTooSmallForThePresentationKeepsItIdleUntilRaised() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let estimate = try await h.call("offline.estimate", ["productId": "vid-1"])
+        let size = try XCTUnwrap(estimate["items"]?.arrayValue?.first?["sizeBytes"]?.intValue)
+        _ = try await h.call("policy.set", ["maxCacheBytes": .number(Double(size / 2))])
+        let added = try await h.call("offline.add", ["productId": "vid-1"])
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        let idle = try await h.waitProduct(token, state: "idle", timeout: 30)
+        XCTAssertEqual(idle["error"]?.stringValue, "CacheLimit", "\(idle)")
+        XCTAssertLessThan(idle["segments"]?["done"]?.intValue ?? 99, idle["segments"]?["total"]?.intValue ?? 0)
+        _ = try await h.call("policy.set", ["maxCacheBytes": .null])
+        let cached = try await h.waitProduct(token, state: "cached", timeout: 60)
+        XCTAssertEqual(cached["segments"]?["done"], cached["segments"]?["total"])
+    }
 }
