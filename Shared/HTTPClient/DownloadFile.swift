@@ -81,6 +81,17 @@ final class DownloadFile {
         writebackStarted = end
     }
 
+    /// The body is complete: starts writeback of what no earlier call started (a small file's
+    /// whole body), while the descriptor is still open, so a caller's fsync finds the writes
+    /// under way without opening the file again. Only a hint, like `startWritebackIfDue`.
+    func startFinalWriteback() {
+        guard writebackBytes > 0, fd >= 0 else { return }
+        let from = max(writebackStarted, startOffset)
+        guard fileSize > from else { return }
+        _ = cassetteSyncFileRange(fd, from, fileSize - from, syncFileRangeWrite)
+        writebackStarted = fileSize
+    }
+
     /// Closes the descriptor now rather than at deinit.
     func close() {
         if fd >= 0 { Glibc.close(fd) }

@@ -30,8 +30,8 @@ extension HTTPClient {
         public var downloadBufferBytes: Int = 256 << 10
         /// Each time a download has written this many more bytes, the kernel is asked to start
         /// writing them out (`sync_file_range`, not waited for): a caller's final fsync then
-        /// finds little left, so disk and network work overlap, and dirty memory stays bounded.
-        /// 0 leaves writeback to the kernel.
+        /// finds little left, so disk and network work overlap, and dirty memory stays bounded;
+        /// the rest (a small file's whole body) when the body ends. 0 leaves writeback to the kernel.
         public var downloadWritebackBytes: Int = 8 << 20
         public var userAgent: String = "Cassette"
 

@@ -88,6 +88,7 @@ final class Transfer {
 
         let code = withExtendedLifetime(self) { easy.perform() }
         if code == CURLE_OK, failure == nil, let file {
+            file.startFinalWriteback()
             observer?.bodyEnded(fileDescriptor: file.descriptor)
         }
         let download = file.map {

@@ -22,6 +22,10 @@ actor DownloadEngine {
     /// Stations whose progress is to be published (see `noteStationProgress`).
     private var progressDue: Set<String> = []
     private var progressScheduled = false
+    /// When station progress was last counted (`noteStationProgress` waits `progressInterval`).
+    private var progressCountedAt: UInt64 = 0
+    private var progressFlushing = false
+    private static let progressIntervalNanos: UInt64 = 200_000_000
     private var kickScheduled = false
     private var kickRequested = false
     private var filling = false
@@ -49,7 +53,8 @@ actor DownloadEngine {
     private var readyEpoch = 0
 
     func attach(gate: PolicyGate) { self.gate = gate }
-    /// Told of every verified file: a re-validation may be waiting to switch a product to it.
+    /// Told of a verified file a re-validation waits for, to switch a product to it (the commit
+    /// says which: asking for every file cost a catalog read per file of a station).
     private var onVerified: (@Sendable (Int64) async -> Void)?
     func onFileVerified(_ hook: @escaping @Sendable (Int64) async -> Void) { onVerified = hook }
 
@@ -273,6 +278,8 @@ actor DownloadEngine {
         endedSinceQueueRead.insert(job.fileId)
         startReady()
         kickSoon()
+        // Nothing more is running: the last file of a station completes it now, not after the interval.
+        if active.isEmpty, ready.isEmpty, !progressDue.isEmpty { await flushStationProgress() }
     }
 
     /// A kick once the actor is free: the files of one commit batch finish together, and one
@@ -360,28 +367,43 @@ actor DownloadEngine {
             events.downloads("OfflineProgress", data)
         }
         noteStationProgress(verified.stations)
-        if let onVerified {
+        if verified.staged, let onVerified {
             let fileId = job.fileId
             Task { await onVerified(fileId) }
         }
     }
 
-    /// Station progress after files were verified, coalesced: the files of one commit batch (or
-    /// any finishing while the actor is busy) share one count instead of each re-counting the
-    /// whole station, which made a large station's sync quadratic.
+    /// Station progress after files were verified, coalesced and rate-limited: the files
+    /// verified within `progressIntervalNanos` share one count instead of each commit batch
+    /// re-counting the whole station (a catalog query over all its items). When the engine runs
+    /// dry the count comes at once (`perform`), so a station's completion is not delayed.
     private func noteStationProgress(_ stations: [String]) {
         guard !stations.isEmpty else { return }
         progressDue.formUnion(stations)
         guard !progressScheduled else { return }
         progressScheduled = true
-        Task { await self.flushStationProgress() }
+        let next = progressCountedAt + Self.progressIntervalNanos
+        let now = DispatchTime.now().uptimeNanoseconds
+        let wait = next > now ? next - now : 0
+        Task {
+            if wait > 0 { try? await Task.sleep(nanoseconds: wait) }
+            self.progressScheduled = false
+            await self.flushStationProgress()
+        }
     }
 
+    /// One flush at a time, so counts are published in the order they were taken; a flush
+    /// asked for meanwhile is done by the running one going round again.
     private func flushStationProgress() async {
-        progressScheduled = false
-        let due = progressDue
-        progressDue = []
-        await publishStationProgress(due.sorted())
+        guard !progressFlushing else { return }
+        progressFlushing = true
+        defer { progressFlushing = false }
+        while !progressDue.isEmpty {
+            let due = progressDue
+            progressDue = []
+            progressCountedAt = DispatchTime.now().uptimeNanoseconds
+            await publishStationProgress(due.sorted())
+        }
     }
 
     private func attemptFailed(_ job: FileJob, error: String, reason: String) async {

@@ -8,12 +8,12 @@ import NIOPosix
 ///
 /// 1. the bytes are in `<path>.part` and were verified (size + SHA-256) by `FileTransfer`;
 /// 2. **fsync the data** of every file of the batch, so the final name can never point at
-///    blocks that were not written: writeback of all of them is started first
-///    (`sync_file_range`), then they are fsynced on several threads at once (each fsync also
-///    waits for the file's inode to be written: one by one, those waits add up), so the disk
-///    takes them together and the transfers' slots were free again as soon as their bytes
-///    arrived. (A large file's writeback began while it downloaded; its fsync finds little
-///    left.) `syncfs` is not used:
+///    blocks that were not written: each file's writeback was started by its transfer
+///    (`sync_file_range`: every 8 MiB while it arrived, the rest when its body ended), then
+///    they are fsynced on several threads at once (each fsync also waits for the file's
+///    inode to be written: one by one, those waits add up), so the disk takes them together
+///    and the transfers' slots were free again as soon as their bytes arrived; the fsyncs
+///    find little left to write. `syncfs` is not used:
 ///    it also flushes every other program's dirty data on the file system, which on a busy
 ///    device costs more than it saves (measured: cassette-bench download);
 /// 3. **rename** `.part` → final name: atomic, a reader sees the old or the new entry;
@@ -82,11 +82,10 @@ actor DurableCommitter {
         draining = false
     }
 
-    /// Steps 2 of a batch: writeback of every file started, then the fsyncs spread over
-    /// `fsyncThreads`, waited for here (on the commit thread, which blocks by design).
+    /// Step 2 of a batch: the fsyncs spread over `fsyncThreads` (the transfers started each
+    /// file's writeback), waited for here (on the commit thread, which blocks by design).
     private static func fsyncAll(_ paths: [String]) throws {
         guard paths.count > 1 else { return try paths.forEach(MediaStore.fsyncFile) }
-        MediaStore.startWriteback(paths)
         let lanes = min(paths.count, 8)
         let done = DispatchGroup()
         let failures = NIOLockedValueBox<[Error]>([])
@@ -104,7 +103,7 @@ actor DurableCommitter {
 
     private static func persist(_ jobs: [FileJob], store: MediaStore, catalog: Catalog) throws -> [Int64: Verified] {
         let paths = try jobs.map { (part: try store.partPath($0.relative), final: try store.absolute($0.relative)) }
-        // Step 2: data to disk before any rename, the whole batch's writeback at once.
+        // Step 2: data to disk before any rename.
         try fsyncAll(paths.map(\.part))
         // Step 3: the atomic switch to the final name.
         for path in paths { try MediaStore.rename(path.part, to: path.final) }

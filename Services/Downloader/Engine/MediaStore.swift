@@ -111,18 +111,6 @@ struct MediaStore: Sendable {
         guard fsync(fd) == 0 else { throw DownloaderError.storage("fsync \(path): \(String(cString: strerror(errno)))") }
     }
 
-    /// Asks the kernel to start writing these files' dirty pages out, without waiting, so the
-    /// fsyncs that follow find the writes already under way. Only a hint: failures are left
-    /// for the fsync to report.
-    static func startWriteback(_ paths: [String]) {
-        for path in paths {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            _ = cassetteSyncFileRange(fd, 0, 0, syncFileRangeWrite)
-            close(fd)
-        }
-    }
-
     /// Makes a rename (a directory entry) durable: without it a crash may bring the old name back.
     static func fsyncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -155,10 +143,3 @@ extension MediaStore {
 
     func delete(_ relative: String) async { await delete([relative]) }
 }
-
-/// `SYNC_FILE_RANGE_WRITE`: start writeback of the range's dirty pages, do not wait.
-private let syncFileRangeWrite: UInt32 = 2
-
-/// glibc's `sync_file_range(2)` (Linux), which the Glibc module does not export.
-@_silgen_name("sync_file_range")
-private func cassetteSyncFileRange(_ fd: Int32, _ offset: Int64, _ count: Int64, _ flags: UInt32) -> Int32

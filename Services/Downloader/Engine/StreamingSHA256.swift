@@ -77,7 +77,20 @@ final class StreamingSHA256: DownloadBodyObserver, @unchecked Sendable {
             }
         }
         let digest = withState { $0.hasher }.finalize()
-        return digest.map { String(format: "%02x", $0) }.joined()
+        return Self.hex(digest)
+    }
+
+    /// Lowercase hex of the bytes. Written out by hand: `String(format:)` costs a dynamic cast
+    /// per byte, which a station of many small files paid thousands of times.
+    static func hex<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     private static func hashPrefix(path: String, length: Int64) throws -> SHA256 {

@@ -18,6 +18,8 @@ struct DownloadQueueStore: Sendable {
         /// Products listing the file that are not complete yet, with their progress over all
         /// their files (`bytesOnDisk`, `sizeBytes`, `segments`), for `OfflineProgress`.
         var progressed: [(product: ProductRef, fields: [String: JSONValue])] = []
+        /// A re-offline waits for this file (a product's staged revision), to be switched to it.
+        var staged = false
     }
 
     /// Files not yet verified that some owner still wants, oldest request first, at most `limit`
@@ -58,7 +60,7 @@ struct DownloadQueueStore: Sendable {
     /// and this read spares them the write transaction of `startProducts`.
     func productWaits(for fileId: Int64) async throws -> Bool {
         try await catalog.read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1",
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1"),
                               arguments: [fileId]) ?? false
         }
     }
@@ -115,10 +117,10 @@ struct DownloadQueueStore: Sendable {
     /// download about every second).
     func recordProgress(fileId: Int64, bytesOnDisk: Int64) async throws {
         try await catalog.write { db in
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE files SET bytesOnDisk = ?, state = CASE WHEN ? > 0 THEN 'partial' ELSE state END
                 WHERE id = ? AND state != 'verified'
-                """, arguments: [bytesOnDisk, bytesOnDisk, fileId])
+                """).execute(arguments: [bytesOnDisk, bytesOnDisk, fileId])
         }
     }
 
@@ -206,7 +208,11 @@ struct DownloadQueueStore: Sendable {
                 if presentations[token] == nil { presentationOrder.append(token) }
                 presentations[token] = (ProductRef(token: token, productId: row["productId"]), row["fileId"], fileId)
             }
-            verified[fileId] = Verified(products: products, stations: stations)
+            let staged = try Bool.fetchOne(db.cachedStatement(sql: """
+                SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
+                WHERE d.fileId = ? AND p.staged IS NOT NULL LIMIT 1
+                """), arguments: [fileId]) ?? false
+            verified[fileId] = Verified(products: products, stations: stations, staged: staged)
         }
         // A presentation's progress once per batch, on the batch's last file of it: counting its
         // files for each of them would make a presentation of n segments cost n² row reads.

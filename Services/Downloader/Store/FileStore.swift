@@ -26,14 +26,15 @@ struct FileStore: Sendable {
 
     private static func upsertFile(_ item: ManifestItem, db: Database, now: Date) throws -> (fileId: Int64, verified: Bool, stale: String?) {
         let relative = item.relativePath
-        let existing = try Row.fetchOne(db, sql: "SELECT id, sha256, sizeBytes, state, localPath FROM files WHERE urlPath = ? OR localPath = ?",
+        // Cached statements here and below: a manifest runs them once per item.
+        let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, sha256, sizeBytes, state, localPath FROM files WHERE urlPath = ? OR localPath = ?"),
                                         arguments: [item.urlPath, relative])
         guard let existing else {
             return (try insertFile(item, urlPath: item.urlPath, localPath: relative, db: db, now: now), false, nil)
         }
         let fileId: Int64 = existing["id"]
         if sameContent(existing, item) {
-            try db.execute(sql: "UPDATE files SET url = ?, mimeType = ? WHERE id = ?", arguments: [item.url, item.mimeType, fileId])
+            try db.cachedStatement(sql: "UPDATE files SET url = ?, mimeType = ? WHERE id = ?").execute(arguments: [item.url, item.mimeType, fileId])
             return (fileId, (existing["state"] as String) == "verified", nil)
         }
         try db.execute(sql: """
@@ -72,16 +73,16 @@ struct FileStore: Sendable {
     }
 
     private static func insertFile(_ item: ManifestItem, urlPath: String, localPath: String, db: Database, now: Date) throws -> Int64 {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO files (url, urlPath, localPath, mimeType, sizeBytes, sha256, bytesOnDisk, state, createdAt)
             VALUES (?, ?, ?, ?, ?, ?, 0, 'pending', ?)
-            """, arguments: [item.url, urlPath, localPath, item.mimeType, item.sizeBytes, item.sha256, now])
+            """).execute(arguments: [item.url, urlPath, localPath, item.mimeType, item.sizeBytes, item.sha256, now])
         return db.lastInsertedRowID
     }
 
     /// The playable item's row, pointing at `fileId`.
     static func upsertMediaItem(_ item: ManifestItem, fileId: Int64, db: Database) throws {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO mediaItems (id, productType, title, artist, album, durationSeconds, audioQuality, codec, sampleRate,
                                     bitDepth, trackGain, trackPeak, albumGain, albumPeak, manifestType, fileId)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -93,17 +94,17 @@ struct FileStore: Sendable {
                 trackGain = COALESCE(excluded.trackGain, trackGain), trackPeak = COALESCE(excluded.trackPeak, trackPeak),
                 albumGain = COALESCE(excluded.albumGain, albumGain), albumPeak = COALESCE(excluded.albumPeak, albumPeak),
                 fileId = excluded.fileId
-            """, arguments: [item.id, item.productType, item.title, item.artist, item.album, item.durationSeconds,
+            """).execute(arguments: [item.id, item.productType, item.title, item.artist, item.album, item.durationSeconds,
                              item.audioQuality, item.codec, item.sampleRate, item.bitDepth, item.trackGain, item.trackPeak,
                              item.albumGain, item.albumPeak, item.manifestType ?? "progressive", fileId])
     }
 
     /// Puts the file in the queue for `owner` (or keeps it there); a verified file's row is 'done'.
     static func want(fileId: Int64, ownerKind: String, ownerId: String, verified: Bool, db: Database, now: Date) throws {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO downloads (fileId, ownerKind, ownerId, state, attempts, updatedAt) VALUES (?, ?, ?, ?, 0, ?)
             ON CONFLICT(fileId, ownerKind, ownerId) DO UPDATE SET state = excluded.state, updatedAt = excluded.updatedAt
-            """, arguments: [fileId, ownerKind, ownerId, verified ? "done" : "queued", now])
+            """).execute(arguments: [fileId, ownerKind, ownerId, verified ? "done" : "queued", now])
     }
 
     /// Deletes files (and their media items) nothing wants any more; returns their relative

@@ -119,15 +119,15 @@ struct StationStore: Sendable {
             var position = try Int.fetchOne(db, sql: "SELECT MAX(position) FROM stationItems WHERE stationId = ?", arguments: [stationId]) ?? -1
             var added: [String] = []
             var stale: [(fileId: Int64, path: String)] = []
+            // The station's items, read once rather than looked up per manifest item.
+            var present = try String.fetchSet(db, sql: "SELECT itemId FROM stationItems WHERE stationId = ?", arguments: [stationId])
             for item in manifest.items {
                 let (fileId, verified, oldPath) = try FileStore.upsert(item, db: db, now: now)
                 if let oldPath { stale.append((fileId, oldPath)) }
-                let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM stationItems WHERE stationId = ? AND itemId = ?",
-                                               arguments: [stationId, item.id]) ?? false
-                if !exists {
+                if present.insert(item.id).inserted {
                     position += 1
-                    try db.execute(sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)",
-                                   arguments: [stationId, item.id, position])
+                    try db.cachedStatement(sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)")
+                        .execute(arguments: [stationId, item.id, position])
                     added.append(item.id)
                 }
                 try FileStore.want(fileId: fileId, ownerKind: "station", ownerId: stationId, verified: verified, db: db, now: now)
@@ -182,13 +182,13 @@ struct StationStore: Sendable {
     /// Counts files that gave up as failed.
     func progress(_ stationId: String, maxAttempts: Int) async throws -> Progress {
         try await catalog.read { db in
-            let row = try Row.fetchOne(db, sql: """
+            let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT COUNT(*) AS total,
                        SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verified,
                        SUM(CASE WHEN f.state != 'verified' AND (f.attempts >= ? OR f.id IS NULL) THEN 1 ELSE 0 END) AS failed
                 FROM stationItems si JOIN mediaItems m ON m.id = si.itemId LEFT JOIN files f ON f.id = m.fileId
                 WHERE si.stationId = ?
-                """, arguments: [maxAttempts, stationId])
+                """), arguments: [maxAttempts, stationId])
             let total: Int = row?["total"] ?? 0
             let verified: Int = row?["verified"] ?? 0
             let failed: Int = row?["failed"] ?? 0
