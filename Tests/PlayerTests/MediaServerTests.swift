@@ -200,6 +200,15 @@ final class MediaServerTests: XCTestCase {
         let started = try await rig.call(rig.player, "media.server.start")
         let base = try XCTUnwrap(started["url"]?.stringValue)
         _ = try await rig.offline(["productId": "vid-1", "rentalSeconds": 3600])
+        // The audio player does not play a presentation: it says so, by name.
+        let client = try await rig.player.client()
+        defer { Task { await client.close() } }
+        let events = EventCollector(client)
+        _ = try await client.call("events.subscribe", ["topics": ["player"]])
+        _ = try await client.call("player.load", ["mediaProduct": ["productId": "vid-1", "productType": "VIDEO", "referenceId": "ref-v"]])
+        _ = try await client.call("player.play")
+        let refused = try await events.wait("SourceUnavailable", timeout: 20) { $0.type == "SourceUnavailable" }
+        XCTAssertTrue(refused.data["message"]?.stringValue?.contains("media.locate") == true, "\(refused.data)")
         let key = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/keys/k-vid-1", timeoutSeconds: 10))
         XCTAssertEqual(key.status, 200)
         // Two hours of server time later the rental is over.

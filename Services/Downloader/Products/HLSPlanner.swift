@@ -215,7 +215,7 @@ struct HLSPlanner: Sendable {
         return size
     }
 
-    /// `/v1/keys/{keyId}` → keyId (ORIGIN-API: keys are fetched under the license, by id).
+    /// `/v1/keys/{keyId}` → keyId (docs/origin.md: keys are fetched under the license, by id).
     static func keyId(_ urlPath: String) throws -> String {
         let prefix = "/v1/keys/"
         guard urlPath.hasPrefix(prefix), OriginID.isValid(String(urlPath.dropFirst(prefix.count))) else {
