@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// One client connection: reads requests one after another (HTTP/1.1 keep-alive), applies
 /// the next queued fault for each, asks the `Origin` for the answer and writes it.
@@ -144,6 +145,12 @@ struct HTTPConnection {
             return keepAlive
         }
         let throttle = fault?.bytesPerSecond.flatMap { $0 > 0 ? $0 : nil }
+        if case .file(let path, let offset, let fileLength) = response.body, throttle == nil, sendLimit == length {
+            try await sendFile(path, offset: offset, length: fileLength)
+            try await send(.end(nil))
+            if isFile && response.status == .ok { origin.stats.countFullBody(path: request.path) }
+            return keepAlive
+        }
         var sent = 0
         try await BodyReader.chunks(of: response.body, limit: sendLimit) { chunk in
             for slice in Self.slices(of: chunk, bytesPerSecond: throttle) {
@@ -165,6 +172,29 @@ struct HTTPConnection {
         let size = max(1, rate / OriginLimits.throttleSlicesPerSecond)
         return stride(from: 0, to: chunk.count, by: size).map { chunk[$0..<min(chunk.count, $0 + size)] }
     }
+
+    /// A whole file (or range) with no fault shaping it goes out as a `FileRegion`: NIO writes
+    /// it with sendfile(2), from the page cache to the socket, as an edge server does. The open
+    /// runs on NIO's blocking pool; the write's future completes once the kernel took every byte,
+    /// so the descriptor is closed after it.
+    /// A file that shrank since the answer was chosen is cut short like any short body: the
+    /// connection closes (sendfile would wait forever for bytes past its end).
+    private func sendFile(_ path: String, offset: Int, length: Int) async throws {
+        let handle = try await NIOThreadPool.singleton.runIfActive {
+            let handle = try NIOFileHandle(_deprecatedPath: path)
+            var info = stat()
+            let size = try handle.withUnsafeFileDescriptor { fstat($0, &info) == 0 ? Int(info.st_size) : -1 }
+            guard size >= offset + length else {
+                try? handle.close()
+                throw ShortFile()
+            }
+            return handle
+        }
+        defer { try? handle.close() }
+        try await send(.body(.fileRegion(FileRegion(fileHandle: handle, readerIndex: offset, endIndex: offset + length))))
+    }
+
+    private struct ShortFile: Error {}
 
     private func send(_ part: HTTPServerResponsePart) async throws {
         try await channel.channel.writeAndFlush(part).get()
