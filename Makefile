@@ -51,9 +51,9 @@ test: build-tests
 demo: build
 	bash deploy/demo.sh .build/debug
 
-# Every benchmark, each beside its peer (MPD, curl, aria2c). Not part of `make test`.
+# Every benchmark, each beside its peer (MPD, curl, aria2c, ffmpeg, nginx). Not part of `make test`.
 # BENCH lists the `cassette-bench` subcommands to run; `make bench BENCH=status` runs one.
-BENCH ?= status footprint playlog download playback gapless
+BENCH ?= status footprint playlog download playback gapless hls
 bench: bench-deps
 	$(SWIFT) build -c release
 	@for b in $(BENCH); do echo "== cassette-bench $$b"; .build/release/cassette-bench $$b --bin-dir .build/release || exit 1; done

@@ -69,6 +69,8 @@ let package = Package(
             "HTTPClient", "Wire",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Shared/OriginClient"),
+        // HLS playlists: a strict parser, URL resolution and URI rewriting; pure Swift, no I/O.
+        .target(name: "HLS", path: "Shared/HLS"),
         .target(name: "AudioFormat", path: "Shared/AudioFormat"),
         .target(name: "AudioOutput", dependencies: ["AudioFormat", "CALSA"], path: "Shared/AudioOutput"),
         .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CFFmpeg"], path: "Shared/MediaDecoder"),
@@ -84,14 +86,17 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "downloader", dependencies: [
-            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire",
+            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire", "HLS",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Downloader"),
         .executableTarget(name: "player", dependencies: [
-            "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire",
+            "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire", "HLS",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -143,6 +148,7 @@ let package = Package(
             "TestSupport", "Wire", "HTTPClient", "Catalog",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/IntegrationTests"),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "TestSupport"], path: "Tests/HLSTests"),
         // cassettectl's formatting, parsing and error wording: pure functions, no sockets.
         .testTarget(name: "CassetteCtlTests", dependencies: ["cassettectl", "Wire"], path: "Tests/CassetteCtlTests"),
         .testTarget(name: "OriginTests", dependencies: ["cassette-origin", "HTTPClient", "TestSupport"], path: "Tests/OriginTests"),

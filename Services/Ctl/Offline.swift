@@ -9,7 +9,8 @@ struct Offline: AsyncParsableCommand {
         discussion: "Wherever a token is asked for, a product id does too when exactly one offline has it (requested or actual).",
         subcommands: [OfflineAdd.self, OfflineWatch.self, OfflineStatus.self, OfflineList.self, OfflineState.self,
                       OfflineToken.Pause.self, OfflineToken.Resume.self, OfflineToken.Cancel.self, OfflineToken.Delete.self,
-                      OfflineDeleteAll.self, OfflineEstimate.self, OfflinePreloadLicense.self, OfflineRenewLicense.self])
+                      OfflineDeleteAll.self, OfflineEstimate.self, OfflinePreloadLicense.self, OfflineRenewLicense.self,
+                      OfflineVariants.self])
 
     /// The table of `offline.status`/`offline.list` entries.
     static func render(_ items: [JSONValue]) -> String {

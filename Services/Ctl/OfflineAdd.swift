@@ -30,6 +30,15 @@ struct OfflineAdd: AsyncParsableCommand {
     @Flag(help: "Download this product over cellular or metered networks even where the policy forbids it.")
     var allowCellular = false
 
+    @Option(help: "HLS: the variant whose bandwidth is closest at or below this many bits per second (offline variants lists them).")
+    var bitrate: Int?
+
+    @Option(name: .customLong("audio-language"), help: "HLS: an audio rendition by language, e.g. fr; repeatable.")
+    var audioLanguages: [String] = []
+
+    @Option(name: .customLong("subtitle-language"), help: "HLS: a subtitle rendition by language, e.g. en; repeatable.")
+    var subtitleLanguages: [String] = []
+
     @Flag(help: "Wait until the product is on the device (or failed).")
     var wait = false
 
@@ -41,6 +50,9 @@ struct OfflineAdd: AsyncParsableCommand {
         if let productType { params["productType"] = .string(productType) }
         if let quality { params["quality"] = .string(quality) }
         if allowCellular { params["allowCellular"] = true }
+        if let bitrate { params["bitrate"] = .number(Double(bitrate)) }
+        if !audioLanguages.isEmpty { params["audioLanguages"] = .array(audioLanguages.map(JSONValue.string)) }
+        if !subtitleLanguages.isEmpty { params["subtitleLanguages"] = .array(subtitleLanguages.map(JSONValue.string)) }
         terms.add(to: &params)
         var status = try await connection.call("offline.add", .object(params))
         if wait { status = try await OfflineFollow.follow(connection, status: status, label: productId, wait: waitOptions) }

@@ -55,3 +55,30 @@ struct OfflineEstimate: AsyncParsableCommand {
         CtlOutput.show(result, json: output.json, render: KeyValues.render)
     }
 }
+
+struct OfflineVariants: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "variants", abstract: "The variants and renditions an HLS product offers (offline.variants).")
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+    @Argument(help: "Product id, e.g. vid-1.") var productId: String
+
+    func run() async throws {
+        let result = try await CtlClient.call(connection, .downloader, "offline.variants", ["productId": .string(productId)], json: output.json)
+        CtlOutput.show(result, json: output.json) { Self.render($0) }
+    }
+
+    static func render(_ offer: JSONValue) -> String {
+        var variants = Table(headers: ["BANDWIDTH", "RESOLUTION", "CODECS", "VIDEO"])
+        for variant in offer["variants"]?.arrayValue ?? [] {
+            variants.add([Format.text(variant["bandwidth"]), Format.text(variant["resolution"]), Format.text(variant["codecs"]),
+                          variant["hasVideo"]?.boolValue == true ? "yes" : "no"])
+        }
+        var renditions = Table(headers: ["TYPE", "LANGUAGE", "NAME", "DEFAULT"])
+        for rendition in offer["renditions"]?.arrayValue ?? [] {
+            renditions.add([Format.text(rendition["type"]), Format.text(rendition["language"]), Format.text(rendition["name"]),
+                            rendition["default"]?.boolValue == true ? "yes" : "no"])
+        }
+        return variants.render() + "\n" + renditions.render()
+    }
+}

@@ -20,9 +20,20 @@ enum DownloaderMethods {
         /// License terms: a rental of this many seconds, or a purchase.
         var rentalSeconds: Double?
         var purchase: Bool?
+        /// HLS: the variant whose BANDWIDTH is closest at or below it; renditions by language.
+        var bitrate: Double?
+        var audioLanguages: [String]?
+        var subtitleLanguages: [String]?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case productId, productType, quality, allowCellular, rentalSeconds, purchase
+            case bitrate, audioLanguages, subtitleLanguages
         }
+    }
+    /// `offline.variants`: what an HLS product offers.
+    struct VariantsParams: ClosedParams, Sendable {
+        var productId: String
+        var quality: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case productId, quality }
     }
     /// `offline.preloadLicense`: a license before the content (Brightcove).
     struct PreloadParams: ClosedParams, Sendable {
@@ -125,11 +136,20 @@ enum DownloaderMethods {
             try checkId(p.productId, field: "productId")
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
+            let presentation = try presentationChoice(p)
             let ready = try await core.value
             // Without its own quality, an item gets the policy's offline audio or video quality.
             let quality = p.quality ?? ready.gate.policy.offlineQuality(productType: p.productType)
             return try await ready.products.add(productId: p.productId, productType: p.productType, quality: quality,
-                                                allowCellular: p.allowCellular ?? false, terms: terms, retry: .interactive)
+                                                allowCellular: p.allowCellular ?? false, terms: terms,
+                                                presentation: presentation, retry: .interactive)
+        }
+        router.register("offline.variants", params: VariantsParams.self) { p, _ in
+            try checkId(p.productId, field: "productId")
+            if let quality = p.quality { try checkId(quality, field: "quality") }
+            let ready = try await core.value
+            let quality = p.quality ?? ready.gate.policy.offlineQuality(productType: "VIDEO")
+            return try await ready.products.variants(productId: p.productId, quality: quality, retry: .interactive)
         }
         router.register("offline.status", params: TokenParams.self) { p, _ in
             try await core.value.products.status(token: p.token)
@@ -163,6 +183,27 @@ enum DownloaderMethods {
         router.register("network.set", params: PolicyController.NetworkParams.self) { p, _ in
             try await core.value.policy.setNetwork(p)
         }
+    }
+
+    /// `bitrate` a whole number of bits per second; languages at most 16 tags of `[A-Za-z0-9-]{1,35}`.
+    static func presentationChoice(_ p: AddParams) throws -> OfflineProducts.PresentationChoice {
+        var choice = OfflineProducts.PresentationChoice()
+        if let bitrate = p.bitrate {
+            guard bitrate.rounded() == bitrate, bitrate >= 1, bitrate <= 1e12 else {
+                throw RPCError.invalidParams("params.bitrate must be a whole number of bits per second (1 or more).")
+            }
+            choice.bitrate = Int(bitrate)
+        }
+        for (field, languages) in [("audioLanguages", p.audioLanguages), ("subtitleLanguages", p.subtitleLanguages)] {
+            guard let languages else { continue }
+            guard languages.count <= 16, languages.allSatisfy({ tag in
+                (1...35).contains(tag.utf8.count) && tag.utf8.allSatisfy { $0 == 45 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
+            }) else {
+                throw RPCError.invalidParams("params.\(field) must be at most 16 language tags (none: no rendition) such as \"fr\" or \"en-GB\".")
+            }
+            if field == "audioLanguages" { choice.audioLanguages = languages } else { choice.subtitleLanguages = languages }
+        }
+        return choice
     }
 
     static func checkId(_ value: String, field: String) throws {

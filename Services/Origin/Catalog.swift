@@ -26,6 +26,8 @@ struct GenerationParameters: Codable, Sendable, Equatable {
     var seconds: Double
     /// When set and not empty, the catalog holds only these synthetic stations (`SyntheticCatalog`).
     var synthetic: [SyntheticStationSpec]? = nil
+    /// Length of `vid-1`; nil: `seconds` within 4…8.
+    var videoSeconds: Double? = nil
 }
 
 struct CatalogFile: Codable, Sendable {

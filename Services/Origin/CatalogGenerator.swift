@@ -31,7 +31,7 @@ struct CatalogGenerator {
         let stationTracks = DemoLineup.stationTracks(parameters)
         let singles = DemoLineup.singles(parameters)
         let plans = DemoLineup.stations.flatMap { stationTracks[$0.id] ?? [] } + singles
-        let video = HLSGenerator(directory: directory, seconds: max(4, min(parameters.seconds, 8)))
+        let video = HLSGenerator(directory: directory, seconds: parameters.videoSeconds ?? max(4, min(parameters.seconds, 8)))
 
         // Phase 1: synthesise every file.
         var jobs: [@Sendable () throws -> Void] = plans.map { plan in { try self.encode(plan) } }

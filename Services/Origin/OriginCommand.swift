@@ -21,6 +21,9 @@ struct GenerationOptions: ParsableArguments {
     @Option(help: "Length of the shortest track in seconds; the longest is 2.5 times as long.")
     var seconds: Double = 8
 
+    @Option(help: "Length of the HLS video vid-1 in seconds (2 s segments); default: --seconds within 4…8.")
+    var videoSeconds: Double?
+
     @Option(name: .customLong("synthetic"), help: ArgumentHelp(
         "A synthetic offline station ID=COUNTxSIZE (SIZE in bytes, or with k/m/g), e.g. st-bench=1000x200k; repeatable. The catalog then holds only synthetic stations of random bytes and needs no ffmpeg.",
         valueName: "spec"))
@@ -29,11 +32,13 @@ struct GenerationOptions: ParsableArguments {
     func validate() throws {
         guard (1...99).contains(tracksPerStation) else { throw ValidationError("--tracks-per-station must be 1…99") }
         guard seconds >= 1, seconds <= 600 else { throw ValidationError("--seconds must be 1…600") }
+        if let videoSeconds, !(4...3_600).contains(videoSeconds) { throw ValidationError("--video-seconds must be 4…3600") }
         guard Set(synthetic.map(\.id)).count == synthetic.count else { throw ValidationError("--synthetic station ids must differ") }
     }
 
     var parameters: GenerationParameters {
-        GenerationParameters(tracksPerStation: tracksPerStation, seconds: seconds, synthetic: synthetic.isEmpty ? nil : synthetic)
+        GenerationParameters(tracksPerStation: tracksPerStation, seconds: seconds, synthetic: synthetic.isEmpty ? nil : synthetic,
+                             videoSeconds: videoSeconds)
     }
 }
 

@@ -43,6 +43,14 @@ enum Player {
         await engine.setOrigin(origin)
         var router = RPCRouter()
         PlayerMethods.register(on: &router, engine: engine)
+        let mediaControl = MediaServerControl(port: settings.mediaServerPort)
+        let stores: @Sendable () async throws -> MediaServerStore = { MediaServerStore(catalog: try await catalog(), origin: origin) }
+        let mediaDirectory = context.settings.stateDir + "/media"
+        PlayerMethods.registerMedia(on: &router, control: mediaControl,
+                                    locator: MediaLocator(stores: stores, control: mediaControl, origin: origin))
+        let mediaServer = MediaServerService(control: mediaControl,
+                                             responder: MediaResponder(stores: stores, mediaDirectory: mediaDirectory, logger: context.logger),
+                                             logger: context.logger)
         // The group stops its members in reverse order: the sender, the progress ticker, the
         // playback (closing the open play), and last the writer, which drains the queue.
         let progress = RepeatingService("play progress", parts: engine) { engine in
@@ -50,7 +58,7 @@ enum Player {
             return .seconds(settings.playProgressSeconds)
         }
         let services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
-                                       PlaybackService(engine: engine, pipeline: pipeline), progress, sender]
+                                       PlaybackService(engine: engine, pipeline: pipeline), progress, sender, mediaServer]
         return DaemonParts(router: router, services: services, statusLine: { await engine.statusLine }, status: {
             ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": await writer.status()]
         })

@@ -26,6 +26,8 @@ struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible, RPCErro
         static let catalogFailed = Code(name: "CatalogFailed", number: 2008)
         /// The bytes underneath failed (a download or stream); the event carries the source's own name.
         static let sourceFailed = Code(name: "SourceFailed", number: 2009)
+        /// The local media server could not listen (port taken) or the player is stopping.
+        static let mediaServerFailed = Code(name: "MediaServerFailed", number: 2010)
         /// Anything else unexpected inside the player (TIDAL's UnexpectedError).
         static let unexpected = Code(name: "UnexpectedError", number: 2099)
     }

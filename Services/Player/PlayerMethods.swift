@@ -1,4 +1,5 @@
 import Wire
+import OriginClient
 
 /// The player's socket methods (docs/protocol.md, "Player"). The PlaybackEngine controls
 /// return at once (TIDAL: async, progress comes as events); only bad params are refused.
@@ -24,6 +25,33 @@ enum PlayerMethods {
         enum CodingKeys: CodingKey, CaseIterable {}
     }
     struct Done: Encodable, Sendable { var ok = true }
+
+    struct LocateParams: ClosedParams, Sendable {
+        var productId: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case productId }
+    }
+
+    /// `media.locate` and `media.server.start|stop|status` (the local media server).
+    static func registerMedia(on router: inout RPCRouter, control: MediaServerControl, locator: MediaLocator) {
+        router.register("media.server.start", params: None.self) { _, _ in
+            let port = try await control.start()
+            return ["url": .string("http://127.0.0.1:\(port)"), "running": true] as JSONValue
+        }
+        router.register("media.server.stop", params: None.self) { _, _ in
+            await control.stop()
+            return ["running": false] as JSONValue
+        }
+        router.register("media.server.status", params: None.self) { _, _ in
+            ["running": .bool(control.url != nil), "url": control.url.map(JSONValue.string) ?? .null,
+             "port": .number(Double(control.port))] as JSONValue
+        }
+        router.register("media.locate", params: LocateParams.self) { p, _ in
+            guard OriginID.isValid(p.productId) else {
+                throw RPCError.invalidParams("params.productId must match [A-Za-z0-9._-]{1,128}.")
+            }
+            return try await locator.locate(productId: p.productId)
+        }
+    }
 
     static func register(on router: inout RPCRouter, engine: PlaybackEngine) {
         router.register("player.load", params: ProductParams.self) { p, _ in

@@ -51,4 +51,21 @@ extension Catalog {
     static func downloaderSchemaV4(_ db: Database) throws {
         try db.create(index: "downloads_queue", on: "downloads", columns: ["state", "id"])
     }
+
+    /// HLS presentations and product images: a product's files beyond its main one.
+    static func downloaderSchemaV5(_ db: Database) throws {
+        // Every file a product needs besides `mediaItems.fileId` (for HLS, the master playlist):
+        // media playlists, segments, init sections and images, each named as the local media
+        // server serves it (`/p/{productId}/{name}`). A file is listed once per product however
+        // many playlists or byte ranges read it. The product is `cached` once all are verified.
+        try db.create(table: "productFiles") { t in
+            t.column("productId", .text).notNull().references("mediaItems", onDelete: .cascade)
+            t.column("name", .text).notNull()
+            t.column("fileId", .integer).notNull().references("files", onDelete: .cascade)
+            t.column("role", .text).notNull().check { ["playlist", "segment", "init", "image"].contains($0) }
+            t.column("position", .integer).notNull()
+            t.primaryKey(["productId", "name"])
+        }
+        try db.create(index: "productFiles_file", on: "productFiles", columns: ["fileId"])
+    }
 }

@@ -130,6 +130,7 @@ extension Catalog {
         m.registerMigration("v2-reporter", migrate: reporterSchemaV2)
         m.registerMigration("v3-downloader", migrate: downloaderSchemaV3)
         m.registerMigration("v4-downloader-queue", migrate: downloaderSchemaV4)
+        m.registerMigration("v5-downloader-hls", migrate: downloaderSchemaV5)
         return m
     }
 }

@@ -14,6 +14,7 @@ struct BenchCommand: AsyncParsableCommand {
             DownloadBench.self,
             GaplessBench.self,
             FootprintBench.self,
+            HLSBench.self,
         ],
         defaultSubcommand: StatusBench.self)
 }

@@ -53,7 +53,7 @@ final class TruthfulAnswerTests: XCTestCase {
         XCTAssertEqual(verdicts["tr-8"], "NotDownloadable")
         XCTAssertEqual(verdicts["tr-geo"], "ContentNotAvailableInLocation")
         XCTAssertEqual(verdicts["tr-sub"], "ContentNotAvailableForSubscription")
-        XCTAssertEqual(verdicts["vid-1"], "NotSupported")
+        XCTAssertEqual(verdicts["vid-1"], "yes", "an HLS presentation, sized as offline.add plans it")
         XCTAssertEqual(verdicts["tr-3"], "BadManifest")
         // Only what can be downloaded is counted.
         let counted = items.compactMap { $0["neededBytes"]?.intValue }.reduce(0, +)

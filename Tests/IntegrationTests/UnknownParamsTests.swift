@@ -26,6 +26,8 @@ final class UnknownParamsTests: XCTestCase {
             ("player.config.set", ["offlineMode": true, "loudnessMode": "TRACK"], ["params.loudnessMode"]),
             ("service.status", ["x": 1, "a": 2], ["params.a, params.x"]),
             ("events.subscribe", ["topics": ["player"], "since": 4], ["params.since"]),
+            ("media.locate", ["productId": "tr-1", "format": "hls"], ["params.format"]),
+            ("media.server.start", ["port": 8080], ["params.port"]),
         ])
         let client = try await player.client()
         defer { Task { await client.close() } }

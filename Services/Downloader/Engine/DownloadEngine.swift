@@ -233,7 +233,8 @@ actor DownloadEngine {
                 written = now
                 // docs/catalog.md: bytesOnDisk follows the download about every second.
                 _ = try? await queue.recordProgress(fileId: job.fileId, bytesOnDisk: now)
-                for owner in owners {
+                // A product's listed files report for the product once each is verified.
+                for owner in owners where !job.listed {
                     events.downloads("OfflineProgress", [
                         "token": .string(owner.token), "productId": .string(owner.productId),
                         "progress": .number(Double(now * 100 / max(1, job.sizeBytes))),
@@ -320,7 +321,11 @@ actor DownloadEngine {
             // a write transaction, and a read when nothing changed since.
             guard job.productWaits || mayHaveChanged else { return [] }
             guard try await queue.productWaits(for: job.fileId) else { return [] }
-            (owners, changed) = try await queue.startProducts(waitingFor: job.fileId, now: now)
+            if job.listed, let started = try await queue.productsAlreadyStarted(waitingFor: job.fileId) {
+                (owners, changed) = (started, [])
+            } else {
+                (owners, changed) = try await queue.startProducts(waitingFor: job.fileId, now: now)
+            }
         } catch {
             logger.error("cannot mark \(job.relative) started: \(error)")
             return []
@@ -350,6 +355,16 @@ actor DownloadEngine {
             events.downloads("OfflineDone", ["token": .string(product.token), "productId": .string(product.productId)])
             events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
                                                   "state": "cached"])
+        }
+        for (product, fields) in verified.progressed {
+            var data = fields
+            data["token"] = .string(product.token)
+            data["productId"] = .string(product.productId)
+            if let size = fields["sizeBytes"]?.doubleValue, let bytes = fields["bytesOnDisk"]?.doubleValue {
+                data["progress"] = .number(size > 0 ? (bytes * 100 / size).rounded(.down) : 0)
+            }
+            data.removeValue(forKey: "images")
+            events.downloads("OfflineProgress", data)
         }
         noteStationProgress(verified.stations)
         if verified.staged, let onVerified {
@@ -403,10 +418,11 @@ actor DownloadEngine {
             } else {
                 logger.warning("download failed; it will be tried again", metadata: about)
             }
+            if !failed.isEmpty { await dropUnwanted() }
             for product in failed {
                 events.downloads("OfflineFailed", ["token": .string(product.token), "productId": .string(product.productId),
                                                    "error": .string(ItemError.downloadFailed.rawValue), "cause": .string(error),
-                                                   "reason": .string(reason)])
+                                                   "reason": .string(product.reason ?? reason)])
                 events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
                                                       "state": "failed", "error": .string(ItemError.downloadFailed.rawValue)])
             }

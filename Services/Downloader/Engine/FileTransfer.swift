@@ -12,9 +12,14 @@ struct FileJob: Sendable, Equatable {
     var url: String
     var relative: String
     var sizeBytes: Int64
-    var sha256: String
+    /// nil for a file the origin declares no checksum for (an HLS segment, an image): its size
+    /// is checked.
+    var sha256: String?
     /// Whether an `offline.add` token waited for the file when the queue handed it out.
     var productWaits = true
+    /// A file of an HLS presentation (its master playlist, or one listed in `productFiles`):
+    /// progress is reported for the product as a whole, not per file.
+    var listed = false
 }
 
 /// How one attempt ended.
@@ -52,6 +57,8 @@ struct FileTransfer: Sendable {
         let part = try store.partPath(job.relative)
         // Resuming hashes what the `.part` already holds: file I/O, off the cooperative pool.
         let (onDisk, hasher) = try await BlockingIO.run { () throws -> (Int64, StreamingSHA256) in
+            // Presentations and images live in folders of their own (hls/<id>/v0/, images/<id>/).
+            try MediaStore.makeParentDirectories(of: part)
             var onDisk = MediaStore.size(part) ?? 0
             if onDisk > job.sizeBytes {
                 // Longer than the manifest says: not a prefix of the wanted file.
@@ -103,8 +110,8 @@ struct FileTransfer: Sendable {
             return await refuse(part, size > job.sizeBytes ? "BodyTooLong" : "SizeMismatch",
                           "received \(size) bytes, the manifest declared \(job.sizeBytes)")
         }
-        guard digest == job.sha256 else {
-            return await refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(job.sha256)")
+        if let declared = job.sha256, digest != declared {
+            return await refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(declared)")
         }
         return .complete
     }

@@ -62,11 +62,25 @@ struct MediaStore: Sendable {
         return Int64(info.st_size)
     }
 
-    /// Removes the final file and its `.part`, whichever exist.
+    /// Removes the final file and its `.part`, whichever exist, and the folders below `hls/` or
+    /// `images/` this leaves empty.
     func removeAll(_ relative: String) {
         guard let path = try? absolute(relative) else { return }
         unlink(path)
         unlink(path + Self.partSuffix)
+        guard relative.hasPrefix("hls/") || relative.hasPrefix("images/") else { return }
+        var folder = (relative as NSString).deletingLastPathComponent
+        while folder.contains("/"), rmdir(root + "/" + folder) == 0 {
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+    }
+
+    /// Creates the folders above `path` (inside the root) that do not exist yet, mode 0750.
+    static func makeParentDirectories(of path: String) throws {
+        let parent = (path as NSString).deletingLastPathComponent
+        var info = stat()
+        guard stat(parent, &info) != 0 else { return }
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
     }
 
     /// Every regular file under the root, relative to it (symlinks are listed, never followed).

@@ -26,8 +26,12 @@ struct ManifestItem: Sendable, Equatable, Codable {
     var trackPeak: Double?
     var albumGain: Double?
     var albumPeak: Double?
+    /// `hls` for a presentation (this item's file is then its master playlist); nil: progressive.
+    var manifestType: String?
+    /// Where the file goes when not `tracks/<id>.<ext>` (an HLS master playlist).
+    var localPath: String?
 
-    var relativePath: String { MediaStore.relativePath(itemId: id, urlPath: urlPath, mimeType: mimeType) }
+    var relativePath: String { localPath ?? MediaStore.relativePath(itemId: id, urlPath: urlPath, mimeType: mimeType) }
 }
 
 /// An item the origin sent that Cassette will not touch, and why (reported, never written).

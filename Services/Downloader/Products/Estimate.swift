@@ -27,6 +27,29 @@ struct Estimate: Sendable {
             let refusal: (name: String, message: String)
             do {
                 let info = try await OfflineProducts.offlinePlaybackInfo(productId, quality: quality, origin: origin, retry: retry)
+                // An HLS presentation: what `offline.add` would download with the default choice,
+                // planned the same way (its playlists read, its segments sized).
+                if info["manifestType"]?.stringValue == "hls", info["canBeDownloaded"]?.boolValue == true {
+                    do {
+                        let files = try await OfflineProducts.presentationFiles(info, productId: productId, origin: origin,
+                                                                                choice: .init(), retry: retry)
+                        var size: Int64 = 0, onDisk: Int64 = 0
+                        for file in files where seenFiles.insert(file.urlPath).inserted {
+                            size += file.sizeBytes
+                            if let known = try await self.files.file(urlPath: file.urlPath), known.isVerified { onDisk += file.sizeBytes }
+                        }
+                        needed += size - onDisk
+                        items.append(["productId": .string(productId), "sizeBytes": .number(Double(size)),
+                                      "onDiskBytes": .number(Double(onDisk)), "neededBytes": .number(Double(size - onDisk)),
+                                      "canBeDownloaded": true])
+                        continue
+                    } catch let error as DownloaderError {
+                        refusal = (error.name, error.message)
+                        items.append(["productId": .string(productId), "sizeBytes": .null, "onDiskBytes": 0, "neededBytes": 0,
+                                      "canBeDownloaded": false, "error": .string(refusal.name), "reason": .string(refusal.message)])
+                        continue
+                    }
+                }
                 switch OfflineProducts.offlineItem(info, productId: productId, productType: productType, origin: origin) {
                 case .success(let item):
                     let need = try await weigh(item, seenFiles: &seenFiles, room: room)

@@ -32,11 +32,24 @@ actor OfflineProducts {
 
     // MARK: offline.add
 
+    /// What `offline.add` chooses of an HLS presentation (`HLSChoice`); empty for the defaults.
+    struct PresentationChoice: Sendable {
+        var bitrate: Int?
+        var audioLanguages: [String]?
+        var subtitleLanguages: [String]?
+        var isEmpty: Bool { firstField == nil }
+        /// The first field given, for a refusal that names it.
+        var firstField: String? {
+            bitrate != nil ? "bitrate" : audioLanguages != nil ? "audioLanguages" : subtitleLanguages != nil ? "subtitleLanguages" : nil
+        }
+    }
+
     /// `terms` asks for a license first (Brightcove: the license exchange comes before the
     /// download); a product whose playbackinfo carries a `licenseSecurityToken` gets a purchase
     /// license when no terms are named and none was preloaded.
     func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false,
-             terms: LicenseTerms? = nil, retry: RetryPolicy = .offlining) async throws -> JSONValue {
+             terms: LicenseTerms? = nil, presentation: PresentationChoice = PresentationChoice(),
+             retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
         let existing = try await products.openRequest(productId: productId)
         // The same request twice gets the same token; a failed one is started again (explicit
@@ -50,18 +63,68 @@ actor OfflineProducts {
             return try await status(token: existing.token)
         }
         let info = try await playbackInfo(productId, quality: quality, retry: retry)
-        let item = try Self.offlineItem(info, productId: productId, productType: productType, origin: origin).get()
+        let manifestType = info["manifestType"]?.stringValue ?? "progressive"
+        let planner = HLSPlanner(origin: origin)
+        var item: ManifestItem
+        var files: [PlannedFile] = []
+        var options: String?
+        var keyIds: [String] = []
+        if manifestType == "hls" {
+            let actual = info["productId"]?.stringValue ?? productId
+            guard OriginID.isValid(actual) else {
+                throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
+            }
+            let plan = try await planner.plan(productId: actual, info: info, bitrate: presentation.bitrate,
+                                              audioLanguages: presentation.audioLanguages,
+                                              subtitleLanguages: presentation.subtitleLanguages, retry: retry)
+            item = try planner.masterItem(plan.master, productId: actual, info: info)
+            item.productType = info["productType"]?.stringValue ?? productType ?? "VIDEO"
+            // Images come with a presentation. A progressive product's are not fetched yet: its
+            // re-offline swap (`RevalidationStore`) moves one file and would leave them behind.
+            files = plan.files + (try await planner.images(productId: actual, info: info, retry: retry))
+            keyIds = plan.keyIds
+            var choice = plan.choice.json.objectValue ?? [:]
+            if let bitrate = presentation.bitrate { choice["bitrate"] = .number(Double(bitrate)) }
+            options = String(decoding: JSONValue.object(choice).serialized(), as: UTF8.self)
+        } else {
+            if let field = presentation.firstField {
+                throw RPCError.invalidParams("params.\(field) applies to HLS products only; \(productId) is one progressive file.")
+            }
+            item = try Self.offlineItem(info, productId: productId, productType: productType, origin: origin).get()
+        }
         let actual = item.id
         let token = existing?.token ?? UUID().uuidString.lowercased()
         var license: GrantedLicense?
         if terms != nil || (LicenseClient.securityToken(info) != nil && existing?.licenseId == nil) {
             license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
         }
-        let request = ProductStore.NewRequest(token: token, requestedProductId: productId, productId: actual, item: item,
+        // Every key an EXT-X-KEY names is fetched under the license now, so the presentation
+        // plays offline; the keys stay in the catalog with the license.
+        var extraKeys: (licenseId: String, keys: [String: [UInt8]])?
+        if !keyIds.isEmpty {
+            if var granted = license {
+                for keyId in keyIds where granted.keys[keyId] == nil {
+                    granted.keys[keyId] = try await licenses.fetchKey(keyId, licenseId: granted.id, retry: retry)
+                }
+                license = granted
+            } else if let existing, case let (held?, ids) = try await products.heldKeyIds(token: existing.token) {
+                var missing: [String: [UInt8]] = [:]
+                for keyId in keyIds where !ids.contains(keyId) {
+                    missing[keyId] = try await licenses.fetchKey(keyId, licenseId: held, retry: retry)
+                }
+                extraKeys = (held, missing)
+            } else {
+                throw DownloaderError.hostileManifest("\(productId) is encrypted but its playbackinfo asks for no license")
+            }
+        }
+        var request = ProductStore.NewRequest(token: token, requestedProductId: productId, productId: actual, item: item,
                                               quality: quality, manifestHash: info["manifestHash"]?.stringValue,
                                               validity: Validity(info), allowCellular: allowCellular, license: license)
+        request.files = files
+        request.options = options
+        request.extraKeys = extraKeys
         let (state, stale) = try await products.add(request, now: Date())
-        if let (fileId, path) = stale {
+        for (fileId, path) in stale {
             // The origin now promises other content under this name: the old bytes go.
             await engine.cancelAndWait(fileId: fileId)
             await store.delete(path)
@@ -71,6 +134,19 @@ actor OfflineProducts {
         if state == .cached { events.downloads("OfflineDone", ["token": .string(token), "productId": .string(actual)]) }
         await engine.kick()
         return try await status(token: token)
+    }
+
+    /// `offline.variants`: the variants and renditions an HLS product offers (Brightcove).
+    func variants(productId: String, quality: String?, retry: RetryPolicy) async throws -> JSONValue {
+        guard let origin else { throw DownloaderError.noOrigin() }
+        let info = try await playbackInfo(productId, quality: quality, retry: retry)
+        guard info["manifestType"]?.stringValue == "hls" else {
+            throw DownloaderError.notSupported("\(productId) is not an HLS product; it has no variants to choose from.")
+        }
+        let (_, _, master) = try await HLSPlanner(origin: origin).master(productId: productId, info: info, retry: retry)
+        var answer = HLSChoice.offer(master).objectValue ?? [:]
+        answer["productId"] = .string(info["productId"]?.stringValue ?? productId)
+        return .object(answer)
     }
 
     /// The offline playbackinfo of `productId`; refuses one that may not be downloaded.
@@ -86,6 +162,20 @@ actor OfflineProducts {
     static func offlinePlaybackInfo(_ productId: String, quality: String?, origin: OriginClient,
                                     retry: RetryPolicy) async throws -> JSONValue {
         try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"], retry: retry)
+    }
+
+    /// Every file `offline.add` downloads for an HLS playbackinfo with `choice`: the master
+    /// playlist, the chosen playlists, segments and init sections, and the images.
+    static func presentationFiles(_ info: JSONValue, productId: String, origin: OriginClient, choice: PresentationChoice,
+                                  retry: RetryPolicy) async throws -> [PlannedFile] {
+        let actual = info["productId"]?.stringValue ?? productId
+        guard OriginID.isValid(actual) else {
+            throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
+        }
+        let planner = HLSPlanner(origin: origin)
+        let plan = try await planner.plan(productId: actual, info: info, bitrate: choice.bitrate, audioLanguages: choice.audioLanguages,
+                                          subtitleLanguages: choice.subtitleLanguages, retry: retry)
+        return [plan.master] + plan.files + (try await planner.images(productId: actual, info: info, retry: retry))
     }
 
     /// What `offline.add` downloads for this offline playbackinfo, or why it refuses it:

@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import GRDB
+import Wire
 
 /// The download queue's SQL: which files to fetch next, which running ones are still wanted, and
 /// what a transfer's start and end change for its file and the products waiting for it. The queue
@@ -14,6 +15,9 @@ struct DownloadQueueStore: Sendable {
         var products: [ProductRef] = []
         /// Stations holding the file (their progress changed).
         var stations: [String] = []
+        /// Products listing the file that are not complete yet, with their progress over all
+        /// their files (`bytesOnDisk`, `sizeBytes`, `segments`), for `OfflineProgress`.
+        var progressed: [(product: ProductRef, fields: [String: JSONValue])] = []
         /// A re-offline waits for this file (a product's staged revision), to be switched to it.
         var staged = false
     }
@@ -28,15 +32,18 @@ struct DownloadQueueStore: Sendable {
             return try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT f.id, f.url, f.localPath, f.sizeBytes, f.sha256,
                        EXISTS (SELECT 1 FROM downloads p WHERE p.fileId = f.id AND p.ownerKind = 'product' AND p.state = 'queued')
-                           AS productWaits
+                           AS productWaits,
+                       (EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id)
+                        OR EXISTS (SELECT 1 FROM mediaItems m WHERE m.fileId = f.id AND m.manifestType = 'hls')) AS listed
                 FROM downloads d INDEXED BY downloads_queue JOIN files f ON f.id = d.fileId
                 WHERE d.state = 'queued' AND f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ?
-                  AND f.url IS NOT NULL AND f.sizeBytes IS NOT NULL AND f.sha256 IS NOT NULL
+                  AND f.url IS NOT NULL AND f.sizeBytes IS NOT NULL
+                  AND (f.sha256 IS NOT NULL OR EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id))
                 ORDER BY d.id LIMIT ?
                 """), arguments: [maxAttempts, limit])
                 .filter { seen.insert($0["id"]).inserted }
                 .map { FileJob(fileId: $0["id"], url: $0["url"], relative: $0["localPath"], sizeBytes: $0["sizeBytes"], sha256: $0["sha256"],
-                               productWaits: $0["productWaits"]) }
+                               productWaits: $0["productWaits"], listed: $0["listed"]) }
         }
     }
 
@@ -55,6 +62,20 @@ struct DownloadQueueStore: Sendable {
         try await catalog.read { db in
             try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM downloads WHERE fileId = ? AND ownerKind = 'product' AND state = 'queued' LIMIT 1"),
                               arguments: [fileId]) ?? false
+        }
+    }
+
+    /// The products waiting for a file, when every one of them is already downloading or cached
+    /// (nil otherwise: `startProducts` has something to write). The files of a presentation after
+    /// its first find their product downloading, and this read spares each a write transaction.
+    func productsAlreadyStarted(waitingFor fileId: Int64) async throws -> [ProductRef]? {
+        try await catalog.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT p.token, p.productId, p.state FROM offlineProducts p JOIN downloads d
+                  ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.fileId = ? AND d.state = 'queued'
+                """, arguments: [fileId])
+            guard rows.allSatisfy({ ["downloading", "cached"].contains($0["state"] as String) }) else { return nil }
+            return rows.map { ProductRef(token: $0["token"], productId: $0["productId"] ?? "") }
         }
     }
 
@@ -130,13 +151,22 @@ struct DownloadQueueStore: Sendable {
                            arguments: ["\(error): \(reason)", attempts, now, fileId])
             let products = try Row.fetchAll(db, sql: """
                 SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
-                """, arguments: [fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
-            for product in products {
+                WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
+                """, arguments: [fileId, fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
+            var failed: [ProductRef] = []
+            for var product in products {
+                // A file of a presentation is named, so a player's silent gap becomes a reason a person can read.
+                let name = try ProductFileStore.name(of: fileId, productId: product.productId, db: db)
+                let why = name.map { "\($0): \(error): \(reason)" } ?? "\(error): \(reason)"
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'failed', error = ?, reason = ?, endedAt = ? WHERE token = ?",
-                               arguments: [ItemError.downloadFailed.rawValue, "\(error): \(reason)", now, product.token])
+                               arguments: [ItemError.downloadFailed.rawValue, why, now, product.token])
+                // The product's other files stop too: it failed as a whole (offline.resume starts it again).
+                try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = ?, updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ? AND state = 'queued'",
+                               arguments: [why, now, product.token])
+                product.reason = why
+                failed.append(product)
             }
-            return (attempts, products, stations)
+            return (attempts, failed, stations)
         }
     }
 
@@ -147,6 +177,8 @@ struct DownloadQueueStore: Sendable {
     /// thread of its own).
     static func markVerified(_ fileIds: [Int64], now: Date, db: Database) throws -> [Int64: Verified] {
         var verified: [Int64: Verified] = [:]
+        var presentations: [String: (ProductRef, Int64?, Int64)] = [:]
+        var presentationOrder: [String] = []
         for fileId in fileIds {
             // Cached statements: a batch runs these once per file, compiled once per connection.
             try db.cachedStatement(sql: """
@@ -155,10 +187,12 @@ struct DownloadQueueStore: Sendable {
                 """).execute(arguments: [now, fileId])
             try db.cachedStatement(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')")
                 .execute(arguments: [now, fileId])
+            // A product is cached once its last file is: a presentation's segments come one by one.
             let products = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                WHERE m.fileId = ? AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
-                """), arguments: [fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
+                WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
+                  AND \(ProductFileStore.allVerifiedSQL)
+                """), arguments: [fileId, fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
             for product in products {
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'cached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?",
                                arguments: [now, product.token])
@@ -166,11 +200,26 @@ struct DownloadQueueStore: Sendable {
             let stations = try String.fetchAll(db.cachedStatement(sql: """
                 SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
                 """), arguments: [fileId])
+            for row in try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT p.token, p.productId, m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+                WHERE \(ProductFileStore.holdsFileSQL) AND m.manifestType = 'hls' AND p.state IN ('queued', 'downloading', 'idle')
+                """), arguments: [fileId, fileId]) {
+                let token: String = row["token"]
+                if presentations[token] == nil { presentationOrder.append(token) }
+                presentations[token] = (ProductRef(token: token, productId: row["productId"]), row["fileId"], fileId)
+            }
             let staged = try Bool.fetchOne(db.cachedStatement(sql: """
                 SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
                 WHERE d.fileId = ? AND p.staged IS NOT NULL LIMIT 1
                 """), arguments: [fileId]) ?? false
             verified[fileId] = Verified(products: products, stations: stations, staged: staged)
+        }
+        // A presentation's progress once per batch, on the batch's last file of it: counting its
+        // files for each of them would make a presentation of n segments cost n² row reads.
+        for token in presentationOrder {
+            guard let (product, mainFileId, lastFileId) = presentations[token],
+                  let fields = try ProductFileStore.statusFields(productId: product.productId, mainFileId: mainFileId, db: db) else { continue }
+            verified[lastFileId]?.progressed.append((product, fields))
         }
         return verified
     }

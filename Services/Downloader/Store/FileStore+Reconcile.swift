@@ -49,8 +49,8 @@ extension FileStore {
                            arguments: [requeueMissing ? "queued" : "failed", now, id])
             for row in try Row.fetchAll(db, sql: """
                 SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                WHERE m.fileId = ? AND p.state = 'cached'
-                """, arguments: [id]) {
+                WHERE \(ProductFileStore.holdsFileSQL) AND p.state = 'cached'
+                """, arguments: [id, id]) {
                 try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = 'FileMissing', reason = ?, endedAt = NULL WHERE token = ?",
                                arguments: [requeueMissing ? "queued" : "failed",
                                            "the file was deleted outside Cassette; " + (requeueMissing ? "downloading it again" : "offline.resume fetches it again"),

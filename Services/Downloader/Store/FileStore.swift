@@ -85,8 +85,8 @@ struct FileStore: Sendable {
         try db.cachedStatement(sql: """
             INSERT INTO mediaItems (id, productType, title, artist, album, durationSeconds, audioQuality, codec, sampleRate,
                                     bitDepth, trackGain, trackPeak, albumGain, albumPeak, manifestType, fileId)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'progressive', ?)
-            ON CONFLICT(id) DO UPDATE SET productType = excluded.productType,
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET productType = excluded.productType, manifestType = excluded.manifestType,
                 title = COALESCE(excluded.title, title), artist = COALESCE(excluded.artist, artist),
                 album = COALESCE(excluded.album, album), durationSeconds = COALESCE(excluded.durationSeconds, durationSeconds),
                 audioQuality = COALESCE(excluded.audioQuality, audioQuality), codec = COALESCE(excluded.codec, codec),
@@ -96,7 +96,7 @@ struct FileStore: Sendable {
                 fileId = excluded.fileId
             """).execute(arguments: [item.id, item.productType, item.title, item.artist, item.album, item.durationSeconds,
                              item.audioQuality, item.codec, item.sampleRate, item.bitDepth, item.trackGain, item.trackPeak,
-                             item.albumGain, item.albumPeak, fileId])
+                             item.albumGain, item.albumPeak, item.manifestType ?? "progressive", fileId])
     }
 
     /// Puts the file in the queue for `owner` (or keeps it there); a verified file's row is 'done'.
@@ -116,6 +116,8 @@ struct FileStore: Sendable {
               AND NOT EXISTS (SELECT 1 FROM mediaItems m JOIN stationItems si ON si.itemId = m.id WHERE m.fileId = f.id)
               AND NOT EXISTS (SELECT 1 FROM mediaItems m JOIN offlineProducts p ON p.productId = m.id
                               WHERE m.fileId = f.id AND p.state != 'deleted')
+              AND NOT EXISTS (SELECT 1 FROM productFiles pf JOIN offlineProducts p ON p.productId = pf.productId
+                              WHERE pf.fileId = f.id AND p.state != 'deleted')
             """)
         let dead = rows.map { (id: $0["id"] as Int64, path: $0["localPath"] as String) }
         for file in dead {

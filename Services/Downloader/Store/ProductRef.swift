@@ -2,4 +2,6 @@
 struct ProductRef: Sendable, Equatable {
     var token: String
     var productId: String
+    /// Why the product failed, when it did (a presentation's file is named in it).
+    var reason: String? = nil
 }

@@ -35,7 +35,7 @@ extension ProductStore {
 
     private static func statusRows(_ db: Database, where condition: String, _ arguments: [String], order: String = "p.requestedAt") throws -> [JSONValue] {
         try Row.fetchAll(db, sql: """
-            SELECT p.*, f.bytesOnDisk, f.sizeBytes, f.state AS fileState FROM offlineProducts p
+            SELECT p.*, f.bytesOnDisk, f.sizeBytes, f.state AS fileState, m.fileId AS mainFileId, m.manifestType FROM offlineProducts p
             LEFT JOIN mediaItems m ON m.id = p.productId LEFT JOIN files f ON f.id = m.fileId
             WHERE \(condition) ORDER BY \(order)
             """, arguments: StatementArguments(arguments)).map { row in
@@ -60,6 +60,20 @@ extension ProductStore {
                 "offlineRevalidateAt": date("offlineRevalidateAt"), "revalidatedAt": date("revalidatedAt"),
                 "revalidationError": (row["revalidationError"] as String?).map(JSONValue.string) ?? .null,
             ]
+            // A product with more files than one (an HLS presentation, images): progress over all
+            // of them, segments done of total, images, and the HLS choice kept in `options`.
+            if state != "deleted", let productId = row["productId"] as String?,
+               let more = try ProductFileStore.statusFields(productId: productId, mainFileId: row["mainFileId"], db: db) {
+                fields.merge(more) { _, new in new }
+                if let total = more["sizeBytes"]?.doubleValue, let onDisk = more["bytesOnDisk"]?.doubleValue, state != "cached" {
+                    fields["progress"] = .number(total > 0 ? (onDisk * 100 / total).rounded(.down) : 0)
+                }
+            }
+            if (row["manifestType"] as String?) == "hls", let options = (row["options"] as String?).flatMap({ try? JSONValue.parse(Array($0.utf8)) }),
+               let object = options.objectValue {
+                fields["manifestType"] = "hls"
+                for key in ["variant", "audioLanguages", "subtitleLanguages", "bitrate"] { if let value = object[key] { fields[key] = value } }
+            }
             // Brightcove: request time and expiry of the license; absent when there is none.
             if let license = try LicenseStore.statusJSON(licenseId: row["licenseId"], db: db) { fields["license"] = license }
             if let staged = (row["staged"] as String?).flatMap(StagedRevision.decode) {

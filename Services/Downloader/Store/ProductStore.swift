@@ -43,6 +43,12 @@ struct ProductStore: Sendable {
         var allowCellular: Bool
         /// A license granted before the download (Brightcove), stored with the request.
         var license: GrantedLicense?
+        /// The product's other files (HLS playlists and segments, images), `productFiles`.
+        var files: [PlannedFile] = []
+        /// `offlineProducts.options` (JSON): the HLS variant and languages chosen.
+        var options: String?
+        /// Keys the playlists need that a license held before this request lacked.
+        var extraKeys: (licenseId: String, keys: [String: [UInt8]])?
     }
 
     func openRequest(productId: String) async throws -> OpenRequest? {
@@ -77,34 +83,48 @@ struct ProductStore: Sendable {
         }
     }
 
-    /// Stores the request in one transaction: its file (started again from scratch if it gave up)
-    /// queued for the token, the token's row, and its license. Returns the product's state and
-    /// the file whose old bytes the caller deletes after the commit when the origin now promises
-    /// other content under its name.
-    func add(_ request: NewRequest, now: Date) async throws -> (state: ItemState, stale: (fileId: Int64, path: String)?) {
-        try await catalog.write { db -> (ItemState, (Int64, String)?) in
-            let (fileId, verified, stale) = try FileStore.upsert(request.item, db: db, now: now)
+    /// Stores the request in one transaction: its files (started again from scratch if they gave
+    /// up) queued for the token, the token's row, and its license. Returns the product's state and
+    /// the files whose old bytes the caller deletes after the commit when the origin now promises
+    /// other content under their names.
+    func add(_ request: NewRequest, now: Date) async throws -> (state: ItemState, stale: [(fileId: Int64, path: String)]) {
+        try await catalog.write { db -> (ItemState, [(fileId: Int64, path: String)]) in
+            let (fileId, mainVerified, mainStale) = try FileStore.upsert(request.item, db: db, now: now)
             // An explicit request starts a file that gave up again from scratch.
             try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
+            let (othersVerified, stale) = try ProductFileStore.attach(request.files, productId: request.productId, token: request.token,
+                                                                     db: db, now: now)
+            let verified = mainVerified && othersVerified
             let state: ItemState = verified ? .cached : .queued
             try db.execute(sql: """
                 INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
-                    offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?)
+                    offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular, options)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, ?)
                 ON CONFLICT(token) DO UPDATE SET productId = excluded.productId, state = excluded.state,
                     allowCellular = MAX(allowCellular, excluded.allowCellular), quality = excluded.quality,
                     manifestHash = excluded.manifestHash, offlineRevalidateAt = excluded.offlineRevalidateAt,
                     offlineValidUntil = excluded.offlineValidUntil, startedAt = NULL, endedAt = excluded.endedAt,
-                    error = NULL, reason = NULL
+                    error = NULL, reason = NULL, options = excluded.options
                 """, arguments: [request.token, request.requestedProductId, request.productId, request.item.productType,
                                  request.quality, state.rawValue, request.manifestHash,
                                  request.validity.revalidateAt, request.validity.validUntil,
-                                 now, verified ? now : nil, request.allowCellular])
-            try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: request.token, verified: verified, db: db, now: now)
+                                 now, verified ? now : nil, request.allowCellular, request.options])
+            try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: request.token, verified: mainVerified, db: db, now: now)
             if let license = request.license {
                 try LicenseStore.store(license, token: request.token, productId: request.requestedProductId, current: true, db: db)
             }
-            return (state, stale.map { (fileId, $0) })
+            if let extra = request.extraKeys { try ProductFileStore.addKeys(extra.keys, licenseId: extra.licenseId, db: db) }
+            return (state, mainStale.map { [(fileId, $0)] + stale } ?? stale)
+        }
+    }
+
+    /// The key ids held by the token's license in force (none without one).
+    func heldKeyIds(token: String) async throws -> (licenseId: String?, keyIds: Set<String>) {
+        try await catalog.read { db in
+            guard let licenseId = try String.fetchOne(db, sql: "SELECT licenseId FROM offlineProducts WHERE token = ?", arguments: [token]) else {
+                return (nil, [])
+            }
+            return (licenseId, try ProductFileStore.keyIds(licenseId: licenseId, db: db))
         }
     }
 
@@ -141,18 +161,17 @@ struct ProductStore: Sendable {
         }
     }
 
-    /// The token wants its file again (attempts reset): `cached` when the file is verified,
+    /// The token wants its files again (attempts reset): `cached` when all are verified,
     /// else `queued`. Returns the new state.
     func resume(token: String, now: Date) async throws -> ItemState {
         try await catalog.write { db -> ItemState in
-            let file = try Row.fetchOne(db, sql: """
-                SELECT f.id, f.state FROM mediaItems m JOIN files f ON f.id = m.fileId JOIN offlineProducts p ON p.productId = m.id
-                WHERE p.token = ?
-                """, arguments: [token])
-            let verified = (file?["state"] as String?) == "verified"
-            if let id = file?["id"] as Int64? {
+            let files = try ProductFileStore.fileIds(token: token, db: db)
+            var verified = !files.isEmpty
+            for id in files {
+                let fileVerified = try String.fetchOne(db, sql: "SELECT state FROM files WHERE id = ?", arguments: [id]) == "verified"
+                verified = verified && fileVerified
                 try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [id])
-                try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+                try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: fileVerified, db: db, now: now)
             }
             let newState: ItemState = verified ? .cached : .queued
             try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ? WHERE token = ?",
@@ -176,12 +195,14 @@ struct ProductStore: Sendable {
 
     /// Unverified files of this token that no other owner still wants.
     private static func unwantedUnverified(_ db: Database, token: String) throws -> [(fileId: Int64, path: String)] {
-        try Row.fetchAll(db, sql: """
-            SELECT f.id, f.localPath FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
-            WHERE p.token = ? AND f.state != 'verified'
+        let ids = try ProductFileStore.fileIds(token: token, db: db)
+        guard !ids.isEmpty else { return [] }
+        return try Row.fetchAll(db, sql: """
+            SELECT f.id, f.localPath FROM files f
+            WHERE f.id IN (\(ids.map(String.init).joined(separator: ","))) AND f.state != 'verified'
               AND NOT EXISTS (SELECT 1 FROM downloads d WHERE d.fileId = f.id AND d.state IN ('queued', 'paused', 'done')
                               AND NOT (d.ownerKind = 'product' AND d.ownerId = ?))
-            """, arguments: [token, token]).map { ($0["id"], $0["localPath"]) }
+            """, arguments: [token]).map { ($0["id"], $0["localPath"]) }
     }
 
     /// The tokens are `deleted` in one transaction: their requests, their licenses and keys,

@@ -132,8 +132,9 @@ actor ProductRevalidator {
                                         query: ["mode": "offline", "quality": current.quality ?? "HIGH"],
                                         retry: deadline?.bounding(Self.retry) ?? Self.retry)
         guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(requestedProductId) }
-        guard (info["manifestType"]?.stringValue ?? "progressive") == "progressive" else {
-            throw DownloaderError.notSupported("\(requestedProductId) is now delivered as \(info["manifestType"]?.stringValue ?? "?")")
+        let manifestType = info["manifestType"]?.stringValue ?? "progressive"
+        guard manifestType == "progressive" || manifestType == "hls" else {
+            throw DownloaderError.notSupported("\(requestedProductId) is now delivered as \(manifestType)")
         }
         guard let hash = info["manifestHash"]?.stringValue, !hash.isEmpty else {
             throw DownloaderError.hostileManifest("the playbackinfo of \(requestedProductId) has no manifestHash")
@@ -157,6 +158,10 @@ actor ProductRevalidator {
             return .unchanged
         }
 
+        // An HLS presentation that changed is not staged yet: the held copy stays as it is.
+        guard manifestType == "progressive" else {
+            throw DownloaderError.notSupported("\(requestedProductId) now delivers another HLS presentation; offline.add of it again downloads the new one.")
+        }
         let item: ManifestItem
         switch HostileInput.item(id: info["productId"] ?? .string(requestedProductId), fileFields: info["manifest"], meta: info,
                                  origin: origin) {

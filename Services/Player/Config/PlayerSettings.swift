@@ -22,9 +22,12 @@ struct PlayerSettings: Sendable, Equatable {
     /// Bound of the HTTP cache of streamed media (`<state-dir>/cache/http`), in MiB.
     var httpCacheMegabytes: Double = 256
 
+    /// The local media server's loopback port (`media.server.start`); 0: any free port.
+    var mediaServerPort = 0
+
     static let keys: Set<String> = ["bufferMilliseconds", "periodMilliseconds", "decodeAheadSeconds",
                                     "playProgressSeconds", "playLogRetrySeconds", "httpCacheMegabytes",
-                                    "audioDevice", "audioPace"]
+                                    "audioDevice", "audioPace", "mediaServerPort"]
 
     /// Reads the section; a wrong type or range stops the service with `ConfigInvalid`.
     init(section: [String: JSONValue]?) throws(DaemonError) {
@@ -42,6 +45,10 @@ struct PlayerSettings: Sendable, Equatable {
         if let v = try number("playProgressSeconds", 0.2...600) { playProgressSeconds = v }
         if let v = try number("playLogRetrySeconds", 0.1...3_600) { playLogRetrySeconds = v }
         if let v = try number("httpCacheMegabytes", 1...1_048_576) { httpCacheMegabytes = v }
+        if let v = try number("mediaServerPort", 0...65_535) {
+            guard v.rounded() == v else { throw DaemonError(.configInvalid, "player.mediaServerPort must be a whole port number (0: any free port).") }
+            mediaServerPort = Int(v)
+        }
         if let value = section["audioDevice"] {
             guard let device = value.stringValue, !device.isEmpty else {
                 throw DaemonError(.configInvalid, "player.audioDevice must be an ALSA PCM name such as \"default\" or \"hw:0,0\".")

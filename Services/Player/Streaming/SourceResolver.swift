@@ -56,6 +56,12 @@ final class SourceResolver: Sendable {
         let (state, local, download) = try await SourceStore(catalog: catalog).lookup(productId: productId) { db in
             try fixedNow ?? Self.trustedNow(origin, db: db)
         }
+        // An offlined HLS presentation is a master playlist and its segments, not one audio file:
+        // other players read it through the local media server.
+        if let local, local.item.manifestType == "hls" {
+            throw SourceError.sourceUnavailable(
+                "\(local.actualProductId) is an HLS presentation; the audio player plays progressive files only (media.locate gives its URL on the local media server)")
+        }
         switch state {
         case .offlinedAndValid:
             guard let local, local.isVerified else {

@@ -1,0 +1,299 @@
+import Crypto
+import Foundation
+import HLS
+import HTTPClient
+import OriginClient
+import Wire
+
+/// One file a product needs besides (or, for HLS, including) its main file: a playlist, a
+/// segment, an init section or an image, with what the engine checks it against.
+struct PlannedFile: Sendable, Equatable, Codable {
+    enum Role: String, Sendable, Codable { case master, playlist, segment, initSection = "init", image }
+
+    /// Its name inside the product (`v0/seg000.ts`, `images/poster.png`): the local media
+    /// server's path under `/p/{productId}/`.
+    var name: String
+    var role: Role
+    /// The URL relative to the origin (`/path?query`, as `files.url` keeps it, so a new
+    /// origin address still reaches it); `urlPath` is the cache key.
+    var url: String
+    var urlPath: String
+    var sizeBytes: Int64
+    /// Playlists: the SHA-256 of the bytes parsed when the product was added, so the engine's
+    /// copy is the one that was planned. Segments and images: nil (the origin gives none), the
+    /// size is checked.
+    var sha256: String?
+    var mimeType: String?
+    /// Relative to the media directory.
+    var localPath: String
+}
+
+/// An HLS product's download, as `offline.add` stores it: the master playlist (the product's
+/// main file), every other file listed once, and the content keys the segments need.
+struct HLSPlan: Sendable {
+    var master: PlannedFile
+    var files: [PlannedFile]
+    var keyIds: [String]
+    var choice: HLSChoice
+}
+
+/// Reads an HLS presentation from the origin and lists what offlining it takes: the chosen
+/// variant's and renditions' media playlists, each segment and init section once (a resource
+/// read in byte ranges is one file), their sizes (from `HEAD`, or the largest byte range when
+/// the origin gives no length), and the key ids of every `EXT-X-KEY` (`/v1/keys/{keyId}`).
+struct HLSPlanner: Sendable {
+    let origin: OriginClient
+    /// HEAD requests at once while sizing segments.
+    static let parallelHeads = 8
+
+    /// The master playlist a playbackinfo names, fetched and parsed.
+    func master(productId: String, info: JSONValue, retry: RetryPolicy) async throws -> (url: String, bytes: [UInt8], playlist: HLSMasterPlaylist) {
+        guard let raw = info["manifest"]?["url"]?.stringValue else { throw DownloaderError.hostileManifest("the HLS manifest has no url") }
+        let url = try resolve(raw)
+        let bytes = try await fetch(url, retry: retry)
+        if let declared = info["manifest"]?["sha256"]?.stringValue?.lowercased(), declared != Self.sha256(bytes) {
+            throw DownloaderError.hostileManifest("the master playlist of \(productId) does not have the SHA-256 its playbackinfo declares")
+        }
+        switch try parse(bytes, what: "master playlist") {
+        case .master(let master): return (url, bytes, master)
+        case .media: throw DownloaderError.hostileManifest("\(productId)'s manifest is a media playlist, not a master playlist")
+        }
+    }
+
+    func plan(productId: String, info: JSONValue, bitrate: Int?, audioLanguages: [String]?, subtitleLanguages: [String]?,
+              retry: RetryPolicy) async throws -> HLSPlan {
+        let (masterURL, masterBytes, master) = try await self.master(productId: productId, info: info, retry: retry)
+        let choice = try HLSChoice.choose(master, bitrate: bitrate, audioLanguages: audioLanguages, subtitleLanguages: subtitleLanguages)
+        let folder = Self.directory(of: HLSURL.path(of: masterURL))
+        var names = Naming(productId: productId, folder: folder)
+        let masterFile = PlannedFile(name: "master.m3u8", role: .master, url: try stored(masterURL), urlPath: HLSURL.path(of: masterURL),
+                                     sizeBytes: Int64(masterBytes.count), sha256: Self.sha256(masterBytes),
+                                     mimeType: Self.mimeType("m3u8"), localPath: "hls/\(productId)/master.m3u8")
+        names.reserve(masterFile.urlPath, as: "master.m3u8")
+        var files: [PlannedFile] = []
+        var resources: [(url: String, rangeEnd: Int64?, role: PlannedFile.Role)] = []
+        var keyIds: [String] = []
+        let playlistURIs = [choice.variant.uri] + (choice.audio + choice.subtitles).compactMap(\.uri)
+        for uri in playlistURIs {
+            guard let url = HLSURL.resolve(uri, against: masterURL) else { throw DownloaderError.hostileManifest("cannot resolve \(uri)") }
+            let checked = try resolve(url)
+            let urlPath = HLSURL.path(of: checked)
+            guard !files.contains(where: { $0.urlPath == urlPath }) else { continue }
+            let bytes = try await fetch(checked, retry: retry)
+            guard case .media(let media) = try parse(bytes, what: uri) else {
+                throw DownloaderError.hostileManifest("\(uri) is a master playlist where a media playlist belongs")
+            }
+            guard media.hasEndList, !media.segments.isEmpty else {
+                throw DownloaderError.hostileManifest("\(uri) is not a complete presentation (no segments, or no #EXT-X-ENDLIST)")
+            }
+            let name = try names.name(for: urlPath)
+            files.append(PlannedFile(name: name, role: .playlist, url: try stored(checked), urlPath: urlPath, sizeBytes: Int64(bytes.count),
+                                     sha256: Self.sha256(bytes), mimeType: Self.mimeType("m3u8"), localPath: names.localPath(name)))
+            for key in media.keyURIs {
+                guard let keyURL = HLSURL.resolve(key, against: checked) else { throw DownloaderError.hostileManifest("cannot resolve key \(key)") }
+                let keyId = try Self.keyId(HLSURL.path(of: try resolve(keyURL)))
+                if !keyIds.contains(keyId) { keyIds.append(keyId) }
+            }
+            for resource in media.resources {
+                guard let url = HLSURL.resolve(resource.uri, against: checked) else {
+                    throw DownloaderError.hostileManifest("cannot resolve \(resource.uri)")
+                }
+                let isInit = media.segments.contains { $0.map?.uri == resource.uri } && !media.segments.contains { $0.uri == resource.uri }
+                resources.append((try resolve(url), resource.rangeEnd, isInit ? .initSection : .segment))
+            }
+        }
+        // Each resource once, however many playlists or byte ranges read it.
+        var seen = Set(files.map(\.urlPath) + [masterFile.urlPath])
+        var unique: [(url: String, urlPath: String, rangeEnd: Int64?, role: PlannedFile.Role)] = []
+        for resource in resources {
+            let urlPath = HLSURL.path(of: resource.url)
+            if let index = unique.firstIndex(where: { $0.urlPath == urlPath }) {
+                if let end = resource.rangeEnd, let old = unique[index].rangeEnd { unique[index].rangeEnd = max(end, old) }
+                else { unique[index].rangeEnd = nil }
+                continue
+            }
+            guard seen.insert(urlPath).inserted else { continue }
+            unique.append((resource.url, urlPath, resource.rangeEnd, resource.role))
+        }
+        let sizes = try await self.sizes(unique.map { ($0.url, $0.rangeEnd) }, retry: retry)
+        for (resource, size) in zip(unique, sizes) {
+            let name = try names.name(for: resource.urlPath)
+            files.append(PlannedFile(name: name, role: resource.role, url: try stored(resource.url), urlPath: resource.urlPath, sizeBytes: size,
+                                     sha256: nil, mimeType: Self.mimeType(Self.fileExtension(resource.urlPath)),
+                                     localPath: names.localPath(name)))
+        }
+        return HLSPlan(master: masterFile, files: files, keyIds: keyIds, choice: choice)
+    }
+
+    /// The product's poster and thumbnail (`images` of its playbackinfo), sized with `HEAD`.
+    func images(productId: String, info: JSONValue, retry: RetryPolicy) async throws -> [PlannedFile] {
+        var wanted: [(kind: String, url: String)] = []
+        for kind in ["poster", "thumbnail"] {
+            guard let raw = info["images"]?[kind]?.stringValue else { continue }
+            wanted.append((kind, try resolve(raw)))
+        }
+        let sizes = try await self.sizes(wanted.map { ($0.url, nil) }, retry: retry)
+        return try zip(wanted, sizes).map { image, size in
+            let urlPath = HLSURL.path(of: image.url)
+            let ext = MediaStore.fileExtension(urlPath: urlPath, mimeType: nil)
+            return PlannedFile(name: "images/\(image.kind).\(ext)", role: .image, url: try stored(image.url), urlPath: urlPath, sizeBytes: size,
+                               sha256: nil, mimeType: Self.mimeType(ext), localPath: "images/\(productId)/\(image.kind).\(ext)")
+        }
+    }
+
+    /// The product's media item, whose file is the master playlist as the origin served it.
+    func masterItem(_ master: PlannedFile, productId: String, info: JSONValue) throws -> ManifestItem {
+        let fields: JSONValue = ["url": .string(master.url), "sizeBytes": .number(Double(master.sizeBytes)),
+                                 "sha256": .string(master.sha256 ?? ""), "mimeType": master.mimeType.map(JSONValue.string) ?? .null]
+        switch HostileInput.item(id: .string(productId), fileFields: fields, meta: info, origin: origin) {
+        case .success(var item):
+            item.manifestType = "hls"
+            item.localPath = master.localPath
+            return item
+        case .failure(let refusal):
+            throw DownloaderError.hostileManifest(refusal.reason)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// `files.url` of an absolute URL on the origin.
+    private func stored(_ url: String) throws -> String {
+        do { return try origin.relativeURL(url) } catch { throw DownloaderError.hostileManifest("\(error)") }
+    }
+
+    private func resolve(_ url: String) throws -> String {
+        do { return try origin.resolveURL(url) } catch { throw DownloaderError.hostileManifest("\(error)") }
+    }
+
+    private func parse(_ bytes: [UInt8], what: String) throws -> HLSPlaylist {
+        do { return try HLSParser.parse(bytes) } catch let error as HLSError {
+            throw DownloaderError.hostileManifest("\(what): \(error)")
+        }
+    }
+
+    private func fetch(_ url: String, retry: RetryPolicy) async throws -> [UInt8] {
+        let response = try await origin.send(HTTPRequest(method: "GET", url: url), retry: retry)
+        guard (200..<300).contains(response.status) else { throw OriginError(status: response.status, body: response.body) }
+        guard response.body.count <= HLSLimits.maxPlaylistBytes else {
+            throw DownloaderError.hostileManifest("\(HLSURL.path(of: url)) is larger than a playlist may be")
+        }
+        return response.body
+    }
+
+    /// Each resource's size: `Content-Length` of a `HEAD`, else the end of its largest byte range.
+    private func sizes(_ resources: [(url: String, rangeEnd: Int64?)], retry: RetryPolicy) async throws -> [Int64] {
+        try await withThrowingTaskGroup(of: (Int, Int64).self) { group in
+            var result = [Int64](repeating: 0, count: resources.count)
+            var next = 0
+            func start() {
+                guard next < resources.count else { return }
+                let index = next
+                next += 1
+                let resource = resources[index]
+                group.addTask { (index, try await self.size(resource.url, rangeEnd: resource.rangeEnd, retry: retry)) }
+            }
+            for _ in 0..<Self.parallelHeads { start() }
+            while let (index, size) = try await group.next() {
+                result[index] = size
+                start()
+            }
+            return result
+        }
+    }
+
+    private func size(_ url: String, rangeEnd: Int64?, retry: RetryPolicy) async throws -> Int64 {
+        let response = try await origin.send(HTTPRequest(method: "HEAD", url: url), retry: retry)
+        guard (200..<300).contains(response.status) else { throw OriginError(status: response.status, body: response.body) }
+        let length = response.headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        guard let size = length ?? rangeEnd, size > 0, size <= HostileInput.maxFileBytes else {
+            throw DownloaderError.hostileManifest("\(HLSURL.path(of: url)) has no usable size")
+        }
+        if let rangeEnd, rangeEnd > size {
+            throw DownloaderError.hostileManifest("a byte range of \(HLSURL.path(of: url)) ends at \(rangeEnd), past its \(size) bytes")
+        }
+        return size
+    }
+
+    /// `/v1/keys/{keyId}` → keyId (docs/origin.md: keys are fetched under the license, by id).
+    static func keyId(_ urlPath: String) throws -> String {
+        let prefix = "/v1/keys/"
+        guard urlPath.hasPrefix(prefix), OriginID.isValid(String(urlPath.dropFirst(prefix.count))) else {
+            throw DownloaderError.hostileManifest("the key URI \(urlPath.prefix(140).debugDescription) is not /v1/keys/{keyId}")
+        }
+        return String(urlPath.dropFirst(prefix.count))
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+
+    static func directory(of urlPath: String) -> String {
+        guard let slash = urlPath.lastIndex(of: "/") else { return "/" }
+        return String(urlPath[...slash])
+    }
+
+    static func fileExtension(_ urlPath: String) -> String {
+        let last = urlPath.split(separator: "/").last ?? ""
+        guard let dot = last.lastIndex(of: ".") else { return "" }
+        return last[last.index(after: dot)...].lowercased()
+    }
+
+    static func mimeType(_ ext: String) -> String? {
+        switch ext {
+        case "m3u8": "application/vnd.apple.mpegurl"
+        case "ts": "video/mp2t"
+        case "m4s", "mp4", "m4v": "video/mp4"
+        case "m4a": "audio/mp4"
+        case "aac": "audio/aac"
+        case "vtt", "webvtt": "text/vtt"
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        default: nil
+        }
+    }
+
+    /// Names inside the product folder: the URL path below the master playlist's folder when
+    /// every component is a plain token, otherwise `x/<n>.<ext>` (a resource elsewhere on the
+    /// origin, or with odd bytes in its name). `images/` and `keys/` are the server's own.
+    struct Naming {
+        let productId: String
+        let folder: String
+        private var byPath: [String: String] = [:]
+        private var taken = Set<String>()
+
+        init(productId: String, folder: String) {
+            self.productId = productId
+            self.folder = folder
+        }
+
+        mutating func reserve(_ urlPath: String, as name: String) {
+            byPath[urlPath] = name
+            taken.insert(name)
+        }
+
+        mutating func name(for urlPath: String) throws -> String {
+            if let known = byPath[urlPath] { return known }
+            var name: String?
+            if urlPath.hasPrefix(folder) {
+                let relative = String(urlPath.dropFirst(folder.count))
+                let parts = relative.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                if !parts.isEmpty, parts.count <= 8, parts.allSatisfy(OriginID.isValid), !["images", "keys", "x"].contains(parts[0]) {
+                    name = relative
+                }
+            }
+            if name == nil || taken.contains(name!) {
+                let ext = HLSPlanner.fileExtension(urlPath)
+                let plain = (1...5).contains(ext.count) && OriginID.isValid(ext) ? "." + ext : ""
+                name = "x/\(taken.count)\(plain)"
+            }
+            reserve(urlPath, as: name!)
+            return name!
+        }
+
+        func localPath(_ name: String) -> String { "hls/\(productId)/\(name)" }
+    }
+}

@@ -1,0 +1,149 @@
+import Catalog
+import Foundation
+import GRDB
+import Wire
+
+/// The catalog's `productFiles` rows (docs/catalog.md): the files a product needs besides its
+/// main one — an HLS presentation's playlists, segments and init sections, and any product's
+/// poster and thumbnail. Each is an ordinary `files` row the engine downloads for the token
+/// through its own `downloads` row; the product is `cached` once all of them are verified.
+///
+/// The `static` functions run inside a transaction of the caller's (`ProductStore`,
+/// `DownloadQueueStore`, `DurableCommitter`).
+enum ProductFileStore {
+    /// Lists `files` for `productId` and makes the token want each one; files the product
+    /// listed before and no longer does are let go of (the garbage collection deletes them once
+    /// nothing else wants them). Returns whether all are verified, and the local paths of files
+    /// whose declared content changed, whose old bytes the caller deletes after the commit.
+    static func attach(_ files: [PlannedFile], productId: String, token: String, db: Database,
+                       now: Date) throws -> (allVerified: Bool, stale: [(fileId: Int64, path: String)]) {
+        var allVerified = true
+        var stale: [(Int64, String)] = []
+        var kept: [Int64] = []
+        for (position, planned) in files.enumerated() {
+            let (fileId, verified, old) = try upsertFile(planned, db: db, now: now)
+            if let old { stale.append((fileId, old)) }
+            allVerified = allVerified && verified
+            kept.append(fileId)
+            try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
+            try db.execute(sql: """
+                INSERT INTO productFiles (productId, name, fileId, role, position) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(productId, name) DO UPDATE SET fileId = excluded.fileId, role = excluded.role, position = excluded.position
+                """, arguments: [productId, planned.name, fileId, planned.role.rawValue, position])
+            try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+        }
+        let others = kept.isEmpty ? "" : "AND fileId NOT IN (\(kept.map(String.init).joined(separator: ",")))"
+        let gone = try Int64.fetchAll(db, sql: "SELECT fileId FROM productFiles WHERE productId = ? \(others)", arguments: [productId])
+        if !gone.isEmpty {
+            let goneList = gone.map(String.init).joined(separator: ",")
+            try db.execute(sql: "DELETE FROM productFiles WHERE productId = ? AND fileId IN (\(goneList))", arguments: [productId])
+            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId IN (\(goneList))",
+                           arguments: [token])
+        }
+        return (allVerified, stale)
+    }
+
+    /// The `files` row for `planned`, by URL path or local path. A file whose declared content
+    /// changed (size or checksum) starts over; the old local path is returned for deletion.
+    private static func upsertFile(_ planned: PlannedFile, db: Database, now: Date) throws -> (Int64, Bool, String?) {
+        if let row = try Row.fetchOne(db, sql: "SELECT id, sha256, sizeBytes, state, localPath FROM files WHERE urlPath = ? OR localPath = ?",
+                                      arguments: [planned.urlPath, planned.localPath]) {
+            let fileId: Int64 = row["id"]
+            let same = (row["sizeBytes"] as Int64?) == planned.sizeBytes && (row["sha256"] as String?) == planned.sha256
+                && (row["localPath"] as String) == planned.localPath
+            if same {
+                try db.execute(sql: "UPDATE files SET url = ?, mimeType = ? WHERE id = ?", arguments: [planned.url, planned.mimeType, fileId])
+                return (fileId, (row["state"] as String) == "verified", nil)
+            }
+            try db.execute(sql: """
+                UPDATE files SET url = ?, urlPath = ?, localPath = ?, mimeType = ?, sizeBytes = ?, sha256 = ?, bytesOnDisk = 0,
+                state = 'pending', attempts = 0, error = NULL, reason = NULL, completedAt = NULL WHERE id = ?
+                """, arguments: [planned.url, planned.urlPath, planned.localPath, planned.mimeType, planned.sizeBytes, planned.sha256, fileId])
+            return (fileId, false, row["localPath"])
+        }
+        try db.execute(sql: """
+            INSERT INTO files (url, urlPath, localPath, mimeType, sizeBytes, sha256, bytesOnDisk, state, createdAt)
+            VALUES (?, ?, ?, ?, ?, ?, 0, 'pending', ?)
+            """, arguments: [planned.url, planned.urlPath, planned.localPath, planned.mimeType, planned.sizeBytes, planned.sha256, now])
+        return (db.lastInsertedRowID, false, nil)
+    }
+
+    /// Every file of the token's product: its main file and those of `productFiles`.
+    static func fileIds(token: String, db: Database) throws -> [Int64] {
+        try Int64.fetchAll(db, sql: """
+            SELECT m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId WHERE p.token = ? AND m.fileId IS NOT NULL
+            UNION SELECT pf.fileId FROM offlineProducts p JOIN productFiles pf ON pf.productId = p.productId WHERE p.token = ?
+            """, arguments: [token, token])
+    }
+
+    /// SQL condition on a product's `mediaItems` row `m`: its main file and all its
+    /// `productFiles` are verified.
+    static let allVerifiedSQL = """
+        (SELECT state FROM files WHERE id = m.fileId) = 'verified'
+        AND NOT EXISTS (SELECT 1 FROM productFiles pf JOIN files f2 ON f2.id = pf.fileId
+                        WHERE pf.productId = m.id AND f2.state != 'verified')
+        """
+
+    /// SQL condition on `mediaItems m`: the product holds file `?` (main or listed).
+    static let holdsFileSQL = "(m.fileId = ? OR EXISTS (SELECT 1 FROM productFiles pf WHERE pf.productId = m.id AND pf.fileId = ?))"
+
+    /// The name a product gives `fileId` (`v0/seg002.ts`), nil for its main file.
+    static func name(of fileId: Int64, productId: String, db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT name FROM productFiles WHERE productId = ? AND fileId = ?", arguments: [productId, fileId])
+    }
+
+    /// `offline.status` of a product with listed files: bytes and size over all its files,
+    /// `segments {done,total}` (segments and init sections) and `images` (paths relative to the
+    /// state directory) when it has any.
+    static func statusFields(productId: String, mainFileId: Int64?, db: Database) throws -> [String: JSONValue]? {
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT pf.name, pf.role, f.state, f.bytesOnDisk, f.sizeBytes, f.localPath FROM productFiles pf JOIN files f ON f.id = pf.fileId
+            WHERE pf.productId = ? ORDER BY pf.position
+            """, arguments: [productId])
+        guard !rows.isEmpty else { return nil }
+        var bytes: Int64 = 0
+        var size: Int64 = 0
+        if let mainFileId, let main = try Row.fetchOne(db, sql: "SELECT state, bytesOnDisk, sizeBytes FROM files WHERE id = ?", arguments: [mainFileId]) {
+            size += main["sizeBytes"] ?? 0
+            bytes += (main["state"] as String) == "verified" ? (main["sizeBytes"] ?? 0) : (main["bytesOnDisk"] ?? 0)
+        }
+        var done = 0, total = 0
+        var images: [String: JSONValue] = [:]
+        for row in rows {
+            let state: String = row["state"]
+            let fileSize: Int64 = row["sizeBytes"] ?? 0
+            size += fileSize
+            bytes += state == "verified" ? fileSize : (row["bytesOnDisk"] ?? 0)
+            let role: String = row["role"]
+            if role == "segment" || role == "init" {
+                total += 1
+                if state == "verified" { done += 1 }
+            }
+            if role == "image", state == "verified" {
+                let name: String = row["name"]
+                let kind = String((name.split(separator: "/").last ?? "").split(separator: ".").first ?? "")
+                images[kind] = .string("media/" + (row["localPath"] as String))
+            }
+        }
+        var fields: [String: JSONValue] = ["bytesOnDisk": .number(Double(bytes)), "sizeBytes": .number(Double(size))]
+        if total > 0 { fields["segments"] = ["done": .number(Double(done)), "total": .number(Double(total))] }
+        if !images.isEmpty { fields["images"] = .object(images) }
+        return fields
+    }
+
+    /// Adds content keys to a license already held (a preloaded license that did not carry every
+    /// key the playlists name).
+    static func addKeys(_ keys: [String: [UInt8]], licenseId: String, db: Database) throws {
+        guard !keys.isEmpty else { return }
+        let current = try Data.fetchOne(db, sql: "SELECT keys FROM licenses WHERE id = ?", arguments: [licenseId])
+        var object = current.flatMap { try? JSONValue.parse(Array($0)) }?.objectValue ?? [:]
+        for (keyId, key) in keys { object[keyId] = .string(Data(key).base64EncodedString()) }
+        try db.execute(sql: "UPDATE licenses SET keys = ? WHERE id = ?", arguments: [Data(JSONValue.object(object).serialized()), licenseId])
+    }
+
+    /// The key ids the license holds.
+    static func keyIds(licenseId: String, db: Database) throws -> Set<String> {
+        let current = try Data.fetchOne(db, sql: "SELECT keys FROM licenses WHERE id = ?", arguments: [licenseId])
+        return Set(current.flatMap { try? JSONValue.parse(Array($0)) }?.objectValue?.keys ?? [:].keys)
+    }
+}

@@ -1,0 +1,34 @@
+import OriginClient
+import Wire
+
+/// `media.locate` (VOC): where an app's own player should read a product — the local entry
+/// point when the product is on the device (offlined and valid, or still downloading, served
+/// as far as it is on disk), the origin's URL otherwise.
+struct MediaLocator: Sendable {
+    let stores: @Sendable () async throws -> MediaServerStore
+    let control: MediaServerControl
+    let origin: OriginClient?
+
+    func locate(productId: String) async throws -> JSONValue {
+        if let product = try await stores().product(productId),
+           product.validity == .offlinedAndValid || product.isDownloading {
+            let entry = "/p/\(product.productId)/\(product.main.name)"
+            return ["source": "local", "productId": .string(product.productId),
+                    "state": .string(product.validity == .offlinedAndValid ? "OFFLINED_AND_VALID" : "DOWNLOADING"),
+                    "manifestType": .string(product.manifestType),
+                    "path": .string("media/" + product.main.localPath),
+                    // nil while the server is stopped: media.server.start gives it a URL.
+                    "url": control.url.map { .string($0 + entry) } ?? .null]
+        }
+        guard let origin else {
+            throw PlayerError(.notPlayable, "\(productId) is not on this device and no origin is configured.")
+        }
+        let info = try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "stream"], retry: .interactive)
+        guard let raw = info["manifest"]?["url"]?.stringValue else {
+            throw PlayerError(.notPlayable, "the origin gave no URL for \(productId).")
+        }
+        return ["source": "remote", "productId": .string(info["productId"]?.stringValue ?? productId),
+                "manifestType": .string(info["manifestType"]?.stringValue ?? "progressive"),
+                "url": .string(try origin.resolveURL(raw))]
+    }
+}

@@ -1,0 +1,121 @@
+import Catalog
+import HLS
+import Logging
+import NIOHTTP1
+import OriginClient
+
+/// Answers the local media server's requests from what the downloader put on disk:
+///
+/// - `/p/{productId}/master.m3u8` and the media playlists of an HLS product: the playlists as
+///   the origin served them, every URI rewritten to this server (`/p/{productId}/{name}`) and
+///   keys to `/p/{productId}/keys/{keyId}`; variants and renditions not offlined are left out,
+///   and a media playlist ends before its first segment not yet verified, without
+///   `#EXT-X-ENDLIST` (a player sees a presentation still growing);
+/// - segments, init sections, images and progressive files, with `Range` (a progressive file
+///   still downloading is served as far as its bytes go);
+/// - keys, only while `MediaServerStore.key` allows it.
+///
+/// A product that is `OFFLINED_BUT_NOT_VALID` is 403; anything else unknown is 404.
+struct MediaResponder: Sendable {
+    /// The catalog opens after the player is ready; requests wait for it.
+    let stores: @Sendable () async throws -> MediaServerStore
+    let mediaDirectory: String
+    let logger: Logger
+    /// Bytes read and written at a time when sending a file.
+    static let chunkBytes = 256 << 10
+
+    func respond(to request: HTTPRequestHead) async -> MediaResponse {
+        guard request.method == .GET || request.method == .HEAD else {
+            return .error(.methodNotAllowed, "only GET and HEAD")
+        }
+        let path = String(request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // "", "p", productId, name...
+        guard parts.count >= 4, parts[0].isEmpty, parts[1] == "p", OriginID.isValid(parts[2]),
+              parts[3...].allSatisfy(OriginID.isValid)
+        else { return .error(.notFound, "no such path") }
+        let productId = parts[2]
+        let name = parts[3...].joined(separator: "/")
+        do {
+            let store = try await stores()
+            guard let product = try await store.product(productId, name: parts.count == 5 && parts[3] == "keys" ? "" : name) else { return .error(.notFound, "\(productId) is not on this device") }
+            if product.validity == .offlinedButNotValid {
+                return .error(.forbidden, "\(productId) is offlined but not valid; the app re-validates or renews its license")
+            }
+            guard product.validity == .offlinedAndValid || product.isDownloading else {
+                return .error(.notFound, "\(productId) is not offlined")
+            }
+            if parts.count == 5, parts[3] == "keys" {
+                guard let key = try await store.key(productId: productId, keyId: parts[4]) else {
+                    return .error(.forbidden, "the key \(parts[4]) is served only while \(productId) is offlined and valid")
+                }
+                return MediaResponse(status: .ok, headers: [("Content-Type", "application/octet-stream"), ("Cache-Control", "no-store")],
+                                     body: .bytes(key))
+            }
+            guard let file = product.file(named: name) else { return .error(.notFound, "\(productId) has no \(name)") }
+            if product.isHLS, file.role == "main" || file.role == "playlist" {
+                return try await playlist(file, of: product)
+            }
+            return try await content(file, range: request.headers.first(name: "Range"))
+        } catch {
+            logger.warning("media server: \(path): \(error)")
+            return .error(.internalServerError, "\(error)")
+        }
+    }
+
+    /// A playlist with every URI pointing at this server.
+    private func playlist(_ file: MediaServerStore.ServedFile, of product: MediaServerStore.ServedProduct) async throws -> MediaResponse {
+        guard file.isVerified, let base = file.url else { return .error(.notFound, "\(file.name) is not downloaded yet") }
+        let bytes = try await MediaFiles.readAll(mediaDirectory + "/" + file.localPath)
+        guard let text = String(validating: bytes, as: UTF8.self) else { return .error(.internalServerError, "\(file.name) is not UTF-8") }
+        let prefix = "/p/\(product.productId)/"
+        let (rewritten, _) = HLSRewriter.rewrite(text) { uri, kind in
+            guard let absolute = HLSURL.resolve(uri, against: base) else { return nil }
+            let urlPath = HLSURL.path(of: absolute)
+            if kind == .key {
+                let keyPrefix = "/v1/keys/"
+                guard urlPath.hasPrefix(keyPrefix) else { return nil }
+                return prefix + "keys/" + urlPath.dropFirst(keyPrefix.count)
+            }
+            guard let target = product.file(urlPath: urlPath) else { return nil }
+            switch kind {
+            case .variant, .rendition:
+                return prefix + target.name   // listed: served as far as it is on disk
+            case .segment, .map:
+                return target.isVerified ? prefix + target.name : nil
+            case .iFramePlaylist, .key:
+                return nil
+            }
+        }
+        return MediaResponse(status: .ok, headers: [("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-store")],
+                             body: .bytes(Array(rewritten.utf8)))
+    }
+
+    /// A file's bytes, or the part of them `Range` asks for. A file still downloading is served
+    /// as far as its `.part` holds.
+    private func content(_ file: MediaServerStore.ServedFile, range: String?) async throws -> MediaResponse {
+        let final = mediaDirectory + "/" + file.localPath
+        let path: String
+        let size: Int64
+        if file.isVerified, let onDisk = await MediaFiles.size(final) {
+            path = final
+            size = onDisk
+        } else if let onDisk = await MediaFiles.size(final + ".part"), file.role == "main" {
+            path = final + ".part"
+            size = min(onDisk, file.sizeBytes ?? onDisk)
+        } else {
+            return .error(.notFound, "\(file.name) is not downloaded yet")
+        }
+        var headers: [(String, String)] = [("Content-Type", file.mimeType ?? "application/octet-stream"), ("Accept-Ranges", "bytes")]
+        switch ByteRangeRequest.parse(range, size: size) {
+        case .whole:
+            return MediaResponse(status: .ok, headers: headers, body: .file(path: path, offset: 0, length: size))
+        case .range(let offset, let length):
+            headers.append(("Content-Range", "bytes \(offset)-\(offset + length - 1)/\(file.isVerified ? String(size) : "*")"))
+            return MediaResponse(status: .partialContent, headers: headers, body: .file(path: path, offset: offset, length: length))
+        case .unsatisfiable:
+            headers.append(("Content-Range", "bytes */\(size)"))
+            return MediaResponse(status: .rangeNotSatisfiable, headers: headers, body: .bytes([]))
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import BlockingIO
+import Foundation
+import Glibc
+import NIOHTTP1
+
+/// One answer of the local media server: status, headers and a body held in memory (playlists,
+/// keys, errors) or read from a file range as it is sent.
+struct MediaResponse: Sendable {
+    enum Body: Sendable {
+        case bytes([UInt8])
+        /// `length` bytes of the file at `path` (absolute) from `offset`.
+        case file(path: String, offset: Int64, length: Int64)
+
+        var length: Int64 {
+            switch self {
+            case .bytes(let bytes): Int64(bytes.count)
+            case .file(_, _, let length): length
+            }
+        }
+    }
+
+    var status: HTTPResponseStatus
+    var headers: [(String, String)]
+    var body: Body
+
+    static func error(_ status: HTTPResponseStatus, _ message: String) -> MediaResponse {
+        MediaResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
+                      body: .bytes(Array((message + "\n").utf8)))
+    }
+}
+
+/// File reads for the server, always on NIO's blocking thread pool (`BlockingIO`).
+enum MediaFiles {
+    struct ShortRead: Error {}
+
+    /// The size of a regular file; nil when absent.
+    static func size(_ path: String) async -> Int64? {
+        await BlockingIO.run {
+            var info = stat()
+            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+            return Int64(info.st_size)
+        }
+    }
+
+    /// Up to `count` bytes from `offset` (fewer at the end of the file).
+    static func read(_ path: String, offset: Int64, count: Int) async throws -> [UInt8] {
+        try await BlockingIO.run {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw PlayerError(.fileMissing, "cannot open \(path): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            var buffer = [UInt8](repeating: 0, count: count)
+            var filled = 0
+            while filled < count {
+                let n = buffer.withUnsafeMutableBytes { raw in
+                    pread(fd, raw.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled))
+                }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { break }
+                filled += n
+            }
+            buffer.removeLast(count - filled)
+            return buffer
+        }
+    }
+
+    /// A whole small file (a playlist).
+    static func readAll(_ path: String) async throws -> [UInt8] {
+        try await BlockingIO.run { try Array(Data(contentsOf: URL(fileURLWithPath: path))) }
+    }
+}
+
+/// A single `Range: bytes=…` request (RFC 9110 14.1.2); several ranges are answered whole.
+enum ByteRangeRequest {
+    enum Outcome: Equatable {
+        case whole
+        case range(offset: Int64, length: Int64)
+        case unsatisfiable
+    }
+
+    static func parse(_ header: String?, size: Int64) -> Outcome {
+        guard let header, header.hasPrefix("bytes="), !header.contains(",") else { return .whole }
+        let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return .whole }
+        if parts[0].isEmpty {
+            guard let suffix = Int64(parts[1]), suffix > 0 else { return .unsatisfiable }
+            let length = min(suffix, size)
+            return size == 0 ? .unsatisfiable : .range(offset: size - length, length: length)
+        }
+        guard let first = Int64(parts[0]) else { return .whole }
+        guard first < size else { return .unsatisfiable }
+        let last = parts[1].isEmpty ? size - 1 : min(Int64(parts[1]) ?? -1, size - 1)
+        guard last >= first else { return parts[1].isEmpty ? .unsatisfiable : .whole }
+        return .range(offset: first, length: last - first + 1)
+    }
+}

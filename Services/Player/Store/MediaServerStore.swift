@@ -1,0 +1,120 @@
+import Catalog
+import Foundation
+import GRDB
+import OriginClient
+
+/// What the local media server reads from the catalog: a product's files as the downloader
+/// listed them (`mediaItems.fileId` and `productFiles`), whether it may be served, and a content
+/// key — the only place the player touches `licenses.keys`, and only for a product that is
+/// `OFFLINED_AND_VALID` (or still downloading under a license in force).
+struct MediaServerStore: Sendable {
+    let catalog: Catalog
+    let origin: OriginClient?
+
+    /// One file of a product as the server sees it.
+    struct ServedFile: Sendable, Equatable {
+        /// The name under `/p/{productId}/` (the main file: `master.m3u8`, or its file name).
+        var name: String
+        var role: String
+        var localPath: String
+        /// The origin URL it was fetched from, for resolving a playlist's relative URIs.
+        var url: String?
+        var urlPath: String
+        var state: String
+        var bytesOnDisk: Int64
+        var sizeBytes: Int64?
+        var mimeType: String?
+
+        var isVerified: Bool { state == "verified" }
+    }
+
+    /// A product the server may be asked for.
+    struct ServedProduct: Sendable {
+        var productId: String
+        var manifestType: String
+        var validity: OfflineAvailability.State
+        /// `offlineProducts.state` of the newest request (nil: a station item).
+        var productState: String?
+        var main: ServedFile
+        var files: [ServedFile]
+
+        var isHLS: Bool { manifestType == "hls" }
+        /// Being downloaded (or waiting to be): served as far as it is on disk.
+        var isDownloading: Bool { ["queued", "downloading", "idle", "paused"].contains(productState ?? "") }
+        /// Every file of the product, main one first.
+        var all: [ServedFile] { [main] + files }
+
+        func file(named name: String) -> ServedFile? { all.first { $0.name == name } }
+        func file(urlPath: String) -> ServedFile? { all.first { $0.urlPath == urlPath } }
+    }
+
+    /// The product `productId` (requested or actual id) with its files; nil when the catalog
+    /// holds no file for it. With `name`, only the file of that name is listed, unless it is a
+    /// playlist, whose rewriting needs them all (a segment request reads one row, not hundreds).
+    func product(_ productId: String, name: String? = nil) async throws -> ServedProduct? {
+        try await catalog.read { [origin] db in
+            let now = try Self.trustedNow(origin, db: db)
+            guard let local = try OfflineAvailability.localFile(productId: productId, db: db),
+                  let main = try Row.fetchOne(db, sql: "SELECT f.* FROM mediaItems m JOIN files f ON f.id = m.fileId WHERE m.id = ?",
+                                              arguments: [local.actualProductId])
+            else { return nil }
+            let productState = try String.fetchOne(db, sql: """
+                SELECT state FROM offlineProducts WHERE requestedProductId = ? OR productId = ? ORDER BY requestedAt DESC LIMIT 1
+                """, arguments: [productId, local.actualProductId])
+            let isHLS = local.item.manifestType == "hls"
+            let mainName = isHLS ? "master.m3u8" : String((main["localPath"] as String).split(separator: "/").last ?? "media")
+            var files: [ServedFile] = []
+            if let name, name != mainName {
+                files = try Row.fetchAll(db, sql: """
+                    SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? AND pf.name = ?
+                    """, arguments: [local.actualProductId, name]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
+            }
+            if name == nil || name == mainName || files.first?.role == "playlist" {
+                files = try Row.fetchAll(db, sql: """
+                    SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? ORDER BY pf.position
+                    """, arguments: [local.actualProductId]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
+            }
+            return ServedProduct(productId: local.actualProductId, manifestType: local.item.manifestType,
+                                 validity: try OfflineAvailability.state(productId: productId, db: db, now: now),
+                                 productState: productState, main: Self.served(main, name: mainName, role: "main"), files: files)
+        }
+    }
+
+    /// The 16 bytes of `keyId` for `productId`, only while the product may be played: its state
+    /// `OFFLINED_AND_VALID`, or a download under way whose license and offline window hold now.
+    /// nil otherwise (the server answers 403).
+    func key(productId: String, keyId: String) async throws -> [UInt8]? {
+        try await catalog.read { [origin] db in
+            let now = try Self.trustedNow(origin, db: db)
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT p.state, p.offlineValidUntil, l.expiresAt, l.keys FROM offlineProducts p JOIN licenses l ON l.id = p.licenseId
+                WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
+                """, arguments: [productId, productId]) else { return nil }
+            let state: String = row["state"]
+            let valid: Bool
+            if state == "cached" {
+                valid = try OfflineAvailability.state(productId: productId, db: db, now: now) == .offlinedAndValid
+            } else {
+                let until: Date? = row["offlineValidUntil"]
+                let expires: Date? = row["expiresAt"]
+                valid = ["queued", "downloading", "idle", "paused"].contains(state)
+                    && (until.map { $0 > now } ?? true) && (expires.map { $0 > now } ?? true)
+            }
+            guard valid, let keys = row["keys"] as Data?,
+                  let object = try? JSONSerialization.jsonObject(with: keys) as? [String: String],
+                  let encoded = object[keyId], let bytes = Data(base64Encoded: encoded), bytes.count == 16
+            else { return nil }
+            return Array(bytes)
+        }
+    }
+
+    private static func served(_ row: Row, name: String, role: String) -> ServedFile {
+        ServedFile(name: name, role: role, localPath: row["localPath"], url: row["url"], urlPath: row["urlPath"], state: row["state"],
+                   bytesOnDisk: row["bytesOnDisk"], sizeBytes: row["sizeBytes"], mimeType: row["mimeType"])
+    }
+
+    /// The time validity is judged at: the one the source resolver uses.
+    private static func trustedNow(_ origin: OriginClient?, db: Database) throws -> Date {
+        try SourceResolver.trustedNow(origin, db: db)
+    }
+}

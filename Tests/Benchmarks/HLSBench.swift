@@ -1,0 +1,329 @@
+import ArgumentParser
+import Foundation
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cassette-bench hls`: offlining an HLS presentation and serving it back.
+///
+/// 1. **Offline**: the real `downloader` offlines `vid-1` (a presentation of `--video-seconds`
+///    in 2 s segments, AES-128 encrypted) from the reference origin — default variant, from
+///    `offline.add` to `OfflineDone`, every file size-checked, fsynced and committed — beside
+///    `ffmpeg -i master.m3u8 -c copy` of the same variant and `curl --parallel` of that
+///    variant's segment list (neither fsyncs; ffmpeg also decrypts and remuxes).
+/// 2. **Serve**: the player's local media server against nginx serving the very same bytes
+///    (the server's rewritten playlists, the segments and the key, copied to nginx's root under
+///    the same paths): time to the first byte of the master playlist (`curl`'s
+///    `time_starttransfer`) and to the first decoded video frame (`ffmpeg … -frames:v 1`).
+struct HLSBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hls",
+        abstract: "Offlines an HLS presentation against ffmpeg -c copy and curl --parallel; serves it against nginx.")
+
+    @Option(help: "Folder holding the Cassette binaries (downloader, player, cassette-origin).")
+    var binDir: String = ".build/release"
+
+    @Option(help: "Length of the presentation in seconds (2 s segments: 400 gives 200 per playlist).")
+    var videoSeconds: Double = 400
+
+    @Option(help: "Rounds of the offline run (each peer once per round).")
+    var rounds: Int = 3
+
+    @Option(help: "Requests of each kind in the serving run, per server.")
+    var serveRounds: Int = 20
+
+    @Option(help: "Parallel transfers: Cassette's downloader.maxParallel, curl's --parallel-max.")
+    var parallel: Int = 8
+
+    @Option(help: "The nginx binary of the serving run (skipped when missing).")
+    var nginx: String = "/usr/sbin/nginx"
+
+    @Option(help: "Seconds one offline may take.")
+    var timeout: Double = 900
+
+    @Flag(help: "Keep the temporary folder.")
+    var keepTemp = false
+
+    func validate() throws {
+        guard (4...3_600).contains(videoSeconds), rounds > 0, serveRounds > 0, (1...32).contains(parallel) else {
+            throw ValidationError("--video-seconds 4…3600; rounds positive; --parallel 1…32")
+        }
+    }
+
+    func run() async throws {
+        let root = try makeTempRoot(prefix: "cbh")
+        let keep = keepTemp
+        ChildProcesses.shared.installSignalHandlers { if !keep { try? FileManager.default.removeItem(atPath: root) } }
+        var failed = false
+        defer {
+            ChildProcesses.shared.stopAll()
+            if keepTemp || failed { progress("temporary folder kept: \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
+        }
+        do {
+            try await measure(root: root)
+        } catch {
+            failed = true
+            progress("error: \(error) (logs in \(root))")
+            throw ExitCode(1)
+        }
+    }
+
+    private func measure(root: String) async throws {
+        let data = root + "/origin", log = root + "/tools.log"
+        progress("origin: generating vid-1 of \(Int(videoSeconds)) s (ffmpeg)")
+        let generated = try DownloadPeers.timed(binDir + "/cassette-origin",
+                                                ["generate", "--out", data, "--tracks-per-station", "1", "--seconds", "2",
+                                                 "--video-seconds", String(videoSeconds)], log: root + "/origin.log")
+        progress(String(format: "origin: generated in %.1f s", generated))
+        _ = try ChildProcesses.shared.launch(binDir + "/cassette-origin", ["serve", "--data", data, "--port-file", root + "/origin.port"],
+                                             logFile: root + "/origin.log")
+        let until = deadline(after: 60)
+        while !FileManager.default.fileExists(atPath: root + "/origin.port") {
+            guard monotonicNanos() < until else { throw BenchError("the origin did not start; see \(root)/origin.log") }
+            sleepMicros(10_000)
+        }
+        let origin = "http://127.0.0.1:" + (try String(contentsOfFile: root + "/origin.port", encoding: .utf8))
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+
+        // The default variant (lowest with video) is v0: its segments, for curl.
+        let variant = data + "/media/vid-1/v0/index.m3u8"
+        let segments = try String(contentsOfFile: variant, encoding: .utf8).split(separator: "\n")
+            .filter { !$0.hasPrefix("#") && !$0.isEmpty }.map(String.init)
+        let segmentBytes = try segments.reduce(Int64(0)) { total, name in
+            total + ((try FileManager.default.attributesOfItem(atPath: data + "/media/vid-1/v0/" + name)[.size] as? NSNumber)?.int64Value ?? 0)
+        }
+        progress("vid-1: \(segments.count) segments of the default variant, \(segmentBytes) bytes")
+        let license = try licenseHeaders(origin: origin, log: log)
+
+        var cassette: [Double] = [], answered: [Double] = [], ffmpeg: [Double] = [], curl: [Double] = []
+        var lastState = ""
+        for round in 1...rounds {
+            let folder = "\(root)/c\(round)"
+            // Dirty data of the previous run is flushed (untimed) before each one, as in `download`.
+            _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
+            let timing = try await offline(origin: origin, folder: folder)
+            cassette.append(timing.done)
+            answered.append(timing.answered)
+            lastState = folder + "/state"
+            let copy = "\(root)/f\(round).ts"
+            _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
+            ffmpeg.append(try DownloadPeers.timed("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-headers", license,
+                                                                     "-i", origin + "/media/vid-1/master.m3u8",
+                                                                     "-map", "0:p:1:v:0", "-map", "0:p:1:a:1", "-c", "copy",
+                                                                     "-f", "mpegts", copy], log: log))
+            try? FileManager.default.removeItem(atPath: copy)
+            _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
+            let urls = segments.map { (url: origin + "/media/vid-1/v0/" + $0, name: $0) }
+            curl.append(try DownloadPeers.curlParallel(urls: urls, into: "\(root)/k\(round)", parallel: parallel, log: log).seconds)
+            try? FileManager.default.removeItem(atPath: "\(root)/k\(round)")
+            progress(String(format: "round %d: cassette %.2f s, ffmpeg -c copy %.2f s, curl --parallel %.2f s",
+                            round, cassette.last!, ffmpeg.last!, curl.last!))
+            if round < rounds { try? FileManager.default.removeItem(atPath: folder) }
+        }
+        let median = { (values: [Double]) in values.sorted()[values.count / 2] }
+        var lines = [
+            "HLS offline of vid-1 (\(segments.count) segments of the default variant, \(segmentBytes) bytes; median of \(rounds)):",
+            String(format: "  cassette offline.add → OfflineDone  %7.2f s  (also 3 playlists, subtitles, 2 images; sizes by HEAD; fsync + commit)", median(cassette)),
+            String(format: "    of which offline.add's answer     %7.2f s  (playbackinfo, license and key, playlists, a HEAD per file)", median(answered)),
+            String(format: "  ffmpeg -i master.m3u8 -c copy       %7.2f s  (decrypts and remuxes; no fsync)", median(ffmpeg)),
+            String(format: "  curl --parallel-max %-2d segment list %7.2f s  (no fsync, no check)", parallel, median(curl)),
+            String(format: "  ratio cassette / curl %.2f×, cassette / ffmpeg %.2f×", median(cassette) / median(curl), median(cassette) / median(ffmpeg)),
+        ]
+        if FileManager.default.isExecutableFile(atPath: nginx) {
+            lines += try await serve(state: lastState, root: root)
+        } else {
+            lines.append("serving: \(nginx) missing; skipped")
+        }
+        print(lines.joined(separator: "\n"))
+    }
+
+    /// A license for ffmpeg's key requests at the origin: its Basic credentials and `X-License`.
+    private func licenseHeaders(origin: String, log: String) throws -> String {
+        let info = try curlJSON(["-u", "demo:demo", origin + "/v1/playbackinfo/vid-1?mode=offline"], log: log)
+        let body = String(decoding: JSONValue.object(["productId": "vid-1", "kind": "purchase",
+                                                      "securityToken": info["licenseSecurityToken"] ?? .null]).serialized(), as: UTF8.self)
+        let granted = try curlJSON(["-u", "demo:demo", "-H", "Content-Type: application/json", "-d", body, origin + "/v1/licenses"], log: log)
+        guard let id = granted["licenseId"]?.stringValue else { throw BenchError("no license from the origin: \(granted)") }
+        return "Authorization: Basic \(Data("demo:demo".utf8).base64EncodedString())\r\nX-License: \(id)\r\n"
+    }
+
+    /// One Cassette round: a fresh downloader offlines vid-1; seconds from `offline.add` to `OfflineDone`.
+    private func offline(origin: String, folder: String) async throws -> (done: Double, answered: Double) {
+        let runtime = folder + "/run", state = folder + "/state", config = folder + "/cassette.json"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try #"{"logLevel":"warning","clientToken":"demo","clientSecret":"demo","downloader":{"maxParallel":\#(parallel)}}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let child = try ChildProcesses.shared.launch(binDir + "/downloader",
+                                                     ["--runtime-dir", runtime, "--state-dir", state, "--origin", origin, "--config", config],
+                                                     logFile: folder + "/downloader.log")
+        defer { ChildProcesses.shared.stop(child) }
+        let client = try await connectWhenListening(runtime + "/downloader.sock", child: child, name: "downloader", seconds: 30)
+        defer { Task { await client.close() } }
+        let ready = deadline(after: 30)
+        while try await client.call("service.status")["catalog"]?["state"]?.stringValue != "ready" {
+            guard monotonicNanos() < ready else { throw BenchError("the downloader's catalog was not ready within 30 s") }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        _ = try await client.call("network.set", ["type": "wifi"])
+        _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
+        let begin = monotonicNanos()
+        let added = try await client.call("offline.add", ["productId": "vid-1"])
+        let answeredAt = monotonicNanos()
+        guard let token = added["token"]?.stringValue else { throw BenchError("offline.add gave no token: \(added)") }
+        let limit = timeout
+        let end = try await withThrowingTaskGroup(of: UInt64?.self) { group in
+            group.addTask {
+                for await event in client.events where event.topic == "downloads" && event.data["token"]?.stringValue == token {
+                    if event.type == "OfflineDone" { return monotonicNanos() }
+                    if event.type == "OfflineFailed" { throw BenchError("vid-1 failed: \(event.data)") }
+                }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(limit * 1e9))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let done = first else { throw BenchError("vid-1 not offlined within \(Int(limit)) s") }
+            return done
+        }
+        let status = try await client.call("offline.status", ["token": .string(token)])
+        guard status["state"]?.stringValue == "cached", status["segments"]?["done"] == status["segments"]?["total"] else {
+            throw BenchError("after OfflineDone vid-1 is not complete: \(status)")
+        }
+        return (Double(end - begin) / 1e9, Double(answeredAt - begin) / 1e9)
+    }
+
+    /// The serving run over the last round's state: the player's media server, then nginx with
+    /// the same bytes under the same paths.
+    private func serve(state: String, root: String) async throws -> [String] {
+        let runtime = root + "/prun", config = root + "/player.json"
+        try #"{"logLevel":"warning"}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let player = try ChildProcesses.shared.launch(binDir + "/player",
+                                                      ["--runtime-dir", runtime, "--state-dir", state, "--config", config,
+                                                       "--audio-device", "null", "--audio-pace", "realtime"],
+                                                      logFile: root + "/player.log")
+        defer { ChildProcesses.shared.stop(player) }
+        let client = try await connectWhenListening(runtime + "/player.sock", child: player, name: "player", seconds: 30)
+        defer { Task { await client.close() } }
+        guard let base = try await client.call("media.server.start")["url"]?.stringValue else { throw BenchError("media.server.start gave no url") }
+        let log = root + "/serve.log"
+
+        // nginx's root: the server's answers, byte for byte, under the same paths.
+        let web = root + "/web"
+        let names = try served(base: base, log: log)
+        for name in names {
+            let target = web + "/p/vid-1/" + name
+            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            _ = try DownloadPeers.timed("/usr/bin/curl", ["-sS", "--fail", "-o", target, base + "/p/vid-1/" + name], log: log)
+        }
+        let nginxBase = try startNginx(web: web, folder: root + "/nginx")
+
+        let entry = "/p/vid-1/master.m3u8"
+        var ttfb: [String: [Double]] = [:], frame: [String: [Double]] = [:]
+        for _ in 1...serveRounds {
+            for (server, url) in [("cassette", base), ("nginx", nginxBase)] {
+                ttfb[server, default: []].append(try startTransfer(url + entry, log: log))
+                frame[server, default: []].append(try DownloadPeers.timed("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", url + entry,
+                                                                                            "-map", "0:v:0", "-frames:v", "1", "-f", "null", "-"],
+                                                                           log: log))
+            }
+        }
+        let median = { (values: [Double]) in values.sorted()[values.count / 2] * 1_000 }
+        return [
+            "Local media server against nginx (same bytes, same paths; median of \(serveRounds)):",
+            String(format: "  master playlist, time to first byte   cassette %6.2f ms   nginx %6.2f ms", median(ttfb["cassette"]!), median(ttfb["nginx"]!)),
+            String(format: "  ffmpeg to the first decoded frame     cassette %6.1f ms   nginx %6.1f ms", median(frame["cassette"]!), median(frame["nginx"]!)),
+        ]
+    }
+
+    /// Every path the server answers for vid-1: the master, the playlists it names, their
+    /// segments and keys (read from the rewritten playlists).
+    private func served(base: String, log: String) throws -> [String] {
+        var names = ["master.m3u8"]
+        var index = 0
+        while index < names.count {
+            let name = names[index]
+            index += 1
+            guard name.hasSuffix(".m3u8") else { continue }
+            let text = try curlText([base + "/p/vid-1/" + name], log: log)
+            var references: [String] = []
+            for line in text.split(separator: "\n") {
+                if line.hasPrefix("#") {
+                    if let start = line.range(of: "URI=\"") {
+                        let rest = line[start.upperBound...]
+                        if let close = rest.firstIndex(of: "\"") { references.append(String(rest[..<close])) }
+                    }
+                } else if !line.isEmpty {
+                    references.append(String(line))
+                }
+            }
+            for reference in references where reference.hasPrefix("/p/vid-1/") {
+                let relative = String(reference.dropFirst("/p/vid-1/".count))
+                if !names.contains(relative) { names.append(relative) }
+            }
+        }
+        return names
+    }
+
+    private func startNginx(web: String, folder: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: folder + "/temp", withIntermediateDirectories: true)
+        let port = try DownloadServers.freeLoopbackPort()
+        let user = geteuid() == 0 ? "user root root;\n" : ""
+        let config = """
+            \(user)daemon off;
+            master_process on;
+            worker_processes auto;
+            pid \(folder)/nginx.pid;
+            error_log \(folder)/error.log warn;
+            events { worker_connections 1024; }
+            http {
+                access_log off;
+                sendfile on;
+                tcp_nopush on;
+                keepalive_timeout 65;
+                client_body_temp_path \(folder)/temp/body;
+                proxy_temp_path \(folder)/temp/proxy;
+                fastcgi_temp_path \(folder)/temp/fastcgi;
+                uwsgi_temp_path \(folder)/temp/uwsgi;
+                scgi_temp_path \(folder)/temp/scgi;
+                types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; text/vtt vtt; }
+                default_type application/octet-stream;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(web);
+                }
+            }
+
+            """
+        try config.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
+        _ = try ChildProcesses.shared.launch(nginx, ["-p", folder, "-e", folder + "/error.log", "-c", folder + "/nginx.conf"],
+                                             logFile: folder + "/nginx.log")
+        let until = deadline(after: 30)
+        while !DownloadServers.canConnect(port: port) {
+            guard monotonicNanos() < until else { throw BenchError("nginx did not listen on port \(port); see \(folder)/error.log") }
+            sleepMicros(10_000)
+        }
+        return "http://127.0.0.1:\(port)"
+    }
+
+    /// `curl -w %{time_starttransfer}`: seconds until the first byte of the answer.
+    private func startTransfer(_ url: String, log: String) throws -> Double {
+        let text = try curlText(["-o", "/dev/null", "-w", "%{time_starttransfer}", url], log: log)
+        guard let seconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw BenchError("curl -w gave \(text)") }
+        return seconds
+    }
+
+    private func curlJSON(_ arguments: [String], log: String) throws -> JSONValue {
+        let text = try curlText(arguments, log: log)
+        return try JSONValue.parse(Array(text.utf8))
+    }
+
+    /// curl's standard output (its errors go to `log`).
+    private func curlText(_ arguments: [String], log: String) throws -> String {
+        let output = log + ".out"
+        _ = try DownloadPeers.timed("/bin/sh", ["-c", "exec /usr/bin/curl -sS --fail \"$@\" > '\(output)'", "curl"] + arguments, log: log)
+        return try String(contentsOfFile: output, encoding: .utf8)
+    }
+}
