@@ -68,20 +68,8 @@ struct DownloadBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let root = try makeTempRoot(prefix: "cbd")
-        let keep = keepTemp
-        ChildProcesses.shared.installSignalHandlers { if !keep { try? FileManager.default.removeItem(atPath: root) } }
-        var failed = false
-        defer {
-            ChildProcesses.shared.stopAll()
-            if keepTemp || failed { progress("temporary folder kept: \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
-        }
-        do {
+        try await inTempRoot(prefix: "cbd", keep: keepTemp) { root in
             try await measure(root: root)
-        } catch {
-            failed = true
-            progress("error: \(error) (logs in \(root))")
-            throw ExitCode(1)
         }
     }
 

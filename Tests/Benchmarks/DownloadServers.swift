@@ -8,9 +8,27 @@ import Glibc
 /// keep-alive) and passes everything else (`/v1/…` API calls) to the origin, so the manifest's
 /// relative media URLs resolve against nginx and only the bytes change server.
 enum DownloadServers {
-    /// Starts nginx on a free loopback port with a generated configuration in `folder`;
-    /// returns its base URL once it accepts connections.
+    /// Starts nginx on a free loopback port with a generated configuration in `folder`, serving
+    /// the media folder and passing everything else (the API) to the origin; returns its base
+    /// URL once it accepts connections.
     static func startNginx(_ binary: String, folder: String, mediaRoot: String, originPort: String) throws -> String {
+        try startNginx(binary, folder: folder, server: { port in """
+            listen 127.0.0.1:\(port);
+            root \(mediaRoot);
+            location /media/ { }
+            location /img/ { }
+            location / {
+                proxy_pass http://127.0.0.1:\(originPort);
+                proxy_http_version 1.1;
+                proxy_set_header Connection "";
+                proxy_buffering off;
+            }
+            """ })
+    }
+
+    /// Starts nginx (`sendfile on`, keep-alive, no access log) with one `server` block, given
+    /// the port it listens on; `types` adds MIME types. Returns its base URL once it accepts.
+    static func startNginx(_ binary: String, folder: String, types: String = "", server: (UInt16) -> String) throws -> String {
         try FileManager.default.createDirectory(atPath: folder + "/temp", withIntermediateDirectories: true)
         let port = try freeLoopbackPort()
         // As root, nginx's workers would become `nobody` and could not enter the bench's 0700
@@ -34,18 +52,10 @@ enum DownloadServers {
                 fastcgi_temp_path \(folder)/temp/fastcgi;
                 uwsgi_temp_path \(folder)/temp/uwsgi;
                 scgi_temp_path \(folder)/temp/scgi;
+                \(types)
                 default_type application/octet-stream;
                 server {
-                    listen 127.0.0.1:\(port);
-                    root \(mediaRoot);
-                    location /media/ { }
-                    location /img/ { }
-                    location / {
-                        proxy_pass http://127.0.0.1:\(originPort);
-                        proxy_http_version 1.1;
-                        proxy_set_header Connection "";
-                        proxy_buffering off;
-                    }
+            \(server(port))
                 }
             }
 

@@ -52,20 +52,8 @@ struct HLSBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let root = try makeTempRoot(prefix: "cbh")
-        let keep = keepTemp
-        ChildProcesses.shared.installSignalHandlers { if !keep { try? FileManager.default.removeItem(atPath: root) } }
-        var failed = false
-        defer {
-            ChildProcesses.shared.stopAll()
-            if keepTemp || failed { progress("temporary folder kept: \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
-        }
-        do {
+        try await inTempRoot(prefix: "cbh", keep: keepTemp) { root in
             try await measure(root: root)
-        } catch {
-            failed = true
-            progress("error: \(error) (logs in \(root))")
-            throw ExitCode(1)
         }
     }
 
@@ -268,44 +256,9 @@ struct HLSBench: AsyncParsableCommand {
     }
 
     private func startNginx(web: String, folder: String) throws -> String {
-        try FileManager.default.createDirectory(atPath: folder + "/temp", withIntermediateDirectories: true)
-        let port = try DownloadServers.freeLoopbackPort()
-        let user = geteuid() == 0 ? "user root root;\n" : ""
-        let config = """
-            \(user)daemon off;
-            master_process on;
-            worker_processes auto;
-            pid \(folder)/nginx.pid;
-            error_log \(folder)/error.log warn;
-            events { worker_connections 1024; }
-            http {
-                access_log off;
-                sendfile on;
-                tcp_nopush on;
-                keepalive_timeout 65;
-                client_body_temp_path \(folder)/temp/body;
-                proxy_temp_path \(folder)/temp/proxy;
-                fastcgi_temp_path \(folder)/temp/fastcgi;
-                uwsgi_temp_path \(folder)/temp/uwsgi;
-                scgi_temp_path \(folder)/temp/scgi;
-                types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; text/vtt vtt; }
-                default_type application/octet-stream;
-                server {
-                    listen 127.0.0.1:\(port);
-                    root \(web);
-                }
-            }
-
-            """
-        try config.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
-        _ = try ChildProcesses.shared.launch(nginx, ["-p", folder, "-e", folder + "/error.log", "-c", folder + "/nginx.conf"],
-                                             logFile: folder + "/nginx.log")
-        let until = deadline(after: 30)
-        while !DownloadServers.canConnect(port: port) {
-            guard monotonicNanos() < until else { throw BenchError("nginx did not listen on port \(port); see \(folder)/error.log") }
-            sleepMicros(10_000)
-        }
-        return "http://127.0.0.1:\(port)"
+        try DownloadServers.startNginx(nginx, folder: folder,
+                                       types: "types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; text/vtt vtt; }",
+                                       server: { port in "listen 127.0.0.1:\(port);\nroot \(web);" })
     }
 
     /// `curl -w %{time_starttransfer}`: seconds until the first byte of the answer.

@@ -39,20 +39,8 @@ struct PlaylogBench: AsyncParsableCommand {
 
     func run() async throws {
         let reporterBinary = binDir + "/reporter", originBinary = binDir + "/cassette-origin"
-        let root = try makeTempRoot(prefix: "cbp")
-        let keep = keepTemp
-        ChildProcesses.shared.installSignalHandlers { if !keep { try? FileManager.default.removeItem(atPath: root) } }
-        var failed = false
-        defer {
-            ChildProcesses.shared.stopAll()
-            if keepTemp || failed { progress("temporary folder kept: \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
-        }
-        do {
+        try await inTempRoot(prefix: "cbp", keep: keepTemp) { root in
             try await measure(reporterBinary: reporterBinary, originBinary: originBinary, root: root)
-        } catch {
-            failed = true
-            progress("error: \(error) (logs in \(root))")
-            throw ExitCode(1)
         }
     }
 
