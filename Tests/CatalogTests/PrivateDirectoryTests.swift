@@ -36,7 +36,7 @@ final class PrivateDirectoryTests: XCTestCase {
         chmod(dir, 0o700)
         XCTAssertEqual(try PrivateDirectory.create(dir), [])
         XCTAssertEqual(mode(dir), 0o700)
-        FileManager.default.createFile(atPath: dir + "/file", contents: Data())
+        _ = FileManager.default.createFile(atPath: dir + "/file", contents: Data())
         XCTAssertThrowsError(try PrivateDirectory.create(dir + "/file/sub")) { error in
             XCTAssertEqual((error as? DirectoryError)?.errno, ENOTDIR)
         }

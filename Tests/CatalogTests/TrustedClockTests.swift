@@ -26,7 +26,7 @@ final class TrustedClockTests: XCTestCase {
 
     func testADeviceClockSetBackCannotMoveItBack() throws {
         let catalog = try Catalog(stateDirectory: dir)
-        try catalog.pool.write { db in
+        _ = try catalog.pool.write { db in
             try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
                                     readings: self.readings(device: self.server, boot: 100))
         }
@@ -58,7 +58,7 @@ final class TrustedClockTests: XCTestCase {
 
     func testAfterARebootTheLaterOfServerTimeAndDeviceClock() throws {
         let catalog = try Catalog(stateDirectory: dir)
-        try catalog.pool.write { db in
+        _ = try catalog.pool.write { db in
             try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
                                     readings: self.readings(device: self.server, boot: 100))
         }
@@ -91,7 +91,7 @@ final class TrustedClockTests: XCTestCase {
         }
         XCTAssertNil(try catalog.pool.read { db in try TrustedClock.load(db: db) })
         // The first server time is taken as it is.
-        try catalog.pool.write { db in
+        _ = try catalog.pool.write { db in
             try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(10e9), db: db,
                                     readings: self.readings(device: self.server + 10 * self.day, boot: 10))
         }
@@ -104,7 +104,7 @@ final class TrustedClockTests: XCTestCase {
     func testSurvivesReopeningTheCatalog() throws {
         do {
             let catalog = try Catalog(stateDirectory: dir)
-            try catalog.pool.write { db in
+            _ = try catalog.pool.write { db in
                 try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
                                         readings: self.readings(device: self.server, boot: 100))
             }

@@ -18,7 +18,7 @@ final class KillResumeTests: XCTestCase {
         }
         h.kill9()
         XCTAssertTrue(h.mediaFiles().contains { $0.hasSuffix(".part") })
-        try await h.api.delete("/_control/faults")
+        _ = try await h.api.delete("/_control/faults")
         try h.start()
         try await h.waitStationComplete("st-10")
         let stats = try await h.mediaStats()
@@ -45,7 +45,7 @@ final class KillResumeTests: XCTestCase {
             kills += 1
             try h.start()
         }
-        try await h.api.delete("/_control/faults")
+        _ = try await h.api.delete("/_control/faults")
         for station in ["st-9", "st-10", "st-11"] { try await h.waitStationComplete(station, timeout: 90) }
         try h.stop()
 

@@ -59,7 +59,7 @@ final class NetworkNamespaceTests: XCTestCase {
         for key in ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"] { env.removeValue(forKey: key) }
         downloader.environment = env
         let log = dir.path + "/downloader.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         downloader.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         downloader.standardError = downloader.standardOutput
         try downloader.run()

@@ -39,7 +39,7 @@ final class OfflineProductTests: XCTestCase {
         _ = try await h.waitProduct(slowToken, state: "downloading")
         let v3 = try await h.call("offline.pause", ["token": .string(slowToken)])
         XCTAssertEqual(v3["state"]?.stringValue, "paused")
-        try await h.api.delete("/_control/faults")
+        _ = try await h.api.delete("/_control/faults")
         let v4 = try await h.call("offline.resume", ["token": .string(slowToken)])
         XCTAssertEqual(v4["state"]?.stringValue, "queued")
         _ = try await h.waitProduct(slowToken, state: "cached")

@@ -37,7 +37,7 @@ final class PolicyNetworkTests: XCTestCase {
         XCTAssertEqual(rangedBefore, 0)
 
         // Back on Wi-Fi: resumes by itself from the bytes on disk, with Range.
-        try await h.api.delete("/_control/faults")
+        _ = try await h.api.delete("/_control/faults")
         _ = try await h.call("network.set", ["type": "wifi"])
         let done = try await h.waitProduct(token, state: "cached", timeout: 30)
         XCTAssertEqual(done["error"], .null)

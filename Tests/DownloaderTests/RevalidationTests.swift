@@ -55,7 +55,7 @@ final class RevalidationTests: XCTestCase {
         XCTAssertEqual(unchanged["manifestHash"], refreshed["manifestHash"])
         XCTAssertNotNil(unchanged["revalidationError"]?.stringValue)
         XCTAssertEqual(h.mediaFiles(), files)
-        try await h.api.delete("/_control/faults")
+        _ = try await h.api.delete("/_control/faults")
 
         // Forty days on, origin refusing everything: past offlineValidUntil the product is not
         // valid, but its file stays (only the user deletes), and a later success restores it.
@@ -66,7 +66,7 @@ final class RevalidationTests: XCTestCase {
         let lapsed = try await h.call("offline.state", ["productId": "tr-1"])
         XCTAssertEqual(lapsed["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID")
         XCTAssertEqual(h.mediaFiles(), files, "an invalid product keeps its file")
-        try await h.api.delete("/_control/faults")
+        _ = try await h.api.delete("/_control/faults")
         let again = try await h.call("sync.now")
         XCTAssertEqual(outcome(again, token)?["result"]?.stringValue, "unchanged", "\(again)")
         let restored = try await h.call("offline.state", ["productId": "tr-1"])
@@ -181,7 +181,7 @@ final class RevalidationTests: XCTestCase {
         // What the committer leaves when killed right after its transaction: the new file under
         // its final name, verified in the catalog, and the product not switched yet.
         let pool = try h.catalogPool()
-        let staged = try await pool.read { db in
+        let staged = try pool.read { db in
             try Row.fetchOne(db, sql: """
                 SELECT f.id, f.localPath FROM files f JOIN downloads d ON d.fileId = f.id
                 WHERE d.ownerId = ? AND f.localPath != ?
@@ -198,7 +198,7 @@ final class RevalidationTests: XCTestCase {
                            arguments: [Date(), stagedId])
             try db.execute(sql: "UPDATE downloads SET state = 'done' WHERE fileId = ?", arguments: [stagedId])
         }
-        try await h.api.delete("/_control/faults")
+        _ = try await h.api.delete("/_control/faults")
         // The origin refuses re-validation now: only the start's recovery can finish the swap.
         try await h.api.injectFaults("/v1/playbackinfo/", Array(repeating: ["status": 503], count: 20))
 

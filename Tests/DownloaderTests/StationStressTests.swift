@@ -77,7 +77,7 @@ final class StationStressTests: XCTestCase {
         XCTAssertEqual(entry?["itemCount"]?.intValue, Self.files, "round \(round)")
         XCTAssertEqual(entry?["verifiedCount"]?.intValue, Self.files, "round \(round)")
 
-        let verified = try await h.catalogPool().read { db in
+        let verified = try h.catalogPool().read { db in
             try Row.fetchOne(db, sql: """
                 SELECT COUNT(*) AS n, COALESCE(SUM(f.sizeBytes), 0) AS bytes FROM stationItems si
                   JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId

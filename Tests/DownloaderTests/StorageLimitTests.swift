@@ -72,7 +72,7 @@ final class StorageLimitTests: XCTestCase {
         print("storage: disk filled while writing → CacheLimit after \(String(format: "%.2f", stoppedIn)) s: \(reason2)")
 
         try FileManager.default.removeItem(atPath: filler)
-        try await h.api.delete("/_control/faults")
+        _ = try await h.api.delete("/_control/faults")
         _ = try await h.waitProduct(token2, state: "cached", timeout: 30)
         XCTAssertEqual(try sha256(ofFile: final2), second.sha256)
         let counts = try await PolicyTest.mediaCounts(h.origin.baseURL, PolicyTest.fileName(second.url))
