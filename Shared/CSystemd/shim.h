@@ -1,5 +1,5 @@
-// libsystemd for Swift, imported only by Systemd. The `cassette_` functions stand in for the
-// variadic sd_notifyf and sd_journal_send and the SD_LISTEN_FDS_START macro. `static inline`:
+// libsystemd for Swift, imported only by Systemd. The `cassette_` functions stand in for
+// sd_notify (one that never waits), the variadic sd_journal_send and the SD_LISTEN_FDS_START macro. `static inline`:
 // only a binary that imports this module links libsystemd.
 #ifndef CASSETTE_CSYSTEMD_SHIM_H
 #define CASSETTE_CSYSTEMD_SHIM_H
@@ -10,13 +10,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
 #include <systemd/sd-bus.h>
 
-/// sd_notifyf is variadic; Swift formats the text and passes it whole.
-static inline int cassette_sd_notify(int unset_environment, const char *state) { return sd_notify(unset_environment, state); }
+/// sd_notify without ever waiting. sd_notify(3) sends with a blocking sendmsg, which sleeps
+/// while the manager's datagram queue is full (a busy manager, a reader that fell behind) —
+/// on Swift's cooperative pool that stalls the whole service, and libsystemd offers no flag
+/// against it. This sends the same datagram to a path or abstract NOTIFY_SOCKET with
+/// MSG_DONTWAIT: -EAGAIN means the manager's queue was full and the message was dropped.
+/// Other socket kinds (vsock) go through sd_notify. 0 when NOTIFY_SOCKET is unset.
+static inline int cassette_sd_notify_nowait(const char *state) {
+    const char *path = getenv("NOTIFY_SOCKET");
+    if (!path || !*path) return 0;
+    if (path[0] != '/' && path[0] != '@') return sd_notify(0, state);
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    size_t length = strlen(path);
+    if (length >= sizeof address.sun_path) return -ENAMETOOLONG;
+    memcpy(address.sun_path, path, length);
+    if (path[0] == '@') address.sun_path[0] = 0;
+    socklen_t address_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + length + (path[0] == '/' ? 1 : 0));
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    ssize_t sent = sendto(fd, state, strlen(state), MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&address, address_length);
+    int rc = sent < 0 ? -errno : 0;
+    close(fd);
+    return rc;
+}
 
 /// SD_LISTEN_FDS_START is a macro.
 static inline int cassette_sd_listen_fds_start(void) { return SD_LISTEN_FDS_START; }

@@ -3,6 +3,9 @@ import Foundation
 
 /// Talks to the service manager through `NOTIFY_SOCKET` (sd_notify(3)). Every call is a
 /// no-op when the variable is absent, so a service started by hand behaves the same.
+///
+/// Calls come from the cooperative pool and event loops, so a send never waits: when the
+/// manager's queue is full the message is dropped (a STATUS= or WATCHDOG=1 is sent again soon).
 public struct SystemdNotifier: Sendable {
     public init() {}
 
@@ -17,6 +20,6 @@ public struct SystemdNotifier: Sendable {
 
     private func send(_ state: String) {
         guard isEnabled else { return }
-        _ = cassette_sd_notify(0, state)
+        _ = cassette_sd_notify_nowait(state)
     }
 }
