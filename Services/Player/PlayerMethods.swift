@@ -77,7 +77,7 @@ enum PlayerMethods {
         router.register("player.reset", params: None.self) { _, _ in await engine.reset(); return Done() }
         router.register("player.status", takes: []) { _ in await engine.status() }
         router.register("station.tune", params: StationParams.self) { p, _ in
-            guard isValidID(p.stationId) else {
+            guard OriginID.isValid(p.stationId) else {
                 throw RPCError.invalidParams("params.stationId of 'station.tune' must be 1–128 characters of A–Z, a–z, 0–9, '.', '_' or '-'.")
             }
             try await engine.tune(stationId: p.stationId)
@@ -91,15 +91,8 @@ enum PlayerMethods {
     }
 
     static func validate(_ product: MediaProduct) throws(RPCError) {
-        guard isValidID(product.productId) else {
+        guard OriginID.isValid(product.productId) else {
             throw .invalidParams("params.mediaProduct.productId must be 1–128 characters of A–Z, a–z, 0–9, '.', '_' or '-'.")
-        }
-    }
-
-    /// The origin's id rule (docs/origin.md): a plain token, so an id can never become a path.
-    static func isValidID(_ id: String) -> Bool {
-        (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x5F || c == 0x2D
         }
     }
 }
