@@ -11,11 +11,6 @@ public protocol ClosedParams: Decodable {
 extension ClosedParams {
     /// Every parameter the method accepts, optional ones included.
     public static var paramNames: [String] { CodingKeys.allCases.map(\.stringValue) }
-
-    /// -32602 for the keys of `params` the method does not take.
-    static func refuseUnknown(_ params: JSONValue, method: String) throws(RPCError) {
-        try RPCError.refuseUnknownParams(params, method: method, takes: paramNames)
-    }
 }
 
 extension RPCError {

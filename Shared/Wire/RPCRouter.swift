@@ -84,8 +84,7 @@ public struct RPCRouter: Sendable {
     public mutating func register<P: ClosedParams & Sendable, R: Encodable & Sendable>(
         _ name: String, params: P.Type, _ body: @escaping @Sendable (P, RPCContext) async throws -> R
     ) {
-        register(name) { ctx in
-            try P.refuseUnknown(ctx.request.params, method: ctx.request.method)
+        register(name, takes: P.paramNames) { ctx in
             let p: P = try ctx.params()
             return try JSONCoding.value(try await body(p, ctx))
         }
