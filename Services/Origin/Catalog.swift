@@ -6,7 +6,7 @@ import Foundation
 /// the shapes of docs/origin.md. Everything a response needs (sizes, hashes, ReplayGain) is
 /// measured once at generation time so serving never re-reads media to answer JSON.
 struct Catalog: Codable, Sendable {
-    static let schemaVersion = 1
+    static let schemaVersion = 2
     static let fileName = "catalog.json"
 
     var schemaVersion: Int
@@ -93,6 +93,11 @@ struct CatalogHLS: Codable, Sendable {
     var keyIds: [String]
     var durationSeconds: Double
     var sizeBytes: Int
+    /// What playbackinfo reports for it: the video codec of a video, the audio codec of a track.
+    var codec: String
+    var audioQuality: String
+    var sampleRate: Int = 44_100
+    var bitDepth: Int?
 }
 
 struct CatalogProduct: Codable, Sendable {

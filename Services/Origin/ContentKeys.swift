@@ -12,6 +12,19 @@ enum ContentKeys {
         Array(SHA256.hash(data: Array("cassette-demo-key:\(keyId)".utf8))).prefix(16).map { $0 }
     }
 
+    /// Writes `keyId`'s key and the `-hls_key_info_file` ffmpeg's HLS muxer encrypts with (key
+    /// URI `/v1/keys/{keyId}`, a fixed IV derived like the key) under `directory/.keys`.
+    static func writeKeyInfo(keyId: String, in directory: URL) throws -> URL {
+        let keyDirectory = directory.appendingPathComponent(".keys")
+        try FileManager.default.createDirectory(at: keyDirectory, withIntermediateDirectories: true)
+        let keyFile = keyDirectory.appendingPathComponent("\(keyId).key")
+        try Data(key(for: keyId)).write(to: keyFile)
+        let keyInfo = keyDirectory.appendingPathComponent("\(keyId).keyinfo")
+        let iv = hex(Array(key(for: keyId + "-iv")))
+        try "/v1/keys/\(keyId)\n\(keyFile.path)\n\(iv)\n".write(to: keyInfo, atomically: true, encoding: .utf8)
+        return keyInfo
+    }
+
     static func hex(_ bytes: [UInt8]) -> String {
         bytes.map { String(format: "%02x", $0) }.joined()
     }

@@ -131,7 +131,7 @@ enum DemoLineup {
     }
 
     /// Every track is a product of its own; the special products come after.
-    static func products(trackIds: [String], video: CatalogHLS?) -> [CatalogProduct] {
+    static func products(trackIds: [String], video: CatalogHLS?, hlsTrack: CatalogHLS?) -> [CatalogProduct] {
         func track(_ id: String, _ trackId: String? = nil) -> CatalogProduct {
             CatalogProduct(id: id, productType: "TRACK", trackId: trackId ?? id, hls: nil, canBeDownloaded: true,
                            refusal: nil, offlineValiditySeconds: 30 * day, revalidateSeconds: day,
@@ -159,6 +159,12 @@ enum DemoLineup {
                 id: "vid-1", productType: "VIDEO", trackId: nil, hls: video, canBeDownloaded: true, refusal: nil,
                 offlineValiditySeconds: 30 * day, revalidateSeconds: day, licenseSecurityToken: "lst-vid-1",
                 poster: "img/vid-1-poster.png", thumbnail: "img/vid-1-thumb.png"))
+        }
+        if let hlsTrack {
+            products.append(CatalogProduct(
+                id: "tr-hls", productType: "TRACK", trackId: nil, hls: hlsTrack, canBeDownloaded: true, refusal: nil,
+                offlineValiditySeconds: 30 * day, revalidateSeconds: day, licenseSecurityToken: "lst-tr-hls",
+                poster: nil, thumbnail: nil))
         }
         return products
     }

@@ -21,13 +21,7 @@ struct HLSGenerator {
 
     /// Every ffmpeg invocation as an independent job, so the caller can run them in parallel.
     func jobs() throws -> [@Sendable () throws -> Void] {
-        let keyDirectory = directory.appendingPathComponent(".keys")
-        try FileManager.default.createDirectory(at: keyDirectory, withIntermediateDirectories: true)
-        let keyFile = keyDirectory.appendingPathComponent("\(keyId).key")
-        try Data(ContentKeys.key(for: keyId)).write(to: keyFile)
-        let keyInfo = keyDirectory.appendingPathComponent("\(keyId).keyinfo")
-        let iv = ContentKeys.hex(Array(ContentKeys.key(for: keyId + "-iv")))
-        try "/v1/keys/\(keyId)\n\(keyFile.path)\n\(iv)\n".write(to: keyInfo, atomically: true, encoding: .utf8)
+        let keyInfo = try ContentKeys.writeKeyInfo(keyId: keyId, in: directory)
 
         let variants = [
             Variant(name: "v0", width: 320, height: 180, videoBitrate: "250k", audioBitrate: "64k"),
@@ -75,14 +69,7 @@ struct HLSGenerator {
         let base = directory.appendingPathComponent(root)
         try writeSubtitles(into: base.appendingPathComponent("subs-en"))
         func bandwidth(_ name: String) throws -> Int {
-            let folder = base.appendingPathComponent(name)
-            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".ts") }
-            var bytes = 0
-            for file in names {
-                let attributes = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(file).path)
-                bytes += (attributes[.size] as? NSNumber)?.intValue ?? 0
-            }
-            return Int(Double(bytes * 8) / max(seconds, 1) * 1.1)
+            try HLSFolder.bandwidth(of: base.appendingPathComponent(name), seconds: seconds)
         }
         let master = """
             #EXTM3U
@@ -100,12 +87,8 @@ struct HLSGenerator {
 
             """
         try master.write(to: base.appendingPathComponent("master.m3u8"), atomically: true, encoding: .utf8)
-        let size = try FileManager.default.subpathsOfDirectory(atPath: base.path).reduce(0) { total, sub in
-            let attributes = try FileManager.default.attributesOfItem(atPath: base.appendingPathComponent(sub).path)
-            let isFile = (attributes[.type] as? FileAttributeType) == .typeRegular
-            return total + (isFile ? ((attributes[.size] as? NSNumber)?.intValue ?? 0) : 0)
-        }
-        return CatalogHLS(master: "\(root)/master.m3u8", keyIds: [keyId], durationSeconds: seconds, sizeBytes: size)
+        return CatalogHLS(master: "\(root)/master.m3u8", keyIds: [keyId], durationSeconds: seconds,
+                          sizeBytes: try HLSFolder.bytes(below: base), codec: "h264", audioQuality: "HIGH")
     }
 
     private func writeSubtitles(into folder: URL) throws {

@@ -44,10 +44,10 @@ extension Origin {
                                 "sha256": .string(master.sha256), "mimeType": .string(master.mimeType)]
             body["manifestHash"] = .string(ContentKeys.sha256(of: Array("\(product.id):\(master.sha256)".utf8)))
             body["keyIds"] = .array(hls.keyIds.map(JSONValue.string))
-            body["codec"] = "h264"
-            body["audioQuality"] = "HIGH"
-            body["sampleRate"] = 44100
-            body["bitDepth"] = .null
+            body["codec"] = .string(hls.codec)
+            body["audioQuality"] = .string(hls.audioQuality)
+            body["sampleRate"] = .int(hls.sampleRate)
+            body["bitDepth"] = hls.bitDepth.map(JSONValue.int) ?? .null
             body["durationSeconds"] = .number(hls.durationSeconds)
             body["replayGain"] = .null
             return ok(body)

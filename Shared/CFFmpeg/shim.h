@@ -11,6 +11,7 @@
 #include <libavutil/avutil.h>
 #include <libavutil/error.h>
 #include <libavutil/opt.h>
+#include <libavutil/aes.h>
 #include <libavutil/channel_layout.h>
 #include <libswresample/swresample.h>
 

@@ -21,7 +21,7 @@ public struct ByteSourceError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// The operating system refused to open, read or seek the file.
-    static func io(_ what: String, errno code: Int32) -> ByteSourceError {
+    public static func io(_ what: String, errno code: Int32) -> ByteSourceError {
         ByteSourceError(name: code == ENOENT || code == EACCES ? "FileNotFound" : "ReadFailed",
                         message: "\(what): \(String(cString: strerror(code)))")
     }

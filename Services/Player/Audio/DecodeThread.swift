@@ -1,5 +1,6 @@
 import Foundation
 import MediaDecoder
+import Wire
 
 /// The decode thread: opens each track's decoder, decodes ahead into the pipe until it is
 /// full, and obeys seeks and aborts between chunks. FFmpeg objects never leave this thread.
@@ -86,10 +87,12 @@ enum DecodeThread {
         }
     }
 
-    /// Decoder errors keep FFmpeg's name; the engine maps them to the player's error names.
+    /// Decoder errors keep FFmpeg's name; the engine maps them to the player's error names. A
+    /// source's failure (an origin refusal, a damaged HLS segment) keeps the source's name.
     static func describe(_ error: any Error) -> (String, String) {
         if let error = error as? DecoderError { return (error.name, error.message) }
         if let error = error as? PlayerError { return (error.name, error.message) }
+        if let error = error as? any RPCErrorConvertible { return (error.rpcError.name, error.rpcError.message) }
         return ("UnexpectedError", "\(error)")
     }
 }

@@ -28,7 +28,7 @@ final class SourceResolver: Sendable {
     private let now: (@Sendable () -> Date)?
     private let streamOptions: HTTPStreamSource.Options
     private let growingPollInterval: Double
-    private let logger: Logger
+    let logger: Logger
 
     /// - Parameters:
     ///   - now: the time validity is judged at (tests); by default `TrustedClock` from the catalog,
@@ -56,11 +56,19 @@ final class SourceResolver: Sendable {
         let (state, local, download) = try await SourceStore(catalog: catalog).lookup(productId: productId) { db in
             try fixedNow ?? Self.trustedNow(origin, db: db)
         }
-        // An offlined HLS presentation is a master playlist and its segments, not one audio file:
-        // other players read it through the local media server.
+        // An HLS presentation is playlists and segments, not one file: played once complete
+        // (`SourceResolver+HLS`); while it downloads, or not offlined, it is streamed.
         if let local, local.item.manifestType == "hls" {
-            throw SourceError.sourceUnavailable(
-                "\(local.actualProductId) is an HLS presentation; the audio player plays progressive files only (media.locate gives its URL on the local media server)")
+            switch state {
+            case .offlinedAndValid:
+                return try await hlsSource(requested: productId, local: local)
+            case .offlinedButNotValid:
+                throw SourceError.offlineNotValid(productId)
+            case .notOfflined:
+                if offlineMode { throw SourceError.illegalPlaybackRequest(productId) }
+                guard let origin else { throw SourceError.notOfflined(productId) }
+                return try await stream(productId: productId, quality: quality, origin: origin, events: events)
+            }
         }
         switch state {
         case .offlinedAndValid:
@@ -160,7 +168,7 @@ final class SourceResolver: Sendable {
 
     /// `files.localPath` is relative to the media folder and never climbs out of it
     /// (docs/catalog.md); anything else is refused rather than opened.
-    private func absolutePath(_ relative: String) throws -> String {
+    func absolutePath(_ relative: String) throws -> String {
         let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
         guard !relative.isEmpty, !relative.hasPrefix("/"), !parts.contains(".."), !relative.contains("\0") else {
             throw SourceError.sourceUnavailable("the catalog names an unsafe local path \(relative.debugDescription)")

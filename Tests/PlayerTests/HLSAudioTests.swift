@@ -1,0 +1,124 @@
+import Foundation
+import MediaDecoder
+import TestSupport
+import Wire
+import XCTest
+
+/// A TIDAL track delivered as HLS (`tr-hls` of the reference origin), offlined by the real
+/// downloader and played from offline storage through an ALSA `file` PCM: the AES-128 AAC
+/// variant in MPEG-TS segments and the FLAC variant in fMP4 (init section and fragments). The
+/// device must get exactly what FFmpeg decodes from the origin's own presentation.
+final class HLSAudioTests: XCTestCase {
+    let credentials = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
+
+    /// The origin, a downloader and a capturing player on one state directory.
+    private func rig() async throws -> (PlayerHarness, OriginProcess, ServiceProcess, EventLog) {
+        let h = try PlayerHarness()
+        let origin = try OriginProcess.start()
+        let downloader = try ServiceProcess("downloader", in: h.dir, extraArgs: ["--origin", origin.baseURL], environment: credentials)
+        try downloader.waitReady()
+        let client = try await h.start(extraArgs: ["--origin", origin.baseURL], environment: credentials)
+        _ = try await h.call("player.config.set", ["loudnessNormalizationMode": "OFF"])
+        _ = try await call(downloader, "network.set", ["type": "wifi"])
+        return (h, origin, downloader, EventLog(client))
+    }
+
+    private func call(_ service: ServiceProcess, _ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
+        let client = try await service.client()
+        defer { Task { await client.close() } }
+        return try await client.call(method, params)
+    }
+
+    /// `offline.add` and wait for `cached`.
+    private func offline(_ downloader: ServiceProcess, _ params: JSONValue) async throws -> JSONValue {
+        let added = try await call(downloader, "offline.add", params)
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        let deadline = Date().addingTimeInterval(60)
+        var last = added
+        while Date() < deadline {
+            last = try await call(downloader, "offline.status", ["token": .string(token)])
+            if last["state"]?.stringValue == "cached" { return last }
+            if last["state"]?.stringValue == "failed" { break }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        throw HarnessError("tr-hls not cached: \(last)\n\(downloader.log.suffix(2000))")
+    }
+
+    /// The origin's media playlist `variant` of tr-hls remuxed by ffmpeg (which fetches the key
+    /// under a license and decrypts), then decoded the way the player decodes.
+    private func reference(_ origin: OriginProcess, variant: String, in h: PlayerHarness) async throws -> [UInt8] {
+        let api = OriginAPI(origin: origin)
+        let info = try api.json(try await api.get("/v1/playbackinfo/tr-hls?mode=offline"))
+        let license = try api.json(try await api.post("/v1/licenses", ["productId": "tr-hls", "kind": "purchase",
+                                                                       "securityToken": info["licenseSecurityToken"] as Any]))
+        let licenseId = try XCTUnwrap(license["licenseId"] as? String)
+        let basic = Data("demo:demo".utf8).base64EncodedString()
+        let output = h.dir.path + "/reference-\(variant).mka"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+                             "-headers", "Authorization: Basic \(basic)\r\nX-License: \(licenseId)\r\n",
+                             "-i", origin.baseURL + "/media/tr-hls/\(variant)/index.m3u8", "-map", "0:a:0", "-c", "copy", output]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "ffmpeg remux of \(variant)")
+        let decoder = try AudioDecoder(path: output, output: DecoderOutputFormat(sampleFormat: .s16))
+        var bytes: [UInt8] = []
+        while let chunk = try decoder.nextChunk() { bytes += chunk.samples }
+        return bytes
+    }
+
+    private func play(_ h: PlayerHarness, _ log: EventLog) async throws -> [RPCEvent] {
+        _ = try await h.call("player.load", PlayerHarness.product("tr-hls"))
+        _ = try await h.call("player.play")
+        return try await log.untilState("IDLE", timeout: 30)
+    }
+
+    func testOfflinedHLSTrackPlaysBitExactForBothVariants() async throws {
+        let (h, origin, downloader, log) = try await rig()
+        defer { downloader.kill9(); origin.discard() }
+
+        // The default variant: the lowest (no variant has video), AAC in encrypted MPEG-TS.
+        let aac = try await offline(downloader, ["productId": "tr-hls"])
+        XCTAssertEqual(aac["variant"]?["codecs"]?.stringValue, "mp4a.40.2", "\(aac)")
+        let events = try await play(h, log)
+        XCTAssertTrue(events.contains { $0.data["playbackContext"]?["audioCodec"]?.stringValue == "aac" }, "\(events.map { "\($0.type) \($0.data)" })")
+        XCTAssertFalse(events.contains { $0.data["message"] != nil }, "no error event: \(events.map { "\($0.type) \($0.data)" })")
+        let aacReference = try await reference(origin, variant: "a0", in: h)
+        XCTAssertGreaterThan(aacReference.count, 4 * 44_100 * 4, "at least 4 s of stereo 16-bit")
+        XCTAssertEqual(h.captured.count, aacReference.count, "sample-exact length")
+        XCTAssertTrue(h.captured == aacReference, "the device got exactly FFmpeg's decode of the origin's AAC variant")
+
+        // A chosen bitrate: the FLAC variant, an fMP4 init section and its fragments.
+        let offer = try await call(downloader, "offline.variants", ["productId": "tr-hls"])
+        let top = try XCTUnwrap(offer["variants"]?.arrayValue?.compactMap { $0["bandwidth"]?.intValue }.max())
+        _ = try await call(downloader, "offline.delete", ["token": try XCTUnwrap(aac["token"])])
+        let flac = try await offline(downloader, ["productId": "tr-hls", "bitrate": .number(Double(top))])
+        XCTAssertEqual(flac["variant"]?["codecs"]?.stringValue, "fLaC", "\(flac)")
+        let flacEvents = try await play(h, log)
+        XCTAssertFalse(flacEvents.contains { $0.data["message"] != nil }, "no error event: \(flacEvents.map { "\($0.type) \($0.data)" })")
+        XCTAssertTrue(flacEvents.contains { $0.data["playbackContext"]?["audioCodec"]?.stringValue == "flac" }, "the decoder's codec: \(flacEvents.map { "\($0.type) \($0.data)" })")
+        let flacReference = try await reference(origin, variant: "a1", in: h)
+        XCTAssertEqual(h.captured.count, flacReference.count, "sample-exact length")
+        XCTAssertTrue(h.captured == flacReference, "the device got the FLAC variant bit for bit")
+        print("hls audio: AAC/TS/AES-128 \(aacReference.count / 4) frames and FLAC/fMP4 \(flacReference.count / 4) frames equal FFmpeg's decode")
+    }
+
+    /// A damaged segment on disk fails playback with a named error instead of a silent gap.
+    func testADamagedSegmentFailsWithItsName() async throws {
+        let (h, origin, downloader, log) = try await rig()
+        defer { downloader.kill9(); origin.discard() }
+        _ = try await offline(downloader, ["productId": "tr-hls"])
+        let segments = try FileManager.default.subpathsOfDirectory(atPath: h.mediaDir).filter { $0.hasSuffix("seg001.ts") }
+        let segment = h.mediaDir + "/" + (try XCTUnwrap(segments.first, "seg001.ts under \(h.mediaDir)"))
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: segment))
+        try handle.truncate(atOffset: 1000)
+        try handle.close()
+        _ = try await h.call("player.load", PlayerHarness.product("tr-hls"))
+        _ = try await h.call("player.play")
+        let events = try await log.until(timeout: 30) { $0.data["message"] != nil }
+        let error = try XCTUnwrap(events.last)
+        XCTAssertEqual(error.type, "DecryptFailed", "\(error.data)")
+        XCTAssertTrue(error.data["message"]?.stringValue?.contains("seg001.ts") == true, "the segment named: \(error.data)")
+    }
+}
