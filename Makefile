@@ -10,7 +10,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build and test tools and the -dev packages behind the system-library targets.
 DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev libasound2-dev \
 	libavformat-dev libavcodec-dev libavutil-dev libswresample-dev \
-	ffmpeg systemd alsa-utils python3 curl faketime
+	ffmpeg systemd alsa-utils python3 curl faketime openssl
 # The benchmarks' peers (MPD, aria2c) and nginx, the real server of `cassette-bench download`.
 # Kept out of `deps`: their package scripts may start a system mpd or nginx.
 BENCH_PACKAGES := mpd aria2 nginx-light

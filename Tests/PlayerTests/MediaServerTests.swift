@@ -8,8 +8,8 @@ import XCTest
 /// The player's local media server against a real player nobody here wrote: `vid-1` offlined by
 /// the real downloader from the reference origin, then decoded frame by frame with
 /// `ffmpeg -f framemd5` from the local server and from the origin — the same frames, for the
-/// default variant, a chosen bitrate and the French audio rendition. Keys are served only while
-/// the product is valid; unknown paths are 404.
+/// default variant, a chosen bitrate and the French audio rendition. Keys are served (and the
+/// player plays the presentation's audio) only while the product is valid; unknown paths are 404.
 final class MediaServerTests: XCTestCase {
     /// One origin, a downloader and a player sharing one state directory.
     final class Rig {
@@ -200,15 +200,16 @@ final class MediaServerTests: XCTestCase {
         let started = try await rig.call(rig.player, "media.server.start")
         let base = try XCTUnwrap(started["url"]?.stringValue)
         _ = try await rig.offline(["productId": "vid-1", "rentalSeconds": 3600])
-        // The audio player does not play a presentation: it says so, by name.
+        // The audio player plays the presentation's audio while the rental holds.
         let client = try await rig.player.client()
         defer { Task { await client.close() } }
         let events = EventCollector(client)
         _ = try await client.call("events.subscribe", ["topics": ["player"]])
-        _ = try await client.call("player.load", ["mediaProduct": ["productId": "vid-1", "productType": "VIDEO", "referenceId": "ref-v"]])
+        let video: JSONValue = ["mediaProduct": ["productId": "vid-1", "productType": "VIDEO", "referenceId": "ref-v"]]
+        _ = try await client.call("player.load", video)
         _ = try await client.call("player.play")
-        let refused = try await events.wait("SourceUnavailable", timeout: 20) { $0.type == "SourceUnavailable" }
-        XCTAssertTrue(refused.data["message"]?.stringValue?.contains("media.locate") == true, "\(refused.data)")
+        _ = try await events.wait("PLAYING", timeout: 20) { $0.type == "PlaybackStateChanged" && $0.data["playbackState"]?.stringValue == "PLAYING" }
+        _ = try await client.call("player.reset")
         let key = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/keys/k-vid-1", timeoutSeconds: 10))
         XCTAssertEqual(key.status, 200)
         // Two hours of server time later the rental is over.
@@ -221,6 +222,10 @@ final class MediaServerTests: XCTestCase {
             let refused = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/" + path, timeoutSeconds: 10))
             XCTAssertEqual(refused.status, 403, path)
         }
+        // …and no longer once it ended: the player needs the key as much as any other player.
+        _ = try await client.call("player.load", video)
+        _ = try await client.call("player.play")
+        _ = try await events.wait("OfflineNotValid", timeout: 20) { $0.type == "OfflineNotValid" }
     }
 
     /// Segments throttled at the origin: the presentation downloads over several seconds.
