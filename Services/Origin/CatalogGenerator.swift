@@ -32,16 +32,18 @@ struct CatalogGenerator {
         let singles = DemoLineup.singles(parameters)
         let plans = DemoLineup.stations.flatMap { stationTracks[$0.id] ?? [] } + singles
         let video = HLSGenerator(directory: directory, seconds: parameters.videoSeconds ?? max(4, min(parameters.seconds, 8)))
-        let hlsTrack = HLSAudioGenerator(directory: directory, seconds: max(4, min(parameters.seconds, 8)))
+        let hlsTracks = [("tr-hls", 7), ("tr-hls-2", 11)].map { id, seed in
+            HLSAudioGenerator(directory: self.directory, productId: id, seed: seed, seconds: max(4, min(parameters.seconds, 8)))
+        }
 
         // Phase 1: synthesise every file.
         var jobs: [@Sendable () throws -> Void] = plans.map { plan in { try self.encode(plan) } }
         jobs += imageJobs()
         jobs += try video.jobs()
-        jobs += try hlsTrack.jobs()
+        for track in hlsTracks { jobs += try track.jobs() }
         try runParallel(jobs)
         let hls = try video.finish()
-        let audioHLS = try hlsTrack.finish()
+        let audioHLS = try hlsTracks.map { ($0.productId, try $0.finish()) }
         log?("generated \(jobs.count) files in \(elapsed(since: started))")
 
         // Phase 2: measure tracks and albums from the encoded files, as a client would hear them.
@@ -89,7 +91,7 @@ struct CatalogGenerator {
             schemaVersion: Catalog.schemaVersion, complete: true,
             generatedAt: ServerClock.rfc3339(Date()), parameters: parameters,
             files: try servableFiles(), tracks: tracks, stations: stations,
-            products: DemoLineup.products(trackIds: plans.map(\.id), video: hls, hlsTrack: audioHLS))
+            products: DemoLineup.products(trackIds: plans.map(\.id), video: hls, hlsTracks: audioHLS))
         try catalog.write(to: directory)
         log?("catalog written to \(directory.path) in \(elapsed(since: started))")
         return catalog

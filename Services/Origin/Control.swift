@@ -10,7 +10,9 @@ extension Origin {
     ///   sets the clock offset back to zero
     /// - `GET|POST /_control/clock` with `{"offsetSeconds":n}`
     /// - `GET|POST|DELETE /_control/redeliver` with `{"productId":"tr-1","trackId":"tr-2"}`: the
-    ///   product is now delivered with that track's file (a new `manifestHash`); DELETE undoes all
+    ///   product is now delivered with that track's file (a new `manifestHash`), or for an HLS
+    ///   product `{"productId":"tr-hls","presentationOf":"tr-hls-2"}`, with that product's
+    ///   presentation; DELETE undoes all
     func control(_ request: OriginRequest, segments: [String]) async -> OriginResponse {
         guard segments.count == 1 else { return notFound("Control endpoint", request) }
         switch (request.method, segments[0]) {
@@ -76,10 +78,17 @@ extension Origin {
         case .success(let object): body = object
         case .failure(let failure): return failure.response
         }
-        guard let productId = body["productId"]?.stringValue, let product = index.productsById[productId],
-              product.trackId != nil else {
-            return badRequest("productId must name a progressive product.", request)
+        guard let productId = body["productId"]?.stringValue, let product = index.productsById[productId] else {
+            return badRequest("productId must name a product.", request)
         }
+        if product.hls != nil {
+            guard let other = body["presentationOf"]?.stringValue, index.productsById[other]?.hls != nil else {
+                return badRequest("presentationOf must name another HLS product.", request)
+            }
+            redeliveries.withLock { $0[productId] = other }
+            return ok(["redeliveries": redeliveriesJSON])
+        }
+        guard product.trackId != nil else { return badRequest("productId must name a progressive or HLS product.", request) }
         guard let trackId = body["trackId"]?.stringValue, let track = index.tracksById[trackId],
               index.file(forTrack: track) != nil else {
             return badRequest("trackId must name a track with a media file.", request)

@@ -131,7 +131,7 @@ enum DemoLineup {
     }
 
     /// Every track is a product of its own; the special products come after.
-    static func products(trackIds: [String], video: CatalogHLS?, hlsTrack: CatalogHLS?) -> [CatalogProduct] {
+    static func products(trackIds: [String], video: CatalogHLS?, hlsTracks: [(String, CatalogHLS)]) -> [CatalogProduct] {
         func track(_ id: String, _ trackId: String? = nil) -> CatalogProduct {
             CatalogProduct(id: id, productType: "TRACK", trackId: trackId ?? id, hls: nil, canBeDownloaded: true,
                            refusal: nil, offlineValiditySeconds: 30 * day, revalidateSeconds: day,
@@ -160,10 +160,10 @@ enum DemoLineup {
                 offlineValiditySeconds: 30 * day, revalidateSeconds: day, licenseSecurityToken: "lst-vid-1",
                 poster: "img/vid-1-poster.png", thumbnail: "img/vid-1-thumb.png"))
         }
-        if let hlsTrack {
+        for (id, presentation) in hlsTracks {
             products.append(CatalogProduct(
-                id: "tr-hls", productType: "TRACK", trackId: nil, hls: hlsTrack, canBeDownloaded: true, refusal: nil,
-                offlineValiditySeconds: 30 * day, revalidateSeconds: day, licenseSecurityToken: "lst-tr-hls",
+                id: id, productType: "TRACK", trackId: nil, hls: presentation, canBeDownloaded: true, refusal: nil,
+                offlineValiditySeconds: 30 * day, revalidateSeconds: day, licenseSecurityToken: "lst-\(id)",
                 poster: nil, thumbnail: nil))
         }
         return products

@@ -1,14 +1,17 @@
 import Foundation
 
-/// Builds the demo track `tr-hls`, delivered as HLS (a TIDAL track with `manifestType: hls`):
+/// Builds a demo track delivered as HLS (a TIDAL track with `manifestType: hls`): `tr-hls`, and
+/// `tr-hls-2` (other noise under the same key) that `/_control/redeliver` can put in its place:
 /// an audio-only master playlist with an AES-128 encrypted AAC variant in MPEG-TS segments and
 /// a lossless FLAC variant in fragmented MP4 (pink noise, so that FLAC costs more than AAC and
 /// the AAC variant is the default, lowest one) (`EXT-X-MAP` init section, not encrypted: ffmpeg's
 /// HLS muxer cannot encrypt fMP4).
 struct HLSAudioGenerator {
     let directory: URL
-    let productId = "tr-hls"
+    let productId: String
     let keyId = "k-tr-hls"
+    /// The noise generator's seed: what tells the tracks apart.
+    let seed: Int
     let seconds: Double
 
     private var root: String { "media/\(productId)" }
@@ -17,7 +20,7 @@ struct HLSAudioGenerator {
     func jobs() throws -> [@Sendable () throws -> Void] {
         let keyInfo = try ContentKeys.writeKeyInfo(keyId: keyId, in: directory)
         let base = self.base
-        let source = ["-y", "-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.3:seed=7:sample_rate=44100:duration=\(seconds)", "-ac", "2"]
+        let source = ["-y", "-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.3:seed=\(seed):sample_rate=44100:duration=\(seconds)", "-ac", "2"]
         let hls = ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod"]
         let aac = source + ["-c:a", "aac", "-b:a", "96k"] + hls + [
             "-hls_key_info_file", keyInfo.path,

@@ -36,13 +36,16 @@ extension Origin {
         if let thumbnail = product.thumbnail { images["thumbnail"] = .string("/" + thumbnail) }
         if !images.isEmpty { body["images"] = .object(images) }
 
-        if let hls = product.hls {
-            guard let master = index.filesByPath[hls.master] else { return notFound("Manifest of \(productId)", request) }
-            body["productId"] = .string(product.id)
+        if product.hls != nil {
+            let delivered = redeliveries.current[productId].flatMap { index.productsById[$0] } ?? product
+            guard let hls = delivered.hls, let master = index.filesByPath[hls.master] else {
+                return notFound("Manifest of \(productId)", request)
+            }
+            body["productId"] = .string(delivered.id)
             body["manifestType"] = "hls"
             body["manifest"] = ["url": .string("/" + master.path), "sizeBytes": .int(hls.sizeBytes),
                                 "sha256": .string(master.sha256), "mimeType": .string(master.mimeType)]
-            body["manifestHash"] = .string(ContentKeys.sha256(of: Array("\(product.id):\(master.sha256)".utf8)))
+            body["manifestHash"] = .string(ContentKeys.sha256(of: Array("\(delivered.id):\(master.sha256)".utf8)))
             body["keyIds"] = .array(hls.keyIds.map(JSONValue.string))
             body["codec"] = .string(hls.codec)
             body["audioQuality"] = .string(hls.audioQuality)

@@ -11,12 +11,17 @@ import XCTest
 final class HLSAudioTests: XCTestCase {
     let credentials = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
 
+    private func startDownloader(_ h: PlayerHarness, _ origin: OriginProcess) throws -> ServiceProcess {
+        let downloader = try ServiceProcess("downloader", in: h.dir, extraArgs: ["--origin", origin.baseURL], environment: credentials)
+        try downloader.waitReady()
+        return downloader
+    }
+
     /// The origin, a downloader and a capturing player on one state directory.
     private func rig() async throws -> (PlayerHarness, OriginProcess, ServiceProcess, EventLog) {
         let h = try PlayerHarness()
         let origin = try OriginProcess.start()
-        let downloader = try ServiceProcess("downloader", in: h.dir, extraArgs: ["--origin", origin.baseURL], environment: credentials)
-        try downloader.waitReady()
+        let downloader = try startDownloader(h, origin)
         let client = try await h.start(extraArgs: ["--origin", origin.baseURL], environment: credentials)
         _ = try await h.call("player.config.set", ["loudnessNormalizationMode": "OFF"])
         _ = try await call(downloader, "network.set", ["type": "wifi"])
@@ -46,19 +51,19 @@ final class HLSAudioTests: XCTestCase {
 
     /// The origin's media playlist `variant` of tr-hls remuxed by ffmpeg (which fetches the key
     /// under a license and decrypts), then decoded the way the player decodes.
-    private func reference(_ origin: OriginProcess, variant: String, in h: PlayerHarness) async throws -> [UInt8] {
+    private func reference(_ origin: OriginProcess, variant: String, of product: String = "tr-hls", in h: PlayerHarness) async throws -> [UInt8] {
         let api = OriginAPI(origin: origin)
-        let info = try api.json(try await api.get("/v1/playbackinfo/tr-hls?mode=offline"))
-        let license = try api.json(try await api.post("/v1/licenses", ["productId": "tr-hls", "kind": "purchase",
+        let info = try api.json(try await api.get("/v1/playbackinfo/\(product)?mode=offline"))
+        let license = try api.json(try await api.post("/v1/licenses", ["productId": product, "kind": "purchase",
                                                                        "securityToken": info["licenseSecurityToken"] as Any]))
         let licenseId = try XCTUnwrap(license["licenseId"] as? String)
         let basic = Data("demo:demo".utf8).base64EncodedString()
-        let output = h.dir.path + "/reference-\(variant).mka"
+        let output = h.dir.path + "/reference-\(product)-\(variant).mka"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
                              "-headers", "Authorization: Basic \(basic)\r\nX-License: \(licenseId)\r\n",
-                             "-i", origin.baseURL + "/media/tr-hls/\(variant)/index.m3u8", "-map", "0:a:0", "-c", "copy", output]
+                             "-i", origin.baseURL + "/media/\(product)/\(variant)/index.m3u8", "-map", "0:a:0", "-c", "copy", output]
         try process.run()
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, "ffmpeg remux of \(variant)")
@@ -120,5 +125,63 @@ final class HLSAudioTests: XCTestCase {
         let error = try XCTUnwrap(events.last)
         XCTAssertEqual(error.type, "DecryptFailed", "\(error.data)")
         XCTAssertTrue(error.data["message"]?.stringValue?.contains("seg001.ts") == true, "the segment named: \(error.data)")
+    }
+
+    /// TIDAL re-validation of an HLS track whose presentation changed at the origin: the new one
+    /// is staged in a folder of its own while the old one still plays, survives a kill -9 of the
+    /// downloader, and once complete replaces the old one in one step; the device then plays the
+    /// new content and the old files are gone.
+    func testAChangedPresentationIsReofflinedBesideTheOldOneAcrossAKill() async throws {
+        var (h, origin, downloader, log) = try await rig()
+        defer { downloader.kill9(); origin.discard() }
+        let api = OriginAPI(origin: origin)
+        let before = try await offline(downloader, ["productId": "tr-hls"])
+        let token = try XCTUnwrap(before["token"]?.stringValue)
+        let oldHash = try XCTUnwrap(before["manifestHash"]?.stringValue)
+        let oldFiles = try FileManager.default.subpathsOfDirectory(atPath: h.mediaDir + "/hls/tr-hls").filter { $0.hasSuffix(".ts") }
+        XCTAssertFalse(oldFiles.isEmpty)
+
+        // The label re-delivers tr-hls (now tr-hls-2's presentation); its segments arrive slowly.
+        let moved = try await api.post("/_control/redeliver", ["productId": "tr-hls", "presentationOf": "tr-hls-2"], authorized: false)
+        XCTAssertEqual(moved.status, 200)
+        try await api.injectFaults("/media/tr-hls-2/a0/", [["bytesPerSecond": 8_000, "repeat": 100]])
+        _ = try await api.post("/_control/clock", ["offsetSeconds": 2 * 86_400], authorized: false)
+        let round = try await call(downloader, "sync.now")
+        let outcome = round["revalidated"]?.arrayValue?.first { $0["token"]?.stringValue == token }
+        XCTAssertEqual(outcome?["result"]?.stringValue, "staged", "\(round)")
+        let staging = try await call(downloader, "offline.status", ["token": .string(token)])
+        XCTAssertEqual(staging["manifestHash"]?.stringValue, oldHash, "still the old presentation: \(staging)")
+        XCTAssertEqual(staging["staged"]?["productId"]?.stringValue, "tr-hls-2")
+
+        // Meanwhile the old presentation plays, whole.
+        _ = try await play(h, log)
+        let oldReference = try await reference(origin, variant: "a0", in: h)
+        XCTAssertTrue(h.captured == oldReference, "the held presentation plays while the new one downloads")
+
+        // kill -9 during the staging; the restarted downloader finishes it.
+        downloader.kill9()
+        downloader = try startDownloader(h, origin)
+        _ = try await api.delete("/_control/faults")
+        var done = staging
+        let end = Date().addingTimeInterval(60)
+        while done["staged"] != nil || done["manifestHash"]?.stringValue == oldHash, Date() < end {
+            _ = try? await call(downloader, "sync.now")
+            try await Task.sleep(nanoseconds: 200_000_000)
+            done = try await call(downloader, "offline.status", ["token": .string(token)])
+        }
+        XCTAssertEqual(done["productId"]?.stringValue, "tr-hls-2", "\(done)\n\(downloader.log.suffix(2000))")
+        XCTAssertEqual(done["state"]?.stringValue, "cached")
+        XCTAssertEqual(done["staged"], nil)
+        XCTAssertNotEqual(done["manifestHash"]?.stringValue, oldHash)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: h.mediaDir + "/hls/tr-hls/a0/" + (oldFiles.first ?? "")),
+                       "the old presentation's files are deleted after the swap")
+
+        // The device now plays the new presentation.
+        _ = try await play(h, log)
+        let newReference = try await reference(origin, variant: "a0", of: "tr-hls-2", in: h)
+        XCTAssertNotEqual(newReference, oldReference)
+        XCTAssertTrue(h.captured == newReference, "the re-offlined presentation plays: \(h.captured.count) bytes, \(newReference.count) expected")
+        let located = try await h.call("media.locate", ["productId": "tr-hls"])
+        print("hls re-offline: \(before["productId"]?.stringValue ?? "?") → \(done["productId"]?.stringValue ?? "?") across a kill -9, now at \(located["path"]?.stringValue ?? "?")")
     }
 }

@@ -23,7 +23,8 @@ struct DownloadQueueStore: Sendable {
     }
 
     /// Files not yet verified that some owner still wants, oldest request first, at most `limit`
-    /// (fewer when one file is wanted by several owners). The walk follows the `downloads_queue`
+    /// (fewer when one file is wanted by several owners); a file without a checksum only when a
+    /// product lists it or a staged re-offline does. The walk follows the `downloads_queue`
     /// index in request order and stops at `limit`, so a round costs the same with 10 or 10 000
     /// files wanted.
     func next(limit: Int, maxAttempts: Int) async throws -> [FileJob] {
@@ -38,7 +39,9 @@ struct DownloadQueueStore: Sendable {
                 FROM downloads d INDEXED BY downloads_queue JOIN files f ON f.id = d.fileId
                 WHERE d.state = 'queued' AND f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ?
                   AND f.url IS NOT NULL AND f.sizeBytes IS NOT NULL
-                  AND (f.sha256 IS NOT NULL OR EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id))
+                  AND (f.sha256 IS NOT NULL OR EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id)
+                       OR EXISTS (SELECT 1 FROM offlineProducts p, json_each(p.staged, '$.files') s
+                                  WHERE p.staged IS NOT NULL AND json_extract(s.value, '$.fileId') = f.id))
                 ORDER BY d.id LIMIT ?
                 """), arguments: [maxAttempts, limit])
                 .filter { seen.insert($0["id"]).inserted }

@@ -61,11 +61,16 @@ enum ProductFileStore {
                 """, arguments: [planned.url, planned.urlPath, planned.localPath, planned.mimeType, planned.sizeBytes, planned.sha256, fileId])
             return (fileId, false, row["localPath"])
         }
+        return (try insert(planned, db: db, now: now), false, nil)
+    }
+
+    /// A new `files` row for `planned`, pending.
+    static func insert(_ planned: PlannedFile, db: Database, now: Date) throws -> Int64 {
         try db.execute(sql: """
             INSERT INTO files (url, urlPath, localPath, mimeType, sizeBytes, sha256, bytesOnDisk, state, createdAt)
             VALUES (?, ?, ?, ?, ?, ?, 0, 'pending', ?)
             """, arguments: [planned.url, planned.urlPath, planned.localPath, planned.mimeType, planned.sizeBytes, planned.sha256, now])
-        return (db.lastInsertedRowID, false, nil)
+        return db.lastInsertedRowID
     }
 
     /// Every file of the token's product: its main file and those of `productFiles`.

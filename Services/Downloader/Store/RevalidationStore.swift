@@ -21,6 +21,8 @@ struct RevalidationStore: Sendable {
     struct Held: Sendable {
         var quality: String?
         var manifestHash: String?
+        /// The HLS choice made at `offline.add` (`offlineProducts.options`), made again for a new presentation.
+        var options: String?
         /// A re-offline under way; nil when none (or one this version cannot read).
         var staged: StagedRevision?
     }
@@ -45,8 +47,8 @@ struct RevalidationStore: Sendable {
 
     func held(token: String) async throws -> Held? {
         try await catalog.read { db in
-            try Row.fetchOne(db, sql: "SELECT quality, manifestHash, staged FROM offlineProducts WHERE token = ?", arguments: [token])
-                .map { Held(quality: $0["quality"], manifestHash: $0["manifestHash"],
+            try Row.fetchOne(db, sql: "SELECT quality, manifestHash, options, staged FROM offlineProducts WHERE token = ?", arguments: [token])
+                .map { Held(quality: $0["quality"], manifestHash: $0["manifestHash"], options: $0["options"],
                             staged: ($0["staged"] as String?).flatMap(StagedRevision.decode)) }
         }
     }
@@ -70,29 +72,42 @@ struct RevalidationStore: Sendable {
         }
     }
 
-    /// The manifest already staging: its file is still wanted by the token (one that gave up
+    /// The manifest already staging: its files are still wanted by the token (one that gave up
     /// starts over).
-    func keepStaging(fileId: Int64, token: String, now: Date) async throws {
+    func keepStaging(fileIds: [Int64], token: String, now: Date) async throws {
         try await catalog.write { db in
-            let verified = try String.fetchOne(db, sql: "SELECT state FROM files WHERE id = ?", arguments: [fileId]) == "verified"
-            if !verified {
-                try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ?", arguments: [fileId])
+            for fileId in fileIds {
+                let verified = try String.fetchOne(db, sql: "SELECT state FROM files WHERE id = ?", arguments: [fileId]) == "verified"
+                if !verified {
+                    try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ?", arguments: [fileId])
+                }
+                try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
             }
-            try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
         }
     }
 
     /// A new manifest: in one transaction, a re-offline staged before is dropped, the new file is
     /// staged beside the old one (`FileStore.stageFile`) and queued for the token, and the new
-    /// license kept aside. Returns the files to delete after the commit.
-    func stage(token: String, manifestHash: String, item: ManifestItem, validity: Validity, license: GrantedLicense?,
-               requestedProductId: String, now: Date) async throws -> [(id: Int64, path: String)] {
+    /// license kept aside. `files`: an HLS presentation's other files, already given their
+    /// staged paths (`StagedRevision.staged`), each queued as a new file (the origin declares
+    /// no checksum for segments, so none can be taken from the held copy); nil for a
+    /// progressive product. Returns the files to delete after the commit.
+    func stage(token: String, manifestHash: String, item: ManifestItem, files: [PlannedFile]?, validity: Validity,
+               license: GrantedLicense?, requestedProductId: String, now: Date) async throws -> [(id: Int64, path: String)] {
         try await catalog.write { db -> [(id: Int64, path: String)] in
             let dropped = try Self.dropStaging(token: token, db: db)
             let (fileId, verified) = try FileStore.stageFile(item, db: db, now: now)
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
+            let stagedFiles = try files.map { planned in
+                try planned.map { file -> StagedFile in
+                    let id = try ProductFileStore.insert(file, db: db, now: now)
+                    try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: false, db: db, now: now)
+                    return StagedFile(name: file.name, role: file.role, fileId: id)
+                }
+            }
             if let license { try LicenseStore.store(license, token: token, productId: requestedProductId, current: false, db: db) }
-            let staged = StagedRevision(manifestHash: manifestHash, fileId: fileId, item: item, validity: validity, licenseId: license?.id)
+            let staged = StagedRevision(manifestHash: manifestHash, fileId: fileId, item: item, validity: validity, licenseId: license?.id,
+                                        files: stagedFiles)
             try db.execute(sql: "UPDATE offlineProducts SET staged = ? WHERE token = ?", arguments: [staged.encoded(), token])
             return dropped
         }
@@ -125,23 +140,46 @@ struct RevalidationStore: Sendable {
             guard let row = try Row.fetchOne(db, sql: "SELECT staged, state FROM offlineProducts WHERE token = ?", arguments: [token]),
                   let staged = (row["staged"] as String?).flatMap(StagedRevision.decode),
                   (row["state"] as String) != "deleted",
-                  try String.fetchOne(db, sql: "SELECT state FROM files WHERE id = ?", arguments: [staged.fileId]) == "verified"
+                  try Int.fetchOne(db, sql: """
+                      SELECT COUNT(*) FROM files WHERE state = 'verified' AND id IN (\(Self.list(staged.fileIds)))
+                      """) == Set(staged.fileIds).count
             else { return nil }
             try FileStore.upsertMediaItem(staged.item, fileId: staged.fileId, db: db)
+            if let files = staged.files {
+                // The presentation's files are the staged ones from now on.
+                try db.execute(sql: "DELETE FROM productFiles WHERE productId = ?", arguments: [staged.item.id])
+                for (position, file) in files.enumerated() {
+                    try db.execute(sql: "INSERT INTO productFiles (productId, name, fileId, role, position) VALUES (?, ?, ?, ?, ?)",
+                                   arguments: [staged.item.id, file.name, file.fileId, file.role.rawValue, position])
+                }
+            }
             try db.execute(sql: """
                 UPDATE offlineProducts SET productId = ?, productType = ?, manifestHash = ?, staged = NULL, endedAt = ?
                 WHERE token = ?
                 """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now, token])
             try Self.store(staged.validity, token: token, db: db)
             if let licenseId = staged.licenseId { try LicenseStore.makeCurrent(licenseId, token: token, db: db) }
-            // The token now wants only the new file; the old one goes unless a station holds it.
-            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId != ?",
-                           arguments: [token, staged.fileId])
+            // The token now wants only the new files; the old ones go unless a station holds them.
+            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId NOT IN (\(Self.list(staged.fileIds)))",
+                           arguments: [token])
             try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
                            arguments: [now, token])
-            return Swapped(productId: staged.item.id, garbage: try FileStore.collectGarbage(db: db))
+            let garbage = try FileStore.collectGarbage(db: db)
+            if staged.files != nil {
+                // A presentation is found by the URLs its playlists name: its files take their
+                // plain cache keys back from the files just let go of.
+                try db.execute(sql: """
+                    UPDATE files SET urlPath = substr(urlPath, 1, instr(urlPath, '#') - 1)
+                    WHERE id IN (\(Self.list(staged.fileIds))) AND instr(urlPath, '#') > 0
+                      AND NOT EXISTS (SELECT 1 FROM files other WHERE other.urlPath = substr(files.urlPath, 1, instr(files.urlPath, '#') - 1))
+                    """)
+            }
+            return Swapped(productId: staged.item.id, garbage: garbage)
         }
     }
+
+    /// Row ids for an `IN (…)` list (integers only, never text).
+    private static func list(_ ids: [Int64]) -> String { ids.map(String.init).joined(separator: ",") }
 
     /// The validity a playbackinfo granted, re-validated now.
     private static func store(_ validity: Validity, token: String, db: Database) throws {
@@ -160,9 +198,10 @@ struct RevalidationStore: Sendable {
         let current = try Int64.fetchOne(db, sql: """
             SELECT m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId WHERE p.token = ?
             """, arguments: [token])
-        if staged.fileId != current {
-            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId = ?",
-                           arguments: [token, staged.fileId])
+        let abandoned = staged.fileIds.filter { $0 != current }
+        if !abandoned.isEmpty {
+            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId IN (\(list(abandoned)))",
+                           arguments: [token])
         }
         if let licenseId = staged.licenseId { try LicenseStore.delete(licenseId: licenseId, db: db) }
         return try FileStore.collectGarbage(db: db)

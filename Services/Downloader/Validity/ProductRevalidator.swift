@@ -13,6 +13,9 @@ import Wire
 /// - Another `manifestHash`: the new file is staged beside the old one (`offlineProducts.staged`,
 ///   a queue row of the token), and only once it is verified does one transaction point the
 ///   product at it; the old file is deleted after that commit. Until then the old one plays.
+///   An HLS presentation is planned again with the choice made at `offline.add` (bitrate,
+///   languages), every file of it staged in a folder of its own and its keys fetched under the
+///   new license; the swap waits for all of them.
 /// - Any failure: nothing changes and the product is tried again next round. Content is never
 ///   deleted here (only `offline.delete` does that); a product nobody could re-validate before
 ///   its `offlineValidUntil` answers OFFLINED_BUT_NOT_VALID and is still re-validated.
@@ -158,29 +161,42 @@ actor ProductRevalidator {
             return .unchanged
         }
 
-        // An HLS presentation that changed is not staged yet: the held copy stays as it is.
-        guard manifestType == "progressive" else {
-            throw DownloaderError.notSupported("\(requestedProductId) now delivers another HLS presentation; offline.add of it again downloads the new one.")
-        }
-        let item: ManifestItem
-        switch HostileInput.item(id: info["productId"] ?? .string(requestedProductId), fileFields: info["manifest"], meta: info,
-                                 origin: origin) {
-        case .success(var parsed):
-            parsed.productType = info["productType"]?.stringValue ?? "TRACK"
-            item = parsed
-        case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
-        }
         if let previous = current.staged, previous.manifestHash == hash {
-            // Already staging this manifest: make sure it is still wanted (a file that gave up
-            // starts over), and let the engine go on.
-            try await revalidations.keepStaging(fileId: previous.fileId, token: token, now: Date())
+            // Already staging this manifest: make sure its files are still wanted (a file that
+            // gave up starts over), and let the engine go on.
+            try await revalidations.keepStaging(fileIds: previous.fileIds, token: token, now: Date())
             await engine.kick()
             return try await promote(token: token) ? .replaced : .staged
         }
-        let license = try await freshLicense()
+        var item: ManifestItem
+        var files: [PlannedFile]?
+        var keyIds: [String] = []
+        if manifestType == "hls" {
+            (item, files, keyIds) = try await planPresentation(requestedProductId, info: info, options: current.options,
+                                                               mark: String(hash.prefix(12)), origin: origin,
+                                                               retry: deadline?.bounding(.offlining) ?? .offlining)
+        } else {
+            switch HostileInput.item(id: info["productId"] ?? .string(requestedProductId), fileFields: info["manifest"], meta: info,
+                                     origin: origin) {
+            case .success(let parsed): item = parsed
+            case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
+            }
+        }
+        item.productType = info["productType"]?.stringValue ?? "TRACK"
+        var license = try await freshLicense()
+        if !keyIds.isEmpty {
+            // The new presentation's keys, fetched under the new license as `offline.add` does.
+            guard var granted = license else {
+                throw DownloaderError.hostileManifest("\(requestedProductId) is encrypted but its playbackinfo asks for no license")
+            }
+            for keyId in keyIds where granted.keys[keyId] == nil {
+                granted.keys[keyId] = try await licenses.fetchKey(keyId, licenseId: granted.id, retry: deadline?.bounding(.offlining) ?? .offlining)
+            }
+            license = granted
+        }
         let now = Date()
-        let dropped = try await revalidations.stage(token: token, manifestHash: hash, item: item, validity: validity, license: license,
-                                                    requestedProductId: requestedProductId, now: now)
+        let dropped = try await revalidations.stage(token: token, manifestHash: hash, item: item, files: files, validity: validity,
+                                                    license: license, requestedProductId: requestedProductId, now: now)
         await engine.discard(dropped)
         logger.info("\(requestedProductId) (\(token)) has a new manifest: re-offlining \(item.id) beside the old file")
         // TIDAL: the offline messages are sent for re-validations too.

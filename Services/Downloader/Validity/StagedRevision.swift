@@ -12,6 +12,22 @@ struct StagedRevision: Sendable, Codable, Equatable {
     var validity: Validity
     /// A license requested for the new content, kept aside until the swap.
     var licenseId: String?
+    /// An HLS presentation's other files (playlists, segments, init sections, images), queued
+    /// beside the held ones; nil for a progressive product.
+    var files: [StagedFile]?
+
+    /// Every file the swap waits for.
+    var fileIds: [Int64] { [fileId] + (files ?? []).map(\.fileId) }
+
+    /// Where a staged file goes: `localPath` with its top folder renamed `{folder}-{mark}`
+    /// (`hls/vid-1/v0/seg000.ts` → `hls-3f2a…/vid-1/v0/seg000.ts`), so the new presentation never
+    /// overwrites the one still playing; `urlPath` is marked `#mark` until the swap (the
+    /// catalog's cache key is unique, and the held file keeps the plain one).
+    static func staged(localPath: String, mark: String) -> String {
+        var parts = localPath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        parts[0] += "-" + mark
+        return parts.joined(separator: "/")
+    }
 
     func encoded() throws -> String {
         String(decoding: try JSONEncoder().encode(self), as: UTF8.self)
@@ -21,4 +37,11 @@ struct StagedRevision: Sendable, Codable, Equatable {
     static func decode(_ text: String) -> StagedRevision? {
         try? JSONDecoder().decode(StagedRevision.self, from: Data(text.utf8))
     }
+}
+
+/// One file of a staged HLS presentation: its `productFiles` row to be.
+struct StagedFile: Sendable, Codable, Equatable {
+    var name: String
+    var role: PlannedFile.Role
+    var fileId: Int64
 }

@@ -1,0 +1,33 @@
+import OriginClient
+import Wire
+
+extension ProductRevalidator {
+    /// A changed HLS presentation, planned again with the choice made at `offline.add` (kept in
+    /// `offlineProducts.options`: bitrate asked for, audio and subtitle languages), every file
+    /// given its staged place (`StagedRevision.staged`). Returns the master playlist's item, the
+    /// other files and the key ids the new segments need.
+    func planPresentation(_ requestedProductId: String, info: JSONValue, options: String?, mark: String, origin: OriginClient,
+                          retry: RetryPolicy) async throws -> (item: ManifestItem, files: [PlannedFile], keyIds: [String]) {
+        let actual = info["productId"]?.stringValue ?? requestedProductId
+        guard OriginID.isValid(actual) else {
+            throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
+        }
+        let choice = options.flatMap { try? JSONValue.parse(Array($0.utf8)) }
+        let languages = { (field: String) in choice?[field]?.arrayValue?.compactMap(\.stringValue) }
+        let planner = HLSPlanner(origin: origin)
+        let plan = try await planner.plan(productId: actual, info: info, bitrate: choice?["bitrate"]?.intValue,
+                                          audioLanguages: languages("audioLanguages"), subtitleLanguages: languages("subtitleLanguages"),
+                                          retry: retry)
+        func staged(_ file: PlannedFile) -> PlannedFile {
+            var file = file
+            file.localPath = StagedRevision.staged(localPath: file.localPath, mark: mark)
+            file.urlPath += "#" + mark
+            return file
+        }
+        let master = staged(plan.master)
+        var item = try planner.masterItem(master, productId: actual, info: info)
+        item.urlPath = master.urlPath
+        let images = try await planner.images(productId: actual, info: info, retry: retry)
+        return (item, (plan.files + images).map(staged), plan.keyIds)
+    }
+}
