@@ -11,7 +11,7 @@ enum CatalogQuery {
         case videosDownloadedOrDownloadingWithCategory, videosSaved, videosDownloadedNotViewed
 
         var videosOnly: Bool { rawValue.hasPrefix("videos") }
-        var needsCategory: Bool { rawValue.hasSuffix("WithCategory") }
+        var needsCategory: Bool { rawValue.lowercased().hasSuffix("withcategory") }
     }
 
     /// States counted as downloading: queued, downloading, or waiting to go on (idle).
