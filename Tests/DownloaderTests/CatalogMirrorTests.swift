@@ -277,6 +277,58 @@ final class CatalogMirrorTests: XCTestCase {
         _ = try? reporter.waitExit()
     }
 
+    func testAnExplicitRequestWinsRoomOverPrepositionedContentViewedItemsFirst() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        let size = try await originSizes(h)
+        let explicitSize = try await h.manifest("st-10")["tr-10-02"]!.size
+        var info = statvfs()
+        XCTAssertEqual(statvfs(h.dir.stateDir, &info), 0)
+        let block = max(1, Int(info.f_bsize))
+        // Room for the three prepositioned singles and one byte short of the explicit request.
+        let cap = size["it-tr-1"]! + size["it-tr-2"]! + size["it-tr-3"]! + (explicitSize + block - 1) / block * block - 1
+        try h.setConfig(#"{"downloader":{"maxCacheBytes":\#(cap),"catalog":{"keepViewedDays":0}}}"#)
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        _ = try await h.call("catalog.refresh")
+        _ = try await h.call("catalog.subscribe", ["sourceId": "src-music", "subscribed": true])
+        _ = try await h.call("catalog.select", ["categoryId": "cat-singles", "selected": true])
+        let singles = ["it-tr-1", "it-tr-2", "it-tr-3"]
+        try await waitItems(h, "singles cached") { all in singles.allSatisfy { all[$0]?["state"]?.stringValue == "cached" } }
+        // tr-3 is watched: of the three, it is the one to give way first (tr-2 would be, by priority).
+        let reporter = try ServiceProcess("reporter", in: h.dir, extraArgs: ["--origin", h.origin.baseURL],
+                                          environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        try reporter.waitReady()
+        let reporterClient = try await reporter.client()
+        _ = try await reporterClient.call("consumption.record", ["productId": "tr-3", "at": "2026-11-20T10:00:00Z", "start": 0, "end": 2])
+        await reporterClient.close()
+        reporter.signal(SIGTERM)
+        _ = try? reporter.waitExit()
+
+        let client = try await h.client()
+        defer { Task { await client.close() } }
+        let events = EventCollector(client)
+        _ = try await client.call("events.subscribe", ["topics": ["downloads", "catalog"]])
+        let added = try await h.call("offline.add", ["productId": "tr-10-02"])
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        _ = try await h.waitProduct(token, state: "cached", timeout: 60)
+        // It did wait for room, and room was made from the watched item.
+        XCTAssertTrue(events.of("ItemStateChanged").contains {
+            $0.data["token"]?.stringValue == token && $0.data["state"] == "idle" && $0.data["error"] == "CacheLimit"
+        }, "\(events.all.map(\.data))")
+        try await events.wait("it-tr-3 gave way", timeout: 10) {
+            $0.topic == "catalog" && $0.data["itemId"] == "it-tr-3" && $0.data["state"] == "discovered"
+        }
+        let after = try await items(h)
+        XCTAssertEqual(after["it-tr-3"]?["state"], "discovered")
+        XCTAssertEqual(after["it-tr-3"]?["viewed"], true)
+        XCTAssertEqual(after["it-tr-1"]?["state"], "cached")
+        XCTAssertEqual(after["it-tr-2"]?["state"], "cached")
+        XCTAssertFalse(h.mediaFiles().contains { $0.hasPrefix("tracks/tr-3.") }, "\(h.mediaFiles())")
+        let explicitState = try await h.call("offline.state", ["productId": "tr-10-02"])["state"]
+        XCTAssertEqual(explicitState, "OFFLINED_AND_VALID")
+    }
+
     func testKillDuringPrepositioningLosesNothing() async throws {
         let h = try DownloaderHarness()
         defer { h.discard() }

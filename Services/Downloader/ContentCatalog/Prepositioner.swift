@@ -45,7 +45,8 @@ actor Prepositioner {
         pending = false
         do {
             try await report()
-            if try await reclaimIfShort(now: now) { return .milliseconds(200) }
+            // After making room, the queue is given time to admit what waited before looking again.
+            if try await reclaimIfShort(now: now) { return .seconds(2) }
             try await queueWanted()
         } catch {
             logger.warning("prepositioning round failed: \(error)")
@@ -74,23 +75,38 @@ actor Prepositioner {
         seen = now
     }
 
-    /// When a request waits for room (`CacheLimit`), deletes one prepositioned item that may
-    /// give way. True when something was deleted.
+    /// When requests wait for room (`CacheLimit`), deletes prepositioned items that may give
+    /// way until the room missing is freed. True when something was deleted.
     private func reclaimIfShort(now: Date) async throws -> Bool {
         let waiting = try await store.waitingForRoom()
-        guard waiting.explicit || waiting.automatic else { return false }
+        guard waiting.explicit != nil || waiting.automatic != nil else { return false }
+        let room = await gate.budget.room(policy: gate.policy, running: await engine.runningJobs).room
+        let need = (waiting.explicit ?? []).reduce(Int64(0)) { $0 + room.need(size: $1, onDisk: 0) }
+        var short = need - room.available
         let rows = try await store.items().filter { $0.automatic && !$0.saved && $0.token != nil }
         let keepUntil = now.addingTimeInterval(-settings.keepViewedDays * 86_400)
-        var victims = rows.filter { ($0.viewedAt ?? .distantFuture) < keepUntil }.sorted { $0.viewedAt! < $1.viewedAt! }
-        if waiting.explicit {
-            let others = rows.filter { row in !victims.contains { $0.item.id == row.item.id } }
-                .sorted { ($0.item.priority, $0.item.publishedAt) < ($1.item.priority, $1.item.publishedAt) }
-            victims += others
+        var victims = rows.filter { ($0.viewedAt ?? .distantFuture) <= keepUntil }.sorted { $0.viewedAt! < $1.viewedAt! }
+        if let automatic = waiting.automatic {
+            // Prepositioned content waits too: only what was viewed long enough ago makes room for it.
+            short = max(short, automatic.reduce(Int64(0)) { $0 + room.need(size: $1, onDisk: 0) } - room.available)
         }
-        guard let victim = victims.first, let token = victim.token else { return false }
-        logger.info("catalog item \(victim.item.id) (\(victim.item.sizeBytes) bytes) removed to make room")
-        _ = try? await products.delete(token: token)
-        try await store.markReclaimed([victim.item.id])
+        if waiting.explicit != nil {
+            victims += rows.filter { row in !victims.contains { $0.item.id == row.item.id } }
+                .sorted { ($0.item.priority, $0.item.publishedAt) < ($1.item.priority, $1.item.publishedAt) }
+        }
+        guard short > 0, !victims.isEmpty else { return false }
+        var freed: Int64 = 0
+        var chosen: [ContentCatalogStore.ItemRow] = []
+        for victim in victims where freed < short {
+            chosen.append(victim)
+            freed += room.need(size: victim.item.sizeBytes, onDisk: 0)
+        }
+        for victim in chosen {
+            guard let token = victim.token else { continue }
+            logger.info("catalog item \(victim.item.id) (\(victim.item.sizeBytes) bytes) removed to make room")
+            _ = try? await products.delete(token: token)
+        }
+        try await store.markReclaimed(chosen.map(\.item.id))
         await engine.kick()
         return true
     }
@@ -99,6 +115,8 @@ actor Prepositioner {
     /// would pass `maxAutoBytes` (a lower priority never jumps ahead of a higher one).
     private func queueWanted() async throws {
         guard settings.maxAutoBytes > 0 else { return }
+        // Explicit requests waiting for room come first.
+        guard try await store.waitingForRoom().explicit == nil else { return }
         let subscribed = Set(try await store.sources().filter(\.subscribed).map(\.id))
         let selected = Set(try await store.categories().filter(\.selected).map(\.id))
         guard !subscribed.isEmpty, !selected.isEmpty else { return }
@@ -120,6 +138,12 @@ actor Prepositioner {
                 guard let token = status["token"]?.stringValue else { continue }
                 try await store.setToken(row.item.id, token: token)
                 used += row.item.sizeBytes
+                let state = status["state"]?.stringValue ?? "queued"
+                if seen?[row.item.id]?.state != state {
+                    seen?[row.item.id] = (state, row.viewed)
+                    events.catalog("ItemStateChanged", ["itemId": .string(row.item.id), "productId": .string(row.item.productId),
+                                                        "state": .string(state)])
+                }
                 logger.info("catalog item \(row.item.id) (priority \(row.item.priority)) queued for prepositioning")
             } catch let error as OriginError where error.status == nil {
                 // The origin is out of reach: the next round tries again.

@@ -243,19 +243,23 @@ struct ContentCatalogStore: Sendable {
         }
     }
 
-    /// Whether a request someone asked for explicitly is waiting for room (`CacheLimit`), and
-    /// whether a prepositioned one is.
-    func waitingForRoom() async throws -> (explicit: Bool, automatic: Bool) {
+    /// Requests waiting for room (`CacheLimit`): the sizes of the files they still lack, those
+    /// someone asked for explicitly apart from prepositioned ones (nil: none waits).
+    func waitingForRoom() async throws -> (explicit: [Int64]?, automatic: [Int64]?) {
         try await catalog.read { db in
             let rows = try Row.fetchAll(db, sql: """
-                SELECT automatic, COUNT(*) AS n FROM offlineProducts
-                WHERE state = 'idle' AND error = 'CacheLimit' GROUP BY automatic
+                SELECT p.automatic AS automatic, f.sizeBytes AS size FROM offlineProducts p
+                JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
+                JOIN files f ON f.id = d.fileId
+                WHERE p.state = 'idle' AND p.error = 'CacheLimit' AND f.state != 'verified'
                 """)
-            var result = (explicit: false, automatic: false)
-            for row in rows where (row["n"] as Int) > 0 {
-                if row["automatic"] as Bool { result.automatic = true } else { result.explicit = true }
+            var explicit: [Int64]?
+            var automatic: [Int64]?
+            for row in rows {
+                let size: Int64 = row["size"] ?? 0
+                if row["automatic"] as Bool { automatic = (automatic ?? []) + [size] } else { explicit = (explicit ?? []) + [size] }
             }
-            return result
+            return (explicit, automatic)
         }
     }
 }
