@@ -44,10 +44,13 @@ actor Prepositioner {
     func round(now: Date = Date()) async -> Duration {
         pending = false
         do {
-            try await report()
+            let rows = try await store.items()
+            report(rows)
+            let waiting = try await store.waitingForRoom()
             // After making room, the queue is given time to admit what waited before looking again.
-            if try await reclaimIfShort(now: now) { return .seconds(2) }
-            try await queueWanted()
+            if try await reclaimIfShort(rows, waiting: waiting, now: now) { return .seconds(2) }
+            // Explicit requests waiting for room come first.
+            if waiting.explicit == nil { try await queueWanted(rows) }
         } catch {
             logger.warning("prepositioning round failed: \(error)")
         }
@@ -56,8 +59,7 @@ actor Prepositioner {
 
     /// Item state changes (`ItemStateChanged`) and newly viewed items (`ItemsChanged`) since
     /// the last round; the first round only learns the states.
-    private func report() async throws {
-        let rows = try await store.items()
+    private func report(_ rows: [ContentCatalogStore.ItemRow]) {
         var now: [String: (state: String, viewed: Bool)] = [:]
         var viewedChanged: [String] = []
         for row in rows {
@@ -77,13 +79,13 @@ actor Prepositioner {
 
     /// When requests wait for room (`CacheLimit`), deletes prepositioned items that may give
     /// way until the room missing is freed. True when something was deleted.
-    private func reclaimIfShort(now: Date) async throws -> Bool {
-        let waiting = try await store.waitingForRoom()
+    private func reclaimIfShort(_ all: [ContentCatalogStore.ItemRow], waiting: (explicit: [Int64]?, automatic: [Int64]?),
+                                now: Date) async throws -> Bool {
         guard waiting.explicit != nil || waiting.automatic != nil else { return false }
         let room = await gate.budget.room(policy: gate.policy, running: await engine.runningJobs).room
         let need = (waiting.explicit ?? []).reduce(Int64(0)) { $0 + room.need(size: $1, onDisk: 0) }
         var short = need - room.available
-        let rows = try await store.items().filter { $0.automatic && !$0.saved && $0.token != nil }
+        let rows = all.filter { $0.automatic && !$0.saved && $0.token != nil }
         let keepUntil = now.addingTimeInterval(-settings.keepViewedDays * 86_400)
         var victims = rows.filter { ($0.viewedAt ?? .distantFuture) <= keepUntil }.sorted { $0.viewedAt! < $1.viewedAt! }
         if let automatic = waiting.automatic {
@@ -113,14 +115,11 @@ actor Prepositioner {
 
     /// Queues the wanted items that fit, highest priority first, stopping at the first that
     /// would pass `maxAutoBytes` (a lower priority never jumps ahead of a higher one).
-    private func queueWanted() async throws {
+    private func queueWanted(_ rows: [ContentCatalogStore.ItemRow]) async throws {
         guard settings.maxAutoBytes > 0 else { return }
-        // Explicit requests waiting for room come first.
-        guard try await store.waitingForRoom().explicit == nil else { return }
         let subscribed = Set(try await store.sources().filter(\.subscribed).map(\.id))
         let selected = Set(try await store.categories().filter(\.selected).map(\.id))
         guard !subscribed.isEmpty, !selected.isEmpty else { return }
-        let rows = try await store.items()
         var used = rows.filter { $0.automatic && $0.state != "failed" }.reduce(Int64(0)) { $0 + $1.item.sizeBytes }
         let wanted = CatalogQuery.sorted(rows.filter { row in
             !row.removed && !row.reclaimed && row.token == nil && subscribed.contains(row.item.sourceId)
