@@ -9,17 +9,24 @@ struct CatalogCommand: AsyncParsableCommand {
         discussion: """
             Subscribe to a source and select a category, and the downloader downloads that \
             category's items by itself, highest priority first, within catalog.maxAutoBytes and \
-            the download policy. Sort descriptors: --sort KEY or --sort -KEY (descending), \
-            repeatable. Example: cassettectl catalog items --filter withCategory --category cat-focus \
-            --sort -priority
+            the download policy. Sort descriptors: --sort KEY or --sort KEY:desc (KEY:asc is the \
+            default), repeatable, applied in order. Example: cassettectl catalog items --filter \
+            withCategory --category cat-focus --sort priority:desc
             """,
         subcommands: [Sources.self, Categories.self, Items.self, Subscribe.self, Select.self, Save.self, Refresh.self])
 
-    /// `--sort title` or `--sort -title` → `[{"key":"title","ascending":false}]`.
-    static func sortParam(_ keys: [String]) -> JSONValue? {
+    /// `--sort title` or `--sort title:desc` → `[{"key":"title","ascending":false}]`; the
+    /// downloader names a key it does not know.
+    static func sortParam(_ keys: [String]) throws -> JSONValue? {
         guard !keys.isEmpty else { return nil }
-        return .array(keys.map { key in
-            key.hasPrefix("-") ? ["key": .string(String(key.dropFirst())), "ascending": false] : ["key": .string(key), "ascending": true]
+        return .array(try keys.map { text in
+            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+            guard let key = parts.first, !key.isEmpty else { throw ValidationError("--sort takes KEY or KEY:asc or KEY:desc.") }
+            switch parts.count == 2 ? parts[1].lowercased() : "asc" {
+            case "asc": return ["key": .string(key), "ascending": true]
+            case "desc": return ["key": .string(key), "ascending": false]
+            default: throw ValidationError("--sort \(text): the order after ':' is asc or desc.")
+            }
         })
     }
 
@@ -29,11 +36,11 @@ struct CatalogCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the sources and whether the device subscribes to them.")
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
-        @Option(help: ArgumentHelp("Order by name or id; a leading - sorts descending.", valueName: "key")) var sort: [String] = []
+        @Option(help: ArgumentHelp("Order by name or id; KEY:desc sorts descending.", valueName: "key")) var sort: [String] = []
 
         func run() async throws {
             var params: [String: JSONValue] = [:]
-            params["sort"] = CatalogCommand.sortParam(sort)
+            params["sort"] = try CatalogCommand.sortParam(sort)
             let result = try await CtlClient.call(connection, .downloader, "catalog.sources", .object(params), json: output.json)
             CtlOutput.show(result, json: output.json) { result in
                 let rows = result["sources"]?.arrayValue ?? []
@@ -49,12 +56,12 @@ struct CatalogCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
         @Option(help: "all, selected, selectedWithContent or subcategories:ID.") var filter: String?
-        @Option(help: ArgumentHelp("Order by name, id or itemCount; a leading - sorts descending.", valueName: "key")) var sort: [String] = []
+        @Option(help: ArgumentHelp("Order by name, id or itemCount; KEY:desc sorts descending.", valueName: "key")) var sort: [String] = []
 
         func run() async throws {
             var params: [String: JSONValue] = [:]
             if let filter { params["filter"] = .string(filter) }
-            params["sort"] = CatalogCommand.sortParam(sort)
+            params["sort"] = try CatalogCommand.sortParam(sort)
             let result = try await CtlClient.call(connection, .downloader, "catalog.categories", .object(params), json: output.json)
             CtlOutput.show(result, json: output.json) { result in
                 let rows = result["categories"]?.arrayValue ?? []
@@ -75,14 +82,14 @@ struct CatalogCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
         @Option(help: "The filter (default all).") var filter: String?
         @Option(name: .customLong("category"), help: "The category of a …WithCategory filter.") var categoryId: String?
-        @Option(help: ArgumentHelp("Order by title, publishedAt, sizeBytes or priority; a leading - sorts descending.", valueName: "key"))
+        @Option(help: ArgumentHelp("Order by title, publishedAt, sizeBytes or priority; KEY:desc sorts descending.", valueName: "key"))
         var sort: [String] = []
 
         func run() async throws {
             var params: [String: JSONValue] = [:]
             if let filter { params["filter"] = .string(filter) }
             if let categoryId { params["categoryId"] = .string(categoryId) }
-            params["sort"] = CatalogCommand.sortParam(sort)
+            params["sort"] = try CatalogCommand.sortParam(sort)
             let result = try await CtlClient.call(connection, .downloader, "catalog.items", .object(params), json: output.json)
             CtlOutput.show(result, json: output.json) { result in
                 let rows = result["items"]?.arrayValue ?? []
