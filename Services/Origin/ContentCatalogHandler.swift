@@ -18,16 +18,12 @@ extension Origin {
                 ["id": .string($0.id), "name": .string($0.name), "parentId": .optional($0.parentId)]
             })])
         case "items":
-            var since: Int?
-            if let text = request.query["since"] {
-                guard let value = Int(text) else { return badRequest("since must be a cursor this origin gave out.", request) }
-                since = value
-            }
+            let since = request.query["since"]
             guard let changes = feed.changes(since: since) else {
-                return badRequest("since \(since ?? 0) is not a cursor this origin gave out; ask without since.", request)
+                return badRequest("since \(String((since ?? "").prefix(64)).debugDescription) is not a cursor this origin gave out; ask without since.", request)
             }
             stats.countCatalogItems(changes.items.count + changes.removed.count)
-            return ok(["cursor": .string(String(feed.version)), "items": .array(changes.items.map(\.json)),
+            return ok(["cursor": .string(feed.cursor), "items": .array(changes.items.map(\.json)),
                        "removed": .array(changes.removed.map(JSONValue.string))])
         default:
             return notFound("Resource", request)

@@ -40,8 +40,10 @@ struct FeedCategory: Sendable {
 }
 
 /// The content catalog and its change log. Every publish, change or removal takes the next
-/// version; a cursor is the version a client last saw, so `since` answers exactly what moved
-/// after it. Removals are remembered for as long as the origin runs.
+/// version; a cursor (`epoch.version`) is the version a client last saw, so `since` answers
+/// exactly what moved after it. Removals are remembered for as long as the feed lives; a new
+/// feed (a restart, `/_control/reset`) has a new epoch, so an older cursor is refused rather
+/// than read against another history.
 struct ContentFeed: Sendable {
     var sources: [FeedSource]
     var categories: [FeedCategory]
@@ -51,6 +53,9 @@ struct ContentFeed: Sendable {
     /// Item id → the version of its removal (gone from `items`).
     private var removedAt: [String: Int] = [:]
     private(set) var version = 0
+    let epoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
+
+    var cursor: String { "\(epoch).\(version)" }
 
     init(sources: [FeedSource], categories: [FeedCategory], items: [FeedItem]) {
         self.sources = sources
@@ -76,11 +81,12 @@ struct ContentFeed: Sendable {
 
     /// Everything current (`since` nil), or what changed after `since`; nil for a cursor this
     /// feed never gave out.
-    func changes(since: Int?) -> (items: [FeedItem], removed: [String])? {
-        guard let since else {
+    func changes(since cursor: String?) -> (items: [FeedItem], removed: [String])? {
+        guard let cursor else {
             return (items.values.sorted { changedAt[$0.id]! < changedAt[$1.id]! }, [])
         }
-        guard since >= 0, since <= version else { return nil }
+        let parts = cursor.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, parts[0] == epoch, let since = Int(parts[1]), since >= 0, since <= version else { return nil }
         let changed = items.values.filter { changedAt[$0.id]! > since }.sorted { changedAt[$0.id]! < changedAt[$1.id]! }
         let removed = removedAt.filter { $0.value > since }.sorted { $0.value < $1.value }.map(\.key)
         return (changed, removed)

@@ -56,8 +56,8 @@ final class CatalogMirrorTests: XCTestCase {
         let (client, events) = try await catalogEvents(h)
         defer { Task { await client.close() } }
         _ = try await h.call("catalog.refresh")
-        let value6 = try await items(h).values.map { $0["state"]?.stringValue }
-        XCTAssertEqual(value6, Array(repeating: "discovered", count: 10))
+        let states = try await items(h).values.map { $0["state"]?.stringValue }
+        XCTAssertEqual(states, Array(repeating: "discovered", count: 10))
 
         _ = try await h.call("catalog.subscribe", ["sourceId": "src-music", "subscribed": true])
         _ = try await h.call("catalog.select", ["categoryId": "cat-focus", "selected": true])
@@ -82,20 +82,20 @@ final class CatalogMirrorTests: XCTestCase {
 
         // Removed at the origin: the saved item's content stays, the other's goes.
         _ = try await h.call("catalog.save", ["itemId": "it-tr-9-02", "saved": true])
-        let value7 = try await h.api.delete("/_control/catalog/items/it-tr-1").status
-        XCTAssertEqual(value7, 200)
-        let value8 = try await h.api.delete("/_control/catalog/items/it-tr-9-02").status
-        XCTAssertEqual(value8, 200)
+        let deletedTr1 = try await h.api.delete("/_control/catalog/items/it-tr-1").status
+        XCTAssertEqual(deletedTr1, 200)
+        let deletedTr902 = try await h.api.delete("/_control/catalog/items/it-tr-9-02").status
+        XCTAssertEqual(deletedTr902, 200)
         let from = events.count
         let refreshed = try await h.call("catalog.refresh")
         XCTAssertEqual(refreshed["removed"], ["it-tr-1"])
         XCTAssertEqual(refreshed["changed"], ["it-tr-9-02"])
         let change = try await events.wait("ItemsChanged", from: from, timeout: 10) { $0.type == "ItemsChanged" }
         XCTAssertEqual(change.data["removed"], ["it-tr-1"])
-        let value9 = try await h.call("offline.state", ["productId": "tr-1"])["state"]
-        XCTAssertEqual(value9, "NOT_OFFLINED")
-        let value10 = try await h.call("offline.state", ["productId": "tr-9-02"])["state"]
-        XCTAssertEqual(value10, "OFFLINED_AND_VALID")
+        let tr1State = try await h.call("offline.state", ["productId": "tr-1"])["state"]
+        XCTAssertEqual(tr1State, "NOT_OFFLINED")
+        let tr902State = try await h.call("offline.state", ["productId": "tr-9-02"])["state"]
+        XCTAssertEqual(tr902State, "OFFLINED_AND_VALID")
         XCTAssertFalse(h.mediaFiles().contains { $0.hasPrefix("tracks/tr-1.") }, "\(h.mediaFiles())")
         XCTAssertTrue(h.mediaFiles().contains { $0.hasPrefix("tracks/tr-9-02.") }, "\(h.mediaFiles())")
         let saved = try await h.call("catalog.items", ["filter": "saved"])["items"]?.arrayValue ?? []
@@ -104,10 +104,10 @@ final class CatalogMirrorTests: XCTestCase {
         // Unsaved, the removed item is forgotten and its content goes too.
         let unsaved = try await h.call("catalog.save", ["itemId": "it-tr-9-02", "saved": false])
         XCTAssertEqual(unsaved["forgotten"], true)
-        let value11 = try await h.call("offline.state", ["productId": "tr-9-02"])["state"]
-        XCTAssertEqual(value11, "NOT_OFFLINED")
-        let value12 = try await items(h)["it-tr-9-02"]
-        XCTAssertNil(value12)
+        let tr902StateUnsaved = try await h.call("offline.state", ["productId": "tr-9-02"])["state"]
+        XCTAssertEqual(tr902StateUnsaved, "NOT_OFFLINED")
+        let forgottenItem = try await items(h)["it-tr-9-02"]
+        XCTAssertNil(forgottenItem)
     }
 
     func testAPublishedItemArrivesThroughItemsChangedWithOnlyTheChangeFetched() async throws {
@@ -119,8 +119,8 @@ final class CatalogMirrorTests: XCTestCase {
         while try await h.call("catalog.sources")["sources"]?.arrayValue?.count != 3, Date() < deadline {
             try await Task.sleep(nanoseconds: 100_000_000)
         }
-        let value13 = ids(try await h.call("catalog.sources"), "sources")
-        XCTAssertEqual(value13, ["src-music", "src-video", "src-news"])
+        let sourceIds = ids(try await h.call("catalog.sources"), "sources")
+        XCTAssertEqual(sourceIds, ["src-music", "src-video", "src-news"])
         let (client, events) = try await catalogEvents(h)
         defer { Task { await client.close() } }
         let before = try await h.api.stats()
@@ -153,6 +153,16 @@ final class CatalogMirrorTests: XCTestCase {
         let itemEvents = events.of("ItemsChanged")
         XCTAssertEqual(itemEvents.count, 2, "\(itemEvents.map(\.data))")
         XCTAssertTrue(events.of("SourcesChanged").isEmpty && events.of("CategoriesChanged").isEmpty)
+
+        // The origin starts a new feed (reset: the demo catalog again): the held cursor is
+        // refused, the whole catalog is fetched, and what it no longer lists is removed.
+        let reset = try await h.api.post("/_control/reset", [String: Any](), authorized: false)
+        XCTAssertEqual(reset.status, 200)
+        let resynced = try await client.call("catalog.refresh")
+        XCTAssertEqual(resynced["removed"], ["it-new"])
+        XCTAssertEqual(resynced["added"], [])
+        let itemCount = try await items(h).count
+        XCTAssertEqual(itemCount, 10)
     }
 
     func testEveryFilterAndSortMatchesTheHandComputedSetAlsoWithTheOriginDown() async throws {
@@ -221,12 +231,12 @@ final class CatalogMirrorTests: XCTestCase {
         ]
         func check(_ when: String) async throws {
             for (params, expected) in cases {
-                let value14 = ids(try await h.call("catalog.items", params))
-                XCTAssertEqual(value14, expected, "\(when): \(params)")
+                let itemIds = ids(try await h.call("catalog.items", params))
+                XCTAssertEqual(itemIds, expected, "\(when): \(params)")
             }
             for (params, expected) in categoryCases {
-                let value15 = ids(try await h.call("catalog.categories", params), "categories")
-                XCTAssertEqual(value15, expected, "\(when): \(params)")
+                let categoryIds = ids(try await h.call("catalog.categories", params), "categories")
+                XCTAssertEqual(categoryIds, expected, "\(when): \(params)")
             }
             let sources = try await h.call("catalog.sources", ["sort": [["key": "name", "ascending": false]]])
             XCTAssertEqual(ids(sources, "sources"), ["src-video", "src-news", "src-music"], when)
@@ -353,8 +363,8 @@ final class CatalogMirrorTests: XCTestCase {
         let requests = try await h.call("offline.list")["items"]?.arrayValue ?? []
         XCTAssertEqual(requests.compactMap { $0["productId"]?.stringValue }.sorted(), music.map { String($0.dropFirst(3)) }.sorted())
         for id in music {
-            let value16 = try await h.call("offline.state", ["productId": .string(String(id.dropFirst(3)))])["state"]
-            XCTAssertEqual(value16, "OFFLINED_AND_VALID")
+            let productState = try await h.call("offline.state", ["productId": .string(String(id.dropFirst(3)))])["state"]
+            XCTAssertEqual(productState, "OFFLINED_AND_VALID")
         }
         XCTAssertTrue(h.mediaFiles().filter { $0.hasSuffix(".part") }.isEmpty, "\(h.mediaFiles())")
     }

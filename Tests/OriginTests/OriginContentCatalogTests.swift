@@ -14,8 +14,8 @@ final class OriginContentCatalogTests: OriginTestCase {
         let parents = Dictionary(uniqueKeysWithValues: categories.map { ($0.string("id")!, $0["parentId"] as? String ?? "-") })
         XCTAssertEqual(parents, ["cat-music": "-", "cat-focus": "cat-music", "cat-workout": "cat-music", "cat-singles": "cat-music",
                                  "cat-video": "-", "cat-trailers": "cat-video", "cat-news": "-"])
-        let value1 = try await api.get("/v1/catalog/items", authorized: false).status
-        XCTAssertEqual(value1, 401)
+        let anonymousStatus = try await api.get("/v1/catalog/items", authorized: false).status
+        XCTAssertEqual(anonymousStatus, 401)
     }
 
     func testItemsFeedAnswersOnlyWhatChangedSinceTheCursor() async throws {
@@ -41,10 +41,10 @@ final class OriginContentCatalogTests: OriginTestCase {
             "categories": ["cat-workout"], "sizeBytes": 1000, "publishedAt": "2026-02-01T00:00:00Z", "priority": 55,
         ], authorized: false)
         XCTAssertEqual(published.status, 200)
-        let value2 = try await api.delete("/_control/catalog/items/it-tr-1").status
-        XCTAssertEqual(value2, 200)
-        let value3 = try await api.delete("/_control/catalog/items/it-tr-1").status
-        XCTAssertEqual(value3, 404)
+        let deleteStatus = try await api.delete("/_control/catalog/items/it-tr-1").status
+        XCTAssertEqual(deleteStatus, 200)
+        let deleteAgainStatus = try await api.delete("/_control/catalog/items/it-tr-1").status
+        XCTAssertEqual(deleteAgainStatus, 404)
         let changed = try await api.post("/_control/catalog/items", ["id": "it-tr-2", "priority": 99], authorized: false)
         XCTAssertEqual(changed.status, 200)
 
@@ -56,11 +56,19 @@ final class OriginContentCatalogTests: OriginTestCase {
         let stats = try await api.stats()
         XCTAssertEqual(stats.int("catalogItemsServed"), 10 + 0 + 3)
 
-        let value4 = try await api.get("/v1/catalog/items?since=abc").status
-        XCTAssertEqual(value4, 400)
-        let value5 = try await api.get("/v1/catalog/items?since=99999").status
-        XCTAssertEqual(value5, 400)
+        let notACursorStatus = try await api.get("/v1/catalog/items?since=abc").status
+        XCTAssertEqual(notACursorStatus, 400)
+        let aheadCursorStatus = try await api.get("/v1/catalog/items?since=\(cursor)9").status
+        XCTAssertEqual(aheadCursorStatus, 400)
         let bad = try await api.post("/_control/catalog/items", ["id": "it-bad", "productId": "tr-1"], authorized: false)
         XCTAssertEqual(bad.status, 400)
+
+        // A new feed (reset): the old cursor is refused, not read against another history.
+        let reset = try await api.post("/_control/reset", [String: Any](), authorized: false)
+        XCTAssertEqual(reset.status, 200)
+        let stale = try await api.get("/v1/catalog/items?since=\(cursor)")
+        XCTAssertEqual(stale.status, 400)
+        let fresh = try api.json(try await api.get("/v1/catalog/items"))
+        XCTAssertEqual(fresh.objects("items").count, 10)
     }
 }
