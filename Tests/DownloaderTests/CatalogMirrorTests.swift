@@ -71,6 +71,11 @@ final class CatalogMirrorTests: XCTestCase {
         // Requested in priority order.
         let requested = try await h.call("offline.list", ["sort": "requestedAt"])["items"]?.arrayValue ?? []
         XCTAssertEqual(requested.compactMap { $0["productId"]?.stringValue }, ["tr-9-02", "tr-1", "tr-9-01", "tr-2"])
+        let status = try await h.call("service.status")["contentCatalog"]
+        XCTAssertEqual(status?["prepositioned"], 4)
+        XCTAssertEqual(status?["prepositionedBytes"]?.intValue, cap - size["it-tr-3"]! + 1)
+        XCTAssertEqual(status?["subscribedSources"], 1)
+        XCTAssertEqual(status?["selectedCategories"], 2)
         for id in expected {
             try await events.wait("\(id) cached", timeout: 10) {
                 $0.type == "ItemStateChanged" && $0.data["itemId"]?.stringValue == id && $0.data["state"]?.stringValue == "cached"
@@ -283,6 +288,12 @@ final class CatalogMirrorTests: XCTestCase {
             XCTAssertEqual(error.name, "OriginUnreachable", error.message)
         }
         try await check("after a failed refresh")
+        let status = try await h.call("service.status")["contentCatalog"]
+        XCTAssertEqual(status?["lastRefreshError"]?.stringValue?.contains("OriginUnreachable"), true, "\(String(describing: status))")
+        // Started again while the origin is away: everything answers from the catalog.
+        try h.stop()
+        try h.start()
+        try await check("restarted with the origin down")
         reporter.signal(SIGTERM)
         _ = try? reporter.waitExit()
     }
@@ -342,7 +353,10 @@ final class CatalogMirrorTests: XCTestCase {
     func testKillDuringPrepositioningLosesNothing() async throws {
         let h = try DownloaderHarness()
         defer { h.discard() }
+        // Slow media and slow playbackinfo: the round that queues the nine items is still going
+        // when the first ones download.
         try await h.api.injectFaults("/media/", [["bytesPerSecond": 60_000, "repeat": 10_000]])
+        try await h.api.injectFaults("/v1/playbackinfo/", [["delayMs": 300, "repeat": 10_000]])
         try h.start()
         _ = try await h.call("network.set", ["type": "wifi"])
         _ = try await h.call("catalog.refresh")
@@ -350,7 +364,11 @@ final class CatalogMirrorTests: XCTestCase {
         for category in ["cat-focus", "cat-workout", "cat-singles"] {
             _ = try await h.call("catalog.select", ["categoryId": .string(category), "selected": true])
         }
-        try await waitItems(h, "prepositioning under way") { all in all.values.contains { $0["state"]?.stringValue == "downloading" } }
+        try await waitItems(h, "prepositioning under way") { all in
+            all.values.contains { $0["state"]?.stringValue == "downloading" } && all.values.filter { $0["token"] != .null }.count >= 2
+        }
+        let queuedBeforeKill = try await items(h).values.filter { $0["token"] != .null }.count
+        print("kill -9 with \(queuedBeforeKill) of 9 items queued")
         h.kill9()
         _ = try await h.api.delete("/_control/faults")
         try h.start()

@@ -15,6 +15,8 @@ actor CatalogMirror {
     /// Asked to look again after anything that changes what should be prepositioned.
     private let wake: @Sendable () async -> Void
     private var refreshing: Task<ContentCatalogStore.Delta, Error>?
+    /// The last refresh's end and, when it failed, why.
+    private var lastRefresh: (at: Date, error: String?)?
 
     init(store: ContentCatalogStore, origin: OriginClient?, products: OfflineProducts, events: DownloaderEvents,
          logger: Logger, wake: @escaping @Sendable () async -> Void) {
@@ -34,7 +36,27 @@ actor CatalogMirror {
         let task = Task { try await self.fetchAndApply(retry: retry) }
         refreshing = task
         defer { refreshing = nil }
-        return try await task.value
+        do {
+            let delta = try await task.value
+            lastRefresh = (Date(), nil)
+            return delta
+        } catch {
+            lastRefresh = (Date(), "\(error)")
+            throw error
+        }
+    }
+
+    /// `contentCatalog` in `service.status`.
+    func status() async -> JSONValue {
+        var fields: [String: JSONValue] = [:]
+        if let counts = try? await store.counts() {
+            fields = ["items": .number(Double(counts.items)), "prepositioned": .number(Double(counts.prepositioned)),
+                      "prepositionedBytes": .number(Double(counts.prepositionedBytes)),
+                      "subscribedSources": .number(Double(counts.subscribed)), "selectedCategories": .number(Double(counts.selected))]
+        }
+        fields["lastRefreshAt"] = lastRefresh.map { .string(ServerTimeSample.formatRFC3339($0.at)) } ?? .null
+        fields["lastRefreshError"] = lastRefresh?.error.map(JSONValue.string) ?? .null
+        return .object(fields)
     }
 
     private func fetchAndApply(retry: RetryPolicy) async throws -> ContentCatalogStore.Delta {

@@ -100,6 +100,31 @@ struct ContentCatalogStore: Sendable {
                        automatic: live && ((row["automatic"] as Bool?) ?? false), viewedAt: row["viewedAt"])
     }
 
+    /// What `service.status` shows of the catalog.
+    struct Counts: Sendable {
+        var items: Int
+        var prepositioned: Int
+        var prepositionedBytes: Int64
+        var subscribed: Int
+        var selected: Int
+    }
+
+    func counts() async throws -> Counts {
+        try await catalog.read { db in
+            let row = try Row.fetchOne(db, sql: """
+                SELECT (SELECT COUNT(*) FROM catalogItems) AS items,
+                       (SELECT COUNT(*) FROM catalogItems i JOIN offlineProducts o ON o.token = i.token
+                        WHERE o.automatic AND o.state != 'deleted') AS prepositioned,
+                       (SELECT COALESCE(SUM(i.sizeBytes), 0) FROM catalogItems i JOIN offlineProducts o ON o.token = i.token
+                        WHERE o.automatic AND o.state != 'deleted') AS bytes,
+                       (SELECT COUNT(*) FROM catalogSources WHERE listed AND subscribed) AS subscribed,
+                       (SELECT COUNT(*) FROM catalogCategories WHERE listed AND selected) AS selected
+                """)!
+            return Counts(items: row["items"], prepositioned: row["prepositioned"], prepositionedBytes: row["bytes"],
+                          subscribed: row["subscribed"], selected: row["selected"])
+        }
+    }
+
     // MARK: Refresh
 
     /// Applies one refresh: the full lists of sources and categories, and the item changes
