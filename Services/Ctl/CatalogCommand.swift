@@ -20,7 +20,7 @@ struct CatalogCommand: AsyncParsableCommand {
     static func sortParam(_ keys: [String]) throws -> JSONValue? {
         guard !keys.isEmpty else { return nil }
         return .array(try keys.map { text in
-            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+            let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard let key = parts.first, !key.isEmpty else { throw ValidationError("--sort takes KEY or KEY:asc or KEY:desc.") }
             switch parts.count == 2 ? parts[1].lowercased() : "asc" {
             case "asc": return ["key": .string(key), "ascending": true]
