@@ -25,7 +25,7 @@ struct CassetteCtl: AsyncParsableCommand {
             Status.self, Call.self, Watch.self,
             Stations.self, Sync.self, Offline.self, Policy.self, Network.self, SyncNow.self,
             Tune.self, Skip.self, Load.self, Queue.self, Play.self, Pause.self, Seek.self, Next.self, Stop.self, Now.self,
-            PlayerConfigCommand.self, Playlog.self, Media.self,
+            PlayerConfigCommand.self, Playlog.self, Media.self, CatalogCommand.self,
         ])
 
     static func main() async {

@@ -24,6 +24,12 @@ enum Hints {
             return "the player is in offline mode and the product is not on the device: `cassettectl offline add <product> --wait`, or `cassettectl config set --offline-mode no`."
         case "OfflineNotValid":
             return "`cassettectl sync-now` (online) re-validates, `cassettectl offline renew-license <product>` renews a license; `cassettectl offline status <product>` says what expired."
+        case "UnknownSource":
+            return "`cassettectl catalog sources` lists the sources (`cassettectl catalog refresh` fetches the newest)."
+        case "UnknownCategory":
+            return "`cassettectl catalog categories` lists the categories (`cassettectl catalog refresh` fetches the newest)."
+        case "UnknownItem":
+            return "`cassettectl catalog items` lists the items (`cassettectl catalog refresh` fetches the newest)."
         case "UnknownToken":
             return "`cassettectl offline list` shows the offlines with their tokens and products."
         case "NoLicense":

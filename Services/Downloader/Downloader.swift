@@ -61,19 +61,26 @@ enum Downloader {
             await gate.releaseOriginWaits()
             // After the reconcile: setting it starts the queue.
             await engine.setMaxParallel(policy.maxParallel)
+            let products = OfflineProducts(catalog: catalog, origin: origin, store: store, engine: engine,
+                                           events: events, licenses: licenses, logger: context.logger)
+            let catalogStore = ContentCatalogStore(catalog: catalog)
+            let prepositioner = Prepositioner(store: catalogStore, products: products, gate: gate, engine: engine,
+                                              settings: settings.catalog, events: events, logger: context.logger)
+            let mirror = CatalogMirror(store: catalogStore, origin: origin, products: products, events: events,
+                                       logger: context.logger, wake: { await prepositioner.wake() })
             return DownloaderCore(
                 settings: settings, origin: origin, store: store, engine: engine,
                 stations: stations,
-                products: OfflineProducts(catalog: catalog, origin: origin, store: store, engine: engine,
-                                          events: events, licenses: licenses, logger: context.logger),
+                products: products,
                 gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
                 estimate: Estimate(files: FileStore(catalog: catalog), origin: origin, gate: gate, store: store), clock: clock,
                 expiry: OfflineExtension(catalog: catalog, origin: origin, store: store, engine: engine,
                                             events: events, clock: clock, logger: context.logger),
-                revalidator: revalidator)
+                revalidator: revalidator, catalog: mirror, prepositioner: prepositioner)
         }
         var router = RPCRouter()
         DownloaderMethods.register(on: &router, core: core)
+        CatalogMethods.register(on: &router, core: core)
         return DaemonParts(router: router, services: DownloaderServices.all(core: core, logger: context.logger), statusLine: { await DownloaderStatusLine.text(core: core, context: context) }, status: {
             var fields: [String: JSONValue] = ["origin": context.settings.origin.map { .string($0) } ?? .null,
                                                "maxParallel": .number(Double(settings.maxParallel))]
@@ -83,6 +90,7 @@ enum Downloader {
                 fields["maxParallel"] = .number(Double(await ready.engine.maxParallel))
                 fields["network"] = .string(ready.gate.network.type.rawValue)
                 fields["downloadsAllowed"] = .string(ready.gate.verdict.name)
+                fields["contentCatalog"] = await ready.catalog.status()
             }
             return fields
         })
@@ -136,6 +144,8 @@ struct DownloaderCore: Sendable {
     let clock: TrustedTimeRecorder
     let expiry: OfflineExtension
     let revalidator: ProductRevalidator
+    let catalog: CatalogMirror
+    let prepositioner: Prepositioner
 
     /// The time used for validity: `TrustedClock` over the catalog, fed with every server time seen.
     func trustedNow() async -> Date { await clock.now() }
@@ -178,6 +188,20 @@ enum DownloaderServices {
                 guard core.gate.allowsBackgroundTraffic else { return .seconds(5) }
                 _ = await core.revalidator.round()
                 return .seconds(core.settings.revalidateIntervalSeconds)
+            },
+            // The content catalog: at start, then every catalog.refreshSeconds (sooner after a failure).
+            RepeatingService("catalog refresh", parts: core) { core in
+                guard core.origin != nil else { return nil }
+                do {
+                    _ = try await core.catalog.refresh(retry: StationSync.quickPolicy)
+                } catch {
+                    logger.info("catalog refresh failed: \(error)")
+                    return .seconds(min(30, core.settings.catalog.refreshSeconds))
+                }
+                return .seconds(core.settings.catalog.refreshSeconds)
+            },
+            RepeatingService("catalog prepositioning", parts: core) { core in
+                await core.prepositioner.round()
             },
             RepeatingService("station re-sync", parts: core) { core in
                 guard core.gate.allowsBackgroundTraffic else { return .seconds(5) }

@@ -10,6 +10,11 @@ struct DownloaderEvents: Sendable {
         _ = hub.publish(topic: "downloads", type: type, data: .object(data))
     }
 
+    /// The content catalog: `SourcesChanged`, `CategoriesChanged`, `ItemsChanged`, `ItemStateChanged`.
+    func catalog(_ type: String, _ data: [String: JSONValue]) {
+        _ = hub.publish(topic: "catalog", type: type, data: .object(data))
+    }
+
     func network(_ type: String, _ data: [String: JSONValue]) {
         _ = hub.publish(topic: "network", type: type, data: .object(data))
     }

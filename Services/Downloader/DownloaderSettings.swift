@@ -18,11 +18,13 @@ struct DownloaderSettings: Sendable {
     var stallTimeoutSeconds: Double = 30
     /// Re-queue a verified file found missing or of the wrong size at start.
     var requeueMissing = true
+    /// The content catalog's mirror and prepositioning (`downloader.catalog`).
+    var catalog = CatalogSettings()
 
     init() {}
 
     static let keys: Set<String> = ["maxParallel", "resyncIntervalSeconds", "revalidateIntervalSeconds", "maxAttempts",
-                                    "stallTimeoutSeconds", "requeueMissing"]
+                                    "stallTimeoutSeconds", "requeueMissing", "catalog"]
 
     init(section: [String: JSONValue]?, logger: Logger) {
         guard let section else { return }
@@ -40,8 +42,46 @@ struct DownloaderSettings: Sendable {
         if let n = number("revalidateIntervalSeconds", 1...(30 * 86400)) { revalidateIntervalSeconds = n }
         if let n = number("maxAttempts", 1...100) { maxAttempts = Int(n) }
         if let n = number("stallTimeoutSeconds", 1...600) { stallTimeoutSeconds = n }
+        if let value = section["catalog"] { catalog = CatalogSettings(value, logger: logger) }
         if let value = section["requeueMissing"] {
             if let b = value.boolValue { requeueMissing = b } else { logger.warning("config downloader.requeueMissing must be true or false") }
         }
+    }
+}
+
+/// `downloader.catalog`: how often the content catalog is fetched and how much the downloader
+/// prepositions by itself.
+struct CatalogSettings: Sendable {
+    /// The mirror is refreshed at start and then this often (besides `catalog.refresh`).
+    var refreshSeconds: Double = 3600
+    /// Bytes of prepositioned content at most; 0 turns prepositioning off.
+    var maxAutoBytes: Int64 = 2_000_000_000
+    /// Viewed, unsaved prepositioned items older than this give way first when room is short.
+    var keepViewedDays: Double = 7
+
+    init() {}
+
+    static let keys: Set<String> = ["refreshSeconds", "maxAutoBytes", "keepViewedDays"]
+
+    init(_ value: JSONValue, logger: Logger) {
+        guard let section = value.objectValue else {
+            logger.warning("config downloader.catalog must be an object; using the defaults")
+            return
+        }
+        for key in section.keys where !Self.keys.contains(key) {
+            logger.warning("config downloader.catalog.\(key) is not a key Cassette reads")
+        }
+        func number(_ key: String, _ range: ClosedRange<Double>) -> Double? {
+            guard let value = section[key] else { return nil }
+            guard let n = value.doubleValue, range.contains(n) else {
+                logger.warning("config downloader.catalog.\(key) must be a number in \(range.lowerBound)…\(range.upperBound); using the default")
+                return nil
+            }
+            return n
+        }
+        // Down to one second so that a test can watch refreshes; devices keep an hour or more.
+        if let n = number("refreshSeconds", 1...(30 * 86400)) { refreshSeconds = n }
+        if let n = number("maxAutoBytes", 0...1e15) { maxAutoBytes = Int64(n) }
+        if let n = number("keepViewedDays", 0...3650) { keepViewedDays = n }
     }
 }

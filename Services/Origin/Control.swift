@@ -6,21 +6,25 @@ extension Origin {
     ///
     /// - `GET /_control/stats`, `GET /_control/health`
     /// - `GET|POST|DELETE /_control/faults` with `{"path":"/v1/plays","faults":[FAULT,…]}`
-    /// - `POST /_control/reset`: forgets plays, consumption, request counts and faults, and
-    ///   sets the clock offset back to zero
+    /// - `POST /_control/reset`: forgets plays, consumption, request counts and faults, puts
+    ///   the demo content catalog back, and sets the clock offset back to zero
     /// - `GET|POST /_control/clock` with `{"offsetSeconds":n}`
     /// - `GET|POST|DELETE /_control/redeliver` with `{"productId":"tr-1","trackId":"tr-2"}`: the
     ///   product is now delivered with that track's file (a new `manifestHash`), or for an HLS
     ///   product `{"productId":"tr-hls","presentationOf":"tr-hls-2"}`, with that product's
     ///   presentation; DELETE undoes all
+    /// - `GET|POST /_control/catalog/items`, `DELETE /_control/catalog/items/{id}`: the content
+    ///   catalog's items (`controlContentCatalog`); the request count of `/v1/catalog/items` is
+    ///   in `stats.requests`, the items and removals it answered in `stats.catalogItemsServed`
     func control(_ request: OriginRequest, segments: [String]) async -> OriginResponse {
+        if segments.first == "catalog" { return controlContentCatalog(request, segments: Array(segments.dropFirst())) }
         guard segments.count == 1 else { return notFound("Control endpoint", request) }
         switch (request.method, segments[0]) {
         case (.GET, "health"):
             return ok(["ok": true])
         case (.GET, "stats"):
             return ok(["plays": await plays.stats, "consumption": await consumption.stats, "requests": stats.json,
-                       "media": stats.mediaJSON,
+                       "media": stats.mediaJSON, "catalogItemsServed": .int(stats.catalogItemsServed),
                        "clockOffsetSeconds": .number(clock.offsetSeconds)])
         case (.GET, "faults"):
             return ok(["pending": faults.pending])
@@ -34,6 +38,8 @@ extension Origin {
             stats.reset()
             clock.setOffset(0)
             redeliveries.withLock { $0.removeAll() }
+            let demoFeed = ContentFeed.demo(index)
+            contentFeed.withLock { $0 = demoFeed }
             do {
                 try await plays.reset()
                 try await consumption.reset()

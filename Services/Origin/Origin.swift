@@ -17,12 +17,15 @@ final class Origin: Sendable {
     /// carries it. The product keeps its id and metadata, but its manifest (and so its
     /// `manifestHash`) changes, as when a label redelivers a master (TIDAL re-validation).
     let redeliveries = Locked<[String: String]>([:])
+    /// The content catalog (`/v1/catalog/…`), changed through `/_control/catalog/items`.
+    let contentFeed: Locked<ContentFeed>
     /// `token:secret` as the client must send it in `Authorization: Basic …`.
     let expectedCredentials: String
 
     /// Opens the stores in `dataDirectory`; throws when they cannot be created.
     init(dataDirectory: URL, catalog: Catalog, token: String, secret: String) throws {
         index = CatalogIndex(catalog)
+        contentFeed = Locked(ContentFeed.demo(index))
         self.dataDirectory = dataDirectory
         plays = try PlayLogStore(directory: dataDirectory, fileName: "plays.jsonl", idKey: "eventId", listKey: "events")
         consumption = try PlayLogStore(directory: dataDirectory, fileName: "consumption.jsonl",

@@ -130,6 +130,14 @@ final class RequestStats: Sendable {
     private let fullBodies = Locked<[String: Int]>([:])
     /// Per media path: 206 answers started (a client resuming with `Range`).
     private let rangeAnswers = Locked<[String: Int]>([:])
+    /// Items and removals listed by `/v1/catalog/items` answers, all together.
+    private let catalogItems = Locked(0)
+
+    func countCatalogItems(_ n: Int) {
+        catalogItems.withLock { $0 += n }
+    }
+
+    var catalogItemsServed: Int { catalogItems.current }
 
     func countRequest(path: String) {
         counts.withLock { $0[path, default: 0] += 1 }
@@ -147,6 +155,7 @@ final class RequestStats: Sendable {
         counts.withLock { $0.removeAll() }
         fullBodies.withLock { $0.removeAll() }
         rangeAnswers.withLock { $0.removeAll() }
+        catalogItems.withLock { $0 = 0 }
     }
 
     var json: JSONValue {

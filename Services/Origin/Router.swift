@@ -47,6 +47,8 @@ extension Origin {
             case "keys":
                 guard method == .GET || method == .HEAD else { return methodNotAllowed(request, "GET, HEAD") }
                 return await serveKey(request, keyId: segments[1], ignoreRange: ignoreRange)
+            case "catalog":
+                return contentCatalog(request, resource: segments[1])
             case "offline" where segments[1] == "extend":
                 return method == .POST ? extendOffline(request) : methodNotAllowed(request, "POST")
             default:

@@ -17,6 +17,8 @@ struct OutboxRecord: Sendable, Equatable {
     var id: String
     var kind: RecordKind
     var body: String
+    /// A consumption record's product, remembered in `consumedProducts` ("viewed") when stored.
+    var consumedProductId: String? = nil
     var sizeBytes: Int { body.utf8.count }
 }
 

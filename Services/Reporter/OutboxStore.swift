@@ -70,6 +70,10 @@ final class OutboxStore: Sendable {
                     INSERT OR IGNORE INTO playlogOutbox (recordId, kind, body, sizeBytes, state, attempts, createdAt)
                     VALUES (?, ?, ?, ?, 'pending', 0, ?)
                     """)
+                let consumed = try db.cachedStatement(sql: """
+                    INSERT INTO consumedProducts (productId, firstAt, lastAt, records) VALUES (?, ?, ?, 1)
+                    ON CONFLICT(productId) DO UPDATE SET lastAt = excluded.lastAt, records = records + 1
+                    """)
                 for record in records {
                     let size = record.sizeBytes
                     if queued + size > self.maxQueueBytes {
@@ -79,6 +83,9 @@ final class OutboxStore: Sendable {
                     }
                     try insert.execute(arguments: [record.id, record.kind.rawValue, record.body, size, now])
                     if db.changesCount == 1 {
+                        if let productId = record.consumedProductId {
+                            try consumed.execute(arguments: [productId, now, now])
+                        }
                         outcomes.append(.stored)
                         queued += size
                         delta[record.kind].pending += 1

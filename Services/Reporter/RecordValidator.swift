@@ -62,7 +62,8 @@ enum RecordValidator {
         try position(record, "start", base)
         try position(record, "end", base)
         record["recordId"] = .string(id)
-        return try sized(OutboxRecord(id: id, kind: .consumption, body: text(of: .object(record))), field: base, members: record)
+        return try sized(OutboxRecord(id: id, kind: .consumption, body: text(of: .object(record)),
+                                      consumedProductId: record["productId"]?.stringValue), field: base, members: record)
     }
 
     // MARK: Field checks

@@ -131,6 +131,8 @@ extension Catalog {
         m.registerMigration("v3-downloader", migrate: downloaderSchemaV3)
         m.registerMigration("v4-downloader-queue", migrate: downloaderSchemaV4)
         m.registerMigration("v5-downloader-hls", migrate: downloaderSchemaV5)
+        m.registerMigration("v6-downloader-catalog", migrate: downloaderSchemaV6)
+        m.registerMigration("v6-reporter-consumed", migrate: reporterSchemaV6)
         return m
     }
 }

@@ -11,7 +11,7 @@ final class DownloaderHarness {
     private(set) var origin: OriginProcess
     private(set) var api: OriginAPI
     var service: ServiceProcess?
-    let config: String?
+    private(set) var config: String?
     /// The CPUs the downloader runs on (`taskset -c`); nil: all of them.
     var cores: String?
 
@@ -26,6 +26,11 @@ final class DownloaderHarness {
     }
 
     var mediaDir: String { dir.stateDir + "/media" }
+
+    /// Writes the config file the next `start` uses.
+    func setConfig(_ json: String) throws {
+        config = try dir.writeConfig(json)
+    }
 
     @discardableResult
     func start() throws -> ServiceProcess {

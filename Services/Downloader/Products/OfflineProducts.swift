@@ -47,14 +47,19 @@ actor OfflineProducts {
     /// `terms` asks for a license first (Brightcove: the license exchange comes before the
     /// download); a product whose playbackinfo carries a `licenseSecurityToken` gets a purchase
     /// license when no terms are named and none was preloaded.
+    ///
+    /// `automatic`: the downloader asks by itself (catalog prepositioning); such content may give
+    /// way to explicit requests. An explicit request for a product already asked for automatically
+    /// makes that request explicit.
     func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false,
              terms: LicenseTerms? = nil, presentation: PresentationChoice = PresentationChoice(),
-             retry: RetryPolicy = .offlining) async throws -> JSONValue {
+             automatic: Bool = false, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
         let existing = try await products.openRequest(productId: productId)
         // The same request twice gets the same token; a failed one is started again (explicit
         // re-request), and one that only holds a preloaded license starts its download now.
         if let existing, !["failed", "discovered"].contains(existing.state) {
+            if !automatic { try await products.makeExplicit(token: existing.token) }
             if allowCellular {
                 // Asked again with the cellular override: it applies to the existing request.
                 try await products.allowCellular(token: existing.token)
@@ -120,6 +125,7 @@ actor OfflineProducts {
         var request = ProductStore.NewRequest(token: token, requestedProductId: productId, productId: actual, item: item,
                                               quality: quality, manifestHash: info["manifestHash"]?.stringValue,
                                               validity: Validity(info), allowCellular: allowCellular, license: license)
+        request.automatic = automatic
         request.files = files
         request.options = options
         request.extraKeys = extraKeys

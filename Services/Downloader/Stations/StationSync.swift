@@ -140,9 +140,11 @@ actor StationSync {
             await store.delete(path)
         }
         publishRequeued(applied.requeued)
-        await engine.kick()
+        // The answer says what this sync left, read before the queue starts: once kicked, a file
+        // the origin refuses at once can fail again before the answer is written.
         let maxAttempts = engine.maxAttempts
         let progress = try await stations.progress(stationId, maxAttempts: maxAttempts)
+        await engine.kick()
         await engine.publishStationProgress([stationId])
         logger.notice("station synced", metadata: LogMessageID.syncCompleted.metadata([
             "station": "\(stationId)", "added": "\(applied.added.count)", "removed": "\(removeList.count)",

@@ -49,6 +49,8 @@ struct ProductStore: Sendable {
         var options: String?
         /// Keys the playlists need that a license held before this request lacked.
         var extraKeys: (licenseId: String, keys: [String: [UInt8]])?
+        /// Asked for by the downloader itself (catalog prepositioning), not by a client.
+        var automatic = false
     }
 
     func openRequest(productId: String) async throws -> OpenRequest? {
@@ -77,6 +79,13 @@ struct ProductStore: Sendable {
     // MARK: offline.add and licenses
 
     /// The per-item cellular override, for a request asked again with it.
+    /// A client asked for what the downloader had asked for by itself: it is explicit now.
+    func makeExplicit(token: String) async throws {
+        try await catalog.write { db in
+            try db.execute(sql: "UPDATE offlineProducts SET automatic = 0 WHERE token = ?", arguments: [token])
+        }
+    }
+
     func allowCellular(token: String) async throws {
         try await catalog.write { db in
             try db.execute(sql: "UPDATE offlineProducts SET allowCellular = 1 WHERE token = ?", arguments: [token])
@@ -98,17 +107,18 @@ struct ProductStore: Sendable {
             let state: ItemState = verified ? .cached : .queued
             try db.execute(sql: """
                 INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
-                    offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular, options)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, ?)
+                    offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular, options,
+                    automatic)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, ?, ?)
                 ON CONFLICT(token) DO UPDATE SET productId = excluded.productId, state = excluded.state,
                     allowCellular = MAX(allowCellular, excluded.allowCellular), quality = excluded.quality,
                     manifestHash = excluded.manifestHash, offlineRevalidateAt = excluded.offlineRevalidateAt,
                     offlineValidUntil = excluded.offlineValidUntil, startedAt = NULL, endedAt = excluded.endedAt,
-                    error = NULL, reason = NULL, options = excluded.options
+                    error = NULL, reason = NULL, options = excluded.options, automatic = MIN(automatic, excluded.automatic)
                 """, arguments: [request.token, request.requestedProductId, request.productId, request.item.productType,
                                  request.quality, state.rawValue, request.manifestHash,
                                  request.validity.revalidateAt, request.validity.validUntil,
-                                 now, verified ? now : nil, request.allowCellular, request.options])
+                                 now, verified ? now : nil, request.allowCellular, request.options, request.automatic])
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: request.token, verified: mainVerified, db: db, now: now)
             if let license = request.license {
                 try LicenseStore.store(license, token: request.token, productId: request.requestedProductId, current: true, db: db)
