@@ -33,6 +33,14 @@ extension HTTPClient {
         /// finds little left, so disk and network work overlap, and dirty memory stays bounded;
         /// the rest (a small file's whole body) when the body ends. 0 leaves writeback to the kernel.
         public var downloadWritebackBytes: Int = 8 << 20
+        /// A download whose body is expected (from its length) to bring at least this many
+        /// bytes is written straight to the disk (`O_DIRECT`, from a few aligned chunks of memory
+        /// on a writer thread of its own) instead of through the page cache: one copy of each
+        /// byte instead of two, the disk busy while the network is, and a caller's final fsync
+        /// left with only the metadata. Up to 8 MiB received may still be in memory while the
+        /// transfer runs; all of it is in the file when `download` returns. 0 = never (the
+        /// default: a reader of the growing file then sees every byte as soon as it arrives).
+        public var downloadDirectBytes: Int = 0
         public var userAgent: String = "Cassette"
 
         public init() {}
