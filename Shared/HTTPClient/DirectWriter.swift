@@ -33,13 +33,11 @@ final class DirectWriter: @unchecked Sendable {
     private var ended = false
     /// The first failed write's message (errno text included); later chunks are dropped.
     private var failure: String?
-    /// Bytes from the file's start that are in the file (every chunk before them written).
-    private var writtenEnd: Int64
     private let all: [UnsafeMutableRawPointer]
 
     /// Opens `path` a second time with `O_DIRECT`; nil when the file system refuses it (then the
     /// caller keeps writing through the page cache).
-    init?(path: String, writtenEnd: Int64) {
+    init?(path: String) {
         let fd = open(path, O_WRONLY | oDirect | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         var chunks: [UnsafeMutableRawPointer] = []
@@ -53,7 +51,6 @@ final class DirectWriter: @unchecked Sendable {
             chunks.append(memory)
         }
         self.fd = fd
-        self.writtenEnd = writtenEnd
         all = chunks
         free = chunks
         let thread = Thread { [self] in run() }
@@ -98,16 +95,17 @@ final class DirectWriter: @unchecked Sendable {
     }
 
     /// Waits until every queued chunk is written (or dropped after a failure), stops the thread
-    /// and closes the descriptor. Returns the end of what is in the file and the failure, if any.
-    func finish() -> (writtenEnd: Int64, failure: String?) {
+    /// and closes the descriptor. Returns the failure, if any. Call once; the chunks not taken
+    /// back are freed with the writer.
+    func finish() -> String? {
         condition.lock()
         closed = true
         condition.broadcast()
         while !ended { condition.wait() }
-        let outcome = (writtenEnd, failure)
+        let failure = self.failure
         condition.unlock()
         Glibc.close(fd)
-        return outcome
+        return failure
     }
 
     private func run() {
@@ -128,7 +126,6 @@ final class DirectWriter: @unchecked Sendable {
 
             condition.lock()
             if let error, failure == nil { failure = error }
-            if !skip && error == nil { writtenEnd = next.offset + Int64(next.count) }
             free.append(next.chunk)
             condition.broadcast()
             condition.unlock()
@@ -159,7 +156,7 @@ final class DirectWriter: @unchecked Sendable {
 /// `O_DIRECT`, which Glibc's module leaves out (it is behind `_GNU_SOURCE`); its value differs
 /// between architectures (asm-generic/fcntl.h and the arm overrides).
 #if arch(arm64) || arch(arm)
-private let oDirect: Int32 = 0o200000
+let oDirect: Int32 = 0o200000
 #else
-private let oDirect: Int32 = 0o40000
+let oDirect: Int32 = 0o40000
 #endif

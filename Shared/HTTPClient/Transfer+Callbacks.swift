@@ -40,13 +40,13 @@ extension Transfer {
                 file = try DownloadFile.resuming(path, at: offset)
                 file?.writebackBytes = writebackBytes
                 let remaining = expectedSize.map { $0 - offset } ?? headers["content-length"].flatMap { Int64($0) }
-                file?.useDirectWrites(expectedBytes: remaining, threshold: directBytes)
+                file?.stageForDisk(expectedBytes: remaining, largeThreshold: directBytes)
                 observer?.bodyBegins(atOffset: offset)
             } else {
                 expectedSize = headers["content-length"].flatMap { Int64($0) }
                 file = try DownloadFile.truncating(path)
                 file?.writebackBytes = writebackBytes
-                file?.useDirectWrites(expectedBytes: expectedSize, threshold: directBytes)
+                file?.stageForDisk(expectedBytes: expectedSize, largeThreshold: directBytes)
                 observer?.bodyBegins(atOffset: 0)
             }
             return true

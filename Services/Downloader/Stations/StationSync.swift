@@ -140,9 +140,12 @@ actor StationSync {
             await store.delete(path)
         }
         publishRequeued(applied.requeued)
-        await engine.kick()
+        // The answer describes the station as this sync left it, counted before the engine
+        // starts on it: a re-queued item that the origin refuses again at once would otherwise
+        // be answered as failed (or not) depending on which came first.
         let maxAttempts = engine.maxAttempts
         let progress = try await stations.progress(stationId, maxAttempts: maxAttempts)
+        await engine.kick()
         await engine.publishStationProgress([stationId])
         logger.notice("station synced", metadata: LogMessageID.syncCompleted.metadata([
             "station": "\(stationId)", "added": "\(applied.added.count)", "removed": "\(removeList.count)",
