@@ -114,6 +114,10 @@ enum Downloader {
         // Downloads hold a transfer thread each; keep room for the JSON calls beside them.
         configuration.maxConcurrentTransfers = settings.maxParallel + 2
         configuration.maxIdleHandles = settings.maxParallel + 2
+        // Media go to the disk directly: they are fsynced before use anyway, so the page cache
+        // would only add a copy and a writeback to wait for (docs/benchmarks.md). From 4 MiB a
+        // body is hashed on its own thread too, so the transfer thread only receives and copies.
+        configuration.downloadDirectBytes = 4 << 20
         var quick = HTTPClient.Configuration()
         quick.connectTimeoutSeconds = 2
         do {

@@ -33,6 +33,17 @@ extension HTTPClient {
         /// finds little left, so disk and network work overlap, and dirty memory stays bounded;
         /// the rest (a small file's whole body) when the body ends. 0 leaves writeback to the kernel.
         public var downloadWritebackBytes: Int = 8 << 20
+        /// Downloads that skip the page cache (`O_DIRECT`): a body expected (from its length)
+        /// to bring at least this many bytes is gathered into a few aligned 2 MiB chunks that a
+        /// writer thread of its own writes while the next fills, and a body of at most 1 MiB is
+        /// held whole and written when it ends. One copy of each byte instead of two (into the
+        /// page cache, then the kernel's writeback), and a caller's final fsync is left with
+        /// the metadata. Up to 8 MiB received may be in memory while the transfer runs; all of
+        /// it is in the file when `download` returns, also after a failure or a cancel. A link
+        /// that does not fill the first chunk (or the small body) within 250 ms is written as
+        /// it comes instead, so a reader of the growing file never waits on it. 0 = never (the
+        /// default).
+        public var downloadDirectBytes: Int = 0
         public var userAgent: String = "Cassette"
 
         public init() {}

@@ -61,7 +61,8 @@ public final class HTTPClient: Sendable {
     /// was opened, the bytes received stay on disk and `HTTPClientError.bytesOnDisk` says how many.
     /// The file is not fsynced; callers that need durability do it (an observer's `bodyEnded`
     /// can, on the transfer thread). Writeback starts every `downloadWritebackBytes`, and for
-    /// the rest when the body ends, so that such an fsync finds little left to write.
+    /// the rest when the body ends, so that such an fsync finds little left to write; a body of
+    /// at least `downloadDirectBytes` skips the page cache instead (`O_DIRECT`).
     ///
     /// `observer` sees every body byte written, e.g. to hash while the bytes arrive.
     public func download(_ request: HTTPRequest, to path: String, resumeFrom offset: Int64 = 0,

@@ -39,11 +39,14 @@ extension Transfer {
                 expectedSize = range?.completeLength
                 file = try DownloadFile.resuming(path, at: offset)
                 file?.writebackBytes = writebackBytes
+                let remaining = expectedSize.map { $0 - offset } ?? headers["content-length"].flatMap { Int64($0) }
+                file?.stageForDisk(expectedBytes: remaining, largeThreshold: directBytes)
                 observer?.bodyBegins(atOffset: offset)
             } else {
                 expectedSize = headers["content-length"].flatMap { Int64($0) }
                 file = try DownloadFile.truncating(path)
                 file?.writebackBytes = writebackBytes
+                file?.stageForDisk(expectedBytes: expectedSize, largeThreshold: directBytes)
                 observer?.bodyBegins(atOffset: 0)
             }
             return true

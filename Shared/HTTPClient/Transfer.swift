@@ -43,6 +43,8 @@ final class Transfer {
     var failure: HTTPClientError?
     /// `Configuration.downloadWritebackBytes`, for the file once it is opened.
     var writebackBytes: Int64 = 0
+    /// `Configuration.downloadDirectBytes`, likewise.
+    var directBytes: Int64 = 0
 
     private init(easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag,
                  observer: (any DownloadBodyObserver)?) {
@@ -65,6 +67,7 @@ final class Transfer {
                          configuration: HTTPClient.Configuration) throws -> TransferOutcome {
         try easy.reset()
         writebackBytes = Int64(max(0, configuration.downloadWritebackBytes))
+        directBytes = Int64(max(0, configuration.downloadDirectBytes))
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
         defer { curl_slist_free_all(headerList) }
         try configure(request, credentials: credentials, configuration: configuration, headerList: &headerList)
@@ -86,15 +89,24 @@ final class Transfer {
         }
 
         let code = withExtendedLifetime(self) { easy.perform() }
-        if code == CURLE_OK, failure == nil, let file {
-            file.startFinalWriteback()
-            observer?.bodyEnded(fileDescriptor: file.descriptor)
+        if let file {
+            if code == CURLE_OK, failure == nil {
+                do {
+                    // Bytes still on their way to the disk (a large body) land first.
+                    try file.finishWrites()
+                    file.startFinalWriteback()
+                    observer?.bodyEnded(fileDescriptor: file.descriptor)
+                } catch {
+                    failure = error
+                }
+            }
+            // Closing puts whatever was received into the file, so the size below is the file's.
+            file.close()
         }
         let download = file.map {
             DownloadOutcome(resumed: status == 206, bytesWritten: $0.bytesWritten,
                             fileSize: $0.fileSize, expectedSize: expectedSize)
         }
-        file?.close()
         file = nil
 
         if var failure {

@@ -83,8 +83,9 @@ struct DownloadReport {
                    ratio = cassette's throughput / the peer's (above 1: cassette faster).
                    cassette: the release `downloader` on a fresh state folder, timed from sending stations.sync on its socket to
                    the StationDownloadComplete event; it includes the sync request, SHA-256 of every byte (hashed as it
-                   arrives; past 4 MiB on a thread of its own), size checks, and per batch of files completing together:
-                   writeback started for all, an fsync of each (on eight threads; no syncfs), rename, one directory fsync
+                   arrives; past 4 MiB on a thread of its own), the bytes written with O_DIRECT (a file of at most 1 MiB
+                   at its end, one of 4 MiB or more in 2 MiB chunks from a writer thread), size checks, and per batch of
+                   files completing together: an fsync of each (on eight threads; no syncfs), rename, one directory fsync
                    and one catalog commit (SQLite, synchronous=FULL). Start-up is not timed.
                    CPU s/GiB: user + system CPU seconds per GiB received (cassette: the downloader's /proc/PID/stat from
                    sending stations.sync to the event; curl, aria2c: getrusage of the child); "server CPU": the serving

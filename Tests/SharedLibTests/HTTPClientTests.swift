@@ -287,6 +287,82 @@ final class HTTPClientTests: XCTestCase {
         }
     }
 
+    // MARK: direct writes (a large body past the page cache)
+
+    /// A client that writes every body of at least `threshold` bytes with O_DIRECT.
+    private func directClient(threshold: Int = 1) -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.downloadDirectBytes = threshold
+        return HTTPClient(configuration: configuration)
+    }
+
+    func testDirectWritesLeaveTheSameFileWithAnUnalignedTail() async throws {
+        // Several 2 MiB chunks and a tail that is no multiple of a block.
+        let content = try makeFile("large.bin", size: 5 * 1_048_576 + 12_345)
+        let target = root.appendingPathComponent("large.out").path
+        let reported = Reported()
+        let result = try await directClient().download(HTTPRequest(url: "\(base)/large.bin"), to: target, resumeFrom: 0) {
+            reported.record($0, $1)
+            return true
+        }
+        XCTAssertEqual(result.status, 200)
+        XCTAssertEqual(result.bytesWritten, Int64(content.count))
+        XCTAssertEqual(result.fileSize, Int64(content.count))
+        XCTAssertEqual(reported.last?.0, Int64(content.count))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: target)), content)
+    }
+
+    func testDirectWritesOnAShortBodyKeepEveryByteReceivedThenResume() async throws {
+        let content = try makeFile("cutlarge.bin", size: 6 * 1_048_576 + 4_001)
+        let target = root.appendingPathComponent("cutlarge.part")
+        let client = directClient()
+        do {
+            _ = try await client.download(HTTPRequest(url: "\(base)/truncated/cutlarge.bin"), to: target.path,
+                                          resumeFrom: 0) { _, _ in true }
+            XCTFail("expected PartialBody")
+        } catch let error as HTTPClientError {
+            XCTAssertEqual(error.name, "PartialBody")
+            // Every byte received is in the file, the ones still in memory when the body broke off included.
+            XCTAssertEqual(error.bytesOnDisk, Int64(content.count / 2))
+        }
+        XCTAssertEqual(try Data(contentsOf: target), content.prefix(content.count / 2))
+
+        // The retry starts at an offset that is no multiple of a block: it writes through the page cache.
+        let result = try await client.download(HTTPRequest(url: "\(base)/ranged/cutlarge.bin"), to: target.path,
+                                               resumeFrom: Int64(content.count / 2)) { _, _ in true }
+        XCTAssertEqual(result.status, 206)
+        XCTAssertEqual(result.fileSize, Int64(content.count))
+        XCTAssertEqual(try Data(contentsOf: target), content)
+    }
+
+    func testDirectWritesStoppedMidwayKeepWhatArrivedAndResumeAligned() async throws {
+        let content = try makeFile("stop.bin", size: 8 * 1_048_576)
+        let target = root.appendingPathComponent("stop.part")
+        let client = directClient()
+        var onDisk: Int64 = 0
+        do {
+            _ = try await client.download(HTTPRequest(url: "\(base)/stop.bin"), to: target.path, resumeFrom: 0) { written, _ in
+                written < 3 * 1_048_576
+            }
+            XCTFail("expected Cancelled")
+        } catch let error as HTTPClientError {
+            XCTAssertEqual(error.name, "Cancelled")
+            onDisk = error.bytesOnDisk ?? -1
+        }
+        let kept = try Data(contentsOf: target)
+        XCTAssertEqual(Int64(kept.count), onDisk, "bytesOnDisk is what the file holds")
+        XCTAssertGreaterThanOrEqual(kept.count, 3 * 1_048_576)
+        XCTAssertEqual(kept, content.prefix(kept.count))
+
+        // From a block boundary (the file cut back to one) the rest goes to the disk directly again.
+        let aligned = Int64(kept.count / 4096 * 4096)
+        let result = try await client.download(HTTPRequest(url: "\(base)/ranged/stop.bin"), to: target.path,
+                                               resumeFrom: aligned) { _, _ in true }
+        XCTAssertEqual(result.status, 206)
+        XCTAssertEqual(result.bytesWritten, Int64(content.count) - aligned)
+        XCTAssertEqual(try Data(contentsOf: target), content)
+    }
+
     // MARK: helpers
 
     private func makeFile(_ name: String, size: Int) throws -> Data {

@@ -438,9 +438,20 @@ actor DownloadEngine {
         _ = try? await queue.recordInterrupted(fileId: job.fileId, bytesOnDisk: onDisk)
     }
 
+    /// Stations whose manifest is being written in parts (`StationSync`), with how many syncs
+    /// write one: their counts would be of a part, so none is published until the last part.
+    private var applying: [String: Int] = [:]
+
+    func beginApplying(_ station: String) { applying[station, default: 0] += 1 }
+
+    func endApplying(_ station: String) {
+        let left = (applying[station] ?? 1) - 1
+        applying[station] = left > 0 ? left : nil
+    }
+
     /// StationDownloadProgress for each station, and StationDownloadComplete when none is pending.
     func publishStationProgress(_ stations: [String]) async {
-        for station in stations {
+        for station in stations where applying[station] == nil {
             guard let progress = try? await stationStore.progress(station, maxAttempts: maxAttempts) else { continue }
             let data: [String: JSONValue] = ["stationId": .string(station), "pending": .number(Double(progress.pending)),
                                              "failed": .number(Double(progress.failed)), "total": .number(Double(progress.total))]

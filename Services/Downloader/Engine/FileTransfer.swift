@@ -71,6 +71,8 @@ struct FileTransfer: Sendable {
         }
         onBytes(onDisk)
 
+        // The file's length as the download left it (nil when nothing was downloaded).
+        var received: Int64?
         if onDisk < job.sizeBytes {
             let declared = job.sizeBytes
             do {
@@ -84,6 +86,7 @@ struct FileTransfer: Sendable {
                 if result.status == 416 {
                     return await refuse(part, "SizeMismatch", "the origin has fewer bytes than the \(declared) it declared")
                 }
+                received = result.fileSize
             } catch {
                 if hasher.overflowed {
                     return await refuse(part, "BodyTooLong", "the origin sent more than the \(declared) bytes it declared")
@@ -105,7 +108,14 @@ struct FileTransfer: Sendable {
             }
         }
         // The digest may wait for the hashing thread of a large file: off the cooperative pool too.
-        let (size, digest) = await BlockingIO.run { (MediaStore.size(part) ?? 0, hasher.hexDigest()) }
+        // A small file was hashed on the transfer thread and its length counted as written, so
+        // it needs neither (a station of many small files would pay a thread hop per file).
+        let (size, digest): (Int64, String)
+        if let received, !hasher.hashesOnItsOwnThread {
+            (size, digest) = (received, hasher.hexDigest())
+        } else {
+            (size, digest) = await BlockingIO.run { (MediaStore.size(part) ?? 0, hasher.hexDigest()) }
+        }
         guard size == job.sizeBytes, hasher.position == size else {
             return await refuse(part, size > job.sizeBytes ? "BodyTooLong" : "SizeMismatch",
                           "received \(size) bytes, the manifest declared \(job.sizeBytes)")

@@ -38,6 +38,8 @@ final class StreamingSHA256: DownloadBodyObserver, @unchecked Sendable {
     var position: Int64 { withState { $0.position } }
     /// True once more bytes arrived than the manifest declared.
     var overflowed: Bool { withState { $0.overflowed } }
+    /// True when the body outgrew `inlineBytes`: `hexDigest` may then wait for the hashing thread.
+    var hashesOnItsOwnThread: Bool { withState { $0.lane != nil } }
 
     /// Hashes the first `length` bytes already in the file (a resume after a restart).
     func absorbExisting(length: Int64) throws {

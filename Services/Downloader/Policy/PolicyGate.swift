@@ -86,11 +86,19 @@ final class PolicyGate: Sendable {
         guard !allowed.isEmpty else { return [] }
         let policy = self.policy
         var room = await budget.room(policy: policy, running: running).room
-        let onDisk = await budget.partSizes(allowed)
+        // The `.part` sizes of the candidates the loop may reach, looked up a round's worth at a
+        // time: most rounds stop after the first `slots + prefetch`, of many more candidates.
+        var onDisk: [Int64: Int64] = [:]
+        var looked = 0
         var admitted: [FileJob] = []
         var refused: [(FileJob, String)] = []
         let protected = Set(running.map(\.fileId) + candidates.map(\.fileId))
-        for job in allowed where admitted.count < slots + prefetch {
+        for (index, job) in allowed.enumerated() where admitted.count < slots + prefetch {
+            if index >= looked {
+                let next = allowed[index..<min(allowed.count, index + max(1, slots + prefetch))]
+                onDisk.merge(await budget.partSizes(Array(next))) { first, _ in first }
+                looked = index + next.count
+            }
             let need = room.need(size: job.sizeBytes, onDisk: onDisk[job.fileId] ?? 0)
             if admitted.count >= slots {
                 guard need <= room.available else { break }

@@ -133,17 +133,17 @@ actor StationSync {
             revalidateAt: answer["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
             onExpiry: answer["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil } ?? "delete",
             items: parsedItems, remove: removeList, maxAttempts: engine.maxAttempts)
-        let applied = try await stations.apply(manifest, now: Date())
+        let applied = try await apply(manifest)
         // The catalog no longer points at these bytes: stop their transfers, then delete them.
         for (fileId, path) in applied.stale {
             await engine.cancelAndWait(fileId: fileId)
             await store.delete(path)
         }
         publishRequeued(applied.requeued)
-        // The answer says what this sync left, read before the queue starts: once kicked, a file
-        // the origin refuses at once can fail again before the answer is written.
-        let maxAttempts = engine.maxAttempts
-        let progress = try await stations.progress(stationId, maxAttempts: maxAttempts)
+        // The answer describes the station as this sync left it (counted in the manifest's
+        // transaction), not as the engine has changed it since: a re-queued item that the origin
+        // refuses again at once would otherwise be answered as failed or not by chance.
+        let progress = applied.progress
         await engine.kick()
         await engine.publishStationProgress([stationId])
         logger.notice("station synced", metadata: LogMessageID.syncCompleted.metadata([
@@ -151,6 +151,28 @@ actor StationSync {
             "refused": "\(refused.count)", "pending": "\(progress.pending)", "total": "\(progress.total)"]))
         return SyncResult(stationId: stationId, added: applied.added, removed: removeList, refused: refused, pending: progress.pending,
                           failed: progress.failed, total: progress.total, manifestHash: answer["manifestHash"]?.stringValue)
+    }
+
+    /// Writes the manifest into the catalog. A large one starts downloading before it is all
+    /// written: its first items go in a transaction of their own and the engine starts on them
+    /// while the rest is applied (meanwhile the engine does not report the station complete).
+    /// Not when those first items replaced a file: the sync stops such transfers afterwards.
+    private func apply(_ manifest: StationStore.Manifest) async throws -> StationStore.Applied {
+        let head = 4 * max(1, await engine.maxParallel)
+        guard manifest.items.count > 2 * head else { return try await stations.apply(manifest, now: Date()) }
+        await engine.beginApplying(manifest.stationId)
+        do {
+            let first = try await stations.applyFirst(manifest, count: head, now: Date())
+            if first.stale.isEmpty { await engine.kick() }
+            var rest = try await stations.apply(manifest, from: head, now: Date())
+            await engine.endApplying(manifest.stationId)
+            rest.added = first.added + rest.added
+            rest.stale = first.stale + rest.stale
+            return rest
+        } catch {
+            await engine.endApplying(manifest.stationId)
+            throw error
+        }
     }
 
     /// Items whose failed file a sync (or the start) queued again: `ItemStateChanged` to `queued`.

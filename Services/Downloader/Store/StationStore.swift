@@ -50,6 +50,8 @@ struct StationStore: Sendable {
         var stale: [(fileId: Int64, path: String)]
         /// Items whose file had failed for good and is queued again (attempts reset).
         var requeued: [StationItemRef] = []
+        /// The station's counts as the manifest left them (read in the same transaction).
+        var progress = Progress(pending: 0, failed: 0, total: 0)
     }
 
     /// One item of one station.
@@ -105,33 +107,13 @@ struct StationStore: Sendable {
     /// Applies a manifest in one transaction: the station row, its new items at the end, the
     /// files they need queued for the station, the items it removes, and the files nothing holds
     /// any more. The caller deletes the `stale` bytes after the commit.
-    func apply(_ manifest: Manifest, now: Date) async throws -> Applied {
+    ///
+    /// With `from` > 0 the first items were applied already (`applyFirst`): only the rest is.
+    func apply(_ manifest: Manifest, from: Int = 0, now: Date) async throws -> Applied {
         try await catalog.write { db in
             let stationId = manifest.stationId
-            try db.execute(sql: """
-                INSERT INTO stations (id, name, manifestHash, targetMinutes, expiresAt, revalidateAt, onExpiry, syncedAt, createdAt, lastError)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
-                ON CONFLICT(id) DO UPDATE SET name = COALESCE(?, name), manifestHash = excluded.manifestHash,
-                    targetMinutes = excluded.targetMinutes, expiresAt = excluded.expiresAt, revalidateAt = excluded.revalidateAt,
-                    onExpiry = excluded.onExpiry, syncedAt = excluded.syncedAt, lastError = NULL
-                """, arguments: [stationId, manifest.name ?? stationId, manifest.manifestHash, manifest.targetMinutes,
-                                 manifest.expiresAt, manifest.revalidateAt, manifest.onExpiry, now, now, manifest.name])
-            var position = try Int.fetchOne(db, sql: "SELECT MAX(position) FROM stationItems WHERE stationId = ?", arguments: [stationId]) ?? -1
-            var added: [String] = []
-            var stale: [(fileId: Int64, path: String)] = []
-            // The station's items, read once rather than looked up per manifest item.
-            var present = try String.fetchSet(db, sql: "SELECT itemId FROM stationItems WHERE stationId = ?", arguments: [stationId])
-            for item in manifest.items {
-                let (fileId, verified, oldPath) = try FileStore.upsert(item, db: db, now: now)
-                if let oldPath { stale.append((fileId, oldPath)) }
-                if present.insert(item.id).inserted {
-                    position += 1
-                    try db.cachedStatement(sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)")
-                        .execute(arguments: [stationId, item.id, position])
-                    added.append(item.id)
-                }
-                try FileStore.want(fileId: fileId, ownerKind: "station", ownerId: stationId, verified: verified, db: db, now: now)
-            }
+            try Self.upsertStation(manifest, withHash: true, db: db, now: now)
+            let (added, stale) = try Self.applyItems(manifest.items.dropFirst(from), stationId: stationId, db: db, now: now)
             for id in manifest.remove {
                 try db.execute(sql: """
                     DELETE FROM downloads WHERE ownerKind = 'station' AND ownerId = ?
@@ -141,8 +123,55 @@ struct StationStore: Sendable {
             }
             let requeued = try Self.requeueFailed(stationId: stationId, maxAttempts: manifest.maxAttempts, db: db)
             let garbage = try FileStore.collectGarbage(db: db)
-            return Applied(added: added, stale: stale + garbage.map { ($0.id, $0.path) }, requeued: requeued)
+            return Applied(added: added, stale: stale + garbage.map { ($0.id, $0.path) }, requeued: requeued,
+                           progress: try Self.progress(stationId, maxAttempts: manifest.maxAttempts, db: db))
         }
+    }
+
+    /// Applies only the manifest's first `count` items (and the station row, without the new
+    /// manifest hash, which only the complete `apply(from: count)` records), so that downloads can
+    /// start while the rest of a large manifest is written. Nothing is removed here; if the
+    /// process stops in between, the next sync still sees the old hash and brings the rest.
+    func applyFirst(_ manifest: Manifest, count: Int, now: Date) async throws -> Applied {
+        try await catalog.write { db in
+            try Self.upsertStation(manifest, withHash: false, db: db, now: now)
+            let (added, stale) = try Self.applyItems(manifest.items.prefix(count), stationId: manifest.stationId, db: db, now: now)
+            return Applied(added: added, stale: stale)
+        }
+    }
+
+    private static func upsertStation(_ manifest: Manifest, withHash: Bool, db: Database, now: Date) throws {
+        let hash = withHash ? "excluded.manifestHash" : "manifestHash"
+        try db.execute(sql: """
+            INSERT INTO stations (id, name, manifestHash, targetMinutes, expiresAt, revalidateAt, onExpiry, syncedAt, createdAt, lastError)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+            ON CONFLICT(id) DO UPDATE SET name = COALESCE(?, name), manifestHash = \(hash),
+                targetMinutes = excluded.targetMinutes, expiresAt = excluded.expiresAt, revalidateAt = excluded.revalidateAt,
+                onExpiry = excluded.onExpiry, syncedAt = excluded.syncedAt, lastError = NULL
+            """, arguments: [manifest.stationId, manifest.name ?? manifest.stationId, withHash ? manifest.manifestHash : nil,
+                             manifest.targetMinutes, manifest.expiresAt, manifest.revalidateAt, manifest.onExpiry, now, now, manifest.name])
+    }
+
+    /// The items' files upserted and wanted for the station, new ones appended to its list.
+    private static func applyItems(_ items: ArraySlice<ManifestItem>, stationId: String, db: Database,
+                                   now: Date) throws -> (added: [String], stale: [(fileId: Int64, path: String)]) {
+        var position = try Int.fetchOne(db, sql: "SELECT MAX(position) FROM stationItems WHERE stationId = ?", arguments: [stationId]) ?? -1
+        var added: [String] = []
+        var stale: [(fileId: Int64, path: String)] = []
+        // The station's items, read once rather than looked up per manifest item.
+        var present = try String.fetchSet(db, sql: "SELECT itemId FROM stationItems WHERE stationId = ?", arguments: [stationId])
+        for item in items {
+            let (fileId, verified, oldPath) = try FileStore.upsert(item, db: db, now: now)
+            if let oldPath { stale.append((fileId, oldPath)) }
+            if present.insert(item.id).inserted {
+                position += 1
+                try db.cachedStatement(sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)")
+                    .execute(arguments: [stationId, item.id, position])
+                added.append(item.id)
+            }
+            try FileStore.want(fileId: fileId, ownerKind: "station", ownerId: stationId, verified: verified, db: db, now: now)
+        }
+        return (added, stale)
     }
 
     /// The station's items whose file failed for good (`maxAttempts` reached) are wanted again:
@@ -181,7 +210,11 @@ struct StationStore: Sendable {
 
     /// Counts files that gave up as failed.
     func progress(_ stationId: String, maxAttempts: Int) async throws -> Progress {
-        try await catalog.read { db in
+        try await catalog.read { db in try Self.progress(stationId, maxAttempts: maxAttempts, db: db) }
+    }
+
+    /// The same, inside a transaction of the caller's.
+    static func progress(_ stationId: String, maxAttempts: Int, db: Database) throws -> Progress {
             let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT COUNT(*) AS total,
                        SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verified,
@@ -193,6 +226,5 @@ struct StationStore: Sendable {
             let verified: Int = row?["verified"] ?? 0
             let failed: Int = row?["failed"] ?? 0
             return Progress(pending: max(0, total - verified - failed), failed: failed, total: total)
-        }
     }
 }
