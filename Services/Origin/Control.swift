@@ -11,6 +11,9 @@ extension Origin {
     /// - `GET|POST /_control/clock` with `{"offsetSeconds":n}`
     /// - `GET|POST|DELETE /_control/redeliver` with `{"productId":"tr-1","trackId":"tr-2"}`: the
     ///   product is now delivered with that track's file (a new `manifestHash`); DELETE undoes all
+    /// - `GET /_control/streaming`: who holds the streaming privilege, sessions started, heartbeats
+    /// - `POST /_control/takeover` with `{"deviceName":"Kitchen speaker"}`: another device of the
+    ///   account starts streaming, taking the privilege from the session that held it
     func control(_ request: OriginRequest, segments: [String]) async -> OriginResponse {
         guard segments.count == 1 else { return notFound("Control endpoint", request) }
         switch (request.method, segments[0]) {
@@ -18,7 +21,7 @@ extension Origin {
             return ok(["ok": true])
         case (.GET, "stats"):
             return ok(["plays": await plays.stats, "consumption": await consumption.stats, "requests": stats.json,
-                       "media": stats.mediaJSON,
+                       "media": stats.mediaJSON, "playbackInfoQualities": stats.qualitiesJSON,
                        "clockOffsetSeconds": .number(clock.offsetSeconds)])
         case (.GET, "faults"):
             return ok(["pending": faults.pending])
@@ -32,6 +35,8 @@ extension Origin {
             stats.reset()
             clock.setOffset(0)
             redeliveries.withLock { $0.removeAll() }
+            stationCursors.withLock { $0.removeAll() }
+            streaming.reset()
             do {
                 try await plays.reset()
                 try await consumption.reset()
@@ -59,7 +64,19 @@ extension Origin {
             return ok(["redeliveries": redeliveriesJSON])
         case (.POST, "redeliver"):
             return redeliver(request)
-        case (_, "health"), (_, "stats"), (_, "faults"), (_, "reset"), (_, "clock"), (_, "redeliver"):
+        case (.GET, "streaming"):
+            return ok(["streaming": streamingJSON])
+        case (.POST, "takeover"):
+            let body: [String: JSONValue]
+            switch objectBody(request, emptyAllowed: true) {
+            case .success(let object): body = object
+            case .failure(let failure): return failure.response
+            }
+            let name = body["deviceName"]?.stringValue ?? "Another device"
+            _ = streaming.start(deviceId: "other-" + name, deviceName: name)
+            return ok(["streaming": streamingJSON])
+        case (_, "health"), (_, "stats"), (_, "faults"), (_, "reset"), (_, "clock"), (_, "redeliver"), (_, "streaming"),
+             (_, "takeover"):
             return methodNotAllowed(request, "see /_control/ documentation")
         default:
             return notFound("Control endpoint", request)

@@ -17,12 +17,18 @@ final class Origin: Sendable {
     /// carries it. The product keeps its id and metadata, but its manifest (and so its
     /// `manifestHash`) changes, as when a label redelivers a master (TIDAL re-validation).
     let redeliveries = Locked<[String: String]>([:])
+    /// Where each streaming station's next `play` answer starts in its lineup.
+    let stationCursors = Locked<[String: Int]>([:])
+    /// Who holds the streaming privilege.
+    let streaming: StreamingSessions
     /// `token:secret` as the client must send it in `Authorization: Basic …`.
     let expectedCredentials: String
 
     /// Opens the stores in `dataDirectory`; throws when they cannot be created.
-    init(dataDirectory: URL, catalog: Catalog, token: String, secret: String) throws {
+    init(dataDirectory: URL, catalog: Catalog, token: String, secret: String,
+         heartbeatSeconds: Int = OriginLimits.defaultHeartbeatSeconds) throws {
         index = CatalogIndex(catalog)
+        streaming = StreamingSessions(heartbeatSeconds: heartbeatSeconds)
         self.dataDirectory = dataDirectory
         plays = try PlayLogStore(directory: dataDirectory, fileName: "plays.jsonl", idKey: "eventId", listKey: "events")
         consumption = try PlayLogStore(directory: dataDirectory, fileName: "consumption.jsonl",

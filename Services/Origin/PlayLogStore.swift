@@ -130,6 +130,17 @@ final class RequestStats: Sendable {
     private let fullBodies = Locked<[String: Int]>([:])
     /// Per media path: 206 answers started (a client resuming with `Range`).
     private let rangeAnswers = Locked<[String: Int]>([:])
+    /// `GET /v1/playbackinfo` requests by mode and the quality they asked: `stream:HIGH`,
+    /// `offline:none` (none asked).
+    private let qualities = Locked<[String: Int]>([:])
+
+    func countQuality(mode: String, _ quality: String?) {
+        qualities.withLock { $0["\(mode):\(quality ?? "none")", default: 0] += 1 }
+    }
+
+    var qualitiesJSON: JSONValue {
+        .object(qualities.current.mapValues { .int($0) })
+    }
 
     func countRequest(path: String) {
         counts.withLock { $0[path, default: 0] += 1 }
@@ -147,6 +158,7 @@ final class RequestStats: Sendable {
         counts.withLock { $0.removeAll() }
         fullBodies.withLock { $0.removeAll() }
         rangeAnswers.withLock { $0.removeAll() }
+        qualities.withLock { $0.removeAll() }
     }
 
     var json: JSONValue {

@@ -41,6 +41,13 @@ enum Player {
         let engine = PlaybackEngine(pipeline: pipeline, hub: context.hub, logger: context.logger, source: source,
                                     catalog: catalog)
         await engine.setOrigin(origin)
+        let privilege = origin.map { origin in
+            StreamingPrivilege(origin: origin, device: .local(name: settings.deviceName), logger: context.logger) { other in
+                await engine.privilegeRevoked(otherDevice: other)
+            }
+        }
+        await engine.setLinks(privilege: privilege,
+                              network: DownloaderNetwork(socketPath: context.settings.runtimeDir + "/downloader.sock"))
         var router = RPCRouter()
         PlayerMethods.register(on: &router, engine: engine)
         let mediaControl = MediaServerControl(port: settings.mediaServerPort)
@@ -57,8 +64,15 @@ enum Player {
             await engine.saveProgress()
             return .seconds(settings.playProgressSeconds)
         }
-        let services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
+        // Asked again and again, so that `availability` follows the origin going away and coming back.
+        let availability = RepeatingService("origin availability", parts: engine) { engine in
+            await engine.checkAvailability()
+            return .seconds(settings.availabilityCheckSeconds)
+        }
+        var services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
                                        PlaybackService(engine: engine, pipeline: pipeline), progress, sender, mediaServer]
+        if origin != nil { services.append(availability) }
+        if let privilege { services.append(StreamingPrivilegeService(privilege: privilege)) }
         return DaemonParts(router: router, services: services, statusLine: { await engine.statusLine }, status: {
             ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": await writer.status()]
         })

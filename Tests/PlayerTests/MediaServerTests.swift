@@ -205,8 +205,12 @@ final class MediaServerTests: XCTestCase {
         defer { Task { await client.close() } }
         let events = EventCollector(client)
         _ = try await client.call("events.subscribe", ["topics": ["player"]])
-        _ = try await client.call("player.load", ["mediaProduct": ["productId": "vid-1", "productType": "VIDEO", "referenceId": "ref-v"]])
-        _ = try await client.call("player.play")
+        do {
+            _ = try await client.call("player.load", ["mediaProduct": ["productId": "vid-1", "productType": "VIDEO", "referenceId": "ref-v"]])
+            XCTFail("the audio player does not play an HLS presentation")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.name, "SourceUnavailable", "the load answers why")
+        }
         let refused = try await events.wait("SourceUnavailable", timeout: 20) { $0.type == "SourceUnavailable" }
         XCTAssertTrue(refused.data["message"]?.stringValue?.contains("media.locate") == true, "\(refused.data)")
         let key = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/keys/k-vid-1", timeoutSeconds: 10))

@@ -72,9 +72,11 @@ extension PlaybackEngine {
             return
         }
         guard var current = active, current.token == token, var context = current.context else { return }
+        outcomes.settle(token, nil)
         let changed = context.track.adopt(info)
         current.context = context
         active = current
+        heardFormat = context.track.format
         if changed { publish("PlaybackQualityChanged", ["playbackContext": context.json]) }
     }
 

@@ -24,7 +24,7 @@ extension PlaybackEngine {
 
     func status() async -> JSONValue {
         let config = await currentConfig()
-        return [
+        var fields: [String: JSONValue] = [
             "playbackState": .string(state.rawValue),
             "mediaProduct": active?.product.json ?? .null,
             "playbackContext": active?.context?.json ?? .null,
@@ -35,6 +35,8 @@ extension PlaybackEngine {
             "availability": .string(availability.rawValue),
             "startLatencyMs": lastStartLatency.map { .number(Self.milliseconds($0)) } ?? .null,
         ]
+        fields.merge(TrackInfo.displayFields(of: active?.context?.track)) { current, _ in current }
+        return .object(fields)
     }
 
     static func milliseconds(_ d: Duration) -> Double {

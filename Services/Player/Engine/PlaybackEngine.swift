@@ -40,10 +40,13 @@ actor PlaybackEngine {
     struct StationCursor {
         var id: String
         var name: String
-        /// Item ids with a verified file, in station order.
-        var items: [String]
+        /// An offline station's items with a verified file, in station order; a streaming
+        /// station's items as its play queue gave them so far.
+        var items: [StationItem]
         /// Index in `items` of the active product.
         var index: Int
+        /// Items come from the origin's play queue and are streamed.
+        var streaming: Bool
     }
 
     let pipeline: PlaybackPipeline
@@ -71,6 +74,16 @@ actor PlaybackEngine {
     private var resolving: [TrackToken: Task<Void, Never>] = [:]
     /// When the last `play` arrived, for the play→first-frame latency in status.
     var playRequestedAt: ContinuousClock.Instant?
+    /// The streaming session's keeper, told whether a stream plays (nil without an origin).
+    var privilege: StreamingPrivilege?
+    /// Where the current network type comes from, for the streaming quality.
+    var downloaderNetwork: DownloaderNetwork?
+    /// A streaming station's request for more items, while one is out.
+    var stationFetch: Task<Void, Never>?
+    /// How loaded products started, for callers who wait to hear it.
+    var outcomes = LoadOutcomes()
+    /// The format of the product last made active, to tell when the next one differs.
+    var heardFormat: AudioFormatKey?
     var lastStartLatency: Duration?
 
     init(pipeline: PlaybackPipeline, hub: EventHub, logger: Logger, source: any TrackSource,
@@ -101,22 +114,70 @@ actor PlaybackEngine {
         guard new != state else { return }
         state = new
         publish("PlaybackStateChanged", ["playbackState": .string(new.rawValue)])
+        syncPrivilege()
     }
 
+    /// Tells the privilege keeper whether a stream plays: an active product that is streamed
+    /// holds a session, an offline one or none releases it; unknown while it is being resolved.
+    func syncPrivilege() {
+        guard let privilege else { return }
+        guard let current = active else { return privilege.setStreaming(false) }
+        guard let context = current.context else { return }
+        privilege.setStreaming(!context.track.offline)
+    }
+
+    /// Another device took the streaming privilege: a stream pauses (an offline product plays on).
+    func privilegeRevoked(otherDevice: String) {
+        guard let current = active, current.context?.track.offline == false else { return }
+        pause()
+        publish("StreamingPrivilegesRevoked", ["otherDevice": .string(otherDevice), "productId": .string(current.product.productId),
+                                                "referenceId": current.product.referenceId.map(JSONValue.string) ?? .null])
+    }
+
+    /// The quality to ask a stream in: the cellular one while the downloader sees a cellular link.
+    func streamingQuality(_ config: PlayerConfig) async -> String {
+        guard let downloaderNetwork else { return config.streamingQualityWifi }
+        return await downloaderNetwork.isCellular() ? config.streamingQualityCellular : config.streamingQualityWifi
+    }
+
+    func setLinks(privilege: StreamingPrivilege?, network: DownloaderNetwork?) {
+        self.privilege = privilege
+        downloaderNetwork = network
+    }
+
+    /// The transition to `active` (nil: playback ended), with the display metadata of what now
+    /// plays; a product of another format than the one heard before also gets `PlaybackQualityChanged`.
     func publishTransition(previous: MediaProduct?, active: Active?) {
-        publish("MediaProductTransition", [
+        var fields: [String: JSONValue] = [
             "previousMediaProduct": previous?.json ?? .null,
             "activeMediaProduct": active?.product.json ?? .null,
             "playbackContext": active?.context?.json ?? .null,
-        ])
+        ]
+        fields.merge(TrackInfo.displayFields(of: active?.context?.track)) { current, _ in current }
+        publish("MediaProductTransition", .object(fields))
+        if active == nil { heardFormat = nil }
+        noteFormat(active?.context)
+        syncPrivilege()
+    }
+
+    /// Publishes `PlaybackQualityChanged` when `context`'s format differs from the last one heard.
+    func noteFormat(_ context: PlaybackContext?) {
+        guard let context else { return }
+        let format = context.track.format
+        if let heard = heardFormat, heard != format {
+            publish("PlaybackQualityChanged", ["playbackContext": context.json])
+        }
+        heardFormat = format
     }
 
     // MARK: PlaybackEngine API
 
     /// Drops whatever was playing and makes `product` active at once (explicit transition).
     /// State becomes NOT_PLAYING unless `keepPlaying` (skip, station) keeps the current intent.
-    func load(_ product: MediaProduct, stationId: String? = nil, keepPlaying: Bool = false) {
+    @discardableResult
+    func load(_ product: MediaProduct, stationId: String? = nil, keepPlaying: Bool = false) -> TrackToken {
         let previous = active?.product
+        if let replaced = active?.token { outcomes.settle(replaced, nil) }
         endActivePlay()
         pipe.stop()
         abandonTracks()
@@ -130,6 +191,30 @@ actor PlaybackEngine {
         // clients always hear of the product before they hear it plays.
         if !(keepPlaying && wantPlaying && state == .playing) { setState(.notPlaying) }
         startResolving(token) { await $0.resolveActive(token: token, previous: previous) }
+        return token
+    }
+
+    /// How the start of `token` ended (see `LoadOutcomes`), waiting for it up to `limit`; nil when
+    /// it started, was replaced, or is not known by then.
+    func outcome(of token: TrackToken, within limit: Duration) async -> RPCError? {
+        if let known = outcomes.outcome(of: token) { return known }
+        return await withCheckedContinuation { continuation in
+            let waiter = outcomes.add(token, continuation)
+            Task {
+                try? await Task.sleep(for: limit)
+                self.giveUpWaiting(token, waiter)
+            }
+        }
+    }
+
+    private func giveUpWaiting(_ token: TrackToken, _ waiter: Int) {
+        outcomes.giveUp(token, waiter: waiter)
+    }
+
+    /// The token of the active product while it has not opened yet (a `play` then waits for it).
+    var activeTokenNotStarted: TrackToken? {
+        guard let current = active, outcomes.outcome(of: current.token) == nil else { return nil }
+        return current.token
     }
 
     func setNext(_ product: MediaProduct?, stationId: String? = nil) {
@@ -153,6 +238,8 @@ actor PlaybackEngine {
         if state == .notPlaying, active?.context != nil { setState(.playing) }
         playRequestedAt = .now
         if wasPaused { recordAction("resume") }
+        // After a revocation, playing a stream again takes the privilege back.
+        syncPrivilege()
         if let current = active, current.track != nil, !current.submitted {
             submitActive()
         }
@@ -227,13 +314,17 @@ actor PlaybackEngine {
     /// Closes the open play, silences the pipeline and forgets the active, next and station
     /// state; the caller publishes what the app should hear about it.
     func stopAndForget() {
+        if let token = active?.token { outcomes.settle(token, nil) }
         endActivePlay()
         pipe.stop()
         abandonTracks()
         active = nil
         next = nil
         station = nil
+        stationFetch?.cancel()
+        stationFetch = nil
         wantPlaying = false
+        heardFormat = nil
         cancelStaleResolutions()
     }
 
@@ -243,9 +334,10 @@ actor PlaybackEngine {
         guard let product = active?.product else { return }
         let config = await currentConfig()
         do {
-            let track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
-                                                 quality: config.streamingQualityWifi, events: sourceEvents(token))
+            var track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
+                                                 quality: await streamingQuality(config), events: sourceEvents(token))
             guard var current = active, current.token == token else { return track.close() }
+            fillDisplay(&track, product)
             current.track = track
             current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
                                               referenceId: product.referenceId, startAssetPosition: current.startPosition)
@@ -264,15 +356,18 @@ actor PlaybackEngine {
         guard let product = next?.product else { return }
         let config = await currentConfig()
         do {
-            let track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
-                                                 quality: config.streamingQualityWifi, events: sourceEvents(token))
+            var track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
+                                                 quality: await streamingQuality(config), events: sourceEvents(token))
             guard active?.token == token || next?.token == token else { return track.close() }
+            fillDisplay(&track, product)
             if var current = active, current.token == token, current.track == nil {
                 // It became the active product while being resolved: start it now.
                 current.track = track
                 current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
                                                   referenceId: product.referenceId, startAssetPosition: 0)
                 active = current
+                noteFormat(current.context)
+                syncPrivilege()
                 submitActive()
                 return
             }
@@ -288,6 +383,12 @@ actor PlaybackEngine {
                 if let current = active, current.submitted { _ = pipe.setNext(nil, after: current.token) }
             }
         }
+    }
+
+    /// A station item's title, artist and album from the station's list where its source named none.
+    private func fillDisplay(_ track: inout ResolvedTrack, _ product: MediaProduct) {
+        guard let listed = stationDisplay(for: product.productId) else { return }
+        track.info.display = track.info.display.filled(from: listed)
     }
 
     /// Sends the active track to the pipeline, paused unless the app wants sound, so that it
@@ -341,18 +442,26 @@ actor PlaybackEngine {
     /// border of a station is gapless however far ahead the decoder runs.
     func stationHasItem(after token: TrackToken) -> Bool {
         guard let cursor = station, next?.token == token else { return false }
-        return cursor.index + 2 < cursor.items.count
+        // A streaming station's queue is asked for more before it runs out (released if it cannot be).
+        return cursor.streaming || cursor.index + 2 < cursor.items.count
     }
 
     // MARK: Errors
 
     /// Raises `error` for the active product, then goes IDLE (TIDAL: error just before IDLE).
     func fail(_ error: any Error) {
-        let (name, message) = PlayerError.describe(error)
-        fail(name: name, message: message)
+        fail(PlayerError.rpcError(of: error))
     }
 
     func fail(name: String, message: String) {
+        fail(PlayerError.rpcError(name: name, message: message))
+    }
+
+    /// Raises `error` for the active product (the error event, and the answer of a caller waiting
+    /// for it to start), then goes IDLE.
+    func fail(_ error: RPCError) {
+        let (name, message) = (error.name, error.message)
+        if let token = active?.token { outcomes.settle(token, error) }
         let product = active?.product
         logger.warning("playback failed", metadata: ["error": "\(name): \(message)", "productId": "\(product?.productId ?? "-")"])
         endActivePlay()
@@ -367,6 +476,7 @@ actor PlaybackEngine {
         next = nil
         station = nil
         wantPlaying = false
+        heardFormat = nil
         setState(.idle)
     }
 
@@ -390,6 +500,24 @@ extension PlayerError {
         case let error as RPCErrorConvertible: return (error.rpcError.name, error.rpcError.message)
         default: return (Code.unexpected.name, "\(error)")
         }
+    }
+
+    /// Any error as the wire error a caller gets: named and numbered as its type says.
+    static func rpcError(of error: any Error) -> RPCError {
+        switch error {
+        case let error as PlayerError: return error.rpcError
+        case let error as RPCError: return error
+        case let error as RPCErrorConvertible: return error.rpcError
+        default: return PlayerError(.unexpected, "\(error)").rpcError
+        }
+    }
+
+    /// A failure reported by name (the audio threads, a source): the player's own number when the
+    /// name is one of its codes, else `SourceFailed`'s with the source's own name.
+    static func rpcError(name: String, message: String) -> RPCError {
+        let own: [Code] = [.fileMissing, .corruptFile, .outputFailed, .notPlayable, .catalogFailed, .unexpected]
+        let number = own.first { $0.name == name }?.number ?? Code.sourceFailed.number
+        return RPCError(code: number, name: name, message: message)
     }
 
     /// A failure name from the decode thread in the player's names.
