@@ -32,8 +32,11 @@ extension PlaybackEngine {
         if config.offlineMode {
             throw PlayerError(.stationNotPlayable, "Station \(stationId) is not on this device and the app is in offline mode; go online to stream it.")
         }
+        // Known unreachable already (the last check found no answer): one try, so that a station
+        // on the device plays at once rather than after the interactive retries.
+        let retry: RetryPolicy = [.offlineOnly, .notAvailable].contains(availability) ? .none : .interactive
         do {
-            let (name, items) = try await StationQueue.next(stationId: stationId, played: [], origin: origin, retry: .interactive)
+            let (name, items) = try await StationQueue.next(stationId: stationId, played: [], origin: origin, retry: retry)
             guard !items.isEmpty else {
                 throw PlayerError(.stationNotPlayable, "The origin has nothing to play on station \(stationId) right now.")
             }
@@ -113,7 +116,7 @@ extension PlaybackEngine {
             } catch {
                 result = .failure(error)
             }
-            await self.stationItemsArrived(stationId, result)
+            self.stationItemsArrived(stationId, result)
         }
     }
 
