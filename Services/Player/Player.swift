@@ -47,7 +47,8 @@ enum Player {
             }
         }
         await engine.setLinks(privilege: privilege,
-                              network: DownloaderNetwork(socketPath: context.settings.runtimeDir + "/downloader.sock"))
+                              downloader: DownloaderLink(socketPath: context.settings.runtimeDir + "/downloader.sock",
+                                                         logger: context.logger))
         var router = RPCRouter()
         PlayerMethods.register(on: &router, engine: engine)
         let mediaControl = MediaServerControl(port: settings.mediaServerPort)
@@ -92,7 +93,7 @@ enum Player {
 }
 
 /// Runs the engine for the life of the daemon: the engine fed with the pipeline's events (and a
-/// first look at the origin), and on SIGTERM the open play closed before the threads stop and
+/// first look at the origin, and the app's offline mode told to the downloader), and on SIGTERM the open play closed before the threads stop and
 /// the play-event queue ended, so the writer, shut down after this, drains it.
 struct PlaybackService: Service {
     let engine: PlaybackEngine
@@ -100,6 +101,7 @@ struct PlaybackService: Service {
 
     func run() async throws {
         async let availability: Void = engine.checkAvailability()
+        async let offlineMode: Void = engine.tellDownloaderOfflineMode()
         await withGracefulShutdownHandler {
             await engine.run()
         } onGracefulShutdown: {
@@ -108,6 +110,7 @@ struct PlaybackService: Service {
         await engine.endActivePlay()
         engine.playWrites.finish()
         await availability
+        await offlineMode
     }
 }
 

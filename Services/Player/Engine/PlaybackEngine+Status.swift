@@ -46,6 +46,13 @@ extension PlaybackEngine {
 
     func configGet() async -> PlayerConfig { await currentConfig() }
 
+    /// At start: the downloader hears the offline mode the player has (a change it missed while
+    /// it was not running included). Nothing happens when it does not answer.
+    func tellDownloaderOfflineMode() async {
+        let config = await currentConfig()
+        await downloader?.setOfflineMode(config.offlineMode)
+    }
+
     func configSet(_ update: PlayerConfig.Update) async throws -> PlayerConfig {
         let previous = await currentConfig()
         let updated = try previous.applying(update)
@@ -61,6 +68,10 @@ extension PlaybackEngine {
         }
         config = updated
         configLoaded = true
+        if updated.offlineMode != previous.offlineMode, let downloader {
+            // Answered whatever the downloader says: the player's own offline mode is in force.
+            await downloader.setOfflineMode(updated.offlineMode)
+        }
         return updated
     }
 }

@@ -76,8 +76,8 @@ actor PlaybackEngine {
     var playRequestedAt: ContinuousClock.Instant?
     /// The streaming session's keeper, told whether a stream plays (nil without an origin).
     var privilege: StreamingPrivilege?
-    /// Where the current network type comes from, for the streaming quality.
-    var downloaderNetwork: DownloaderNetwork?
+    /// The downloader: the network type (for the streaming quality), and who is told offline mode.
+    var downloader: DownloaderLink?
     /// A streaming station's request for more items, while one is out.
     var stationFetch: Task<Void, Never>?
     /// How loaded products started, for callers who wait to hear it.
@@ -136,13 +136,13 @@ actor PlaybackEngine {
 
     /// The quality to ask a stream in: the cellular one while the downloader sees a cellular link.
     func streamingQuality(_ config: PlayerConfig) async -> String {
-        guard let downloaderNetwork else { return config.streamingQualityWifi }
-        return await downloaderNetwork.isCellular() ? config.streamingQualityCellular : config.streamingQualityWifi
+        guard let downloader else { return config.streamingQualityWifi }
+        return await downloader.isCellular() ? config.streamingQualityCellular : config.streamingQualityWifi
     }
 
-    func setLinks(privilege: StreamingPrivilege?, network: DownloaderNetwork?) {
+    func setLinks(privilege: StreamingPrivilege?, downloader: DownloaderLink?) {
         self.privilege = privilege
-        downloaderNetwork = network
+        self.downloader = downloader
     }
 
     /// The transition to `active` (nil: playback ended), with the display metadata of what now

@@ -156,8 +156,11 @@ extension StreamingPrivilege.Device {
     /// This device as the origin sees it: the host's name (`deviceName` in the player's settings
     /// overrides it), the same at every start.
     static func local(name: String?) -> StreamingPrivilege.Device {
-        var buffer = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&buffer, buffer.count) == 0 ? String(cString: buffer) : "cassette"
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let named = buffer.withUnsafeMutableBufferPointer { raw in
+            raw.withMemoryRebound(to: CChar.self) { gethostname($0.baseAddress!, $0.count) == 0 }
+        }
+        let host = named ? String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self) : "cassette"
         return StreamingPrivilege.Device(id: "cassette-" + host, name: name ?? host)
     }
 }
