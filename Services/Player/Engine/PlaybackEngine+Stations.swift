@@ -45,7 +45,13 @@ extension PlaybackEngine {
             return Tuned(stationId: stationId, streaming: true, fallback: false)
         } catch let error as OriginError where error.isOriginFailing {
             guard let local = try await store.firstPlayable(),
-                  let (name, items) = try await store.playable(stationId: local), !items.isEmpty else { throw error }
+                  let (name, items) = try await store.playable(stationId: local), !items.isEmpty else {
+                // Nothing to fall back to: the origin's failure under the name the contract gives it.
+                throw error.name == RPCErrorKind.originUnreachable.name ? error
+                    : OriginError(name: RPCErrorKind.originUnreachable.name,
+                                  message: "the origin could not be reached (\(error.message)). Try again later.",
+                                  status: error.status, subStatus: error.subStatus, transportError: error.transportError)
+            }
             logger.info("station \(stationId) cannot be reached (\(error.name)); playing \(local) from the device")
             startStation(StationCursor(id: local, name: name, items: items.map(StationItem.local), index: 0, streaming: false))
             setAvailability(.offlineOnly)
