@@ -30,7 +30,7 @@ struct PlayerWaitOptions: ParsableArguments {
 
 struct Tune: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Play an offline station (station.tune) and wait until its first item plays.",
+        abstract: "Play a station (station.tune): from the device, else streamed; wait until its first item plays.",
         discussion: "Exit status 2 when the item fails to play, 75 when it does not start within --timeout.")
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
@@ -44,9 +44,12 @@ struct Tune: AsyncParsableCommand {
         let player = try await Connection.open(connection, .player, json: output.json)
         defer { Task { await player.close() } }
         try await player.subscribe(["player"])
-        _ = try await player.call("station.tune", ["stationId": .string(stationId)])
-        try await PlayerOutcome.wait(player, for: .tuned(stationId), what: "the first item of \(stationId)", timeout: connection.timeout)
-        try await Playback.finish(player, json: output.json, line: "tuned to \(stationId)")
+        let answer = try await player.call("station.tune", ["stationId": .string(stationId)])
+        // With the origin unreachable the player may play a station on the device instead.
+        let tuned = answer["stationId"]?.stringValue ?? stationId
+        let line = tuned == stationId ? "tuned to \(stationId)" : "\(stationId) cannot be reached; playing \(tuned) from the device"
+        try await PlayerOutcome.wait(player, for: .tuned(tuned), what: "the first item of \(tuned)", timeout: connection.timeout)
+        try await Playback.finish(player, json: output.json, line: line)
     }
 }
 

@@ -37,6 +37,11 @@ final class StreamingPrivilegeTests: XCTestCase {
         var status = try await h.status()
         XCTAssertEqual(status["playbackState"]?.stringValue, "NOT_PLAYING")
         print("privilege taken over: paused and reported after \(String(format: "%.2f", noticed)) s (heartbeat 1 s)")
+        // Paused, the player does not take the privilege back: the other device keeps it.
+        try await Task.sleep(for: .seconds(2))
+        let kept = try await api.streaming()
+        XCTAssertEqual((kept["holder"] as? [String: Any])?["deviceName"] as? String, "Kitchen speaker")
+        XCTAssertEqual(kept.int("started"), 2, "the player's session and the other device's, no other")
 
         // An offline station holds no session: another takeover leaves it playing.
         _ = try await h.call("station.tune", ["stationId": "st-local"])

@@ -113,6 +113,8 @@ extension PlaybackEngine {
         let previous = active?.product
         endActivePlay(at: previousEnd)
         active?.track?.close()
+        // Already opened behind the previous one: nobody need wait for it to start.
+        if queued.failure == nil, queued.track != nil { outcomes.settle(queued.token, nil) }
         var current = Active(product: queued.product, token: queued.token, stationId: queued.stationId)
         current.track = queued.track
         current.submitted = queued.handedOver

@@ -117,13 +117,15 @@ actor PlaybackEngine {
         syncPrivilege()
     }
 
-    /// Tells the privilege keeper whether a stream plays: an active product that is streamed
-    /// holds a session, an offline one or none releases it; unknown while it is being resolved.
+    /// Tells the privilege keeper whether a stream plays: an active product that is streamed and
+    /// not paused holds a session, an offline one or none releases it; unknown while resolving.
     func syncPrivilege() {
         guard let privilege else { return }
         guard let current = active else { return privilege.setStreaming(false) }
         guard let context = current.context else { return }
-        privilege.setStreaming(!context.track.offline)
+        // Held while a stream is wanted to be heard: a pause (a revocation's included) lets it go,
+        // and `play` takes it again.
+        privilege.setStreaming(!context.track.offline && wantPlaying)
     }
 
     /// Another device took the streaming privilege: a stream pauses (an offline product plays on).
@@ -252,6 +254,7 @@ actor PlaybackEngine {
         wantPlaying = false
         pipe.setPaused(true)
         setState(.notPlaying)
+        syncPrivilege()
     }
 
     func seek(to requested: Double) {
