@@ -18,7 +18,7 @@ enum Playback {
     /// The end of a command that waited: the player's status as JSON, or `line` and what plays.
     static func finish(_ connection: Connection, json: Bool, line: String) async throws {
         let status = try await connection.call("player.status")
-        CtlOutput.show(status, json: json) { "\(line): \(Now.title($0)) (\(Format.text($0["playbackState"])))" }
+        CtlOutput.show(status, json: json) { "\(line): \(Now.what($0)) (\(Format.text($0["playbackState"])))" }
     }
 }
 
@@ -72,12 +72,13 @@ struct Load: AsyncParsableCommand {
         let player = try await Connection.open(connection, .player, json: output.json)
         defer { Task { await player.close() } }
         if !waiting.noWait { try await player.subscribe(["player"]) }
-        var result = try await player.call("player.load", ["mediaProduct": Playback.product(productId, type: productType)])
+        var result = try await PlayerOutcome.start(player, "player.load", ["mediaProduct": Playback.product(productId, type: productType)],
+                                                   goal: .loaded(productId))
         if !waiting.noWait {
             try await PlayerOutcome.wait(player, for: .loaded(productId), what: "load \(productId)", timeout: connection.timeout)
         }
         if play {
-            result = try await player.call("player.play")
+            result = try await PlayerOutcome.start(player, "player.play", goal: .playing)
             if !waiting.noWait {
                 try await PlayerOutcome.wait(player, for: .playing, what: "play \(productId)", timeout: connection.timeout)
             }
@@ -110,7 +111,7 @@ struct Play: AsyncParsableCommand {
             throw CtlFailure(name: "NothingToPlay", message: "nothing to play: no product is loaded", exit: ExitStatus.workFailed,
                              service: .player, hint: Hints.forError("NothingToPlay", service: .player)).report(json: output.json)
         }
-        _ = try await player.call("player.play")
+        _ = try await PlayerOutcome.start(player, "player.play", goal: .playing)
         if before == "NOT_PLAYING" {
             try await PlayerOutcome.wait(player, for: .playing, what: "play", timeout: connection.timeout)
         }

@@ -117,36 +117,6 @@ actor PlaybackEngine {
         syncPrivilege()
     }
 
-    /// Tells the privilege keeper whether a stream plays: an active product that is streamed and
-    /// not paused holds a session, an offline one or none releases it; unknown while resolving.
-    func syncPrivilege() {
-        guard let privilege else { return }
-        guard let current = active else { return privilege.setStreaming(false) }
-        guard let context = current.context else { return }
-        // Held while a stream is wanted to be heard: a pause (a revocation's included) lets it go,
-        // and `play` takes it again.
-        privilege.setStreaming(!context.track.offline && wantPlaying)
-    }
-
-    /// Another device took the streaming privilege: a stream pauses (an offline product plays on).
-    func privilegeRevoked(otherDevice: String) {
-        guard let current = active, current.context?.track.offline == false else { return }
-        pause()
-        publish("StreamingPrivilegesRevoked", ["otherDevice": .string(otherDevice), "productId": .string(current.product.productId),
-                                                "referenceId": current.product.referenceId.map(JSONValue.string) ?? .null])
-    }
-
-    /// The quality to ask a stream in: the cellular one while the downloader sees a cellular link.
-    func streamingQuality(_ config: PlayerConfig) async -> String {
-        guard let downloader else { return config.streamingQualityWifi }
-        return await downloader.isCellular() ? config.streamingQualityCellular : config.streamingQualityWifi
-    }
-
-    func setLinks(privilege: StreamingPrivilege?, downloader: DownloaderLink?) {
-        self.privilege = privilege
-        self.downloader = downloader
-    }
-
     /// The transition to `active` (nil: playback ended), with the display metadata of what now
     /// plays; a product of another format than the one heard before also gets `PlaybackQualityChanged`.
     func publishTransition(previous: MediaProduct?, active: Active?) {
@@ -194,29 +164,6 @@ actor PlaybackEngine {
         if !(keepPlaying && wantPlaying && state == .playing) { setState(.notPlaying) }
         startResolving(token) { await $0.resolveActive(token: token, previous: previous) }
         return token
-    }
-
-    /// How the start of `token` ended (see `LoadOutcomes`), waiting for it up to `limit`; nil when
-    /// it started, was replaced, or is not known by then.
-    func outcome(of token: TrackToken, within limit: Duration) async -> RPCError? {
-        if let known = outcomes.outcome(of: token) { return known }
-        return await withCheckedContinuation { continuation in
-            let waiter = outcomes.add(token, continuation)
-            Task {
-                try? await Task.sleep(for: limit)
-                self.giveUpWaiting(token, waiter)
-            }
-        }
-    }
-
-    private func giveUpWaiting(_ token: TrackToken, _ waiter: Int) {
-        outcomes.giveUp(token, waiter: waiter)
-    }
-
-    /// The token of the active product while it has not opened yet (a `play` then waits for it).
-    var activeTokenNotStarted: TrackToken? {
-        guard let current = active, outcomes.outcome(of: current.token) == nil else { return nil }
-        return current.token
     }
 
     func setNext(_ product: MediaProduct?, stationId: String? = nil) {
@@ -449,40 +396,6 @@ actor PlaybackEngine {
         return cursor.streaming || cursor.index + 2 < cursor.items.count
     }
 
-    // MARK: Errors
-
-    /// Raises `error` for the active product, then goes IDLE (TIDAL: error just before IDLE).
-    func fail(_ error: any Error) {
-        fail(PlayerError.rpcError(of: error))
-    }
-
-    func fail(name: String, message: String) {
-        fail(PlayerError.rpcError(name: name, message: message))
-    }
-
-    /// Raises `error` for the active product (the error event, and the answer of a caller waiting
-    /// for it to start), then goes IDLE.
-    func fail(_ error: RPCError) {
-        let (name, message) = (error.name, error.message)
-        if let token = active?.token { outcomes.settle(token, error) }
-        let product = active?.product
-        logger.warning("playback failed", metadata: ["error": "\(name): \(message)", "productId": "\(product?.productId ?? "-")"])
-        endActivePlay()
-        pipe.stop()
-        abandonTracks()
-        publish(name, [
-            "name": .string(name), "message": .string(message),
-            "productId": product.map { .string($0.productId) } ?? .null,
-            "referenceId": product?.referenceId.map { .string($0) } ?? .null,
-        ])
-        active = nil
-        next = nil
-        station = nil
-        wantPlaying = false
-        heardFormat = nil
-        setState(.idle)
-    }
-
     func currentConfig() async -> PlayerConfig {
         // Re-checked after the awaits: a concurrent load or a player.config.set may have won.
         if !configLoaded, let catalog = try? await catalog(), let loaded = try? await PlayerConfig.load(from: catalog), !configLoaded {
@@ -491,46 +404,5 @@ actor PlaybackEngine {
             pipe.loudnessSettings = LoudnessSettings(loaded)
         }
         return config
-    }
-}
-
-extension PlayerError {
-    /// Any error as (stable name, message): the player's own, the decoder's mapped to the
-    /// player's names, and any other `RPCErrorConvertible` (source selection, origin) as is.
-    static func describe(_ error: any Error) -> (name: String, message: String) {
-        switch error {
-        case let error as PlayerError: return (error.name, error.message)
-        case let error as RPCErrorConvertible: return (error.rpcError.name, error.rpcError.message)
-        default: return (Code.unexpected.name, "\(error)")
-        }
-    }
-
-    /// Any error as the wire error a caller gets: named and numbered as its type says.
-    static func rpcError(of error: any Error) -> RPCError {
-        switch error {
-        case let error as PlayerError: return error.rpcError
-        case let error as RPCError: return error
-        case let error as RPCErrorConvertible: return error.rpcError
-        default: return PlayerError(.unexpected, "\(error)").rpcError
-        }
-    }
-
-    /// A failure reported by name (the audio threads, a source): the player's own number when the
-    /// name is one of its codes, else `SourceFailed`'s with the source's own name.
-    static func rpcError(name: String, message: String) -> RPCError {
-        let own: [Code] = [.fileMissing, .corruptFile, .outputFailed, .notPlayable, .catalogFailed, .unexpected]
-        let number = own.first { $0.name == name }?.number ?? Code.sourceFailed.number
-        return RPCError(code: number, name: name, message: message)
-    }
-
-    /// A failure name from the decode thread in the player's names.
-    static func mapDecodeFailure(name: String, message: String) -> (String, String) {
-        switch name {
-        case "FileNotFound": return (Code.fileMissing.name, message)
-        case "InvalidFile", "NoAudioStream", "UnsupportedCodec", "CodecOpenFailed", "DecodeFailed", "SeekFailed",
-             "InvalidOutputFormat":
-            return (Code.corruptFile.name, "\(name): \(message)")
-        default: return (name, message)
-        }
     }
 }
