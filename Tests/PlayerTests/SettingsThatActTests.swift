@@ -100,6 +100,15 @@ final class SettingsThatActTests: XCTestCase {
         _ = try await log.until { $0.type == "Available" }
         availability = try await h.status()["availability"]?.stringValue
         XCTAssertEqual(availability, "AVAILABLE")
+        // Offline mode: the origin is not asked, only what the device holds counts (nothing here).
+        _ = try await h.call("player.config.set", ["offlineMode": true])
+        _ = try await log.until { $0.type == "NotAvailable" }
+        _ = try await api.post("/_control/reset", [String: Any](), authorized: false)
+        try await Task.sleep(for: .seconds(1.5))
+        let asked = try await api.stats().object("requests").int("/v1/stations") ?? 0
+        XCTAssertEqual(asked, 0, "no reachability check in offline mode")
+        _ = try await h.call("player.config.set", ["offlineMode": false])
+        _ = try await log.until { $0.type == "Available" }
         await h.stop()
     }
 

@@ -18,10 +18,12 @@ extension PlaybackEngine {
 
     func setOrigin(_ origin: OriginClient?) { self.origin = origin }
 
-    /// Asks the origin for its stations once (no retries) and publishes what that means.
+    /// Asks the origin for its stations once (no retries) and publishes what that means; in
+    /// offline mode the origin is not asked and counts as unreachable.
     func checkAvailability() async {
         var reachable = false
-        if let origin {
+        // In offline mode the player sends nothing to the origin: only what the device holds counts.
+        if let origin, await !currentConfig().offlineMode {
             reachable = (try? await origin.get("/v1/stations", retry: .none)) != nil
         }
         let local = await localStationCount()

@@ -68,9 +68,10 @@ extension PlaybackEngine {
         }
         config = updated
         configLoaded = true
-        if updated.offlineMode != previous.offlineMode, let downloader {
+        if updated.offlineMode != previous.offlineMode {
             // Answered whatever the downloader says: the player's own offline mode is in force.
-            await downloader.setOfflineMode(updated.offlineMode)
+            await downloader?.setOfflineMode(updated.offlineMode)
+            if origin != nil { Task { await self.checkAvailability() } }
         }
         return updated
     }
