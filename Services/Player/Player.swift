@@ -73,7 +73,9 @@ enum Player {
         var services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
                                        PlaybackService(engine: engine, pipeline: pipeline), progress, sender, mediaServer]
         if origin != nil { services.append(availability) }
-        if let privilege { services.append(StreamingPrivilegeService(privilege: privilege)) }
+        // First in the group, so stopped last: a request to an origin that hangs cannot hold up
+        // the stop of the playback and the play log, and the session is ended after the playback.
+        if let privilege { services.insert(StreamingPrivilegeService(privilege: privilege), at: 0) }
         return DaemonParts(router: router, services: services, statusLine: { await engine.statusLine }, status: {
             ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": await writer.status()]
         })
