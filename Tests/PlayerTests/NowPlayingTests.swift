@@ -47,6 +47,8 @@ final class NowPlayingTests: XCTestCase {
 
         // A stream (AAC at 44.1 kHz), then an Opus stream at 48 kHz queued behind it.
         _ = try await h.call("player.load", PlayerHarness.product("tr-2"))
+        // Queued before play, so it follows however long the checks below take.
+        _ = try await h.call("player.setNext", PlayerHarness.product("tr-3"))
         _ = try await h.call("player.play")
         seen = try await log.until {
             $0.type == "MediaProductTransition" && $0.data["activeMediaProduct"]?["productId"]?.stringValue == "tr-2"
@@ -61,7 +63,6 @@ final class NowPlayingTests: XCTestCase {
         XCTAssertEqual(context?["audioSampleRate"]?.doubleValue, 44_100)
         XCTAssertGreaterThan(context?["audioBitRate"]?.doubleValue ?? 0, 0, "bit rate of the stream")
         XCTAssertEqual(context?["offline"]?.boolValue, false)
-        _ = try await h.call("player.setNext", PlayerHarness.product("tr-3"))
         seen = try await log.until(timeout: 20) {
             $0.type == "PlaybackQualityChanged" && $0.data["playbackContext"]?["productId"]?.stringValue == "tr-3"
         }
