@@ -47,9 +47,13 @@ struct Now: AsyncParsableCommand {
         return "\(Format.text(station["name"])) (\(Format.text(station["id"])), item \(index) of \(Format.text(station["itemCount"])))"
     }
 
+    /// `Title — Artist (product)`, or the product alone when the status has no title.
+    static func what(_ s: JSONValue) -> String {
+        field(s, "title") == nil ? product(s) : "\(title(s)) (\(product(s)))"
+    }
+
     static func line(_ s: JSONValue) -> String {
-        let what = field(s, "title") == nil ? product(s) : "\(title(s)) (\(product(s)))"
-        return "\(Format.text(s["playbackState"]))  \(what)  \(position(s))  station: \(station(s))"
+        "\(Format.text(s["playbackState"]))  \(what(s))  \(position(s))  station: \(station(s))"
     }
 
     static func render(_ s: JSONValue) -> String {

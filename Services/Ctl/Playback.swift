@@ -18,7 +18,7 @@ enum Playback {
     /// The end of a command that waited: the player's status as JSON, or `line` and what plays.
     static func finish(_ connection: Connection, json: Bool, line: String) async throws {
         let status = try await connection.call("player.status")
-        CtlOutput.show(status, json: json) { "\(line): \(Now.title($0)) (\(Format.text($0["playbackState"])))" }
+        CtlOutput.show(status, json: json) { "\(line): \(Now.what($0)) (\(Format.text($0["playbackState"])))" }
     }
 }
 
@@ -30,7 +30,7 @@ struct PlayerWaitOptions: ParsableArguments {
 
 struct Tune: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Play an offline station (station.tune) and wait until its first item plays.",
+        abstract: "Play a station (station.tune): from the device, else streamed; wait until its first item plays.",
         discussion: "Exit status 2 when the item fails to play, 75 when it does not start within --timeout.")
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
@@ -44,9 +44,12 @@ struct Tune: AsyncParsableCommand {
         let player = try await Connection.open(connection, .player, json: output.json)
         defer { Task { await player.close() } }
         try await player.subscribe(["player"])
-        _ = try await player.call("station.tune", ["stationId": .string(stationId)])
-        try await PlayerOutcome.wait(player, for: .tuned(stationId), what: "the first item of \(stationId)", timeout: connection.timeout)
-        try await Playback.finish(player, json: output.json, line: "tuned to \(stationId)")
+        let answer = try await player.call("station.tune", ["stationId": .string(stationId)])
+        // With the origin unreachable the player may play a station on the device instead.
+        let tuned = answer["stationId"]?.stringValue ?? stationId
+        let line = tuned == stationId ? "tuned to \(stationId)" : "\(stationId) cannot be reached; playing \(tuned) from the device"
+        try await PlayerOutcome.wait(player, for: .tuned(tuned), what: "the first item of \(tuned)", timeout: connection.timeout)
+        try await Playback.finish(player, json: output.json, line: line)
     }
 }
 
@@ -69,12 +72,13 @@ struct Load: AsyncParsableCommand {
         let player = try await Connection.open(connection, .player, json: output.json)
         defer { Task { await player.close() } }
         if !waiting.noWait { try await player.subscribe(["player"]) }
-        var result = try await player.call("player.load", ["mediaProduct": Playback.product(productId, type: productType)])
+        var result = try await PlayerOutcome.start(player, "player.load", ["mediaProduct": Playback.product(productId, type: productType)],
+                                                   goal: .loaded(productId))
         if !waiting.noWait {
             try await PlayerOutcome.wait(player, for: .loaded(productId), what: "load \(productId)", timeout: connection.timeout)
         }
         if play {
-            result = try await player.call("player.play")
+            result = try await PlayerOutcome.start(player, "player.play", goal: .playing)
             if !waiting.noWait {
                 try await PlayerOutcome.wait(player, for: .playing, what: "play \(productId)", timeout: connection.timeout)
             }
@@ -107,7 +111,7 @@ struct Play: AsyncParsableCommand {
             throw CtlFailure(name: "NothingToPlay", message: "nothing to play: no product is loaded", exit: ExitStatus.workFailed,
                              service: .player, hint: Hints.forError("NothingToPlay", service: .player)).report(json: output.json)
         }
-        _ = try await player.call("player.play")
+        _ = try await PlayerOutcome.start(player, "player.play", goal: .playing)
         if before == "NOT_PLAYING" {
             try await PlayerOutcome.wait(player, for: .playing, what: "play", timeout: connection.timeout)
         }

@@ -57,6 +57,21 @@ enum PlayerOutcome {
         }
     }
 
+    /// Calls `player.load` or `player.play`. The player answers the error of a product that
+    /// failed before any sound in the call itself (as well as with the event): that is the
+    /// product failing, exit 2 with the error's hint, as when the event tells it.
+    static func start(_ connection: Connection, _ method: String, _ params: JSONValue = [:], goal: Goal) async throws -> JSONValue {
+        do {
+            return try await connection.attempt(method, params)
+        } catch var failure as CtlFailure where failure.exit == ExitStatus.serviceError && failure.code >= 1000 {
+            failure.exit = ExitStatus.workFailed
+            failure.hint = Hints.forError(failure.name, service: .player, params: goal.params) ?? failure.hint
+            throw failure.report(json: connection.json)
+        } catch let failure as CtlFailure {
+            throw failure.report(json: connection.json)
+        }
+    }
+
     /// Reads the connection's `player` events until `goal` or a failure; the connection must be
     /// subscribed before the call that starts it. A failure is printed and thrown as the exit:
     /// 2 when the product failed, 75 when `timeout` passed first, 69 when the player went away.

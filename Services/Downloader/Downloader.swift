@@ -172,6 +172,7 @@ enum DownloaderServices {
             },
             // Feed.fm: extend what is held at every start while online (unreachable: expiry still applies).
             RepeatingService("offline extension", parts: core) { core in
+                guard !core.gate.policy.offlineMode else { return nil }
                 do {
                     _ = try await core.expiry.extend(retry: StationSync.quickPolicy)
                 } catch {

@@ -16,6 +16,9 @@ extension Origin {
     /// - `GET|POST /_control/catalog/items`, `DELETE /_control/catalog/items/{id}`: the content
     ///   catalog's items (`controlContentCatalog`); the request count of `/v1/catalog/items` is
     ///   in `stats.requests`, the items and removals it answered in `stats.catalogItemsServed`
+    /// - `GET /_control/streaming`: who holds the streaming privilege, sessions started, heartbeats
+    /// - `POST /_control/takeover` with `{"deviceName":"Kitchen speaker"}`: another device of the
+    ///   account starts streaming, taking the privilege from the session that held it
     func control(_ request: OriginRequest, segments: [String]) async -> OriginResponse {
         if segments.first == "catalog" { return controlContentCatalog(request, segments: Array(segments.dropFirst())) }
         guard segments.count == 1 else { return notFound("Control endpoint", request) }
@@ -25,6 +28,7 @@ extension Origin {
         case (.GET, "stats"):
             return ok(["plays": await plays.stats, "consumption": await consumption.stats, "requests": stats.json,
                        "media": stats.mediaJSON, "catalogItemsServed": .int(stats.catalogItemsServed),
+                       "playbackInfoQualities": stats.qualitiesJSON,
                        "clockOffsetSeconds": .number(clock.offsetSeconds)])
         case (.GET, "faults"):
             return ok(["pending": faults.pending])
@@ -40,6 +44,8 @@ extension Origin {
             redeliveries.withLock { $0.removeAll() }
             let demoFeed = ContentFeed.demo(index)
             contentFeed.withLock { $0 = demoFeed }
+            stationCursors.withLock { $0.removeAll() }
+            streaming.reset()
             do {
                 try await plays.reset()
                 try await consumption.reset()
@@ -67,7 +73,19 @@ extension Origin {
             return ok(["redeliveries": redeliveriesJSON])
         case (.POST, "redeliver"):
             return redeliver(request)
-        case (_, "health"), (_, "stats"), (_, "faults"), (_, "reset"), (_, "clock"), (_, "redeliver"):
+        case (.GET, "streaming"):
+            return ok(["streaming": streamingJSON])
+        case (.POST, "takeover"):
+            let body: [String: JSONValue]
+            switch objectBody(request, emptyAllowed: true) {
+            case .success(let object): body = object
+            case .failure(let failure): return failure.response
+            }
+            let name = body["deviceName"]?.stringValue ?? "Another device"
+            _ = streaming.start(deviceId: "other-" + name, deviceName: name)
+            return ok(["streaming": streamingJSON])
+        case (_, "health"), (_, "stats"), (_, "faults"), (_, "reset"), (_, "clock"), (_, "redeliver"), (_, "streaming"),
+             (_, "takeover"):
             return methodNotAllowed(request, "see /_control/ documentation")
         default:
             return notFound("Control endpoint", request)

@@ -19,13 +19,19 @@ final class Origin: Sendable {
     let redeliveries = Locked<[String: String]>([:])
     /// The content catalog (`/v1/catalog/…`), changed through `/_control/catalog/items`.
     let contentFeed: Locked<ContentFeed>
+    /// Where each streaming station's next `play` answer starts in its lineup.
+    let stationCursors = Locked<[String: Int]>([:])
+    /// Who holds the streaming privilege.
+    let streaming: StreamingSessions
     /// `token:secret` as the client must send it in `Authorization: Basic …`.
     let expectedCredentials: String
 
     /// Opens the stores in `dataDirectory`; throws when they cannot be created.
-    init(dataDirectory: URL, catalog: Catalog, token: String, secret: String) throws {
+    init(dataDirectory: URL, catalog: Catalog, token: String, secret: String,
+         heartbeatSeconds: Int = OriginLimits.defaultHeartbeatSeconds) throws {
         index = CatalogIndex(catalog)
         contentFeed = Locked(ContentFeed.demo(index))
+        streaming = StreamingSessions(heartbeatSeconds: heartbeatSeconds)
         self.dataDirectory = dataDirectory
         plays = try PlayLogStore(directory: dataDirectory, fileName: "plays.jsonl", idKey: "eventId", listKey: "events")
         consumption = try PlayLogStore(directory: dataDirectory, fileName: "consumption.jsonl",

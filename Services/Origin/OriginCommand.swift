@@ -75,7 +75,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Write the chosen port here (atomically) once listening.")
     var portFile: String?
 
+    @Option(help: "Seconds between streaming-session heartbeats the origin asks of clients.")
+    var heartbeatSeconds: Int = OriginLimits.defaultHeartbeatSeconds
+
     @OptionGroup var generation: GenerationOptions
+
+    func validate() throws {
+        guard (1...3_600).contains(heartbeatSeconds) else { throw ValidationError("--heartbeat-seconds must be 1…3600") }
+    }
 
     func run() async throws {
         let directory = URL(fileURLWithPath: data)
@@ -85,7 +92,8 @@ struct Serve: AsyncParsableCommand {
         let origin = try Origin(
             dataDirectory: directory, catalog: catalog,
             token: environment["CASSETTE_CLIENT_TOKEN"] ?? OriginLimits.defaultClientToken,
-            secret: environment["CASSETTE_CLIENT_SECRET"] ?? OriginLimits.defaultClientSecret)
+            secret: environment["CASSETTE_CLIENT_SECRET"] ?? OriginLimits.defaultClientSecret,
+            heartbeatSeconds: heartbeatSeconds)
         let host = self.host
         let portFile = self.portFile
         let server = HTTPServer(host: host, port: port, origin: origin) { boundPort in

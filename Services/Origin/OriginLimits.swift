@@ -17,4 +17,8 @@ enum OriginLimits {
     static let listenBacklog: Int32 = 256
     /// Rental length when a license request does not name one: 30 days, as docs/origin.md says.
     static let defaultRentalSeconds = 2_592_000
+    /// The most items one `POST /v1/stations/{id}/play` may ask for.
+    static let maxStationPlayCount = 50
+    /// Seconds between streaming-session heartbeats unless `serve --heartbeat-seconds` says otherwise.
+    static let defaultHeartbeatSeconds = 30
 }

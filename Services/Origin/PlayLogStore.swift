@@ -139,6 +139,18 @@ final class RequestStats: Sendable {
 
     var catalogItemsServed: Int { catalogItems.current }
 
+    /// `GET /v1/playbackinfo` requests by mode and the quality they asked: `stream:HIGH`,
+    /// `offline:none` (none asked).
+    private let qualities = Locked<[String: Int]>([:])
+
+    func countQuality(mode: String, _ quality: String?) {
+        qualities.withLock { $0["\(mode):\(quality ?? "none")", default: 0] += 1 }
+    }
+
+    var qualitiesJSON: JSONValue {
+        .object(qualities.current.mapValues { .int($0) })
+    }
+
     func countRequest(path: String) {
         counts.withLock { $0[path, default: 0] += 1 }
     }
@@ -156,6 +168,7 @@ final class RequestStats: Sendable {
         fullBodies.withLock { $0.removeAll() }
         rangeAnswers.withLock { $0.removeAll() }
         catalogItems.withLock { $0 = 0 }
+        qualities.withLock { $0.removeAll() }
     }
 
     var json: JSONValue {

@@ -14,6 +14,7 @@ extension Origin {
         guard mode == "offline" || mode == "stream" else {
             return badRequest("mode must be offline or stream.", request)
         }
+        stats.countQuality(mode: mode, request.query["quality"])
         guard let product = index.productsById[productId] else { return notFound("Product \(productId)", request) }
         if let refusal = product.refusal {
             return error(HTTPResponseStatus(statusCode: refusal.status), subStatus: refusal.subStatus,

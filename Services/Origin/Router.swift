@@ -40,6 +40,14 @@ extension Origin {
             default:
                 break
             }
+        case 2 where segments[0] == "streaming" && segments[1] == "sessions":
+            return method == .POST ? startStreamingSession(request) : methodNotAllowed(request, "POST")
+        case 3 where segments[0] == "streaming" && segments[1] == "sessions":
+            return method == .DELETE ? endStreamingSession(request, sessionId: segments[2]) : methodNotAllowed(request, "DELETE")
+        case 4 where segments[0] == "streaming" && segments[1] == "sessions" && segments[3] == "heartbeat":
+            return method == .POST ? streamingHeartbeat(request, sessionId: segments[2]) : methodNotAllowed(request, "POST")
+        case 3 where segments[0] == "stations" && segments[2] == "play":
+            return method == .POST ? playStation(request, stationId: segments[1]) : methodNotAllowed(request, "POST")
         case 2:
             switch segments[0] {
             case "playbackinfo":

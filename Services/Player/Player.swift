@@ -41,6 +41,14 @@ enum Player {
         let engine = PlaybackEngine(pipeline: pipeline, hub: context.hub, logger: context.logger, source: source,
                                     catalog: catalog)
         await engine.setOrigin(origin)
+        let privilege = origin.map { origin in
+            StreamingPrivilege(origin: origin, device: .local(name: settings.deviceName), logger: context.logger) { other in
+                await engine.privilegeRevoked(otherDevice: other)
+            }
+        }
+        await engine.setLinks(privilege: privilege,
+                              downloader: DownloaderLink(socketPath: context.settings.runtimeDir + "/downloader.sock",
+                                                         logger: context.logger))
         var router = RPCRouter()
         PlayerMethods.register(on: &router, engine: engine)
         let mediaControl = MediaServerControl(port: settings.mediaServerPort)
@@ -57,8 +65,17 @@ enum Player {
             await engine.saveProgress()
             return .seconds(settings.playProgressSeconds)
         }
-        let services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
+        // Asked again and again, so that `availability` follows the origin going away and coming back.
+        let availability = RepeatingService("origin availability", parts: engine) { engine in
+            await engine.checkAvailability()
+            return .seconds(settings.availabilityCheckSeconds)
+        }
+        var services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
                                        PlaybackService(engine: engine, pipeline: pipeline), progress, sender, mediaServer]
+        if origin != nil { services.append(availability) }
+        // First in the group, so stopped last: a request to an origin that hangs cannot hold up
+        // the stop of the playback and the play log, and the session is ended after the playback.
+        if let privilege { services.insert(StreamingPrivilegeService(privilege: privilege), at: 0) }
         return DaemonParts(router: router, services: services, statusLine: { await engine.statusLine }, status: {
             ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": await writer.status()]
         })
@@ -78,7 +95,7 @@ enum Player {
 }
 
 /// Runs the engine for the life of the daemon: the engine fed with the pipeline's events (and a
-/// first look at the origin), and on SIGTERM the open play closed before the threads stop and
+/// first look at the origin, and the app's offline mode told to the downloader), and on SIGTERM the open play closed before the threads stop and
 /// the play-event queue ended, so the writer, shut down after this, drains it.
 struct PlaybackService: Service {
     let engine: PlaybackEngine
@@ -86,6 +103,7 @@ struct PlaybackService: Service {
 
     func run() async throws {
         async let availability: Void = engine.checkAvailability()
+        async let offlineMode: Void = engine.tellDownloaderOfflineMode()
         await withGracefulShutdownHandler {
             await engine.run()
         } onGracefulShutdown: {
@@ -94,6 +112,7 @@ struct PlaybackService: Service {
         await engine.endActivePlay()
         engine.playWrites.finish()
         await availability
+        await offlineMode
     }
 }
 

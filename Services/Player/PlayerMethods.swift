@@ -2,8 +2,15 @@ import Wire
 import OriginClient
 
 /// The player's socket methods (docs/protocol.md, "Player"). The PlaybackEngine controls
-/// return at once (TIDAL: async, progress comes as events); only bad params are refused.
+/// return at once (TIDAL: async, progress comes as events), except that `player.load` and
+/// `player.play` wait up to `startAnswerLimit` for the product to start, so that one failing
+/// before any sound (not found, refused by the origin, not on the device in offline mode) is
+/// answered with its error, as well as raised as the error event.
 enum PlayerMethods {
+    /// How long `player.load` and `player.play` wait to hear whether the product started; within
+    /// the 10 s a client waits for an answer, and past the origin's retries of a refused request.
+    static let startAnswerLimit: Duration = .seconds(5)
+
     // Each params type names its keys once, in `CodingKeys` (`ClosedParams`): any other is -32602.
     struct ProductParams: ClosedParams, Sendable {
         var mediaProduct: MediaProduct
@@ -56,7 +63,8 @@ enum PlayerMethods {
     static func register(on router: inout RPCRouter, engine: PlaybackEngine) {
         router.register("player.load", params: ProductParams.self) { p, _ in
             try validate(p.mediaProduct)
-            await engine.load(p.mediaProduct)
+            let token = await engine.load(p.mediaProduct)
+            if let failure = await engine.outcome(of: token, within: startAnswerLimit) { throw failure }
             return Done()
         }
         router.register("player.setNext", params: OptionalProductParams.self) { p, _ in
@@ -64,7 +72,14 @@ enum PlayerMethods {
             await engine.setNext(p.mediaProduct)
             return Done()
         }
-        router.register("player.play", params: None.self) { _, _ in await engine.play(); return Done() }
+        router.register("player.play", params: None.self) { _, _ in
+            await engine.play()
+            if let token = await engine.activeTokenNotStarted,
+               let failure = await engine.outcome(of: token, within: startAnswerLimit) {
+                throw failure
+            }
+            return Done()
+        }
         router.register("player.pause", params: None.self) { _, _ in await engine.pause(); return Done() }
         router.register("player.seek", params: SeekParams.self) { p, _ in
             guard p.position.isFinite, p.position >= 0 else {
@@ -80,8 +95,7 @@ enum PlayerMethods {
             guard OriginID.isValid(p.stationId) else {
                 throw RPCError.invalidParams("params.stationId of 'station.tune' must be 1–128 characters of A–Z, a–z, 0–9, '.', '_' or '-'.")
             }
-            try await engine.tune(stationId: p.stationId)
-            return Done()
+            return try await engine.tune(stationId: p.stationId)
         }
         router.register("station.skip", params: None.self) { _, _ in try await engine.stationSkip(); return Done() }
         router.register("player.config.get", params: None.self) { _, _ in await engine.configGet() }

@@ -65,6 +65,11 @@ public final class OriginClient: Sendable {
         return try await json(request, retry: retry)
     }
 
+    /// `DELETE baseURL + path` and its JSON object answer.
+    public func delete(_ path: String, retry: RetryPolicy) async throws -> JSONValue {
+        try await json(HTTPRequest(method: "DELETE", url: apiURL(path, query: [:]), timeoutSeconds: requestTimeout), retry: retry)
+    }
+
     /// Sends any request with the retry rules and returns the final answer, whatever its status
     /// (5xx and 429 only once retries ran out). Throws `OriginError` when no answer came.
     public func send(_ request: HTTPRequest, retry: RetryPolicy) async throws -> HTTPResponse {
@@ -229,7 +234,8 @@ public final class OriginClient: Sendable {
     private func json(_ request: HTTPRequest, retry: RetryPolicy) async throws -> JSONValue {
         let response = try await send(request, retry: retry)
         guard (200..<300).contains(response.status) else {
-            let error = OriginError(status: response.status, body: response.body)
+            var error = OriginError(status: response.status, body: response.body)
+            error.answer = try? JSONValue.parse(response.body)
             if error.isUnauthorized { lastAuth.withLockedValue { $0 = AuthAnswer(accepted: false, at: Date(), error: error) } }
             throw error
         }

@@ -14,6 +14,9 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
     public var subStatus: Int?
     /// The transport failure's own name (e.g. "ConnectionFailed") when no answer came.
     public var transportError: String?
+    /// The refusal's JSON body when it had one, for fields beyond the error's own (a 409 of a
+    /// streaming heartbeat names the device that took over in `otherDevice`).
+    public var answer: JSONValue?
 
     public init(name: String, message: String, status: Int? = nil, subStatus: Int? = nil, transportError: String? = nil) {
         self.name = name
@@ -111,6 +114,7 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
         }
         if status == 401 || (status == 403 && subStatus == 6001) { return unauthorizedName }
         switch status {
+        case 404: return "NotFound"
         case 429: return "TooManyRequests"
         case 500..<600: return "OriginServerError"
         default: return "NotAllowed"

@@ -110,7 +110,7 @@ final class CtlUsabilityTests: XCTestCase {
         XCTAssertEqual(try Command.ctl(stack, ["config", "set", "--offline-mode", "no"]).status, 0)
         let plays = try Command.ctl(stack, ["load", "tr-1", "--play"])
         XCTAssertEqual(plays.status, 0, plays.all + stack.logs)
-        XCTAssertTrue(plays.stdout.hasPrefix("playing: tr-1"), plays.all)
+        XCTAssertTrue(plays.stdout.hasPrefix("playing: First Light — Cassette Demo Ensemble (tr-1)"), plays.all)
         XCTAssertEqual(try Command.ctl(stack, ["now", "--json"]).json?["playbackState"], "PLAYING")
     }
 

@@ -47,7 +47,9 @@ final class FormatChangeTests: XCTestCase {
         XCTAssertLessThan(p1, 1.5)
 
         let rest = try await log.untilState("IDLE")
-        XCTAssertEqual(rest.map(EventLog.describe), ["Transition:tr-b>-", "State:IDLE"])
+        // The transition into another rate is also a quality change.
+        XCTAssertEqual(rest.map(EventLog.describe), ["PlaybackQualityChanged", "Transition:tr-b>-", "State:IDLE"])
+        XCTAssertEqual(rest.first?.data["playbackContext"]?["audioSampleRate"]?.intValue, 48_000)
 
         // One PCM per format, each getting exactly its track's decoded samples.
         let captures = h.captures

@@ -223,8 +223,12 @@ final class MediaServerTests: XCTestCase {
             XCTAssertEqual(refused.status, 403, path)
         }
         // …and no longer once it ended: the player needs the key as much as any other player.
-        _ = try await client.call("player.load", video)
-        _ = try await client.call("player.play")
+        do {
+            _ = try await client.call("player.load", video)
+            XCTFail("a presentation whose rental ended does not play")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.name, "OfflineNotValid", "the load answers why")
+        }
         _ = try await events.wait("OfflineNotValid", timeout: 20) { $0.type == "OfflineNotValid" }
     }
 

@@ -149,13 +149,14 @@ final class PlaybackEngineTests: XCTestCase {
         try h.addProduct("tr-gone", file: "tracks/gone.flac")
         let client = try await h.start()
         let log = EventLog(client)
-        _ = try await h.call("player.load", PlayerHarness.product("tr-bad"))
+        // Each fails before any sound: the load answers its error, and the error event comes as well.
+        await assertLoadRefused(h, "tr-bad", "CorruptFile")
         _ = try await h.call("player.play")
         var events = try await log.untilState("IDLE").map(EventLog.describe)
         XCTAssertEqual(events.suffix(2), ["CorruptFile", "State:IDLE"], "\(events)")
         XCTAssertEqual(events.first, "State:NOT_PLAYING")
 
-        _ = try await h.call("player.load", PlayerHarness.product("tr-gone"))
+        await assertLoadRefused(h, "tr-gone", "FileMissing")
         _ = try await h.call("player.play")
         events = try await log.untilState("IDLE").map(EventLog.describe)
         XCTAssertEqual(events, ["State:NOT_PLAYING", "FileMissing", "State:IDLE"])
@@ -198,5 +199,17 @@ final class PlaybackEngineTests: XCTestCase {
         XCTAssertEqual(config["streamingQualityCellular"]?.stringValue, "LOW")
         let status = try await h.status()
         XCTAssertEqual(status["offlineMode"]?.boolValue, true)
+    }
+}
+
+/// `player.load` of `product` answers the error `name`.
+func assertLoadRefused(_ h: PlayerHarness, _ product: String, _ name: String, file: StaticString = #filePath, line: UInt = #line) async {
+    do {
+        _ = try await h.call("player.load", PlayerHarness.product(product))
+        XCTFail("the load of \(product) answers \(name)", file: file, line: line)
+    } catch let error as RPCError {
+        XCTAssertEqual(error.name, name, file: file, line: line)
+    } catch {
+        XCTFail("\(error)", file: file, line: line)
     }
 }

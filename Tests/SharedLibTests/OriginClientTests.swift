@@ -73,7 +73,7 @@ final class OriginClientTests: XCTestCase {
         let cases: [(Int, Int?, String, Int)] = [
             (403, 4032, "ContentNotAvailableInLocation", 4032), (403, 4035, "ContentNotAvailableInLocation", 4035),
             (403, 4033, "ContentNotAvailableForSubscription", 4033), (403, 4010, "MonthlyStreamQuotaExceeded", 4010),
-            (403, 4007, "OffliningNotAllowedOnDevice", 4007), (404, nil, "NotAllowed", 4404),
+            (403, 4007, "OffliningNotAllowedOnDevice", 4007), (404, nil, "NotFound", 4404),
         ]
         for (status, subStatus, name, code) in cases {
             var fault: [String: Any] = ["status": status]

@@ -20,14 +20,15 @@ public final class OriginProcess: @unchecked Sendable {
     /// restart over an existing data directory) and waits until it has written its port.
     /// `synthetic` specs (`ID=COUNTxSIZE`, docs/origin.md) make it serve a synthetic catalog,
     /// generated into a new data directory instead of the shared one.
-    public static func start(reusing directory: URL? = nil, synthetic: [String] = []) throws -> OriginProcess {
+    /// `arguments` go to `serve` as they are (e.g. `--heartbeat-seconds 1`).
+    public static func start(reusing directory: URL? = nil, synthetic: [String] = [], arguments: [String] = []) throws -> OriginProcess {
         let dataDirectory = try directory ?? (synthetic.isEmpty ? OriginFixture.freshDataDirectory() : OriginFixture.emptyDataDirectory())
         let portFile = dataDirectory.appendingPathComponent("port")
         try? FileManager.default.removeItem(at: portFile)
         let process = Process()
         process.executableURL = try OriginFixture.binary()
         process.arguments = ["serve", "--data", dataDirectory.path, "--port", "0", "--port-file", portFile.path]
-            + synthetic.flatMap { ["--synthetic", $0] }
+            + synthetic.flatMap { ["--synthetic", $0] } + arguments
         process.standardOutput = try logHandle(dataDirectory.appendingPathComponent("origin.out"))
         process.standardError = try logHandle(dataDirectory.appendingPathComponent("origin.err"))
         try process.run()
@@ -175,6 +176,17 @@ public struct OriginAPI: Sendable {
 
     public func stats() async throws -> [String: Any] {
         try json(try await get("/_control/stats", authorized: false))
+    }
+
+    /// Who holds the streaming privilege (`/_control/streaming`).
+    public func streaming() async throws -> [String: Any] {
+        try json(try await get("/_control/streaming", authorized: false)).object("streaming")
+    }
+
+    /// Another device of the account starts streaming (`/_control/takeover`).
+    public func takeOverStreaming(deviceName: String) async throws {
+        let response = try await post("/_control/takeover", ["deviceName": deviceName], authorized: false)
+        guard response.status == 200 else { throw OriginTestError("takeover refused: \(response.status)") }
     }
 
     public func json(_ response: HTTPResponse) throws -> [String: Any] {

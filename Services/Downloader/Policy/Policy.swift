@@ -19,6 +19,9 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
     var offlineAudioQuality = "HIGH"
     /// The same for video products.
     var offlineVideoQuality = "HIGH"
+    /// The app is in offline mode (TIDAL `isOfflineMode`, set through the player's
+    /// `player.config.set`): nothing is downloaded and no background traffic goes to the origin.
+    var offlineMode = false
 
     static let audioQualities = ["LOW", "HIGH", "LOSSLESS", "HI_RES_LOSSLESS"]
     static let videoQualities = ["AUDIO_ONLY", "LOW", "MEDIUM", "HIGH"]
@@ -32,11 +35,12 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
         ["allowCellular": .bool(allowCellular), "allowMetered": .bool(allowMetered),
          "maxCacheBytes": maxCacheBytes.map { .number(Double($0)) } ?? .null,
          "minFreeBytes": .number(Double(minFreeBytes)), "maxParallel": .number(Double(maxParallel)),
-         "offlineAudioQuality": .string(offlineAudioQuality), "offlineVideoQuality": .string(offlineVideoQuality)]
+         "offlineAudioQuality": .string(offlineAudioQuality), "offlineVideoQuality": .string(offlineVideoQuality),
+         "offlineMode": .bool(offlineMode)]
     }
 
     static let keys = ["allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes", "maxParallel",
-                       "offlineAudioQuality", "offlineVideoQuality"]
+                       "offlineAudioQuality", "offlineVideoQuality", "offlineMode"]
 
     /// Applies the keys present in `changes` (a `policy.set` params object). Everything is
     /// checked before anything changes, so a bad call changes nothing; errors name the field.
@@ -67,6 +71,7 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
         }
         if let b = try bool("allowCellular") { next.allowCellular = b }
         if let b = try bool("allowMetered") { next.allowMetered = b }
+        if let b = try bool("offlineMode") { next.offlineMode = b }
         if let n = try bytes("maxCacheBytes", nullable: true) { next.maxCacheBytes = n }
         if let n = try bytes("minFreeBytes", nullable: false) { next.minFreeBytes = n ?? 0 }
         if let value = changes["maxParallel"] {
@@ -103,6 +108,7 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
 
     /// What the policy lets run on `network`.
     func verdict(on network: NetworkState) -> NetworkVerdict {
+        if offlineMode { return .blocked(.offlineMode, "the app is in offline mode") }
         switch network.type {
         case .none:
             return .blocked(.noNetwork, "there is no network")
@@ -126,9 +132,10 @@ enum PolicyBlock: String, Sendable, CaseIterable {
     case noNetwork = "NoNetwork"
     case cacheLimit = "CacheLimit"
     case networkError = "NetworkError"
+    case offlineMode = "OfflineMode"
 
     /// The waits the network policy decides, released when the verdict allows them again.
-    static let policyNetwork: [PolicyBlock] = [.cellularNotAllowed, .meteredNotAllowed, .noNetwork]
+    static let policyNetwork: [PolicyBlock] = [.cellularNotAllowed, .meteredNotAllowed, .noNetwork, .offlineMode]
 }
 
 /// The policy's answer for the current network.
@@ -146,5 +153,27 @@ enum NetworkVerdict: Sendable, Equatable {
         case .perItem: return "allowCellularItemsOnly"
         case .blocked: return "none"
         }
+    }
+}
+
+extension DownloadPolicy {
+    private enum CodingKeys: String, CodingKey {
+        case allowCellular, allowMetered, maxCacheBytes, minFreeBytes, maxParallel, offlineAudioQuality,
+             offlineVideoQuality, offlineMode
+    }
+
+    /// A stored policy from before a key existed keeps that key's default (rather than the
+    /// whole stored policy being dropped).
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = DownloadPolicy()
+        allowCellular = try c.decodeIfPresent(Bool.self, forKey: .allowCellular) ?? defaults.allowCellular
+        allowMetered = try c.decodeIfPresent(Bool.self, forKey: .allowMetered) ?? defaults.allowMetered
+        maxCacheBytes = try c.decodeIfPresent(Int64.self, forKey: .maxCacheBytes)
+        minFreeBytes = try c.decodeIfPresent(Int64.self, forKey: .minFreeBytes) ?? defaults.minFreeBytes
+        maxParallel = try c.decodeIfPresent(Int.self, forKey: .maxParallel) ?? defaults.maxParallel
+        offlineAudioQuality = try c.decodeIfPresent(String.self, forKey: .offlineAudioQuality) ?? defaults.offlineAudioQuality
+        offlineVideoQuality = try c.decodeIfPresent(String.self, forKey: .offlineVideoQuality) ?? defaults.offlineVideoQuality
+        offlineMode = try c.decodeIfPresent(Bool.self, forKey: .offlineMode) ?? defaults.offlineMode
     }
 }

@@ -217,13 +217,22 @@ final class AudioPipe: @unchecked Sendable {
         case drop
         case pause(Bool)
         case item(PipeItem)
+        /// Nothing came before the device ran dry (see `dryAfter`).
+        case dry
         case shutdown
     }
 
     /// Blocks until the output thread has something to do. `devicePaused` is what the device
     /// currently is, so a pause change is reported exactly once.
-    func nextOutputWork(devicePaused: Bool) -> OutputWork {
-        locked {
+    /// - Parameters:
+    ///   - dryAfter: seconds until the device has played everything written; when nothing comes
+    ///     by then the answer is `.dry`. Nil: wait as long as it takes.
+    ///   - refillBytes: after `.dry`, audio is handed out again only once this much is queued,
+    ///     or the track's end (or a failure, or another track) is, or the decoder cannot queue
+    ///     more: playback resumes with a margin rather than trickling at the source's pace.
+    func nextOutputWork(devicePaused: Bool, dryAfter: Double? = nil, refillBytes: Int? = nil) -> OutputWork {
+        let deadline = dryAfter.map { Date().addingTimeInterval(max(0, $0)) }
+        return locked {
             while true {
                 if isShutdown { return .shutdown }
                 if dropRequested {
@@ -231,6 +240,10 @@ final class AudioPipe: @unchecked Sendable {
                     return .drop
                 }
                 if paused != devicePaused { return .pause(paused) }
+                if !paused, head < items.count, let refill = refillBytes, !refilledLocked(refill) {
+                    condition.wait()
+                    continue
+                }
                 if !paused && head < items.count {
                     var item = items[head]
                     if case .end(let token, _) = item {
@@ -254,9 +267,24 @@ final class AudioPipe: @unchecked Sendable {
                     condition.broadcast()
                     return .item(item)
                 }
-                condition.wait()
+                if let deadline {
+                    if !condition.wait(until: deadline) && head >= items.count && !isShutdown && !dropRequested
+                        && paused == devicePaused {
+                        return .dry
+                    }
+                } else {
+                    condition.wait()
+                }
             }
         }
+    }
+
+    /// Enough is queued to play on after running dry: `refill` bytes, anything but audio (an end,
+    /// a failure, another track), or a pipe the decoder cannot add to (full, or not decoding).
+    private func refilledLocked(_ refill: Int) -> Bool {
+        if queuedBytes >= min(refill, capacityBytes / 2) { return true }
+        if decoding == nil { return true }
+        return items[head...].contains { if case .audio = $0 { return false } else { return true } }
     }
 
     /// True when the next item is queued already (the output need not drain to wait for it).

@@ -29,6 +29,9 @@ enum DecodeThread {
             if job.startPosition > 0 { try decoder.seek(to: job.startPosition) }
         } catch {
             let (name, message) = describe(error)
+            // Told at once as well, not only once the output reaches it: a product that cannot
+            // even be opened fails before any sound, and whoever loaded it is waiting to hear so.
+            emit(.failed(token, name: name, message: message))
             pipe.push(.failed(token, name: name, message: message), epoch: epoch)
             return
         }

@@ -14,6 +14,15 @@ struct OutputSettings: Sendable {
     /// wants 100 ms). The decoder's own lead (`decodeAheadSeconds`) is what absorbs slow decoding.
     static let defaultBufferMilliseconds = 60
 
+    /// Audio buffered after the device ran dry before it is fed again: a source that cannot keep
+    /// up is heard in stretches of at least this, with STALLED between them, rather than as
+    /// audio trickling at the source's pace.
+    static let refillSeconds = 1.0
+
+    /// Past the moment the device has played everything it was given, how long before that counts
+    /// as running dry (the output thread's own wake-up jitter).
+    static let dryMarginSeconds = 0.02
+
     func configuration(for format: DecodedFormat) -> PCMConfiguration {
         let buffer = bufferMilliseconds ?? Self.defaultBufferMilliseconds
         return PCMConfiguration(format: format.sampleFormat, sampleRate: format.sampleRate, channels: format.channels,
@@ -47,6 +56,13 @@ final class OutputThread {
     private var borderPending = false
     /// Reused buffer for scaled samples (the chunk itself stays untouched).
     private var scratch: [UInt8] = []
+    /// The device ran dry under this track: nothing is written until enough is buffered again.
+    private var starved: TrackToken?
+    /// Audio of the current track is being written (not past its end): the device must be fed.
+    private var feeding = false
+    /// The device reported audio still to play after a write: it plays in time, so running dry
+    /// can be seen. (An unpaced `null` or `file` PCM takes everything at once and never has any.)
+    private var deviceKeepsTime = false
 
     private init(pipe: AudioPipe, settings: OutputSettings, emit: @escaping @Sendable (PipelineEvent) -> Void) {
         self.pipe = pipe
@@ -65,10 +81,17 @@ final class OutputThread {
 
     private func run() {
         while true {
-            switch pipe.nextOutputWork(devicePaused: devicePaused) {
+            switch pipe.nextOutputWork(devicePaused: devicePaused, dryAfter: dryAfter, refillBytes: refillBytes) {
             case .shutdown:
                 pcm?.close()
                 return
+            case .dry:
+                // Everything written has been heard and nothing followed: what is heard now is
+                // silence. The position stops here until playback goes on.
+                guard let token = segments.last?.token else { continue }
+                starved = token
+                publish(running: false)
+                emit(.starved(token))
             case .drop:
                 try? pcm?.drop()
                 devicePaused = false
@@ -76,14 +99,34 @@ final class OutputThread {
                 segments = []
                 borderPending = false
                 awaitingFirstFrame = []
+                starved = nil
+                feeding = false
             case .pause(let paused):
                 try? pcm?.pause(paused)
                 devicePaused = paused
                 publish()
             case .item(let item):
+                if let token = starved {
+                    starved = nil
+                    emit(.fed(token))
+                }
                 handle(item)
             }
         }
+    }
+
+    /// Seconds until the device has played all that was written, while a track is being fed and
+    /// the device runs; nil when there is nothing it must be fed (paused, ended, starved already).
+    private var dryAfter: Double? {
+        guard feeding, starved == nil, !devicePaused, deviceKeepsTime, let pcm, let format, !segments.isEmpty else { return nil }
+        let delay = (try? pcm.delay()) ?? 0
+        return Double(delay) / Double(format.sampleRate) + OutputSettings.dryMarginSeconds
+    }
+
+    /// After running dry: how much to buffer before playing on.
+    private var refillBytes: Int? {
+        guard starved != nil, let format else { return nil }
+        return Int(OutputSettings.refillSeconds * Double(format.sampleRate)) * format.bytesPerFrame
     }
 
     private func handle(_ item: PipeItem) {
@@ -92,6 +135,8 @@ final class OutputThread {
             let border = borderPending && segments.last.map { $0.token != token } == true
             borderPending = false
             let segment = Segment(token: token, startFrame: written, position: position, loudness: loudness)
+            // A fresh start must first be fed once; at a border the previous track kept it running.
+            if !border { feeding = false }
             if newFormat != format || pcm == nil {
                 guard reopen(for: newFormat, token: token, border: border) else { return }
                 segments = [Segment(token: token, startFrame: 0, position: position, loudness: loudness)]
@@ -106,6 +151,7 @@ final class OutputThread {
             }
         case .audio(let token, let chunk):
             guard let pcm, let format, let segment = segments.last, segment.token == token else { return }
+            feeding = true
             do {
                 try write(chunk, of: segment, format: format, to: pcm)
             } catch let error as AudioOutputError {
@@ -117,6 +163,8 @@ final class OutputThread {
             }
         case .end(let token, let more):
             guard segments.last?.token == token else { return }
+            // Past this track's last frame: only the next track (if any) must come in time.
+            feeding = more
             if more {
                 borderPending = true
                 return
@@ -133,6 +181,7 @@ final class OutputThread {
             written = 0
             segments = []
         case .failed(let token, let name, let message):
+            feeding = false
             if borderPending, let current = segments.last {
                 // The next track failed before its first frame: the current one plays out and
                 // ends first, so the error is raised while the failed track is the active one.
@@ -162,6 +211,7 @@ final class OutputThread {
         format = nil
         written = 0
         segments = []
+        deviceKeepsTime = false
         do {
             pcm = try PCMOutput(device: settings.device, configuration: settings.configuration(for: newFormat))
             format = newFormat
@@ -208,6 +258,7 @@ final class OutputThread {
     private func publish(running: Bool = true) {
         guard let pcm, let format, !segments.isEmpty else { return }
         let delay = (try? pcm.delay()) ?? 0
+        if delay > 0 { deviceKeepsTime = true }
         let played = max(0, written - delay)
         let rate = Double(format.sampleRate)
         while segments.count > 1 && played >= segments[1].startFrame {

@@ -60,6 +60,11 @@ enum PipelineEvent: Sendable {
     case source(TrackToken, ByteSourceEvent)
     /// The device failed under `token`.
     case outputFailed(TrackToken, name: String, message: String)
+    /// The device ran dry while playing `token`: nothing more was decoded in time, and nothing
+    /// is heard until enough is buffered again (STALLED).
+    case starved(TrackToken)
+    /// Enough of `token` is buffered again after `starved`: it is heard again.
+    case fed(TrackToken)
 }
 
 /// Where playback is: the audible track, the position of the frame being heard, whether the

@@ -25,9 +25,17 @@ struct PlayerSettings: Sendable, Equatable {
     /// The local media server's loopback port (`media.server.start`); 0: any free port.
     var mediaServerPort = 0
 
+    /// This device's name in streaming sessions (who another device took the privilege from);
+    /// nil: the host name.
+    var deviceName: String?
+
+    /// How often the origin is asked whether it answers (`Available` / `OfflineOnly` / `NotAvailable`).
+    var availabilityCheckSeconds: Double = 30
+
     static let keys: Set<String> = ["bufferMilliseconds", "periodMilliseconds", "decodeAheadSeconds",
                                     "playProgressSeconds", "playLogRetrySeconds", "httpCacheMegabytes",
-                                    "audioDevice", "audioPace", "mediaServerPort"]
+                                    "audioDevice", "audioPace", "mediaServerPort", "deviceName",
+                                    "availabilityCheckSeconds"]
 
     /// Reads the section; a wrong type or range stops the service with `ConfigInvalid`.
     init(section: [String: JSONValue]?) throws(DaemonError) {
@@ -48,6 +56,13 @@ struct PlayerSettings: Sendable, Equatable {
         if let v = try number("mediaServerPort", 0...65_535) {
             guard v.rounded() == v else { throw DaemonError(.configInvalid, "player.mediaServerPort must be a whole port number (0: any free port).") }
             mediaServerPort = Int(v)
+        }
+        if let v = try number("availabilityCheckSeconds", 0.5...86_400) { availabilityCheckSeconds = v }
+        if let value = section["deviceName"] {
+            guard let name = value.stringValue, !name.isEmpty, name.count <= 128 else {
+                throw DaemonError(.configInvalid, "player.deviceName must be a name of 1 to 128 characters.")
+            }
+            deviceName = name
         }
         if let value = section["audioDevice"] {
             guard let device = value.stringValue, !device.isEmpty else {

@@ -47,6 +47,36 @@ struct TrackInfo: Sendable, Equatable {
     var albumPeak: Double?
     /// True when played from the device's own copy.
     var offline: Bool
+    var display = DisplayMetadata()
+    /// Bits per second (the file's average, or what the decoder found).
+    var bitRate: Int?
+
+    /// Codec, rate, depth and quality: what `PlaybackQualityChanged` is about.
+    var format: AudioFormatKey {
+        AudioFormatKey(codec: codec, sampleRate: sampleRate, bitDepth: bitDepth, audioQuality: audioQuality)
+    }
+
+    /// `title`, `artist`, `album`, `durationSeconds` and `images` as the wire carries them.
+    var displayFields: [String: JSONValue] { Self.displayFields(of: self) }
+
+    /// The display fields of `track`, all null when there is none.
+    static func displayFields(of track: TrackInfo?) -> [String: JSONValue] {
+        [
+            "title": track?.display.title.map(JSONValue.string) ?? .null,
+            "artist": track?.display.artist.map(JSONValue.string) ?? .null,
+            "album": track?.display.album.map(JSONValue.string) ?? .null,
+            "durationSeconds": track?.durationSeconds.map(JSONValue.number) ?? .null,
+            "images": track?.display.images.map { .object($0.mapValues(JSONValue.string)) } ?? .null,
+        ]
+    }
+}
+
+/// The actual format of what is heard; a change between two products is `PlaybackQualityChanged`.
+struct AudioFormatKey: Sendable, Equatable {
+    var codec: String?
+    var sampleRate: Int?
+    var bitDepth: Int?
+    var audioQuality: String?
 }
 
 /// TIDAL's PlaybackContext for the active product, as `player.status` and the events show it.
@@ -58,7 +88,7 @@ struct PlaybackContext: Sendable, Equatable {
 
     var json: JSONValue {
         func opt<T>(_ v: T?, _ f: (T) -> JSONValue) -> JSONValue { v.map(f) ?? .null }
-        return [
+        var fields: [String: JSONValue] = [
             "productId": .string(track.actualProductId),
             "requestedProductId": .string(track.requestedProductId),
             "streamType": "ON_DEMAND",
@@ -73,6 +103,9 @@ struct PlaybackContext: Sendable, Equatable {
             "playbackSessionId": .string(playbackSessionId),
             "referenceId": opt(referenceId) { .string($0) },
             "offline": .bool(track.offline),
+            "audioBitRate": opt(track.bitRate) { .number(Double($0)) },
         ]
+        fields.merge(track.displayFields) { _, display in display }
+        return .object(fields)
     }
 }

@@ -18,19 +18,28 @@ extension PlaybackEngine {
 
     func setOrigin(_ origin: OriginClient?) { self.origin = origin }
 
-    /// Asks the origin for its stations once (no retries) and publishes what that means.
+    /// Asks the origin for its stations once (no retries) and publishes what that means; in
+    /// offline mode the origin is not asked and counts as unreachable.
     func checkAvailability() async {
         var reachable = false
-        if let origin {
+        // In offline mode the player sends nothing to the origin: only what the device holds counts.
+        if let origin, await !currentConfig().offlineMode {
             reachable = (try? await origin.get("/v1/stations", retry: .none)) != nil
         }
         let local = await localStationCount()
         let new: Availability = reachable ? .available : (local > 0 ? .offlineOnly : .notAvailable)
+        setAvailability(new, localStations: local)
+    }
+
+    /// Records what the origin's last answer (or its silence) means, with an event on a change.
+    func setAvailability(_ new: Availability, localStations: Int? = nil) {
         guard new != availability else { return }
         availability = new
         // Without an origin there is nothing to be available or not: status only, no event.
         guard origin != nil else { return }
-        publish(new.eventType, ["localStations": .number(Double(local)), "origin": origin.map { .string($0.baseURL) } ?? .null])
+        var fields: [String: JSONValue] = ["origin": origin.map { .string($0.baseURL) } ?? .null]
+        if let localStations { fields["localStations"] = .number(Double(localStations)) }
+        publish(new.eventType, .object(fields))
     }
 
     /// Stations with at least one verified item: playable with no network at all.
@@ -39,10 +48,10 @@ extension PlaybackEngine {
         return (try? await LocalStationStore(catalog: catalog).playableCount()) ?? 0
     }
 
-    /// Why a station that is not on the device cannot be tuned, asking the origin what it is.
-    /// The reference origin lists streaming stations but offers no play queue for them (only
-    /// offline stations carry items), so those are refused with a clear reason.
-    func remoteStationRefusal(_ stationId: String) async -> any Error {
+    /// Why a station that is not on the device cannot be tuned, asking the origin what it is:
+    /// an offline station not synced yet, a streaming station whose play queue was refused
+    /// (`refused`), or one the origin does not know.
+    func remoteStationRefusal(_ stationId: String, refused: OriginError? = nil) async -> any Error {
         guard let origin else {
             return PlayerError(.stationNotPlayable, "Station \(stationId) is not on this device and no origin is configured.")
         }
@@ -54,7 +63,7 @@ extension PlaybackEngine {
                 return PlayerError(.stationNotPlayable, "Station \(stationId) is an offline station not synced yet; sync it with the downloader's stations.sync first.")
             }
             if streaming != nil {
-                return PlayerError(.stationNotPlayable, "Station \(stationId) is streaming only and the origin offers no play queue for streaming stations (the origin lists items for offline stations only).")
+                return PlayerError(.stationNotPlayable, "The origin refused to play streaming station \(stationId): \(refused?.message ?? "no reason given").")
             }
             return PlayerError(.stationNotPlayable, "The origin knows no station \(stationId).")
         } catch {

@@ -42,18 +42,22 @@ extension PlaybackEngine {
         case .outputFailed(let token, let name, let message):
             guard active?.token == token else { return }
             fail(name: PlayerError.Code.outputFailed.name, message: "\(name): \(message)")
+        case .starved(let token):
+            guard active?.token == token, state == .playing else { return }
+            setState(.stalled)
+        case .fed:
+            guard state == .stalled else { return }
+            setState(wantPlaying ? .playing : .notPlaying)
         }
     }
 
-    /// A growing file or a stream could not keep up (STALLED), caught up, or failed for good.
+    /// A growing file or a stream failed for good. Its waits for bytes are not the state: what
+    /// is heard is (STALLED comes from the output running dry, `.starved`), so a source that is
+    /// slow while buffered audio plays on leaves the state PLAYING.
     private func sourceEvent(_ token: TrackToken, _ event: ByteSourceEvent) {
         switch event {
-        case .stalled:
-            guard active?.token == token, state == .playing else { return }
-            setState(.stalled)
-        case .resumed:
-            guard active?.token == token, state == .stalled else { return }
-            setState(wantPlaying ? .playing : .notPlaying)
+        case .stalled, .resumed:
+            if active?.token == token { logger.debug("source of the active product \(event == .stalled ? "waits for bytes" : "has bytes again")") }
         case .failed(let name, let message):
             if active?.token == token {
                 fail(name: name, message: message)
@@ -72,9 +76,11 @@ extension PlaybackEngine {
             return
         }
         guard var current = active, current.token == token, var context = current.context else { return }
+        outcomes.settle(token, nil)
         let changed = context.track.adopt(info)
         current.context = context
         active = current
+        heardFormat = context.track.format
         if changed { publish("PlaybackQualityChanged", ["playbackContext": context.json]) }
     }
 
@@ -107,6 +113,8 @@ extension PlaybackEngine {
         let previous = active?.product
         endActivePlay(at: previousEnd)
         active?.track?.close()
+        // Already opened behind the previous one: nobody need wait for it to start.
+        if queued.failure == nil, queued.track != nil { outcomes.settle(queued.token, nil) }
         var current = Active(product: queued.product, token: queued.token, stationId: queued.stationId)
         current.track = queued.track
         current.submitted = queued.handedOver

@@ -12,7 +12,8 @@ extension PlaybackEngine {
             requestedProductId: context.track.requestedProductId, stationId: current.stationId,
             playbackSessionId: context.playbackSessionId, sourceType: current.product.sourceType,
             sourceId: current.product.sourceId, startedAt: now, endedAt: now,
-            startPosition: rounded(position), endPosition: rounded(position), offline: context.track.offline, actions: [])
+            startPosition: rounded(position), endPosition: rounded(position), offline: context.track.offline, actions: [],
+            extras: current.product.extras)
         current.play = event
         active = current
         persist(event, closing: false)

@@ -24,7 +24,7 @@ extension PlaybackEngine {
 
     func status() async -> JSONValue {
         let config = await currentConfig()
-        return [
+        var fields: [String: JSONValue] = [
             "playbackState": .string(state.rawValue),
             "mediaProduct": active?.product.json ?? .null,
             "playbackContext": active?.context?.json ?? .null,
@@ -35,6 +35,8 @@ extension PlaybackEngine {
             "availability": .string(availability.rawValue),
             "startLatencyMs": lastStartLatency.map { .number(Self.milliseconds($0)) } ?? .null,
         ]
+        fields.merge(TrackInfo.displayFields(of: active?.context?.track)) { current, _ in current }
+        return .object(fields)
     }
 
     static func milliseconds(_ d: Duration) -> Double {
@@ -43,6 +45,13 @@ extension PlaybackEngine {
     }
 
     func configGet() async -> PlayerConfig { await currentConfig() }
+
+    /// At start: the downloader hears the offline mode the player has (a change it missed while
+    /// it was not running included). Nothing happens when it does not answer.
+    func tellDownloaderOfflineMode() async {
+        let config = await currentConfig()
+        await downloader?.setOfflineMode(config.offlineMode)
+    }
 
     func configSet(_ update: PlayerConfig.Update) async throws -> PlayerConfig {
         let previous = await currentConfig()
@@ -59,6 +68,11 @@ extension PlaybackEngine {
         }
         config = updated
         configLoaded = true
+        if updated.offlineMode != previous.offlineMode {
+            // Answered whatever the downloader says: the player's own offline mode is in force.
+            await downloader?.setOfflineMode(updated.offlineMode)
+            if origin != nil { Task { await self.checkAvailability() } }
+        }
         return updated
     }
 }

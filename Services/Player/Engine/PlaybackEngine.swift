@@ -40,10 +40,13 @@ actor PlaybackEngine {
     struct StationCursor {
         var id: String
         var name: String
-        /// Item ids with a verified file, in station order.
-        var items: [String]
+        /// An offline station's items with a verified file, in station order; a streaming
+        /// station's items as its play queue gave them so far.
+        var items: [StationItem]
         /// Index in `items` of the active product.
         var index: Int
+        /// Items come from the origin's play queue and are streamed.
+        var streaming: Bool
     }
 
     let pipeline: PlaybackPipeline
@@ -71,6 +74,16 @@ actor PlaybackEngine {
     private var resolving: [TrackToken: Task<Void, Never>] = [:]
     /// When the last `play` arrived, for the play→first-frame latency in status.
     var playRequestedAt: ContinuousClock.Instant?
+    /// The streaming session's keeper, told whether a stream plays (nil without an origin).
+    var privilege: StreamingPrivilege?
+    /// The downloader: the network type (for the streaming quality), and who is told offline mode.
+    var downloader: DownloaderLink?
+    /// A streaming station's request for more items, while one is out.
+    var stationFetch: Task<Void, Never>?
+    /// How loaded products started, for callers who wait to hear it.
+    var outcomes = LoadOutcomes()
+    /// The format of the product last made active, to tell when the next one differs.
+    var heardFormat: AudioFormatKey?
     var lastStartLatency: Duration?
 
     init(pipeline: PlaybackPipeline, hub: EventHub, logger: Logger, source: any TrackSource,
@@ -101,22 +114,42 @@ actor PlaybackEngine {
         guard new != state else { return }
         state = new
         publish("PlaybackStateChanged", ["playbackState": .string(new.rawValue)])
+        syncPrivilege()
     }
 
+    /// The transition to `active` (nil: playback ended), with the display metadata of what now
+    /// plays; a product of another format than the one heard before also gets `PlaybackQualityChanged`.
     func publishTransition(previous: MediaProduct?, active: Active?) {
-        publish("MediaProductTransition", [
+        var fields: [String: JSONValue] = [
             "previousMediaProduct": previous?.json ?? .null,
             "activeMediaProduct": active?.product.json ?? .null,
             "playbackContext": active?.context?.json ?? .null,
-        ])
+        ]
+        fields.merge(TrackInfo.displayFields(of: active?.context?.track)) { current, _ in current }
+        publish("MediaProductTransition", .object(fields))
+        if active == nil { heardFormat = nil }
+        noteFormat(active?.context)
+        syncPrivilege()
+    }
+
+    /// Publishes `PlaybackQualityChanged` when `context`'s format differs from the last one heard.
+    func noteFormat(_ context: PlaybackContext?) {
+        guard let context else { return }
+        let format = context.track.format
+        if let heard = heardFormat, heard != format {
+            publish("PlaybackQualityChanged", ["playbackContext": context.json])
+        }
+        heardFormat = format
     }
 
     // MARK: PlaybackEngine API
 
     /// Drops whatever was playing and makes `product` active at once (explicit transition).
     /// State becomes NOT_PLAYING unless `keepPlaying` (skip, station) keeps the current intent.
-    func load(_ product: MediaProduct, stationId: String? = nil, keepPlaying: Bool = false) {
+    @discardableResult
+    func load(_ product: MediaProduct, stationId: String? = nil, keepPlaying: Bool = false) -> TrackToken {
         let previous = active?.product
+        if let replaced = active?.token { outcomes.settle(replaced, nil) }
         endActivePlay()
         pipe.stop()
         abandonTracks()
@@ -130,6 +163,7 @@ actor PlaybackEngine {
         // clients always hear of the product before they hear it plays.
         if !(keepPlaying && wantPlaying && state == .playing) { setState(.notPlaying) }
         startResolving(token) { await $0.resolveActive(token: token, previous: previous) }
+        return token
     }
 
     func setNext(_ product: MediaProduct?, stationId: String? = nil) {
@@ -153,6 +187,8 @@ actor PlaybackEngine {
         if state == .notPlaying, active?.context != nil { setState(.playing) }
         playRequestedAt = .now
         if wasPaused { recordAction("resume") }
+        // After a revocation, playing a stream again takes the privilege back.
+        syncPrivilege()
         if let current = active, current.track != nil, !current.submitted {
             submitActive()
         }
@@ -165,6 +201,7 @@ actor PlaybackEngine {
         wantPlaying = false
         pipe.setPaused(true)
         setState(.notPlaying)
+        syncPrivilege()
     }
 
     func seek(to requested: Double) {
@@ -227,13 +264,17 @@ actor PlaybackEngine {
     /// Closes the open play, silences the pipeline and forgets the active, next and station
     /// state; the caller publishes what the app should hear about it.
     func stopAndForget() {
+        if let token = active?.token { outcomes.settle(token, nil) }
         endActivePlay()
         pipe.stop()
         abandonTracks()
         active = nil
         next = nil
         station = nil
+        stationFetch?.cancel()
+        stationFetch = nil
         wantPlaying = false
+        heardFormat = nil
         cancelStaleResolutions()
     }
 
@@ -243,9 +284,10 @@ actor PlaybackEngine {
         guard let product = active?.product else { return }
         let config = await currentConfig()
         do {
-            let track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
-                                                 quality: config.streamingQualityWifi, events: sourceEvents(token))
+            var track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
+                                                 quality: await streamingQuality(config), events: sourceEvents(token))
             guard var current = active, current.token == token else { return track.close() }
+            fillDisplay(&track, product)
             current.track = track
             current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
                                               referenceId: product.referenceId, startAssetPosition: current.startPosition)
@@ -264,15 +306,18 @@ actor PlaybackEngine {
         guard let product = next?.product else { return }
         let config = await currentConfig()
         do {
-            let track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
-                                                 quality: config.streamingQualityWifi, events: sourceEvents(token))
+            var track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
+                                                 quality: await streamingQuality(config), events: sourceEvents(token))
             guard active?.token == token || next?.token == token else { return track.close() }
+            fillDisplay(&track, product)
             if var current = active, current.token == token, current.track == nil {
                 // It became the active product while being resolved: start it now.
                 current.track = track
                 current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
                                                   referenceId: product.referenceId, startAssetPosition: 0)
                 active = current
+                noteFormat(current.context)
+                syncPrivilege()
                 submitActive()
                 return
             }
@@ -288,6 +333,12 @@ actor PlaybackEngine {
                 if let current = active, current.submitted { _ = pipe.setNext(nil, after: current.token) }
             }
         }
+    }
+
+    /// A station item's title, artist and album from the station's list where its source named none.
+    private func fillDisplay(_ track: inout ResolvedTrack, _ product: MediaProduct) {
+        guard let listed = stationDisplay(for: product.productId) else { return }
+        track.info.display = track.info.display.filled(from: listed)
     }
 
     /// Sends the active track to the pipeline, paused unless the app wants sound, so that it
@@ -341,33 +392,8 @@ actor PlaybackEngine {
     /// border of a station is gapless however far ahead the decoder runs.
     func stationHasItem(after token: TrackToken) -> Bool {
         guard let cursor = station, next?.token == token else { return false }
-        return cursor.index + 2 < cursor.items.count
-    }
-
-    // MARK: Errors
-
-    /// Raises `error` for the active product, then goes IDLE (TIDAL: error just before IDLE).
-    func fail(_ error: any Error) {
-        let (name, message) = PlayerError.describe(error)
-        fail(name: name, message: message)
-    }
-
-    func fail(name: String, message: String) {
-        let product = active?.product
-        logger.warning("playback failed", metadata: ["error": "\(name): \(message)", "productId": "\(product?.productId ?? "-")"])
-        endActivePlay()
-        pipe.stop()
-        abandonTracks()
-        publish(name, [
-            "name": .string(name), "message": .string(message),
-            "productId": product.map { .string($0.productId) } ?? .null,
-            "referenceId": product?.referenceId.map { .string($0) } ?? .null,
-        ])
-        active = nil
-        next = nil
-        station = nil
-        wantPlaying = false
-        setState(.idle)
+        // A streaming station's queue is asked for more before it runs out (released if it cannot be).
+        return cursor.streaming || cursor.index + 2 < cursor.items.count
     }
 
     func currentConfig() async -> PlayerConfig {
@@ -378,28 +404,5 @@ actor PlaybackEngine {
             pipe.loudnessSettings = LoudnessSettings(loaded)
         }
         return config
-    }
-}
-
-extension PlayerError {
-    /// Any error as (stable name, message): the player's own, the decoder's mapped to the
-    /// player's names, and any other `RPCErrorConvertible` (source selection, origin) as is.
-    static func describe(_ error: any Error) -> (name: String, message: String) {
-        switch error {
-        case let error as PlayerError: return (error.name, error.message)
-        case let error as RPCErrorConvertible: return (error.rpcError.name, error.rpcError.message)
-        default: return (Code.unexpected.name, "\(error)")
-        }
-    }
-
-    /// A failure name from the decode thread in the player's names.
-    static func mapDecodeFailure(name: String, message: String) -> (String, String) {
-        switch name {
-        case "FileNotFound": return (Code.fileMissing.name, message)
-        case "InvalidFile", "NoAudioStream", "UnsupportedCodec", "CodecOpenFailed", "DecodeFailed", "SeekFailed",
-             "InvalidOutputFormat":
-            return (Code.corruptFile.name, "\(name): \(message)")
-        default: return (name, message)
-        }
     }
 }

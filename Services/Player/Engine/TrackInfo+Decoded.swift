@@ -14,6 +14,7 @@ extension TrackInfo {
         take(\.sampleRate, info.sampleRate)
         take(\.bitDepth, info.bitsPerSample)
         if durationSeconds == nil { durationSeconds = info.durationSeconds }
+        if bitRate == nil { bitRate = info.bitRate }
         return changed
     }
 }

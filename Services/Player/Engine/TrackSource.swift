@@ -71,7 +71,8 @@ final class ResolverTrackSource: TrackSource {
                              audioQuality: context.audioQuality, codec: context.codec, sampleRate: context.sampleRate,
                              bitDepth: context.bitDepth, durationSeconds: context.durationSeconds,
                              trackGain: context.trackGain, trackPeak: context.trackPeak,
-                             albumGain: context.albumGain, albumPeak: context.albumPeak, offline: context.offline)
+                             albumGain: context.albumGain, albumPeak: context.albumPeak, offline: context.offline,
+                             display: context.display, bitRate: context.bitRate)
         let source = resolved.source
         let output = decoderOutput(bitDepth: context.bitDepth)
         let actual = context.actualProductId

@@ -27,6 +27,8 @@ struct PlayEvent: Codable, Sendable, Equatable {
     var endPosition: Double
     var offline: Bool
     var actions: [Action]
+    /// The app's own fields of the media product (`mediaProduct.extras`), passed through untouched.
+    var extras: JSONValue?
 
     var json: JSONValue { (try? JSONCoding.value(self)) ?? .null }
 

@@ -24,6 +24,18 @@ struct LocalStationStore: Sendable {
         }
     }
 
+    /// The first station (by id) with a verified item: what plays when a streaming station
+    /// cannot be reached. Nil when the device holds none.
+    func firstPlayable() async throws -> String? {
+        try await catalog.read { db in
+            try String.fetchOne(db, sql: """
+                SELECT si.stationId FROM stationItems si
+                JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId WHERE f.state = 'verified'
+                ORDER BY si.stationId LIMIT 1
+                """)
+        }
+    }
+
     /// Stations with at least one verified item: playable with no network at all.
     func playableCount() async throws -> Int {
         try await catalog.read { db in

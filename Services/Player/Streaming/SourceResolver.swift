@@ -1,3 +1,4 @@
+import BlockingIO
 import Catalog
 import Foundation
 import GRDB
@@ -83,7 +84,9 @@ final class SourceResolver: Sendable {
                 throw PlayerError(.fileMissing, "the offlined file of \(local.actualProductId) is not on disk: \(local.relativePath)")
             }
             log(productId, local.actualProductId, "local file \(local.relativePath)")
-            return PlaybackSource(source: source, context: Self.context(productId, local))
+            var context = Self.context(productId, local)
+            if context.codec == nil || context.sampleRate == nil || context.bitRate == nil { await Self.probe(path, into: &context) }
+            return PlaybackSource(source: source, context: context)
         case .offlinedButNotValid:
             throw SourceError.offlineNotValid(productId)
         case .notOfflined:
@@ -160,8 +163,21 @@ final class SourceResolver: Sendable {
             durationSeconds: json["durationSeconds"]?.doubleValue,
             trackGain: gain?["trackGain"]?.doubleValue, trackPeak: gain?["trackPeak"]?.doubleValue,
             albumGain: gain?["albumGain"]?.doubleValue, albumPeak: gain?["albumPeak"]?.doubleValue,
-            offline: false)
-        return StreamInfo(url: url, sizeBytes: json["manifest"]?["sizeBytes"]?.intValue.map(Int64.init), context: context)
+            offline: false, display: display(json))
+        let size = json["manifest"]?["sizeBytes"]?.intValue.map(Int64.init)
+        var withRate = context
+        withRate.bitRate = averageBitRate(bytes: size, seconds: context.durationSeconds)
+        return StreamInfo(url: url, sizeBytes: size, context: withRate)
+    }
+
+    /// Title, artist, album and images of a playbackinfo answer (image paths as the origin gave them).
+    static func display(_ json: JSONValue) -> DisplayMetadata {
+        var images: [String: String] = [:]
+        for (kind, value) in json["images"]?.objectValue ?? [:] {
+            if let path = value.stringValue { images[kind] = path }
+        }
+        return DisplayMetadata(title: json["title"]?.stringValue, artist: json["artist"]?.stringValue,
+                               album: json["album"]?.stringValue, images: images.isEmpty ? nil : images)
     }
 
     // MARK: Local files
@@ -182,7 +198,19 @@ final class SourceResolver: Sendable {
             requestedProductId: requested, actualProductId: local.actualProductId, audioQuality: item.audioQuality,
             codec: item.codec, sampleRate: item.sampleRate, bitDepth: item.bitDepth, durationSeconds: item.durationSeconds,
             trackGain: item.trackGain, trackPeak: item.trackPeak, albumGain: item.albumGain, albumPeak: item.albumPeak,
-            offline: true)
+            offline: true, display: DisplayMetadata(title: item.title, artist: item.artist, album: item.album),
+            bitRate: averageBitRate(bytes: local.sizeBytes, seconds: item.durationSeconds))
+    }
+
+    /// Fills what the catalog does not say about a local file (a station item's row names no
+    /// codec or rate; a row without a size gives no bit rate) from the file itself, opened on the blocking pool; left as is when it cannot be.
+    static func probe(_ path: String, into context: inout PlaybackContextInfo) async {
+        guard let info = try? await BlockingIO.run({ try AudioDecoder(path: path).info }) else { return }
+        context.codec = context.codec ?? info.codecName
+        context.sampleRate = context.sampleRate ?? info.sampleRate
+        context.bitDepth = context.bitDepth ?? info.bitsPerSample
+        context.durationSeconds = context.durationSeconds ?? info.durationSeconds
+        context.bitRate = context.bitRate ?? info.bitRate
     }
 
     /// Where a product's download stands, as far as choosing a source goes.
