@@ -119,8 +119,14 @@ final class HLSAudioTests: XCTestCase {
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: segment))
         try handle.truncate(atOffset: 1000)
         try handle.close()
-        _ = try await h.call("player.load", PlayerHarness.product("tr-hls"))
-        _ = try await h.call("player.play")
+        // The load answers the failure, since it comes before any sound; the event says it too.
+        do {
+            _ = try await h.call("player.load", PlayerHarness.product("tr-hls"))
+            XCTFail("a damaged presentation does not load")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.name, "DecryptFailed", "\(error)")
+            XCTAssertTrue(error.message.contains("seg001.ts"), "the segment named: \(error.message)")
+        }
         let events = try await log.until(timeout: 30) { $0.data["message"] != nil }
         let error = try XCTUnwrap(events.last)
         XCTAssertEqual(error.type, "DecryptFailed", "\(error.data)")
