@@ -13,6 +13,8 @@ struct DownloadQueueStore: Sendable {
     struct Verified: Sendable {
         /// Products that became `cached` with this file.
         var products: [ProductRef] = []
+        /// Partial downloads that became `partiallyCached` with this file.
+        var partial: [ProductRef] = []
         /// Stations holding the file (their progress changed).
         var stations: [String] = []
         /// Products listing the file that are not complete yet, with their progress over all
@@ -200,6 +202,17 @@ struct DownloadQueueStore: Sendable {
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'cached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?",
                                arguments: [now, product.token])
             }
+            // A partial download (prepositioning) is done once every file it asked for is.
+            let partial = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+                WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
+                  AND \(ProductFileStore.partialDoneSQL)
+                """), arguments: [fileId, fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
+            for product in partial {
+                try db.execute(sql: """
+                    UPDATE offlineProducts SET state = 'partiallyCached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?
+                    """, arguments: [now, product.token])
+            }
             let stations = try String.fetchAll(db.cachedStatement(sql: """
                 SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
                 """), arguments: [fileId])
@@ -215,7 +228,7 @@ struct DownloadQueueStore: Sendable {
                 SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
                 WHERE d.fileId = ? AND p.staged IS NOT NULL LIMIT 1
                 """), arguments: [fileId]) ?? false
-            verified[fileId] = Verified(products: products, stations: stations, staged: staged)
+            verified[fileId] = Verified(products: products, partial: partial, stations: stations, staged: staged)
         }
         // A presentation's progress once per batch, on the batch's last file of it: counting its
         // files for each of them would make a presentation of n segments cost n² row reads.
