@@ -28,7 +28,9 @@ final class MediaServerTests: XCTestCase {
             dir = try TestDirectory(prefix: "cms")
             origin = try OriginProcess.start()
             api = OriginAPI(origin: origin)
-            downloaderArgs = ["--origin", origin.baseURL] + (try downloaderConfig.map { ["--config", try dir.writeConfig($0)] } ?? [])
+            var args = ["--origin", origin.baseURL]
+            if let downloaderConfig { args += ["--config", try dir.writeConfig(downloaderConfig)] }
+            downloaderArgs = args
             downloader = try ServiceProcess("downloader", in: dir, extraArgs: downloaderArgs, environment: credentials)
             try downloader.waitReady()
             player = try ServiceProcess("player", in: dir, extraArgs: ["--origin", origin.baseURL, "--audio-device", "null",
