@@ -17,6 +17,10 @@ final class PartialPrepositionTests: XCTestCase {
         defer { h.discard() }
         try h.start()
         _ = try await h.call("network.set", ["type": "wifi"])
+        let client = try await h.client()
+        defer { Task { await client.close() } }
+        let events = EventCollector(client)
+        _ = try await client.call("events.subscribe", ["topics": ["downloads", "catalog"]])
         _ = try await h.call("catalog.refresh")
         _ = try await h.call("catalog.subscribe", ["sourceId": "src-video", "subscribed": true])
         _ = try await h.call("catalog.select", ["categoryId": "cat-video", "selected": true])
@@ -32,6 +36,13 @@ final class PartialPrepositionTests: XCTestCase {
         let partialToken = try XCTUnwrap(token, "vid-1 was not prepositioned")
         let partial = try await h.waitProduct(partialToken, state: "partiallyCached", timeout: 60)
         XCTAssertEqual(partial["prepositionSeconds"]?.doubleValue, 2)
+        // Both topics say so: the product's state (downloads) and the item's (catalog).
+        try await events.wait("downloads ItemStateChanged partiallyCached", timeout: 10) {
+            $0.type == "ItemStateChanged" && $0.data["token"]?.stringValue == partialToken && $0.data["state"] == "partiallyCached"
+        }
+        try await events.wait("catalog ItemStateChanged partiallyCached", timeout: 10) {
+            $0.type == "ItemStateChanged" && $0.data["itemId"] == "it-vid-1" && $0.data["state"] == "partiallyCached"
+        }
         let done = try XCTUnwrap(partial["segments"]?["done"]?.intValue)
         let total = try XCTUnwrap(partial["segments"]?["total"]?.intValue)
         XCTAssertGreaterThan(done, 0, "\(partial)")
@@ -51,10 +62,24 @@ final class PartialPrepositionTests: XCTestCase {
         XCTAssertEqual(item?.compactMap { $0["id"]?.stringValue }, ["it-vid-1"])
         XCTAssertEqual(item?.first?["state"], "partiallyCached")
 
+        // The limit is kept with the product: after a kill -9 it is still partial, nothing more wanted.
+        h.kill9()
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let restarted = try await h.call("offline.status", ["token": .string(partialToken)])
+        XCTAssertEqual(restarted["state"], "partiallyCached")
+        XCTAssertEqual(restarted["prepositionSeconds"]?.doubleValue, 2)
+        XCTAssertEqual(restarted["segments"]?["done"]?.intValue, done)
+        let client2 = try await h.client()
+        defer { Task { await client2.close() } }
+        let events2 = EventCollector(client2)
+        _ = try await client2.call("events.subscribe", ["topics": ["downloads"]])
+
         // An explicit request downloads the rest into the same token.
         let added = try await h.call("offline.add", ["productId": "vid-1"])
         XCTAssertEqual(added["token"]?.stringValue, partialToken)
         let whole = try await h.waitProduct(partialToken, state: "cached", timeout: 60)
+        try await events2.wait("OfflineDone", timeout: 10) { $0.type == "OfflineDone" && $0.data["token"]?.stringValue == partialToken }
         XCTAssertEqual(whole["segments"]?["done"], whole["segments"]?["total"])
         XCTAssertEqual(whole["segments"]?["total"]?.intValue, total)
         XCTAssertNil(whole["prepositionSeconds"])
@@ -62,6 +87,7 @@ final class PartialPrepositionTests: XCTestCase {
         XCTAssertGreaterThan(segmentsOnDisk(h).count, segments.count)
         let cachedState = try await h.call("offline.state", ["productId": "vid-1"])["state"]
         XCTAssertEqual(cachedState, "OFFLINED_AND_VALID")
+        print("partial prepositioning: \(done) of \(total) segments, \(segments.count) segment files on disk: \(segments)")
     }
 
     func testPrepositionSecondsOffDownloadsTheWholeVideo() async throws {
