@@ -80,6 +80,15 @@ final class PartialMediaServerTests: XCTestCase {
                                                              headers: ["Range": "bytes=188-375"], timeoutSeconds: 10))
         XCTAssertEqual(ranged.status, 206)
         XCTAssertEqual(ranged.body, Array(fromOrigin.body[188...375]))
+        // An origin that refuses it: a named 502, not a hang; the segment on disk still plays.
+        try await rig.api.injectFaults("/media/vid-1/v0/seg001.ts", [["status": 404]])
+        let refused = try await rig.get(base + "/p/vid-1/v0/seg001.ts")
+        XCTAssertEqual(refused.status, 502)
+        XCTAssertTrue(String(decoding: refused.body, as: UTF8.self).contains("answered 404"), String(decoding: refused.body, as: UTF8.self))
+        let local0 = try await rig.get(base + "/p/vid-1/v0/seg000.ts")
+        XCTAssertEqual(local0.status, 200)
+        let origin0 = try await rig.api.get("/media/vid-1/v0/seg000.ts")
+        XCTAssertEqual(local0.body, origin0.body)
 
         // The whole video, through the master and through the media playlist, as the origin's.
         let local = try MediaServerTests.framemd5(base + "/p/vid-1/master.m3u8", maps: ["0:v:0", "0:a:0"])

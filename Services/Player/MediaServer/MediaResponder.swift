@@ -130,8 +130,9 @@ struct MediaResponder: Sendable {
         }
     }
 
-    /// The largest file relayed from the origin (a segment; the whole file is held in memory).
-    static let maxRelayBytes: Int64 = 64 << 20
+    /// The largest file relayed from the origin (a segment; the whole file is held in memory):
+    /// the origin client's bound on a body it keeps in memory.
+    static let maxRelayBytes: Int64 = 16 << 20
     /// A player waits for the answer: a couple of quick retries only.
     static let relayRetry = RetryPolicy(statusRetries: 2, baseDelay: 0.2, maxStatusDelay: 1, networkRetries: 1, maxNetworkDelay: 1)
 
