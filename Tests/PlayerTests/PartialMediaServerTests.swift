@@ -110,4 +110,35 @@ final class PartialMediaServerTests: XCTestCase {
         MediaServerTests.assertSameFrames(after, remoteMedia, "cached after offline.add")
         print("partial media server: framemd5 equal (\(local.count) frames) with \(onDisk.count) of \(total) segments on disk")
     }
+
+    func testAPartiallyCachedVideoPastItsOfflineWindowIsRefused() async throws {
+        let rig = try Rig(downloaderConfig: #"{"downloader":{"catalog":{"prepositionSeconds":2}}}"#)
+        defer { rig.discard() }
+        _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
+        _ = try await rig.call(rig.downloader, "catalog.refresh")
+        _ = try await rig.call(rig.downloader, "catalog.subscribe", ["sourceId": "src-video", "subscribed": true])
+        _ = try await rig.call(rig.downloader, "catalog.select", ["categoryId": "cat-video", "selected": true])
+        let partial = try await waitVid1(rig, state: "partiallyCached")
+        let validUntil = try XCTUnwrap(parseServerTime(partial["offlineValidUntil"]?.stringValue), "\(partial)")
+        let started = try await rig.call(rig.player, "media.server.start")
+        let base = try XCTUnwrap(started["url"]?.stringValue)
+        let before = try await rig.get(base + "/p/vid-1/keys/k-vid-1")
+        XCTAssertEqual(before.status, 200)
+        // An hour of server time past the offline window.
+        let moved = try await rig.api.post("/_control/clock", ["offsetSeconds": validUntil.timeIntervalSinceNow + 3600], authorized: false)
+        XCTAssertEqual(moved.status, 200)
+        _ = try await rig.call(rig.downloader, "stations.list")     // the server's time reaches the catalog
+        // The downloader records the server's time as it goes: the key is refused once it has.
+        let deadline = Date().addingTimeInterval(20)
+        var keyStatus = before.status
+        while keyStatus != 403, Date() < deadline {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            keyStatus = try await rig.get(base + "/p/vid-1/keys/k-vid-1").status
+        }
+        XCTAssertEqual(keyStatus, 403)
+        for path in ["master.m3u8", "v0/index.m3u8", "v0/seg000.ts", "v0/seg001.ts", "keys/k-vid-1"] {
+            let refused = try await rig.get(base + "/p/vid-1/" + path)
+            XCTAssertEqual(refused.status, 403, path)
+        }
+    }
 }

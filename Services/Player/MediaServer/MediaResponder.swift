@@ -44,7 +44,7 @@ struct MediaResponder: Sendable {
         do {
             let store = try await stores()
             guard let product = try await store.product(productId, name: parts.count == 5 && parts[3] == "keys" ? "" : name) else { return .error(.notFound, "\(productId) is not on this device") }
-            if product.validity == .offlinedButNotValid {
+            if product.validity == .offlinedButNotValid || product.isPartialExpired {
                 return .error(.forbidden, "\(productId) is offlined but not valid; the app re-validates or renews its license")
             }
             guard product.validity == .offlinedAndValid || product.isDownloading || product.isPartial else {

@@ -44,6 +44,9 @@ struct MediaServerStore: Sendable {
         /// Prepositioned in part (`partiallyCached`) and within its offline window and license:
         /// served whole, the files not on disk fetched from the origin.
         var isPartial = false
+        /// Prepositioned in part, but past its offline window or license: refused as a product
+        /// offlined but not valid is.
+        var isPartialExpired: Bool { productState == "partiallyCached" && !isPartial }
         /// Every file of the product, main one first.
         var all: [ServedFile] { [main] + files }
 
