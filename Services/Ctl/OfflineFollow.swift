@@ -2,11 +2,12 @@ import ArgumentParser
 import Foundation
 import Wire
 
-/// Waits for one offline to end — cached, failed or deleted — with a bar of its bytes (rate,
+/// Waits for one offline to end — cached, failed or deleted, or partially cached for a partial
+/// (prepositioned) download — with a bar of its bytes (rate,
 /// ETA) and the reasons it waits, for `offline add --wait` and `offline watch`. The connection
 /// must be subscribed to `downloads` before the work began.
 enum OfflineFollow {
-    static let finished: Set<String> = ["cached", "failed", "deleted"]
+    static let finished: Set<String> = ["cached", "partiallyCached", "failed", "deleted"]
 
     /// Follows `status` (an `offline.status`) to its end and returns the final status.
     static func follow(_ connection: Connection, status initial: JSONValue, label: String, wait: WaitOptions) async throws -> JSONValue {
@@ -44,6 +45,7 @@ enum OfflineFollow {
                 case "idle"?: follower.set(StallReason.item(error: event.data["error"]?.stringValue, reason: event.data["reason"]?.stringValue))
                 case "paused"?: follower.set(.paused)
                 case "queued"?, "downloading"?: if follower.reason?.code != "OriginFailing" { follower.set(nil) }
+                case "partiallyCached"?: ended = true
                 default: break
                 }
             case "OfflineDone", "OfflineFailed", "OfflineDeleted":
@@ -74,9 +76,11 @@ enum OfflineFollow {
         return ["queued", "discovered"].contains(status["state"]?.stringValue ?? "") ? .queued : .moving
     }
 
-    /// Exit 2, with the reason, when the offline did not end cached.
+    /// Exit 2, with the reason, when the offline did not end cached (or, for a partial
+    /// download, partially cached: all it asked for is on the device).
     static func check(_ status: JSONValue, label: String, json: Bool) throws {
         guard status["state"]?.stringValue != "cached" else { return }
+        if status["state"]?.stringValue == "partiallyCached", status["prepositionSeconds"] != nil { return }
         let why = [status["error"], status["reason"]].compactMap { $0?.stringValue }.joined(separator: ": ")
         CtlOutput.error("the offline of \(label) ended \(Format.text(status["state"]))" + (why.isEmpty ? "" : ": \(why)"))
         throw ExitCode(ExitStatus.workFailed)

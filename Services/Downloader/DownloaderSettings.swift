@@ -58,10 +58,13 @@ struct CatalogSettings: Sendable {
     var maxAutoBytes: Int64 = 2_000_000_000
     /// Viewed, unsaved prepositioned items older than this give way first when room is short.
     var keepViewedDays: Double = 7
+    /// Partial prepositioning: an HLS item queued automatically is downloaded only as far as the
+    /// segments covering its first this many seconds (the rest is streamed); 0 downloads it whole.
+    var prepositionSeconds: Double = 0
 
     init() {}
 
-    static let keys: Set<String> = ["refreshSeconds", "maxAutoBytes", "keepViewedDays"]
+    static let keys: Set<String> = ["refreshSeconds", "maxAutoBytes", "keepViewedDays", "prepositionSeconds"]
 
     init(_ value: JSONValue, logger: Logger) {
         guard let section = value.objectValue else {
@@ -83,5 +86,6 @@ struct CatalogSettings: Sendable {
         if let n = number("refreshSeconds", 1...(30 * 86400)) { refreshSeconds = n }
         if let n = number("maxAutoBytes", 0...1e15) { maxAutoBytes = Int64(n) }
         if let n = number("keepViewedDays", 0...3650) { keepViewedDays = n }
+        if let n = number("prepositionSeconds", 0...86400) { prepositionSeconds = n }
     }
 }

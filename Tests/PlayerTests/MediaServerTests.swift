@@ -20,11 +20,18 @@ final class MediaServerTests: XCTestCase {
         let player: ServiceProcess
         let credentials = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
 
-        init() throws {
+        /// The downloader's arguments, kept for a restart.
+        let downloaderArgs: [String]
+
+        /// `downloaderConfig`: a config file for the downloader (JSON).
+        init(downloaderConfig: String? = nil) throws {
             dir = try TestDirectory(prefix: "cms")
             origin = try OriginProcess.start()
             api = OriginAPI(origin: origin)
-            downloader = try ServiceProcess("downloader", in: dir, extraArgs: ["--origin", origin.baseURL], environment: credentials)
+            var args = ["--origin", origin.baseURL]
+            if let downloaderConfig { args += ["--config", try dir.writeConfig(downloaderConfig)] }
+            downloaderArgs = args
+            downloader = try ServiceProcess("downloader", in: dir, extraArgs: downloaderArgs, environment: credentials)
             try downloader.waitReady()
             player = try ServiceProcess("player", in: dir, extraArgs: ["--origin", origin.baseURL, "--audio-device", "null",
                                                                       "--audio-pace", "realtime"],
@@ -35,7 +42,7 @@ final class MediaServerTests: XCTestCase {
         /// kill -9, then the same downloader started again on the same state.
         func restartDownloaderAfterKill() throws {
             downloader.kill9()
-            downloader = try ServiceProcess("downloader", in: dir, extraArgs: ["--origin", origin.baseURL], environment: credentials)
+            downloader = try ServiceProcess("downloader", in: dir, extraArgs: downloaderArgs, environment: credentials)
             try downloader.waitReady()
         }
 

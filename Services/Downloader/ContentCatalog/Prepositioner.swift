@@ -133,7 +133,9 @@ actor Prepositioner {
             let quality = gate.policy.offlineQuality(productType: row.item.type)
             do {
                 let status = try await products.add(productId: row.item.productId, productType: row.item.type, quality: quality,
-                                                    automatic: true, retry: Self.retry)
+                                                    automatic: true,
+                                                    prepositionSeconds: settings.prepositionSeconds > 0 ? settings.prepositionSeconds : nil,
+                                                    retry: Self.retry)
                 guard let token = status["token"]?.stringValue else { continue }
                 try await store.setToken(row.item.id, token: token)
                 used += row.item.sizeBytes

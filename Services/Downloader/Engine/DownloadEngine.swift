@@ -356,6 +356,10 @@ actor DownloadEngine {
             events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
                                                   "state": "cached"])
         }
+        for product in verified.partial {
+            events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
+                                                  "state": "partiallyCached"])
+        }
         for (product, fields) in verified.progressed {
             var data = fields
             data["token"] = .string(product.token)

@@ -26,6 +26,16 @@ struct PlannedFile: Sendable, Equatable, Codable {
     var mimeType: String?
     /// Relative to the media directory.
     var localPath: String
+    /// Segments: where the earliest playlist that plays it starts it, in seconds (partial
+    /// prepositioning keeps the segments that start before its limit).
+    var startSeconds: Double?
+
+    /// Whether a download limited to the first `seconds` of the presentation needs this file:
+    /// every file but the segments that start at or after the limit (nil: no limit).
+    func isWanted(within seconds: Double?) -> Bool {
+        guard let seconds, role == .segment, let start = startSeconds else { return true }
+        return start < seconds
+    }
 }
 
 /// An HLS product's download, as `offline.add` stores it: the master playlist (the product's
@@ -73,6 +83,7 @@ struct HLSPlanner: Sendable {
         var files: [PlannedFile] = []
         var resources: [(url: String, rangeEnd: Int64?, role: PlannedFile.Role)] = []
         var keyIds: [String] = []
+        var starts: [String: Double] = [:]
         let playlistURIs = [choice.variant.uri] + (choice.audio + choice.subtitles).compactMap(\.uri)
         for uri in playlistURIs {
             guard let url = HLSURL.resolve(uri, against: masterURL) else { throw DownloaderError.hostileManifest("cannot resolve \(uri)") }
@@ -93,6 +104,14 @@ struct HLSPlanner: Sendable {
                 guard let keyURL = HLSURL.resolve(key, against: checked) else { throw DownloaderError.hostileManifest("cannot resolve key \(key)") }
                 let keyId = try Self.keyId(HLSURL.path(of: try resolve(keyURL)))
                 if !keyIds.contains(keyId) { keyIds.append(keyId) }
+            }
+            var start = 0.0
+            for segment in media.segments {
+                if let url = HLSURL.resolve(segment.uri, against: checked) {
+                    let path = HLSURL.path(of: url)
+                    starts[path] = min(starts[path] ?? start, start)
+                }
+                start += segment.duration
             }
             for resource in media.resources {
                 guard let url = HLSURL.resolve(resource.uri, against: checked) else {
@@ -120,7 +139,8 @@ struct HLSPlanner: Sendable {
             let name = try names.name(for: resource.urlPath)
             files.append(PlannedFile(name: name, role: resource.role, url: try stored(resource.url), urlPath: resource.urlPath, sizeBytes: size,
                                      sha256: nil, mimeType: Self.mimeType(Self.fileExtension(resource.urlPath)),
-                                     localPath: names.localPath(name)))
+                                     localPath: names.localPath(name),
+                                     startSeconds: resource.role == .segment ? starts[resource.urlPath] : nil))
         }
         return HLSPlan(master: masterFile, files: files, keyIds: keyIds, choice: choice)
     }

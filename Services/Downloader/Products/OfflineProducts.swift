@@ -51,14 +51,20 @@ actor OfflineProducts {
     /// `automatic`: the downloader asks by itself (catalog prepositioning); such content may give
     /// way to explicit requests. An explicit request for a product already asked for automatically
     /// makes that request explicit.
+    ///
+    /// `prepositionSeconds` (automatic requests of HLS products only): only the segments that
+    /// cover the presentation's first seconds are downloaded; every file is still listed. The
+    /// product ends `partiallyCached`. An explicit request for such a product downloads the rest.
     func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false,
              terms: LicenseTerms? = nil, presentation: PresentationChoice = PresentationChoice(),
-             automatic: Bool = false, retry: RetryPolicy = .offlining) async throws -> JSONValue {
+             automatic: Bool = false, prepositionSeconds: Double? = nil, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
         let existing = try await products.openRequest(productId: productId)
+        let limit = automatic ? prepositionSeconds : nil
         // The same request twice gets the same token; a failed one is started again (explicit
-        // re-request), and one that only holds a preloaded license starts its download now.
-        if let existing, !["failed", "discovered"].contains(existing.state) {
+        // re-request), one that only holds a preloaded license starts its download now, and an
+        // explicit request for a partial one plans the whole presentation again.
+        if let existing, !["failed", "discovered"].contains(existing.state), automatic || existing.prepositionSeconds == nil {
             if !automatic { try await products.makeExplicit(token: existing.token) }
             if allowCellular {
                 // Asked again with the cellular override: it applies to the existing request.
@@ -90,6 +96,7 @@ actor OfflineProducts {
             keyIds = plan.keyIds
             var choice = plan.choice.json.objectValue ?? [:]
             if let bitrate = presentation.bitrate { choice["bitrate"] = .number(Double(bitrate)) }
+            if let limit { choice["prepositionSeconds"] = .number(limit) }
             options = String(decoding: JSONValue.object(choice).serialized(), as: UTF8.self)
         } else {
             if let field = presentation.firstField {
@@ -127,6 +134,7 @@ actor OfflineProducts {
                                               validity: Validity(info), allowCellular: allowCellular, license: license)
         request.automatic = automatic
         request.files = files
+        request.wantedSeconds = manifestType == "hls" ? limit : nil
         request.options = options
         request.extraKeys = extraKeys
         let (state, stale) = try await products.add(request, now: Date())

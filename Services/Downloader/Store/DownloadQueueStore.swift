@@ -13,6 +13,8 @@ struct DownloadQueueStore: Sendable {
     struct Verified: Sendable {
         /// Products that became `cached` with this file.
         var products: [ProductRef] = []
+        /// Partial downloads that became `partiallyCached` with this file.
+        var partial: [ProductRef] = []
         /// Stations holding the file (their progress changed).
         var stations: [String] = []
         /// Products listing the file that are not complete yet, with their progress over all
@@ -191,14 +193,18 @@ struct DownloadQueueStore: Sendable {
             try db.cachedStatement(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')")
                 .execute(arguments: [now, fileId])
             // A product is cached once its last file is: a presentation's segments come one by one.
-            let products = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+            // A partial download (prepositioning) is partiallyCached once every file it asked for is.
+            let done = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT p.token, p.productId, (\(ProductFileStore.allVerifiedSQL)) AS whole FROM offlineProducts p
+                JOIN mediaItems m ON m.id = p.productId
                 WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
-                  AND \(ProductFileStore.allVerifiedSQL)
-                """), arguments: [fileId, fileId]).map { ProductRef(token: $0["token"], productId: $0["productId"]) }
-            for product in products {
-                try db.execute(sql: "UPDATE offlineProducts SET state = 'cached', endedAt = ?, error = NULL, reason = NULL WHERE token = ?",
-                               arguments: [now, product.token])
+                  AND ((\(ProductFileStore.allVerifiedSQL)) OR (\(ProductFileStore.partialDoneSQL)))
+                """), arguments: [fileId, fileId]).map { (ProductRef(token: $0["token"], productId: $0["productId"]), $0["whole"] as Bool) }
+            let products = done.filter(\.1).map(\.0)
+            let partial = done.filter { !$0.1 }.map(\.0)
+            for (product, whole) in done {
+                try db.cachedStatement(sql: "UPDATE offlineProducts SET state = ?, endedAt = ?, error = NULL, reason = NULL WHERE token = ?")
+                    .execute(arguments: [whole ? "cached" : "partiallyCached", now, product.token])
             }
             let stations = try String.fetchAll(db.cachedStatement(sql: """
                 SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
@@ -215,7 +221,7 @@ struct DownloadQueueStore: Sendable {
                 SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
                 WHERE d.fileId = ? AND p.staged IS NOT NULL LIMIT 1
                 """), arguments: [fileId]) ?? false
-            verified[fileId] = Verified(products: products, stations: stations, staged: staged)
+            verified[fileId] = Verified(products: products, partial: partial, stations: stations, staged: staged)
         }
         // A presentation's progress once per batch, on the batch's last file of it: counting its
         // files for each of them would make a presentation of n segments cost n² row reads.

@@ -49,7 +49,7 @@ extension FileStore {
                            arguments: [requeueMissing ? "queued" : "failed", now, id])
             for row in try Row.fetchAll(db, sql: """
                 SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                WHERE \(ProductFileStore.holdsFileSQL) AND p.state = 'cached'
+                WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('cached', 'partiallyCached')
                 """, arguments: [id, id]) {
                 try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = 'FileMissing', reason = ?, endedAt = NULL WHERE token = ?",
                                arguments: [requeueMissing ? "queued" : "failed",

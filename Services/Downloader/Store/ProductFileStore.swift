@@ -15,9 +15,14 @@ enum ProductFileStore {
     /// listed before and no longer does are let go of (the garbage collection deletes them once
     /// nothing else wants them). Returns whether all are verified, and the local paths of files
     /// whose declared content changed, whose old bytes the caller deletes after the commit.
-    static func attach(_ files: [PlannedFile], productId: String, token: String, db: Database,
-                       now: Date) throws -> (allVerified: Bool, stale: [(fileId: Int64, path: String)]) {
+    ///
+    /// `within` (partial prepositioning): the token wants only the files that
+    /// `PlannedFile.isWanted(within:)` keeps; the others are listed all the same.
+    /// `wantedVerified` says whether those it wants are all verified.
+    static func attach(_ files: [PlannedFile], productId: String, token: String, within: Double? = nil, db: Database,
+                       now: Date) throws -> (allVerified: Bool, wantedVerified: Bool, stale: [(fileId: Int64, path: String)]) {
         var allVerified = true
+        var wantedVerified = true
         var stale: [(Int64, String)] = []
         var kept: [Int64] = []
         for (position, planned) in files.enumerated() {
@@ -30,6 +35,8 @@ enum ProductFileStore {
                 INSERT INTO productFiles (productId, name, fileId, role, position) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(productId, name) DO UPDATE SET fileId = excluded.fileId, role = excluded.role, position = excluded.position
                 """, arguments: [productId, planned.name, fileId, planned.role.rawValue, position])
+            guard planned.isWanted(within: within) else { continue }
+            wantedVerified = wantedVerified && verified
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
         }
         let others = kept.isEmpty ? "" : "AND fileId NOT IN (\(kept.map(String.init).joined(separator: ",")))"
@@ -40,7 +47,7 @@ enum ProductFileStore {
             try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId IN (\(goneList))",
                            arguments: [token])
         }
-        return (allVerified, stale)
+        return (allVerified, wantedVerified, stale)
     }
 
     /// The `files` row for `planned`, by URL path or local path. A file whose declared content
@@ -87,6 +94,14 @@ enum ProductFileStore {
         (SELECT state FROM files WHERE id = m.fileId) = 'verified'
         AND NOT EXISTS (SELECT 1 FROM productFiles pf JOIN files f2 ON f2.id = pf.fileId
                         WHERE pf.productId = m.id AND f2.state != 'verified')
+        """
+
+    /// SQL condition on `offlineProducts p`: a partial download (`prepositionSeconds` in its
+    /// options) whose every requested file is verified.
+    static let partialDoneSQL = """
+        json_extract(p.options, '$.prepositionSeconds') IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM downloads d JOIN files f3 ON f3.id = d.fileId
+                        WHERE d.ownerKind = 'product' AND d.ownerId = p.token AND f3.state != 'verified')
         """
 
     /// SQL condition on `mediaItems m`: the product holds file `?` (main or listed).

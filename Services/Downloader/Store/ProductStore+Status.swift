@@ -72,7 +72,9 @@ extension ProductStore {
             if (row["manifestType"] as String?) == "hls", let options = (row["options"] as String?).flatMap({ try? JSONValue.parse(Array($0.utf8)) }),
                let object = options.objectValue {
                 fields["manifestType"] = "hls"
-                for key in ["variant", "audioLanguages", "subtitleLanguages", "bitrate"] { if let value = object[key] { fields[key] = value } }
+                for key in ["variant", "audioLanguages", "subtitleLanguages", "bitrate", "prepositionSeconds"] {
+                    if let value = object[key] { fields[key] = value }
+                }
             }
             // Brightcove: request time and expiry of the license; absent when there is none.
             if let license = try LicenseStore.statusJSON(licenseId: row["licenseId"], db: db) { fields["license"] = license }

@@ -14,6 +14,8 @@ struct ProductStore: Sendable {
         var token: String
         var state: String
         var licenseId: String?
+        /// The limit of a partial (prepositioned) download, nil for a whole one.
+        var prepositionSeconds: Double?
     }
 
     /// A request's product as the token calls check it.
@@ -51,14 +53,23 @@ struct ProductStore: Sendable {
         var extraKeys: (licenseId: String, keys: [String: [UInt8]])?
         /// Asked for by the downloader itself (catalog prepositioning), not by a client.
         var automatic = false
+        /// Partial prepositioning: only the files `PlannedFile.isWanted(within:)` keeps are
+        /// queued; the limit is kept in `options` as `prepositionSeconds`.
+        var wantedSeconds: Double?
     }
+
+    /// SQL expression on an `offlineProducts` row: the limit of a partial download, NULL for a
+    /// whole one.
+    static let prepositionSecondsSQL = "json_extract(options, '$.prepositionSeconds')"
 
     func openRequest(productId: String) async throws -> OpenRequest? {
         try await catalog.read { db in
             try Row.fetchOne(db, sql: """
-                SELECT token, state, licenseId FROM offlineProducts WHERE requestedProductId = ? AND state != 'deleted'
-                ORDER BY requestedAt DESC LIMIT 1
-                """, arguments: [productId]).map { OpenRequest(token: $0["token"], state: $0["state"], licenseId: $0["licenseId"]) }
+                SELECT token, state, licenseId, \(Self.prepositionSecondsSQL) AS prepositionSeconds FROM offlineProducts
+                WHERE requestedProductId = ? AND state != 'deleted' ORDER BY requestedAt DESC LIMIT 1
+                """, arguments: [productId]).map {
+                OpenRequest(token: $0["token"], state: $0["state"], licenseId: $0["licenseId"], prepositionSeconds: $0["prepositionSeconds"])
+            }
         }
     }
 
@@ -101,10 +112,11 @@ struct ProductStore: Sendable {
             let (fileId, mainVerified, mainStale) = try FileStore.upsert(request.item, db: db, now: now)
             // An explicit request starts a file that gave up again from scratch.
             try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
-            let (othersVerified, stale) = try ProductFileStore.attach(request.files, productId: request.productId, token: request.token,
-                                                                     db: db, now: now)
+            let (othersVerified, wantedVerified, stale) = try ProductFileStore.attach(request.files, productId: request.productId,
+                                                                                     token: request.token, within: request.wantedSeconds,
+                                                                                     db: db, now: now)
             let verified = mainVerified && othersVerified
-            let state: ItemState = verified ? .cached : .queued
+            let state: ItemState = verified ? .cached : mainVerified && wantedVerified && request.wantedSeconds != nil ? .partiallyCached : .queued
             try db.execute(sql: """
                 INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
                     offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular, options,
@@ -118,7 +130,7 @@ struct ProductStore: Sendable {
                 """, arguments: [request.token, request.requestedProductId, request.productId, request.item.productType,
                                  request.quality, state.rawValue, request.manifestHash,
                                  request.validity.revalidateAt, request.validity.validUntil,
-                                 now, verified ? now : nil, request.allowCellular, request.options, request.automatic])
+                                 now, state == .queued ? nil : now, request.allowCellular, request.options, request.automatic])
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: request.token, verified: mainVerified, db: db, now: now)
             if let license = request.license {
                 try LicenseStore.store(license, token: request.token, productId: request.requestedProductId, current: true, db: db)
@@ -172,20 +184,29 @@ struct ProductStore: Sendable {
     }
 
     /// The token wants its files again (attempts reset): `cached` when all are verified,
-    /// else `queued`. Returns the new state.
+    /// `partiallyCached` when a partial download has all it asked for, else `queued`. Returns
+    /// the new state.
     func resume(token: String, now: Date) async throws -> ItemState {
         try await catalog.write { db -> ItemState in
             let files = try ProductFileStore.fileIds(token: token, db: db)
+            // A partial download wants again only what it asked for (the files it has requests for).
+            let partial = try Double.fetchOne(db, sql: "SELECT \(Self.prepositionSecondsSQL) FROM offlineProducts WHERE token = ?",
+                                              arguments: [token]) != nil
+            let asked = partial ? Set(try Int64.fetchAll(db, sql: "SELECT fileId FROM downloads WHERE ownerKind = 'product' AND ownerId = ?",
+                                                         arguments: [token])) : []
             var verified = !files.isEmpty
+            var wantedVerified = true
             for id in files {
                 let fileVerified = try String.fetchOne(db, sql: "SELECT state FROM files WHERE id = ?", arguments: [id]) == "verified"
                 verified = verified && fileVerified
+                guard !partial || asked.contains(id) else { continue }
+                wantedVerified = wantedVerified && fileVerified
                 try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [id])
                 try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: fileVerified, db: db, now: now)
             }
-            let newState: ItemState = verified ? .cached : .queued
+            let newState: ItemState = verified ? .cached : partial && wantedVerified ? .partiallyCached : .queued
             try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ? WHERE token = ?",
-                           arguments: [newState.rawValue, verified ? now : nil, token])
+                           arguments: [newState.rawValue, newState == .queued ? nil : now, token])
             return newState
         }
     }

@@ -3,7 +3,8 @@ import Wire
 
 /// `media.locate` (VOC): where an app's own player should read a product — the local entry
 /// point when the product is on the device (offlined and valid, or still downloading, served
-/// as far as it is on disk), the origin's URL otherwise.
+/// as far as it is on disk, or prepositioned in part, served whole with the origin's help), the
+/// origin's URL otherwise.
 struct MediaLocator: Sendable {
     let stores: @Sendable () async throws -> MediaServerStore
     let control: MediaServerControl
@@ -11,10 +12,10 @@ struct MediaLocator: Sendable {
 
     func locate(productId: String) async throws -> JSONValue {
         if let product = try await stores().product(productId),
-           product.validity == .offlinedAndValid || product.isDownloading {
+           product.validity == .offlinedAndValid || product.isDownloading || product.isPartial {
             let entry = "/p/\(product.productId)/\(product.main.name)"
-            return ["source": "local", "productId": .string(product.productId),
-                    "state": .string(product.validity == .offlinedAndValid ? "OFFLINED_AND_VALID" : "DOWNLOADING"),
+            let state = product.validity == .offlinedAndValid ? "OFFLINED_AND_VALID" : product.isPartial ? "PARTIALLY_CACHED" : "DOWNLOADING"
+            return ["source": "local", "productId": .string(product.productId), "state": .string(state),
                     "manifestType": .string(product.manifestType),
                     "path": .string("media/" + product.main.localPath),
                     // nil while the server is stopped: media.server.start gives it a URL.

@@ -1,5 +1,6 @@
 import Catalog
 import HLS
+import HTTPClient
 import Logging
 import NIOHTTP1
 import OriginClient
@@ -13,7 +14,11 @@ import OriginClient
 ///   `#EXT-X-ENDLIST` (a player sees a presentation still growing);
 /// - segments, init sections, images and progressive files, with `Range` (a progressive file
 ///   still downloading is served as far as its bytes go);
-/// - keys, only while `MediaServerStore.key` allows it.
+/// - keys, only while `MediaServerStore.key` allows it;
+/// - a product prepositioned in part (`partiallyCached`): its playlists whole, with
+///   `#EXT-X-ENDLIST`, every segment listed; segments on disk are read from disk, the others
+///   fetched from the origin with the player's credentials and relayed (a local player cannot
+///   authenticate at the origin).
 ///
 /// A product that is `OFFLINED_BUT_NOT_VALID` is 403; anything else unknown is 404.
 struct MediaResponder: Sendable {
@@ -39,10 +44,10 @@ struct MediaResponder: Sendable {
         do {
             let store = try await stores()
             guard let product = try await store.product(productId, name: parts.count == 5 && parts[3] == "keys" ? "" : name) else { return .error(.notFound, "\(productId) is not on this device") }
-            if product.validity == .offlinedButNotValid {
+            if product.validity == .offlinedButNotValid || product.isPartialExpired {
                 return .error(.forbidden, "\(productId) is offlined but not valid; the app re-validates or renews its license")
             }
-            guard product.validity == .offlinedAndValid || product.isDownloading else {
+            guard product.validity == .offlinedAndValid || product.isDownloading || product.isPartial else {
                 return .error(.notFound, "\(productId) is not offlined")
             }
             if parts.count == 5, parts[3] == "keys" {
@@ -55,6 +60,9 @@ struct MediaResponder: Sendable {
             guard let file = product.file(named: name) else { return .error(.notFound, "\(productId) has no \(name)") }
             if product.isHLS, file.role == "main" || file.role == "playlist" {
                 return try await playlist(file, of: product)
+            }
+            if product.isPartial, !file.isVerified {
+                return try await relay(file, origin: store.origin, range: request.headers.first(name: "Range"))
             }
             return try await content(file, range: request.headers.first(name: "Range"))
         } catch {
@@ -82,7 +90,7 @@ struct MediaResponder: Sendable {
             case .variant, .rendition:
                 return prefix + target.name   // listed: served as far as it is on disk
             case .segment, .map:
-                return target.isVerified ? prefix + target.name : nil
+                return target.isVerified || product.isPartial ? prefix + target.name : nil
             case .iFramePlaylist, .key:
                 return nil
             }
@@ -90,6 +98,43 @@ struct MediaResponder: Sendable {
         return MediaResponse(status: .ok, headers: [("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-store")],
                              body: .bytes(Array(rewritten.utf8)))
     }
+
+    /// A file of a partial product that is not on disk, fetched whole from the origin (with the
+    /// player's credentials) and answered as from disk, `Range` included. Only a file of the
+    /// size the downloader listed is relayed.
+    private func relay(_ file: MediaServerStore.ServedFile, origin: OriginClient?, range: String?) async throws -> MediaResponse {
+        guard let origin, let stored = file.url else { return .error(.notFound, "\(file.name) is not on this device and no origin is configured") }
+        guard let expected = file.sizeBytes, expected <= Self.maxRelayBytes else {
+            return .error(.badGateway, "\(file.name) has no size the server may relay")
+        }
+        let response: HTTPResponse
+        do {
+            response = try await origin.send(HTTPRequest(method: "GET", url: origin.mediaURL(stored), timeoutSeconds: 30), retry: Self.relayRetry)
+        } catch {
+            return .error(.badGateway, "\(file.name) is not on this device and the origin did not answer: \(error)")
+        }
+        guard response.status == 200, Int64(response.body.count) == expected else {
+            return .error(.badGateway, "\(file.name) is not on this device and the origin answered \(response.status) with \(response.body.count) bytes")
+        }
+        var headers: [(String, String)] = [("Content-Type", file.mimeType ?? "application/octet-stream"), ("Accept-Ranges", "bytes")]
+        switch ByteRangeRequest.parse(range, size: expected) {
+        case .whole:
+            return MediaResponse(status: .ok, headers: headers, body: .bytes(response.body))
+        case .range(let offset, let length):
+            headers.append(("Content-Range", "bytes \(offset)-\(offset + length - 1)/\(expected)"))
+            return MediaResponse(status: .partialContent, headers: headers,
+                                 body: .bytes(Array(response.body[Int(offset)..<Int(offset + length)])))
+        case .unsatisfiable:
+            headers.append(("Content-Range", "bytes */\(expected)"))
+            return MediaResponse(status: .rangeNotSatisfiable, headers: headers, body: .bytes([]))
+        }
+    }
+
+    /// The largest file relayed from the origin (a segment; the whole file is held in memory):
+    /// the origin client's bound on a body it keeps in memory.
+    static let maxRelayBytes: Int64 = 16 << 20
+    /// A player waits for the answer: a couple of quick retries only.
+    static let relayRetry = RetryPolicy(statusRetries: 2, baseDelay: 0.2, maxStatusDelay: 1, networkRetries: 1, maxNetworkDelay: 1)
 
     /// A file's bytes, or the part of them `Range` asks for. A file still downloading is served
     /// as far as its `.part` holds.

@@ -6,7 +6,7 @@ import OriginClient
 /// What the local media server reads from the catalog: a product's files as the downloader
 /// listed them (`mediaItems.fileId` and `productFiles`), whether it may be served, and a content
 /// key — the only place the player touches `licenses.keys`, and only for a product that is
-/// `OFFLINED_AND_VALID` (or still downloading under a license in force).
+/// `OFFLINED_AND_VALID` (or still downloading, or prepositioned in part, under a license in force).
 struct MediaServerStore: Sendable {
     let catalog: Catalog
     let origin: OriginClient?
@@ -41,6 +41,12 @@ struct MediaServerStore: Sendable {
         var isHLS: Bool { manifestType == "hls" }
         /// Being downloaded (or waiting to be): served as far as it is on disk.
         var isDownloading: Bool { ["queued", "downloading", "idle", "paused"].contains(productState ?? "") }
+        /// Prepositioned in part (`partiallyCached`) and within its offline window and license:
+        /// served whole, the files not on disk fetched from the origin.
+        var isPartial = false
+        /// Prepositioned in part, but past its offline window or license: refused as a product
+        /// offlined but not valid is.
+        var isPartialExpired: Bool { productState == "partiallyCached" && !isPartial }
         /// Every file of the product, main one first.
         var all: [ServedFile] { [main] + files }
 
@@ -74,9 +80,11 @@ struct MediaServerStore: Sendable {
                     SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? ORDER BY pf.position
                     """, arguments: [local.actualProductId]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
             }
-            return ServedProduct(productId: local.actualProductId, manifestType: local.item.manifestType,
-                                 validity: try OfflineAvailability.state(productId: productId, db: db, now: now),
-                                 productState: productState, main: Self.served(main, name: mainName, role: "main"), files: files)
+            var served = ServedProduct(productId: local.actualProductId, manifestType: local.item.manifestType,
+                                       validity: try OfflineAvailability.state(productId: productId, db: db, now: now),
+                                       productState: productState, main: Self.served(main, name: mainName, role: "main"), files: files)
+            if productState == "partiallyCached" { served.isPartial = try Self.windowHolds(productId, db: db, now: now) }
+            return served
         }
     }
 
@@ -97,7 +105,7 @@ struct MediaServerStore: Sendable {
             } else {
                 let until: Date? = row["offlineValidUntil"]
                 let expires: Date? = row["expiresAt"]
-                valid = ["queued", "downloading", "idle", "paused"].contains(state)
+                valid = ["queued", "downloading", "idle", "paused", "partiallyCached"].contains(state)
                     && (until.map { $0 > now } ?? true) && (expires.map { $0 > now } ?? true)
             }
             guard valid, let keys = row["keys"] as Data?,
@@ -106,6 +114,18 @@ struct MediaServerStore: Sendable {
             else { return nil }
             return Array(bytes)
         }
+    }
+
+    /// The newest request for `productId` is within its offline window and its license (if any)
+    /// has not expired, at `now`.
+    private static func windowHolds(_ productId: String, db: Database, now: Date) throws -> Bool {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT p.offlineValidUntil, l.expiresAt FROM offlineProducts p LEFT JOIN licenses l ON l.id = p.licenseId
+            WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
+            """, arguments: [productId, productId]) else { return false }
+        let until: Date? = row["offlineValidUntil"]
+        let expires: Date? = row["expiresAt"]
+        return (until.map { $0 > now } ?? true) && (expires.map { $0 > now } ?? true)
     }
 
     private static func served(_ row: Row, name: String, role: String) -> ServedFile {
