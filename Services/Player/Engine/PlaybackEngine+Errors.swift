@@ -26,13 +26,7 @@ extension PlaybackEngine {
             "productId": product.map { .string($0.productId) } ?? .null,
             "referenceId": product?.referenceId.map { .string($0) } ?? .null,
         ])
-        active = nil
-        next = nil
-        station = nil
-        stationFetch?.cancel()
-        stationFetch = nil
-        wantPlaying = false
-        heardFormat = nil
+        forgetQueue()
         setState(.idle)
     }
 }

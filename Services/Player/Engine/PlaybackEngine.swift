@@ -268,6 +268,12 @@ actor PlaybackEngine {
         endActivePlay()
         pipe.stop()
         abandonTracks()
+        forgetQueue()
+        cancelStaleResolutions()
+    }
+
+    /// Forgets the active, next and station state (what `stopAndForget` and `fail` end with).
+    func forgetQueue() {
         active = nil
         next = nil
         station = nil
@@ -275,7 +281,6 @@ actor PlaybackEngine {
         stationFetch = nil
         wantPlaying = false
         heardFormat = nil
-        cancelStaleResolutions()
     }
 
     // MARK: Resolution
