@@ -44,6 +44,8 @@ enum Hints {
             return "the play log is full: `cassettectl playlog flush` delivers it (`cassettectl playlog status` shows why it is not going)."
         case "NoOrigin", "OriginNotConfigured":
             return "no origin is configured: set `origin` in /etc/cassette/cassette.json and restart the \(service.rawValue)."
+        case "OfflineMode":
+            return "the app is in offline mode, so nothing goes to the origin: `cassettectl config set --offline-mode no` to go online."
         case "OriginUnreachable":
             return "the origin cannot be reached: check the network (`cassettectl network get`); the \(service.rawValue) keeps trying by itself."
         case "Unauthorized":

@@ -15,7 +15,8 @@ enum Downloader {
         let settings = DownloaderSettings(section: context.settings.config.downloader, logger: context.logger)
         context.warnAboutUnknownKeys(known: DownloaderSettings.keys.union(DownloadPolicy.configKeys))
         let events = DownloaderEvents(hub: context.hub)
-        let (origin, quickOrigin) = try makeOrigins(context.settings, settings)
+        let offlineSwitch = OfflineSwitch()
+        let (origin, quickOrigin) = try makeOrigins(context.settings, settings, offline: offlineSwitch)
         // Everything that needs the catalog waits for it here, never in `build` (it opens after READY).
         let core = Task { () throws -> DownloaderCore in
             let catalog = try await context.catalog()
@@ -32,7 +33,7 @@ enum Downloader {
                                                                              maxParallel: settings.maxParallel, logger: context.logger))
             let monitor = await NetworkMonitor(sources: [NetworkManagerSource(), KernelRouteSource()], events: events, logger: context.logger)
             let gate = PolicyGate(catalog: catalog, store: store, events: events, logger: context.logger,
-                                  policy: policy, network: await monitor.state)
+                                  policy: policy, network: await monitor.state, offlineSwitch: offlineSwitch)
             await engine.attach(gate: gate)
             let enforcer = PolicyEnforcer(gate: gate, engine: engine, logger: context.logger)
             await monitor.onChange { state in
@@ -107,7 +108,8 @@ enum Downloader {
     }
 
     /// The origin client for downloads and syncs (patient) and one for `stations.list` (answers at once).
-    static func makeOrigins(_ service: ServiceSettings, _ settings: DownloaderSettings) throws -> (OriginClient?, OriginClient?) {
+    static func makeOrigins(_ service: ServiceSettings, _ settings: DownloaderSettings,
+                            offline: OfflineSwitch) throws -> (OriginClient?, OriginClient?) {
         guard let base = service.origin else { return (nil, nil) }
         let credentials = service.clientToken.map { BasicCredentials(token: $0, secret: service.clientSecret ?? "") }
         var configuration = HTTPClient.Configuration()
@@ -121,8 +123,10 @@ enum Downloader {
         var quick = HTTPClient.Configuration()
         quick.connectTimeoutSeconds = 2
         do {
-            let origin = try OriginClient(baseURL: base, credentials: credentials, configuration: configuration)
-            let quickOrigin = try OriginClient(baseURL: base, credentials: credentials, configuration: quick, requestTimeout: 3)
+            let origin = try OriginClient(baseURL: base, credentials: credentials, configuration: configuration,
+                                          offline: { offline.isOn })
+            let quickOrigin = try OriginClient(baseURL: base, credentials: credentials, configuration: quick, requestTimeout: 3,
+                                               offline: { offline.isOn })
             return (origin, quickOrigin)
         } catch {
             // A bad origin URL is a config error (exit 78), as in the player and the reporter.

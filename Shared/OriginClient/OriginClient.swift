@@ -16,15 +16,19 @@ public final class OriginClient: Sendable {
     private let lastSample = NIOLockedValueBox<ServerTimeSample?>(nil)
     private let lastAuth = NIOLockedValueBox<AuthAnswer?>(nil)
     private let sleep: @Sendable (Double) async throws -> Void
+    private let offline: @Sendable () -> Bool
 
     /// - Parameters:
     ///   - sleep: waits between retries; tests pass a recorder instead of real time.
+    ///   - offline: asked before every request; while true nothing is sent and the request fails
+    ///     with `OriginError.offlineMode()` (the app's offline mode).
     public init(baseURL: String, credentials: BasicCredentials?,
                 configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
                 requestTimeout: Double = 30,
                 sleep: @escaping @Sendable (Double) async throws -> Void = { seconds in
                     try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
-                }) throws {
+                },
+                offline: @escaping @Sendable () -> Bool = { false }) throws {
         let trimmed = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         guard let origin = URLOrigin(trimmed), ["http", "https"].contains(origin.scheme) else {
             throw OriginError(name: "InvalidOriginURL", message: "the origin URL \(baseURL) is not an http(s) URL; fix --origin or the config's origin")
@@ -34,6 +38,7 @@ public final class OriginClient: Sendable {
         self.http = HTTPClient(credentials: credentials, configuration: configuration)
         self.requestTimeout = requestTimeout
         self.sleep = sleep
+        self.offline = offline
     }
 
     /// The newest server time seen in any answer (`serverTime`, else the `Date` header).
@@ -73,7 +78,8 @@ public final class OriginClient: Sendable {
     /// Sends any request with the retry rules and returns the final answer, whatever its status
     /// (5xx and 429 only once retries ran out). Throws `OriginError` when no answer came.
     public func send(_ request: HTTPRequest, retry: RetryPolicy) async throws -> HTTPResponse {
-        try await withRetries(retry, attempt: { timeLeft in
+        if offline() { throw OriginError.offlineMode() }
+        return try await withRetries(retry, attempt: { timeLeft in
             var request = request
             if let timeLeft { request.timeoutSeconds = min(request.timeoutSeconds, max(0.001, timeLeft)) }
             return try await http.send(request)
@@ -137,6 +143,7 @@ public final class OriginClient: Sendable {
     public func download(_ url: String, to path: String, resumeFrom offset: Int64 = 0, retry: RetryPolicy,
                          stallTimeout: Double = 30, observer: (any DownloadBodyObserver)? = nil,
                          progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
+        if offline() { throw OriginError.offlineMode() }
         var offset = offset
         let request = HTTPRequest(method: "GET", url: url, timeoutSeconds: stallTimeout)
         let result = try await withRetries(retry, progressed: { error in

@@ -28,6 +28,7 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
 
     public var code: Int {
         if name == RPCErrorKind.originUnreachable.name { return RPCErrorKind.originUnreachable.code }
+        if name == RPCErrorKind.offlineMode.name { return RPCErrorKind.offlineMode.code }
         if let subStatus, (4000..<5000).contains(subStatus) { return subStatus }
         if let status, (400..<600).contains(status) { return 4000 + status }
         return name == Self.badResponseName ? 4001 : 4000
@@ -90,6 +91,14 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
         return OriginError(name: RPCErrorKind.originUnreachable.name,
                            message: "the origin answered only HTTP \(status) for \(Int(seconds.rounded())) s (\(answer.message)). Try again later.",
                            status: status, subStatus: answer.subStatus)
+    }
+
+    /// Not sent: the app is in offline mode. Counted as the origin failing (`transportError`
+    /// set), so what answers from the catalog when the origin is away does so here too.
+    public static func offlineMode() -> OriginError {
+        OriginError(name: RPCErrorKind.offlineMode.name,
+                    message: "the app is in offline mode, so nothing is sent to the origin; turn offlineMode off to go online",
+                    transportError: RPCErrorKind.offlineMode.name)
     }
 
     /// Nothing usable came within the call's deadline.

@@ -16,6 +16,10 @@ public struct RPCErrorKind: Sendable, Equatable {
     /// connection, no answer in time, or only 5xx answers (docs/protocol.md: within 10 s).
     public static let originUnreachable = RPCErrorKind(code: 1010, name: "OriginUnreachable")
 
+    /// The app is in offline mode (`offlineMode`): a call that needs the content origin was not
+    /// sent at all. Turning offline mode off lets it through again.
+    public static let offlineMode = RPCErrorKind(code: 1012, name: "OfflineMode")
+
     /// The service is stopping (SIGTERM) and gave up on this request; its effects so far stay.
     public static let shuttingDown = RPCErrorKind(code: -32603, name: "ShuttingDown")
 }

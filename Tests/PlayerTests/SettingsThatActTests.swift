@@ -68,6 +68,16 @@ final class SettingsThatActTests: XCTestCase {
         _ = try await api.post("/_control/reset", [String: Any](), authorized: false)
         // The downloader's background loops wake every few seconds: wait past two of them.
         try await Task.sleep(for: .seconds(6))
+        // What the app asks of the downloader that needs the origin answers so, sending nothing.
+        for (method, params) in [("stations.sync", ["stationId": "st-10"]), ("offline.add", ["productId": "tr-2"])] as [(String, JSONValue)] {
+            do {
+                _ = try await manage.call(method, params)
+                XCTFail("\(method) in offline mode")
+            } catch let error as RPCError {
+                XCTAssertEqual(error.name, "OfflineMode", "\(method): \(error)")
+                XCTAssertEqual(error.code, 1012)
+            }
+        }
         let sent = try await api.stats().object("requests")
         XCTAssertTrue(sent.isEmpty, "nothing reached the origin in offline mode: \(sent)")
 

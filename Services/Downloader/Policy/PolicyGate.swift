@@ -32,10 +32,11 @@ final class PolicyGate: Sendable {
     private let store: MediaStore
     private let events: DownloaderEvents
     private let logger: Logger
+    private let offlineSwitch: OfflineSwitch
     static let spaceRetrySeconds: Double = 5
 
     init(catalog: Catalog, store: MediaStore, events: DownloaderEvents, logger: Logger,
-         policy: DownloadPolicy, network: NetworkState) {
+         policy: DownloadPolicy, network: NetworkState, offlineSwitch: OfflineSwitch) {
         idle = IdleItemStore(catalog: catalog)
         files = FileStore(catalog: catalog)
         self.store = store
@@ -43,13 +44,18 @@ final class PolicyGate: Sendable {
         self.logger = logger
         budget = StorageBudget(files: files, store: store)
         state = Mutex(State(policy: policy, network: network))
+        self.offlineSwitch = offlineSwitch
+        offlineSwitch.set(policy.offlineMode)
     }
 
     var policy: DownloadPolicy { state.withLock { $0.policy } }
     var network: NetworkState { state.withLock { $0.network } }
     var verdict: NetworkVerdict { state.withLock { $0.policy.verdict(on: $0.network) } }
 
-    func update(policy: DownloadPolicy) { state.withLock { $0.policy = policy } }
+    func update(policy: DownloadPolicy) {
+        state.withLock { $0.policy = policy }
+        offlineSwitch.set(policy.offlineMode)
+    }
     func update(network: NetworkState) { state.withLock { $0.network = network } }
 
     /// Re-validation and station re-sync (background traffic) follow the global verdict only.
