@@ -92,10 +92,10 @@ final class SourceResolver: Sendable {
         case .notOfflined:
             if offlineMode { throw SourceError.illegalPlaybackRequest(productId) }
             if let local, var download {
-                // `bytesOnDisk` lags the file by up to a second: the `.part` itself says whether bytes are there.
-                var info = stat()
-                if let path = try? absolutePath(local.relativePath), stat(path + ".part", &info) == 0 {
-                    download.bytesOnDisk = max(download.bytesOnDisk, Int64(info.st_size))
+                // `bytesOnDisk` lags the file by up to a second: the `.part` itself says whether
+                // bytes are there (its size read on the blocking pool, like every file access here).
+                if let path = try? absolutePath(local.relativePath), let size = await MediaFiles.size(path + ".part") {
+                    download.bytesOnDisk = max(download.bytesOnDisk, size)
                 }
                 guard download.isBeingWritten else {
                     guard let origin else { throw SourceError.notOfflined(productId) }
