@@ -59,7 +59,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Shared/Catalog"),
         .target(name: "HTTPClient", dependencies: [
-            "CCurl",
+            "CCurl", "BlockingIO",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

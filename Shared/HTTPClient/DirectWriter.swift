@@ -1,3 +1,4 @@
+import BlockingIO
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -27,13 +28,11 @@ final class DirectWriter: @unchecked Sendable {
     private let condition = NSCondition()
     /// Guarded by `condition`.
     private var free: [UnsafeMutableRawPointer] = []
-    private var queued: [(chunk: UnsafeMutableRawPointer, count: Int, offset: Int64)] = []
-    private var writing = false
-    private var closed = false
-    private var ended = false
     /// The first failed write's message (errno text included); later chunks are dropped.
     private var failure: String?
     private let all: [UnsafeMutableRawPointer]
+    /// The writing thread, fed full chunks in file order.
+    private var worker: OrderedWorker<(chunk: UnsafeMutableRawPointer, count: Int, offset: Int64)>!
 
     /// Opens `path` a second time with `O_DIRECT`; nil when the file system refuses it (then the
     /// caller keeps writing through the page cache).
@@ -53,9 +52,8 @@ final class DirectWriter: @unchecked Sendable {
         self.fd = fd
         all = chunks
         free = chunks
-        let thread = Thread { [self] in run() }
-        thread.name = "cassette-direct"
-        thread.start()
+        // Weak: the worker's thread must not keep the writer (and its chunks) alive.
+        worker = OrderedWorker(name: "cassette-direct") { [weak self] next in self?.write(next) }
     }
 
     deinit {
@@ -73,10 +71,7 @@ final class DirectWriter: @unchecked Sendable {
 
     /// Queues `count` bytes of `chunk` (a multiple of `alignment`) for the file at `offset`.
     func submit(_ chunk: UnsafeMutableRawPointer, count: Int, offset: Int64) {
-        condition.lock()
-        queued.append((chunk, count, offset))
-        condition.broadcast()
-        condition.unlock()
+        worker.submit((chunk, count, offset))
     }
 
     /// Gives back a chunk that was taken but not submitted.
@@ -98,38 +93,19 @@ final class DirectWriter: @unchecked Sendable {
     /// and closes the descriptor. Returns the failure, if any. Call once; the chunks not taken
     /// back are freed with the writer.
     func finish() -> String? {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        while !ended { condition.wait() }
-        let failure = self.failure
-        condition.unlock()
+        worker.finish()
         Glibc.close(fd)
-        return failure
+        return failed
     }
 
-    private func run() {
-        while true {
-            condition.lock()
-            while queued.isEmpty && !closed { condition.wait() }
-            if queued.isEmpty {
-                ended = true
-                condition.broadcast()
-                condition.unlock()
-                return
-            }
-            let next = queued.removeFirst()
-            let skip = failure != nil
-            condition.unlock()
-
-            let error = skip ? nil : write(next.chunk, count: next.count, offset: next.offset)
-
-            condition.lock()
-            if let error, failure == nil { failure = error }
-            free.append(next.chunk)
-            condition.broadcast()
-            condition.unlock()
-        }
+    /// On the worker's thread: writes one queued chunk (none after a failure) and frees it.
+    private func write(_ next: (chunk: UnsafeMutableRawPointer, count: Int, offset: Int64)) {
+        let error = failed == nil ? write(next.chunk, count: next.count, offset: next.offset) : nil
+        condition.lock()
+        if let error, failure == nil { failure = error }
+        free.append(next.chunk)
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// One chunk, all of it; nil when written. A short write (a full disk) is retried from where

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Glibc
+import BlockingIO
 import HTTPClient
 
 /// SHA-256 of a download computed while its bytes arrive (a `DownloadBodyObserver`), so
@@ -122,67 +123,39 @@ extension StreamingSHA256 {
     }
 }
 
-/// A thread that hashes the buffers it is given, in order; at most `maxQueued` wait (the
-/// transfer thread waits beyond that, so memory stays bounded whatever the link's speed).
-final class HashLane: @unchecked Sendable {
-    private let condition = NSCondition()
-    /// Guarded by `condition`.
-    private var queued: [[UInt8]] = []
-    private var hashing = false
-    private var closed = false
-    private var ended = false
-    /// Touched by the lane's thread only until `ended`, then read by `finish`.
-    private var hasher: SHA256
+/// A thread that hashes the buffers it is given, in order (an `OrderedWorker`); at most
+/// `maxQueued` wait (the transfer thread waits beyond that, so memory stays bounded whatever the
+/// link's speed).
+final class HashLane: Sendable {
+    /// The hash state, touched by the worker's thread only, until `finish` has returned.
+    private final class State: @unchecked Sendable {
+        var hasher: SHA256
+        init(_ hasher: SHA256) { self.hasher = hasher }
+    }
+    private let state: State
+    private let worker: OrderedWorker<[UInt8]>
     private static let maxQueued = 16
 
     init(continuing hasher: SHA256) {
-        self.hasher = hasher
-        let thread = Thread { [self] in run() }
-        thread.name = "cassette-sha256"
-        thread.start()
+        let state = State(hasher)
+        self.state = state
+        worker = OrderedWorker(name: "cassette-sha256", capacity: Self.maxQueued) { bytes in
+            bytes.withUnsafeBytes { state.hasher.update(bufferPointer: $0) }
+        }
     }
 
     func submit(_ bytes: UnsafeRawBufferPointer) {
-        let copy = Array(bytes)
-        condition.lock()
-        while queued.count >= Self.maxQueued && !closed { condition.wait() }
-        queued.append(copy)
-        condition.broadcast()
-        condition.unlock()
+        worker.submit(Array(bytes))
     }
 
     /// Waits until everything submitted is hashed; returns the state and lets the thread end.
     func finish() -> SHA256 {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        while !ended { condition.wait() }
-        condition.unlock()
-        return hasher
+        worker.finish()
+        return state.hasher
     }
 
     /// Lets the thread end after what is queued, without waiting for it.
     func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while queued.isEmpty && !closed { condition.wait() }
-            if queued.isEmpty {
-                ended = true
-                condition.broadcast()
-                condition.unlock()
-                return
-            }
-            let next = queued.removeFirst()
-            condition.broadcast()
-            condition.unlock()
-            next.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        }
+        worker.close()
     }
 }
