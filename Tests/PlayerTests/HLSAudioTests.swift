@@ -9,19 +9,13 @@ import XCTest
 /// variant in MPEG-TS segments and the FLAC variant in fMP4 (init section and fragments). The
 /// device must get exactly what FFmpeg decodes from the origin's own presentation.
 final class HLSAudioTests: XCTestCase {
-    let credentials = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
-
-    private func startDownloader(_ h: PlayerHarness, _ origin: OriginProcess) throws -> ServiceProcess {
-        let downloader = try ServiceProcess("downloader", in: h.dir, extraArgs: ["--origin", origin.baseURL], environment: credentials)
-        try downloader.waitReady()
-        return downloader
-    }
+    let credentials = PlayerHarness.originCredentials
 
     /// The origin, a downloader and a capturing player on one state directory.
     private func rig() async throws -> (PlayerHarness, OriginProcess, ServiceProcess, EventLog) {
         let h = try PlayerHarness()
         let origin = try OriginProcess.start()
-        let downloader = try startDownloader(h, origin)
+        let downloader = try h.startDownloader(origin: origin)
         let client = try await h.start(extraArgs: ["--origin", origin.baseURL], environment: credentials)
         _ = try await h.call("player.config.set", ["loudnessNormalizationMode": "OFF"])
         _ = try await call(downloader, "network.set", ["type": "wifi"])
@@ -166,7 +160,7 @@ final class HLSAudioTests: XCTestCase {
 
         // kill -9 during the staging; the restarted downloader finishes it.
         downloader.kill9()
-        downloader = try startDownloader(h, origin)
+        downloader = try h.startDownloader(origin: origin)
         _ = try await api.delete("/_control/faults")
         var done = staging
         let end = Date().addingTimeInterval(60)

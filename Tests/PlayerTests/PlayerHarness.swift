@@ -131,6 +131,19 @@ final class PlayerHarness {
         }
     }
 
+    // MARK: The downloader
+
+    /// The reference origin's demo credentials, as the services read them from the environment.
+    static let originCredentials = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
+
+    /// A real downloader on this harness's state directory, talking to `origin`, once ready.
+    func startDownloader(origin: OriginProcess) throws -> ServiceProcess {
+        let downloader = try ServiceProcess("downloader", in: dir, extraArgs: ["--origin", origin.baseURL],
+                                            environment: Self.originCredentials)
+        try downloader.waitReady()
+        return downloader
+    }
+
     // MARK: The player
 
     /// Starts the player on the capture PCM and subscribes to `player` events.

@@ -8,14 +8,14 @@ import XCTest
 /// traffic to the origin (counted at the origin), until it is switched off again; `availability`
 /// follows the origin going away and coming back.
 final class SettingsThatActTests: XCTestCase {
-    static let credentials = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
+    static let credentials = PlayerHarness.originCredentials
 
     func testCellularStreamingAsksTheCellularQuality() async throws {
         let origin = try OriginProcess.start()
         defer { origin.discard() }
         let api = OriginAPI(origin: origin)
         let h = try PlayerHarness()
-        let downloader = try startDownloader(h, origin)
+        let downloader = try h.startDownloader(origin: origin)
         defer { downloader.kill9() }
         let manage = try await downloader.client()
         let client = try await h.start(pace: "realtime", extraArgs: ["--origin", origin.baseURL], environment: Self.credentials)
@@ -45,7 +45,7 @@ final class SettingsThatActTests: XCTestCase {
         defer { origin.discard() }
         let api = OriginAPI(origin: origin)
         let h = try PlayerHarness()
-        let downloader = try startDownloader(h, origin)
+        let downloader = try h.startDownloader(origin: origin)
         defer { downloader.kill9() }
         let manage = try await downloader.client()
         _ = try await manage.call("network.set", ["type": "wifi"])
@@ -120,13 +120,6 @@ final class SettingsThatActTests: XCTestCase {
         _ = try await h.call("player.config.set", ["offlineMode": false])
         _ = try await log.until { $0.type == "Available" }
         await h.stop()
-    }
-
-    private func startDownloader(_ h: PlayerHarness, _ origin: OriginProcess) throws -> ServiceProcess {
-        let downloader = try ServiceProcess("downloader", in: h.dir, extraArgs: ["--origin", origin.baseURL],
-                                            environment: Self.credentials)
-        try downloader.waitReady()
-        return downloader
     }
 
     private func waitFor(_ what: String, timeout: Double = 20, _ check: () async throws -> Bool) async throws {
