@@ -55,7 +55,7 @@ struct DownloadQueueStore: Sendable {
     /// The files among `fileIds` that some owner still wants (a queued request).
     func wanted(among fileIds: [Int64]) async throws -> Set<Int64> {
         try await catalog.read { db in
-            try Int64.fetchSet(db, sql: "SELECT DISTINCT fileId FROM downloads WHERE state = 'queued' AND fileId IN (\(fileIds.map(String.init).joined(separator: ",")))")
+            try Int64.fetchSet(db, sql: "SELECT DISTINCT fileId FROM downloads WHERE state = 'queued' AND fileId IN (\(fileIds.sqlList))")
         }
     }
 

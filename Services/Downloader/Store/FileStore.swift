@@ -150,7 +150,7 @@ struct FileStore: Sendable {
     /// `.part` holds, but for the running ones (`excluding`), which the caller reserves at their full size.
     func cacheUsed(excluding: [Int64] = []) async throws -> Int64 {
         try await catalog.read { db in
-            let skip = excluding.isEmpty ? "" : "WHERE id NOT IN (\(excluding.map(String.init).joined(separator: ",")))"
+            let skip = excluding.isEmpty ? "" : "WHERE id NOT IN (\(excluding.sqlList))"
             return try Int64.fetchOne(db, sql: """
                 SELECT COALESCE(SUM(CASE WHEN state = 'verified' THEN COALESCE(sizeBytes, 0) ELSE bytesOnDisk END), 0) FROM files \(skip)
                 """) ?? 0

@@ -20,7 +20,7 @@ struct IdleItemStore: Sendable {
         try await catalog.read { db in
             try Int64.fetchSet(db, sql: """
                 SELECT DISTINCT d.fileId FROM downloads d JOIN offlineProducts p ON d.ownerKind = 'product' AND p.token = d.ownerId
-                WHERE d.state = 'queued' AND p.allowCellular = 1 AND d.fileId IN (\(fileIds.map(String.init).joined(separator: ",")))
+                WHERE d.state = 'queued' AND p.allowCellular = 1 AND d.fileId IN (\(fileIds.sqlList))
                 """)
         }
     }
@@ -40,7 +40,7 @@ struct IdleItemStore: Sendable {
     /// station items whose state or error changed (a new reason alone is not news).
     func markIdle(_ fileIds: [Int64], _ error: String,
                   _ reason: String) async throws -> (products: [ProductRef], stationItems: [StationItem]) {
-        let list = fileIds.map(String.init).joined(separator: ",")
+        let list = fileIds.sqlList
         return try await catalog.write { db -> ([ProductRef], [StationItem]) in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT DISTINCT p.token, p.productId, p.state, p.error FROM offlineProducts p JOIN downloads d

@@ -39,10 +39,10 @@ enum ProductFileStore {
             wantedVerified = wantedVerified && verified
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
         }
-        let others = kept.isEmpty ? "" : "AND fileId NOT IN (\(kept.map(String.init).joined(separator: ",")))"
+        let others = kept.isEmpty ? "" : "AND fileId NOT IN (\(kept.sqlList))"
         let gone = try Int64.fetchAll(db, sql: "SELECT fileId FROM productFiles WHERE productId = ? \(others)", arguments: [productId])
         if !gone.isEmpty {
-            let goneList = gone.map(String.init).joined(separator: ",")
+            let goneList = gone.sqlList
             try db.execute(sql: "DELETE FROM productFiles WHERE productId = ? AND fileId IN (\(goneList))", arguments: [productId])
             try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId IN (\(goneList))",
                            arguments: [token])

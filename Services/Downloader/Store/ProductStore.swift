@@ -230,7 +230,7 @@ struct ProductStore: Sendable {
         guard !ids.isEmpty else { return [] }
         return try Row.fetchAll(db, sql: """
             SELECT f.id, f.localPath FROM files f
-            WHERE f.id IN (\(ids.map(String.init).joined(separator: ","))) AND f.state != 'verified'
+            WHERE f.id IN (\(ids.sqlList)) AND f.state != 'verified'
               AND NOT EXISTS (SELECT 1 FROM downloads d WHERE d.fileId = f.id AND d.state IN ('queued', 'paused', 'done')
                               AND NOT (d.ownerKind = 'product' AND d.ownerId = ?))
             """, arguments: [token]).map { ($0["id"], $0["localPath"]) }

@@ -141,7 +141,7 @@ struct RevalidationStore: Sendable {
                   let staged = (row["staged"] as String?).flatMap(StagedRevision.decode),
                   (row["state"] as String) != "deleted",
                   try Int.fetchOne(db, sql: """
-                      SELECT COUNT(*) FROM files WHERE state = 'verified' AND id IN (\(Self.list(staged.fileIds)))
+                      SELECT COUNT(*) FROM files WHERE state = 'verified' AND id IN (\(staged.fileIds.sqlList))
                       """) == Set(staged.fileIds).count
             else { return nil }
             try FileStore.upsertMediaItem(staged.item, fileId: staged.fileId, db: db)
@@ -160,7 +160,7 @@ struct RevalidationStore: Sendable {
             try Self.store(staged.validity, token: token, db: db)
             if let licenseId = staged.licenseId { try LicenseStore.makeCurrent(licenseId, token: token, db: db) }
             // The token now wants only the new files; the old ones go unless a station holds them.
-            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId NOT IN (\(Self.list(staged.fileIds)))",
+            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId NOT IN (\(staged.fileIds.sqlList))",
                            arguments: [token])
             try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
                            arguments: [now, token])
@@ -170,16 +170,13 @@ struct RevalidationStore: Sendable {
                 // plain cache keys back from the files just let go of.
                 try db.execute(sql: """
                     UPDATE files SET urlPath = substr(urlPath, 1, instr(urlPath, '#') - 1)
-                    WHERE id IN (\(Self.list(staged.fileIds))) AND instr(urlPath, '#') > 0
+                    WHERE id IN (\(staged.fileIds.sqlList)) AND instr(urlPath, '#') > 0
                       AND NOT EXISTS (SELECT 1 FROM files other WHERE other.urlPath = substr(files.urlPath, 1, instr(files.urlPath, '#') - 1))
                     """)
             }
             return Swapped(productId: staged.item.id, garbage: garbage)
         }
     }
-
-    /// Row ids for an `IN (…)` list (integers only, never text).
-    private static func list(_ ids: [Int64]) -> String { ids.map(String.init).joined(separator: ",") }
 
     /// The validity a playbackinfo granted, re-validated now.
     private static func store(_ validity: Validity, token: String, db: Database) throws {
@@ -200,7 +197,7 @@ struct RevalidationStore: Sendable {
             """, arguments: [token])
         let abandoned = staged.fileIds.filter { $0 != current }
         if !abandoned.isEmpty {
-            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId IN (\(list(abandoned)))",
+            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId IN (\(abandoned.sqlList))",
                            arguments: [token])
         }
         if let licenseId = staged.licenseId { try LicenseStore.delete(licenseId: licenseId, db: db) }
