@@ -53,10 +53,11 @@ demo: build
 
 # Every benchmark, each beside its peer (MPD, curl, aria2c, ffmpeg, nginx). Not part of `make test`.
 # BENCH lists the `cassette-bench` subcommands to run; `make bench BENCH=status` runs one.
+# The binaries measured are the ones a device gets (`make release`'s flags).
 BENCH ?= status footprint playlog download playback gapless hls
 bench: bench-deps
-	$(SWIFT) build -c release
-	@for b in $(BENCH); do echo "== cassette-bench $$b"; .build/release/cassette-bench $$b --bin-dir .build/release || exit 1; done
+	$(SWIFT) build $(RELEASE_FLAGS)
+	@for b in $(BENCH); do echo "== cassette-bench $$b"; $(RELEASE_BIN)/cassette-bench $$b --bin-dir $(RELEASE_BIN) || exit 1; done
 
 # The version, written once in Shared/Wire/CassetteVersion.swift (what --version prints).
 VERSION := $(shell sed -n 's/^ *public static let string = "\(.*\)"$$/\1/p' Shared/Wire/CassetteVersion.swift)

@@ -4,7 +4,8 @@ import PackageDescription
 /// Cassette: three daemons (downloader, player, reporter), the `cassettectl` CLI and a
 /// reference content origin. Each raw C module (`CCurl`, `CSystemd`, `CALSA`, `CFFmpeg`) is
 /// imported by exactly one Swift wrapper module and carries its own `static inline` shims, so
-/// a binary links a C library only when it uses its wrapper; see docs/architecture.md.
+/// a binary links a C library only when it uses its wrapper; FFmpeg is not linked at all but
+/// opened on first use; see docs/architecture.md.
 let package = Package(
     name: "Cassette",
     platforms: [.macOS(.v14)],
@@ -36,8 +37,10 @@ let package = Package(
                        providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CALSA", path: "Shared/CALSA", pkgConfig: "alsa",
                        providers: [.apt(["libasound2-dev"])]),
-        .systemLibrary(name: "CFFmpeg", path: "Shared/CFFmpeg", pkgConfig: "libavformat",
-                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
+        // FFmpeg's headers, and forwarding definitions that open its libraries on first use
+        // instead of linking them (see Shared/CFFmpeg/loader.c). Debian: libavformat-dev,
+        // libavcodec-dev, libavutil-dev, libswresample-dev.
+        .target(name: "CFFmpeg", path: "Shared/CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
 
         // MARK: Shared Swift modules
         .target(name: "Wire", dependencies: [
@@ -97,6 +100,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

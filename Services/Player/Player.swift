@@ -77,7 +77,7 @@ enum Player {
         // the stop of the playback and the play log, and the session is ended after the playback.
         if let privilege { services.insert(StreamingPrivilegeService(privilege: privilege), at: 0) }
         return DaemonParts(router: router, services: services, statusLine: { await engine.statusLine }, status: {
-            ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": await writer.status()]
+            ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": writer.status()]
         })
     }
 

@@ -1,7 +1,7 @@
 import CFFmpeg
 
 /// AES-128 in CBC mode, decrypting: what an HLS `#EXT-X-KEY:METHOD=AES-128` segment needs
-/// (RFC 8216 5.2). libavutil's AES, because every binary that decodes already links it.
+/// (RFC 8216 5.2). libavutil's AES, because every binary that decodes already loads it.
 ///
 /// Not thread-safe: one decryptor per thread (the decode thread owns the player's).
 public final class AESDecryptor {
@@ -12,6 +12,11 @@ public final class AESDecryptor {
     public init(key: [UInt8]) throws(ByteSourceError) {
         guard key.count == Self.blockBytes else {
             throw ByteSourceError(name: "DecryptFailed", message: "an AES-128 key has 16 bytes, not \(key.count)")
+        }
+        do {
+            try FFmpegLibraries.load()
+        } catch {
+            throw ByteSourceError(name: "DecryptFailed", message: error.message)
         }
         guard let context = av_aes_alloc() else { throw ByteSourceError(name: "DecryptFailed", message: "av_aes_alloc failed") }
         guard av_aes_init(context, key, 128, 1) == 0 else {

@@ -54,8 +54,9 @@ public final class AudioDecoder {
 
     /// Opens `path` and prepares the decoder and resampler.
     /// Throws `FileNotFound`, `InvalidFile`, `NoAudioStream`, `UnsupportedCodec`,
-    /// `CodecOpenFailed` or `InvalidOutputFormat`.
+    /// `CodecOpenFailed`, `InvalidOutputFormat` or `MediaLibraryMissing`.
     public init(path: String, output: DecoderOutputFormat = DecoderOutputFormat()) throws(DecoderError) {
+        try FFmpegLibraries.load()
         // `contexts` frees whatever was set up if any step below throws.
         let contexts = MediaContexts()
         let err = avformat_open_input(&contexts.format, path, nil, nil)
@@ -78,6 +79,7 @@ public final class AudioDecoder {
     /// Throws what `init(path:output:)` throws, or `SourceFailed` (with `sourceError`) when the
     /// source itself failed. The decoder keeps the source; closing it is the caller's business.
     public init(source: any ByteSource, output: DecoderOutputFormat = DecoderOutputFormat()) throws(DecoderError) {
+        try FFmpegLibraries.load()
         let contexts = MediaContexts()
         let io = try SourceIO(source: source)
         contexts.io = io

@@ -27,6 +27,8 @@ public struct DecoderError: Error, Sendable, CustomStringConvertible {
         /// The `ByteSource` failed (a download that failed, an origin that refused, a closed
         /// source); `DecoderError.sourceError` holds the source's own error.
         public static let sourceFailed = Code("SourceFailed")
+        /// FFmpeg's libraries could not be opened (missing from the device).
+        public static let libraryMissing = Code("MediaLibraryMissing")
     }
 
     public var code: Code

@@ -13,10 +13,14 @@ import Wire
 /// The three parts are probed at once, under one deadline whose timer is cancelled as soon as
 /// they have all answered. Callers that ask while a check is running share its report instead
 /// of starting another: under many concurrent `service.status` calls the parts see one probe
-/// each at a time, not one per request.
+/// each at a time, not one per request. `service.status` also takes the report of a check that
+/// finished less than `statusMaxAge` ago: a probe wakes three threads (tens of microseconds on a
+/// small device), which a client polling status many times a second should not pay each time.
 struct HealthCheck: Sendable {
     /// Past this, a part counts as stalled (and the check answers rather than wait on).
     static let deadline: Duration = .seconds(2)
+    /// How old a report `service.status` may show.
+    static let statusMaxAge: Duration = .seconds(1)
 
     let catalog: OpenedCatalog
     private let round = SharedRound()
@@ -30,6 +34,8 @@ struct HealthCheck: Sendable {
         var cooperativePool: Duration?
         /// nil while the catalog is not open yet (then it is not checked).
         var catalog: Duration??
+        /// When the check finished.
+        var at = ContinuousClock.now
 
         var healthy: Bool { eventLoop != nil && cooperativePool != nil && (catalog.map { $0 != nil } ?? true) }
 
@@ -41,8 +47,15 @@ struct HealthCheck: Sendable {
             var fields: [String: JSONValue] = ["healthy": .bool(healthy), "eventLoopMs": ms(eventLoop),
                                                "cooperativePoolMs": ms(cooperativePool)]
             if let catalog { fields["catalogMs"] = ms(catalog) }
+            fields["checkedMsAgo"] = ms(ContinuousClock.now - at)
             return .object(fields)
         }
+    }
+
+    /// The report of a check that finished within `maxAge`, else as `run()`.
+    func recent(within maxAge: Duration) async -> Report {
+        if let last = round.last, ContinuousClock.now - last.at <= maxAge { return last }
+        return await run()
     }
 
     /// The report of a check that was running when called, or else of a new one.
@@ -166,6 +179,10 @@ private final class SharedRound: Sendable {
     enum Role { case leader, follower }
     /// nil when no check runs; else the callers waiting for the running one.
     private let waiters = NIOLockedValueBox<[CheckedContinuation<HealthCheck.Report?, Never>]?>(nil)
+    private let lastReport = NIOLockedValueBox<HealthCheck.Report?>(nil)
+
+    /// The report of the last check that finished.
+    var last: HealthCheck.Report? { lastReport.withLockedValue { $0 } }
 
     func join() -> Role {
         waiters.withLockedValue { w in
@@ -190,6 +207,7 @@ private final class SharedRound: Sendable {
     }
 
     func finish(_ report: HealthCheck.Report) {
+        lastReport.withLockedValue { $0 = report }
         let waiting = waiters.withLockedValue { w in
             defer { w = nil }
             return w ?? []

@@ -29,7 +29,7 @@ final class StatusBox: Sendable {
             fields["connections"] = .number(Double(server.connectionCount))
         }
         fields["catalog"] = await catalogStatus(context)
-        fields["health"] = await health.run().json
+        fields["health"] = await health.recent(within: HealthCheck.statusMaxAge).json
         for (key, value) in await extra() { fields[key] = value }
         return .object(fields)
     }

@@ -88,6 +88,15 @@ printf 'Source: cassette\n\nPackage: cassette\nArchitecture: any\n' > "$STAGE/sh
 DEPENDS=$(cd "$STAGE/shlibs" && dpkg-shlibdeps -O "${EXECUTABLES[@]/#/$ROOT/}" 2>"$STAGE/shlibs.log" | sed -n 's/^shlibs:Depends=//p') \
     || { cat "$STAGE/shlibs.log" >&2; die "dpkg-shlibdeps failed"; }
 [ -n "$DEPENDS" ] || die "dpkg-shlibdeps found no dependencies"
+# The player opens FFmpeg's libraries on first use instead of linking them, so dpkg-shlibdeps
+# cannot see them: add the packages of the major versions it was built against, at the
+# minimum versions their shlibs files name.
+for lib in libavutil libavcodec libavformat libswresample; do
+    major=$(pkg-config --modversion "$lib" | cut -d. -f1) || die "pkg-config knows no $lib"
+    dep=$(cat /var/lib/dpkg/info/*.shlibs | awk -v l="$lib" -v m="$major" '$1 == l && $2 == m { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }')
+    [ -n "$dep" ] || die "no shlibs entry for $lib $major"
+    DEPENDS="$DEPENDS, $dep"
+done
 
 # Control files.
 install -d -m 0755 "$ROOT/DEBIAN" "$DBG/DEBIAN"

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import Wire
 
 /// The one writer of play events into `playerPlays`, in the order the engine made them.
@@ -18,8 +19,11 @@ actor PlayLogWriter {
     /// Rings the sender: a close was stored, or the catalog refused and the reporter may take it.
     private let sender: Wakeup
     private let wakeup = Wakeup()
-    private var backlog = PlayBacklog()
-    private var trouble: PlayStoreTrouble?
+    private var backlog = PlayBacklog() { didSet { publishStatus() } }
+    private var trouble: PlayStoreTrouble? { didSet { publishStatus() } }
+    /// `status()`'s figures, kept current on every change so `service.status` reads them without
+    /// a hop onto this actor.
+    private let statusSnapshot = NIOLockedValueBox<JSONValue>(PlayLogWriter.status(backlog: PlayBacklog(), trouble: nil))
     private var inputEnded = false
     private var leftoversClosed = false
 
@@ -170,7 +174,16 @@ actor PlayLogWriter {
     // MARK: Status
 
     /// `service.status` → `playLog`.
-    func status() -> JSONValue {
+    nonisolated func status() -> JSONValue {
+        statusSnapshot.withLockedValue { $0 }
+    }
+
+    private func publishStatus() {
+        let now = Self.status(backlog: backlog, trouble: trouble)
+        statusSnapshot.withLockedValue { $0 = now }
+    }
+
+    private static func status(backlog: PlayBacklog, trouble: PlayStoreTrouble?) -> JSONValue {
         [
             "inMemory": .number(Double(backlog.plays)),
             "closedInMemory": .number(Double(backlog.closedEvents.count)),

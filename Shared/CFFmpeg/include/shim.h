@@ -1,6 +1,10 @@
 // FFmpeg for Swift, imported only by MediaDecoder. The `cassette_` functions stand in for
-// function-like macros and FFERRTAG constants Swift cannot import. `static inline`: only a
-// binary that imports this module links libavformat, libavcodec, libavutil and libswresample.
+// function-like macros and FFERRTAG constants Swift cannot import.
+//
+// No binary links FFmpeg: loader.c defines the FFmpeg functions Cassette calls, and each one
+// opens the libraries the first time any is called (see cassette_ffmpeg_load). A player that
+// has not decoded yet has not mapped FFmpeg's ~140 libraries: it starts faster and idles in
+// less memory.
 #ifndef CASSETTE_CFFMPEG_SHIM_H
 #define CASSETTE_CFFMPEG_SHIM_H
 #include <errno.h>
@@ -14,6 +18,11 @@
 #include <libavutil/aes.h>
 #include <libavutil/channel_layout.h>
 #include <libswresample/swresample.h>
+
+/// Opens libavutil, libavcodec, libavformat and libswresample, once per process; call it before
+/// any FFmpeg function. NULL when they are open, else the loader's message (a library missing
+/// from the device). Blocks while it maps them: call it where blocking is allowed.
+const char *cassette_ffmpeg_load(void);
 
 /// AVERROR(e) is a macro: negates a POSIX errno the way FFmpeg does on this platform.
 static inline int cassette_averror(int posix_errno) { return AVERROR(posix_errno); }
