@@ -82,7 +82,7 @@ enum Downloader {
         var router = RPCRouter()
         DownloaderMethods.register(on: &router, core: core)
         CatalogMethods.register(on: &router, core: core)
-        return DaemonParts(router: router, services: DownloaderServices.all(core: core, logger: context.logger), statusLine: { await DownloaderStatusLine.text(core: core, context: context) }, status: {
+        return DaemonParts(router: router, services: DownloaderServices.all(core: core, logger: context.logger), statusLine: { await DownloaderStatusLine.text(core: core, context: context) }, status: .awaited({
             var fields: [String: JSONValue] = ["origin": context.settings.origin.map { .string($0) } ?? .null,
                                                "maxParallel": .number(Double(settings.maxParallel))]
             if origin != nil { fields.merge(originAuthFields([origin, quickOrigin])) { $1 } }
@@ -94,7 +94,7 @@ enum Downloader {
                 fields["contentCatalog"] = await ready.catalog.status()
             }
             return fields
-        })
+        }))
     }
 
     /// `originAuth` for `service.status`: what the origin said of the credentials when it last

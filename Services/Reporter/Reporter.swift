@@ -27,8 +27,8 @@ enum Reporter {
         var router = RPCRouter()
         PlaylogMethods(outbox: outbox, engine: engine, events: events).register(on: &router)
         return DaemonParts(router: router, services: [DeliveryService(engine: engine)],
-                           statusLine: { await ReporterStatusLine.text(engine: engine, outbox: outbox) }, status: {
+                           statusLine: { await ReporterStatusLine.text(engine: engine, outbox: outbox) }, status: .now({
             ["origin": context.settings.origin.map { .string($0) } ?? .null]
-        })
+        }))
     }
 }

@@ -38,17 +38,26 @@ public struct DaemonContext: Sendable {
     }
 }
 
+/// A service's own fields of `service.status`.
+public enum StatusFields: Sendable {
+    /// Read on the spot, under locks: the call is answered on the connection's event loop, with
+    /// no task (while the catalog is open and the health check recent).
+    case now(@Sendable () -> [String: JSONValue])
+    /// Gathered by awaiting (actors, the catalog): every call runs as a task.
+    case awaited(@Sendable () async -> [String: JSONValue])
+}
+
 /// What a service contributes: its methods, its long-running parts, its status fields and the
 /// one line the service manager shows for it (`STATUS=`, see `StatusLine`).
 public struct DaemonParts: Sendable {
     public var router: RPCRouter
     public var services: [any Service]
     public var statusLine: (@Sendable () async -> String)?
-    public var status: @Sendable () async -> [String: JSONValue]
+    public var status: StatusFields
 
     public init(router: RPCRouter = RPCRouter(), services: [any Service] = [],
                 statusLine: (@Sendable () async -> String)? = nil,
-                status: @escaping @Sendable () async -> [String: JSONValue] = { [:] }) {
+                status: StatusFields = .now({ [:] })) {
         self.router = router
         self.services = services
         self.statusLine = statusLine
@@ -107,9 +116,11 @@ public enum Daemon {
         let parts = try await build(context)
         var router = parts.router
         let statusBox = StatusBox()
-        router.register("service.status", takes: []) { _ in
+        router.register("service.status", takes: [], now: { _ in
+            statusBox.renderNow(context: context, health: health, opened: opened, extra: parts.status)
+        }, later: { _ in
             await statusBox.render(context: context, health: health, extra: parts.status)
-        }
+        })
         let server = RPCServer(router: router, limits: settings.limits, logger: logger, hub: hub)
         statusBox.server = server
         let notifier = SystemdNotifier()

@@ -54,8 +54,14 @@ struct HealthCheck: Sendable {
 
     /// The report of a check that finished within `maxAge`, else as `run()`.
     func recent(within maxAge: Duration) async -> Report {
-        if let last = round.last, ContinuousClock.now - last.at <= maxAge { return last }
+        if let last = recentReport(within: maxAge) { return last }
         return await run()
+    }
+
+    /// The report of a check that finished within `maxAge`, if there is one.
+    func recentReport(within maxAge: Duration) -> Report? {
+        guard let last = round.last, ContinuousClock.now - last.at <= maxAge else { return nil }
+        return last
     }
 
     /// The report of a check that was running when called, or else of a new one.

@@ -1,3 +1,4 @@
+import Catalog
 import Foundation
 import NIOConcurrencyHelpers
 import Wire
@@ -12,8 +13,33 @@ final class StatusBox: Sendable {
         set { serverBox.withLockedValue { $0 = newValue } }
     }
 
-    func render(context: DaemonContext, health: HealthCheck,
-                extra: @Sendable () async -> [String: JSONValue]) async -> JSONValue {
+    /// The answer without awaiting anything, when that is possible: the catalog is open, the
+    /// last health check is recent and the service's fields are read on the spot. Else nil.
+    func renderNow(context: DaemonContext, health: HealthCheck, opened: OpenedCatalog,
+                   extra: StatusFields) -> JSONValue? {
+        guard case .now(let fields) = extra, let catalog = opened.value,
+              let report = health.recentReport(within: HealthCheck.statusMaxAge) else { return nil }
+        var all = common(context)
+        all["catalog"] = Self.ready(catalog)
+        all["health"] = report.json
+        for (key, value) in fields() { all[key] = value }
+        return .object(all)
+    }
+
+    func render(context: DaemonContext, health: HealthCheck, extra: StatusFields) async -> JSONValue {
+        var fields = common(context)
+        fields["catalog"] = await catalogStatus(context)
+        fields["health"] = await health.recent(within: HealthCheck.statusMaxAge).json
+        let own: [String: JSONValue]
+        switch extra {
+        case .now(let read): own = read()
+        case .awaited(let gather): own = await gather()
+        }
+        for (key, value) in own { fields[key] = value }
+        return .object(fields)
+    }
+
+    private func common(_ context: DaemonContext) -> [String: JSONValue] {
         let uptime = ContinuousClock.now - context.startedAt
         var fields: [String: JSONValue] = [
             "service": .string(context.settings.name),
@@ -28,20 +54,19 @@ final class StatusBox: Sendable {
         if let server {
             fields["connections"] = .number(Double(server.connectionCount))
         }
-        fields["catalog"] = await catalogStatus(context)
-        fields["health"] = await health.recent(within: HealthCheck.statusMaxAge).json
-        for (key, value) in await extra() { fields[key] = value }
-        return .object(fields)
+        return fields
     }
 
     private func catalogStatus(_ context: DaemonContext) async -> JSONValue {
         do {
-            let catalog = try await context.catalog()
-            return ["state": "ready", "path": .string(catalog.path),
-                    "schemaVersion": .number(Double(catalog.schemaVersionAtOpen))]
+            return Self.ready(try await context.catalog())
         } catch {
             return ["state": "unavailable", "error": .string("\(error)")]
         }
+    }
+
+    private static func ready(_ catalog: Catalog) -> JSONValue {
+        ["state": "ready", "path": .string(catalog.path), "schemaVersion": .number(Double(catalog.schemaVersionAtOpen))]
     }
 }
 

@@ -14,8 +14,8 @@ enum JSONWriter {
 
     static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
-        case .null: out += Array("null".utf8)
-        case .bool(let b): out += Array((b ? "true" : "false").utf8)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .number(let n): writeNumber(n, into: &out)
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
@@ -27,11 +27,12 @@ enum JSONWriter {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, key) in members.keys.sorted().enumerated() {
+            // Sorted as pairs: no second lookup (and hash) of each key.
+            for (i, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                writeString(key, into: &out)
+                writeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                write(members[key]!, into: &out)
+                write(member.value, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -40,18 +41,36 @@ enum JSONWriter {
     /// Integral values print as integers; NaN and infinity are not JSON and print as null.
     private static func writeNumber(_ n: Double, into out: inout [UInt8]) {
         if !n.isFinite {
-            out += Array("null".utf8)
+            out.append(contentsOf: "null".utf8)
         } else if n.rounded() == n, abs(n) < 9.0e15 {
-            out += Array(String(Int64(n)).utf8)
+            writeInteger(Int64(n), into: &out)
         } else {
-            out += Array(n.description.utf8)
+            out.append(contentsOf: n.description.utf8)
         }
+    }
+
+    /// The decimal digits of `n`, without making a String first.
+    private static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = n.magnitude
+        let start = out.count
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        out[start...].reverse()
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     private static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings (keys, ids, paths) need no escape: copy them whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: s.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in s.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
@@ -62,7 +81,7 @@ enum JSONWriter {
             case 0x08: out += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
             case 0x0C: out += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
             case 0..<0x20:
-                out += Array("\\u00".utf8)
+                out.append(contentsOf: "\\u00".utf8)
                 out.append(hex[Int(byte >> 4)])
                 out.append(hex[Int(byte & 0xF)])
             default: out.append(byte)

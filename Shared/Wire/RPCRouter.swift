@@ -48,9 +48,18 @@ public struct RPCContext: Sendable {
 
 public typealias RPCMethod = @Sendable (RPCContext) async throws -> JSONValue
 
+/// The part of a method that can answer on the spot, on the connection's event loop, without a
+/// task: it reads what it needs under locks (never blocks, never awaits) and returns the answer,
+/// or nil to leave the call to the method's ordinary, async part.
+public typealias RPCImmediateMethod = @Sendable (RPCContext) throws -> JSONValue?
+
 /// Method name → handler. Built once at start-up, then read-only.
 public struct RPCRouter: Sendable {
-    private var methods: [String: RPCMethod] = [:]
+    private struct Entry: Sendable {
+        var now: RPCImmediateMethod?
+        var later: RPCMethod
+    }
+    private var methods: [String: Entry] = [:]
 
     public init() {}
 
@@ -58,7 +67,19 @@ public struct RPCRouter: Sendable {
 
     public mutating func register(_ name: String, _ method: @escaping RPCMethod) {
         precondition(methods[name] == nil, "method \(name) registered twice")
-        methods[name] = method
+        methods[name] = Entry(later: method)
+    }
+
+    /// Registers a method that takes only the params `takes` names and answers with `now` when
+    /// it can, else with `later`. A task per call costs a few microseconds and, for a method that
+    /// awaits nothing, nothing is gained by it: `service.status` answers this way.
+    public mutating func register(_ name: String, takes names: [String], now: @escaping RPCImmediateMethod,
+                                  later: @escaping RPCMethod) {
+        register(name, takes: names, later)
+        methods[name]?.now = { ctx in
+            try RPCError.refuseUnknownParams(ctx.request.params, method: ctx.request.method, takes: names)
+            return try now(ctx)
+        }
     }
 
     /// Registers a handler that reads its params itself and takes only the keys `takes` names:
@@ -93,15 +114,32 @@ public struct RPCRouter: Sendable {
     /// Runs the method. Every thrown error becomes a wire error: typed ones keep their name and
     /// code, anything else is an `InternalError` (-32603) that names the failure and is logged.
     public func dispatch(_ ctx: RPCContext) async -> Result<JSONValue, RPCError> {
-        guard let method = methods[ctx.request.method] else {
+        guard let entry = methods[ctx.request.method] else {
             return .failure(.methodNotFound(ctx.request.method))
         }
         do {
-            return .success(try await method(ctx))
-        } catch let error as RPCErrorConvertible {
-            return .failure(error.rpcError)
+            return .success(try await entry.later(ctx))
         } catch {
-            return .failure(.internalError("The service failed to handle '\(ctx.request.method)': \(error). See the service's log."))
+            return .failure(Self.wireError(error, method: ctx.request.method))
         }
+    }
+
+    /// The answer when it is known without awaiting anything: an unknown method, or one whose
+    /// immediate part answered. nil: run `dispatch` in a task.
+    public func answerNow(_ ctx: RPCContext) -> Result<JSONValue, RPCError>? {
+        guard let entry = methods[ctx.request.method] else {
+            return .failure(.methodNotFound(ctx.request.method))
+        }
+        guard let now = entry.now else { return nil }
+        do {
+            return try now(ctx).map { .success($0) }
+        } catch {
+            return .failure(Self.wireError(error, method: ctx.request.method))
+        }
+    }
+
+    private static func wireError(_ error: any Error, method: String) -> RPCError {
+        if let error = error as? RPCErrorConvertible { return error.rpcError }
+        return .internalError("The service failed to handle '\(method)': \(error). See the service's log.")
     }
 }

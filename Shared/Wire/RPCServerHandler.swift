@@ -74,8 +74,12 @@ final class RPCServerHandler: ChannelDuplexHandler {
     }
 
     private func start(_ context: ChannelHandlerContext, _ request: RPCRequest, _ connection: RPCConnection) {
-        inFlight += 1
         let rpc = RPCContext(request: request, connection: connection)
+        if let outcome = router.answerNow(rpc) {
+            answer(context, request, outcome)
+            return
+        }
+        inFlight += 1
         let router = self.router
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let answer = context.eventLoop.makePromise(of: Result<JSONValue, RPCError>.self)
@@ -89,18 +93,21 @@ final class RPCServerHandler: ChannelDuplexHandler {
     private func finish(_ context: ChannelHandlerContext, _ request: RPCRequest, _ result: Result<Result<JSONValue, RPCError>, Error>) {
         inFlight -= 1
         defer { tracker.end() }
-        let outcome: Result<JSONValue, RPCError>
         switch result {
-        case .success(let o): outcome = o
-        case .failure(let e): outcome = .failure(.internalError("\(e)"))
+        case .success(let outcome): answer(context, request, outcome)
+        case .failure(let error): answer(context, request, .failure(.internalError("\(error)")))
         }
+        resumeReadingIfAllowed(context)
+    }
+
+    /// Writes the answer (none to a notification) and logs an internal error.
+    private func answer(_ context: ChannelHandlerContext, _ request: RPCRequest, _ outcome: Result<JSONValue, RPCError>) {
         if case .failure(let e) = outcome, e.code == -32603, e.name != RPCErrorKind.shuttingDown.name {
             logger.error("request failed", metadata: ["method": "\(request.method)", "error": "\(e.message)"])
         }
         if let id = request.id, context.channel.isActive {
             write(context, RPCResponse(id: id, outcome: outcome).json)
         }
-        resumeReadingIfAllowed(context)
     }
 
     private var mayRead: Bool { inFlight < maxInFlight }

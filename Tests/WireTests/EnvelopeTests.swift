@@ -68,7 +68,7 @@ extension EnvelopeTests {
     /// The hand-written writer must agree with Foundation's encoder on every kind of value.
     func testWriterMatchesFoundationsEncoder() throws {
         let value: JSONValue = [
-            "z": [1, 2.5, -3, 1e-7, 5e20, true, false, nil],
+            "z": [1, 2.5, -3, 0, 10, -100, 8_999_999_999_999_999, -123_456_789_012_345, 1e-7, 5e20, true, false, nil],
             "a": "quote\" backslash\\ slash/ newline\n tab\t bell\u{07} é 🎵",
             "m": ["nested": ["": 0]],
             "e": [],
