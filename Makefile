@@ -10,7 +10,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build and test tools and the -dev packages behind the system-library targets.
 DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev libasound2-dev \
 	libavformat-dev libavcodec-dev libavutil-dev libswresample-dev \
-	ffmpeg systemd alsa-utils python3 curl faketime openssl
+	ffmpeg systemd alsa-utils python3 curl faketime openssl patchelf
 # The benchmarks' peers (MPD, aria2c) and nginx, the real server of `cassette-bench download`.
 # Kept out of `deps`: their package scripts may start a system mpd or nginx.
 BENCH_PACKAGES := mpd aria2 nginx-light
@@ -62,11 +62,17 @@ bench: bench-deps
 # The version, written once in Shared/Wire/CassetteVersion.swift (what --version prints).
 VERSION := $(shell sed -n 's/^ *public static let string = "\(.*\)"$$/\1/p' Shared/Wire/CassetteVersion.swift)
 
-# Release binaries for a device: optimized, with the Swift runtime linked in (a device has no
-# toolchain), no RUNPATH, symbols bound at start (BIND_NOW). One build of every product;
-# `make install` and `make deb` take them from here.
-RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now
+# Release binaries for a device: optimized, symbols bound at start (BIND_NOW). A device has no
+# toolchain, so `make install` copies the Swift runtime's shared libraries the binaries load to
+# $(RUNTIMEDIR) and points their RUNPATH there: the three daemons share one copy of the runtime in
+# memory (deploy/install-swift-runtime.sh says why). SWIFT_RUNTIME=static links the runtime into
+# each binary instead (no $(RUNTIMEDIR); about twice the memory for the three daemons).
+# One build of every product; `make install`, `make deb` and `make bench` take them from here.
+SWIFT_RUNTIME ?= shared
+RELEASE_FLAGS := -c release -Xlinker -z -Xlinker now \
+	$(if $(filter static,$(SWIFT_RUNTIME)),--static-swift-stdlib --disable-local-rpath)
 RELEASE_BIN   := .build/release
+RUNTIMEDIR    ?= $(PREFIX)/lib/cassette
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
@@ -99,6 +105,8 @@ install:
 	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/cassette
 	install -m 0755 $(addprefix $(RELEASE_BIN)/,$(DAEMONS)) $(DESTDIR)$(LIBEXECDIR)/
 	install -m 0755 $(RELEASE_BIN)/cassettectl $(DESTDIR)$(PREFIX)/bin/
+	bash deploy/install-swift-runtime.sh $(DESTDIR)$(RUNTIMEDIR) $(RUNTIMEDIR) \
+		$(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS)) $(DESTDIR)$(PREFIX)/bin/cassettectl
 	install -m 0644 docs/cassettectl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 docs/cassette.json.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(addprefix docs/cassette-,$(addsuffix .8,$(DAEMONS))) $(DESTDIR)$(MANDIR)/man8/

@@ -121,6 +121,16 @@ struct JSONReader {
 
     private mutating func string() throws(Failure) -> String {
         i += 1
+        // Most strings (keys, method names, ids) hold no escape: made straight from the frame.
+        var end = i
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            guard let s = String(validating: UnsafeBufferPointer(rebasing: bytes[i..<end]), as: UTF8.self) else {
+                throw fail("invalid UTF-8 in string")
+            }
+            i = end + 1
+            return s
+        }
         var out: [UInt8] = []
         while true {
             guard i < bytes.count else { throw fail("unterminated string") }

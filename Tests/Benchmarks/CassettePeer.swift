@@ -45,6 +45,22 @@ final class CassetteConnection: StatusConnection {
         }
     }
 
+    /// Calls `method` with `params` (a JSON object's text) and returns its `result`; an error
+    /// answer throws. For set-up steps, not for the timed loops.
+    func call(_ method: String, params: String = "{}") throws -> JSONValue {
+        nextID += 1
+        let json = Array(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"\#(method)","params":\#(params)}"#.utf8)
+        let n = UInt32(json.count)
+        try socket.send([UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] + json)
+        let length = try socket.withBytes(4) { b in Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]) }
+        guard length > 0, length <= 16 << 20 else { throw BenchError("bad frame length \(length)") }
+        let body = try socket.withBytes(length) { Array($0) }
+        guard let result = (try? JSONValue.parse(body))?["result"] else {
+            throw BenchError("\(method) failed: \(String(decoding: body, as: UTF8.self))")
+        }
+        return result
+    }
+
     /// The answer's `result` object, parsed (for the setup checks, not the timed loops).
     func statusResult() throws -> JSONValue {
         let body = try call(keepBody: true) ?? []

@@ -68,7 +68,7 @@ struct FootprintBench: AsyncParsableCommand {
             let originBinary = URL(fileURLWithPath: binDir).appendingPathComponent("cassette-origin").path
             let origin = try ChildProcesses.shared.launch(
                 originBinary, ["serve", "--data", root + "/origin", "--port-file", root + "/origin.port",
-                               "--tracks-per-station", "1", "--seconds", "1"], logFile: root + "/origin.log")
+                               "--tracks-per-station", "1", "--seconds", "8"], logFile: root + "/origin.log")
             let until = deadline(after: 120)
             while !FileManager.default.fileExists(atPath: root + "/origin.port") {
                 guard origin.isRunning, monotonicNanos() < until else { throw BenchError("the origin did not start; see \(root)/origin.log") }
@@ -96,7 +96,8 @@ struct FootprintBench: AsyncParsableCommand {
                    distinct shared objects in /proc/PID/maps of the running daemon (dlopen'ed ones included).
                    RSS, PSS (shared pages divided among the processes mapping them), anonymous RSS and threads come from
                    /proc/PID/status and smaps_rollup, after the catalog is open and \(idleSeconds) s of idling ("idle"), then
-                   after \(burstRequests) status requests over 16 connections ("after burst"). Medians over \(rounds) rounds;
+                   after \(burstRequests) status requests over 16 connections ("after burst"), and for the player 1.5 s into
+                   playing a track streamed from the origin ("playing": FFmpeg opened, compared with MPD idle). Medians over \(rounds) rounds;
                    MPD (null output, empty music dir) is started alternately before and after the daemons.
                    The daemons share one state dir and \(noOrigin ? "have no origin" : "talk to the reference origin (cassette-origin) on loopback").
             """)
@@ -143,6 +144,18 @@ struct FootprintBench: AsyncParsableCommand {
             _ = try LatencyRun.concurrent(many, total: burstRequests, warmup: 0, timeoutSeconds: 300)
             report.add(name, afterBurst: try ProcessMemory.read(pid: child.pid))
             _ = connections[name]
+        }
+        // The player once it decodes (FFmpeg opened) and plays a track streamed from the origin.
+        if origin != nil, let player = connections["player"], let child = running.first(where: { $0.0 == "player" })?.1 {
+            _ = try player.call("player.load", params: #"{"mediaProduct":{"productId":"tr-1"}}"#)
+            _ = try player.call("player.play")
+            let until = deadline(after: startTimeout)
+            while try player.call("player.status")["playbackState"]?.stringValue != "PLAYING" {
+                guard monotonicNanos() < until else { throw BenchError("the player did not start playing tr-1 within \(startTimeout) s") }
+                sleepMicros(10_000)
+            }
+            sleepMicros(1_500_000)
+            report.add("player", playing: try ProcessMemory.read(pid: child.pid))
         }
     }
 
@@ -220,7 +233,8 @@ struct LinkedLibraries: Codable, Sendable {
         return LinkedLibraries(names: names)
     }
 
-    /// The C libraries Cassette wraps, by the name part the loader shows.
+    /// The C libraries Cassette wraps, by the name part the loader shows (FFmpeg's are opened
+    /// on first use, so they show under "mapped" once the player decodes).
     static let wrapped = ["libcurl", "libsystemd", "libasound", "libavformat", "libavcodec", "libsqlite3"]
 
     var wrappedPresent: [String] {
@@ -232,9 +246,11 @@ struct FootprintReport: Codable, Sendable {
     var linked: [String: LinkedLibraries] = [:]
     var idle: [String: [ProcessMemory]] = [:]
     var afterBurst: [String: [ProcessMemory]] = [:]
+    var playing: [String: [ProcessMemory]] = [:]
 
     mutating func add(_ name: String, idle m: ProcessMemory) { idle[name, default: []].append(m) }
     mutating func add(_ name: String, afterBurst m: ProcessMemory) { afterBurst[name, default: []].append(m) }
+    mutating func add(_ name: String, playing m: ProcessMemory) { playing[name, default: []].append(m) }
 
     func table(rounds: Int, burst: Int) -> String {
         let order = FootprintBench.daemons + ["cassettectl", "mpd"]
@@ -251,7 +267,8 @@ struct FootprintReport: Codable, Sendable {
         let mpdIdle = idle["mpd"].map(Self.median), mpdBurst = afterBurst["mpd"].map(Self.median)
         var idleSum = 0
         for name in FootprintBench.daemons + ["mpd"] {
-            for (phase, samples, peer) in [("idle", idle[name], mpdIdle), ("after burst", afterBurst[name], mpdBurst)] {
+            for (phase, samples, peer) in [("idle", idle[name], mpdIdle), ("after burst", afterBurst[name], mpdBurst),
+                                           ("playing", playing[name], mpdIdle)] {
                 guard let samples, !samples.isEmpty else { continue }
                 let m = Self.median(samples)
                 if phase == "idle" && name != "mpd" { idleSum += m.rssKiB }

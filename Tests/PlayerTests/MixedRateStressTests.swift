@@ -56,6 +56,11 @@ final class MixedRateStressTests: XCTestCase {
         }
 
         _ = try await timed("station.tune", ["stationId": "st-mx"])
+        // The first item is under way before the skips start: the first decoder of a player's
+        // life also opens FFmpeg's libraries, and a skip before that ends would skip an item
+        // that never became active (and never had its transition).
+        let first = try await log.until { $0.type == "MediaProductTransition" }
+        XCTAssertEqual(first.filter { $0.type == "MediaProductTransition" }.map(EventLog.describe), ["Transition:->mx-00"])
         for skip in 0..<Self.skips {
             try await Task.sleep(for: .milliseconds(Self.pauses[skip % Self.pauses.count]))
             _ = try await timed("station.skip")
@@ -68,7 +73,7 @@ final class MixedRateStressTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(lastSkipped, Self.skips)
         guard ids.indices.contains(lastSkipped) else { return XCTFail("the station ended during the skips") }
 
-        let events = try await log.untilState("IDLE", timeout: 25)
+        let events = first + (try await log.untilState("IDLE", timeout: 25))
         XCTAssertLessThan(slowest.seconds, 1, "every call answered within a second (slowest: \(slowest.method))")
         XCTAssertEqual(events.filter { $0.data["name"] != nil }.map(\.type), [], "no error")
         XCTAssertEqual(events.filter { $0.type == "PlaybackStateChanged" }.map(EventLog.describe),

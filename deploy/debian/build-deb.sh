@@ -28,24 +28,29 @@ trap 'rm -rf "$STAGE"' EXIT
 ROOT=$STAGE/cassette
 DBG=$STAGE/cassette-dbgsym
 
-# The binaries must be the version being packaged and carry the Swift runtime themselves.
+# The binaries must be the version being packaged.
 for exe in downloader player reporter cassettectl; do
     [ -x "$BIN/$exe" ] || die "$BIN/$exe is missing: make release"
     printed=$("$BIN/$exe" --version)
     [ "$printed" = "$VERSION" ] || die "$BIN/$exe --version says '$printed', not $VERSION: rebuild with make release"
-    if readelf -d "$BIN/$exe" | grep -E 'R(UN)?PATH' | grep -q .; then
-        die "$BIN/$exe has a RUNPATH ($(readelf -d "$BIN/$exe" | grep -E 'R(UN)?PATH')): build with --static-swift-stdlib"
-    fi
-    if objdump -p "$BIN/$exe" | awk '/NEEDED/ {print $2}' | grep -q '^libswift\|^libFoundation\|^lib_Foundation\|^libdispatch\|^libBlocksRuntime'; then
-        die "$BIN/$exe loads the Swift runtime as a shared library: build with --static-swift-stdlib"
-    fi
 done
 
-# The files, where `make install` puts them for PREFIX=/usr on Debian 12.
-make --no-print-directory -s install DESTDIR="$ROOT" PREFIX=/usr RELEASE_BIN="$BIN" \
+# The files, where `make install` puts them for PREFIX=/usr on Debian 12: with the Swift runtime
+# in /usr/lib/cassette unless the binaries carry it (SWIFT_RUNTIME=static).
+RUNTIME=/usr/lib/cassette
+make --no-print-directory -s install DESTDIR="$ROOT" PREFIX=/usr RELEASE_BIN="$BIN" RUNTIMEDIR="$RUNTIME" \
     UNITDIR=/lib/systemd/system SYSUSERSDIR=/usr/lib/sysusers.d TMPFILESDIR=/usr/lib/tmpfiles.d \
     EXAMPLEDIR=/usr/share/doc/cassette/examples ZSHCOMPDIR=/usr/share/zsh/vendor-completions >/dev/null
 chmod 0755 "$ROOT"
+
+# Each binary finds every Swift library it loads in the package, and nothing in a toolchain.
+for exe in "${EXECUTABLES[@]}"; do
+    for lib in $(objdump -p "$ROOT/$exe" | awk '/NEEDED/ {print $2}' | grep '^libswift\|^libFoundation\|^lib_Foundation\|^libdispatch\|^libBlocksRuntime' || true); do
+        [ -f "$ROOT$RUNTIME/$lib" ] || die "$exe loads $lib, which is not in $RUNTIME"
+    done
+    runpath=$(readelf -d "$ROOT/$exe" | sed -n 's/.*R\(UN\)\{0,1\}PATH.*\[\(.*\)\]/\2/p')
+    [ -z "$runpath" ] || [ "$runpath" = "$RUNTIME" ] || die "$exe has the RUNPATH $runpath, not $RUNTIME"
+done
 
 # Debug symbols out, into the -dbgsym package under their build id; a debuglink in.
 BUILD_IDS=()
@@ -85,7 +90,12 @@ ln -s cassette "$DBG/usr/share/doc/cassette-dbgsym"
 # whose symbols they use (dpkg-shlibdeps wants a debian/control to run in).
 mkdir -p "$STAGE/shlibs/debian"
 printf 'Source: cassette\n\nPackage: cassette\nArchitecture: any\n' > "$STAGE/shlibs/debian/control"
-DEPENDS=$(cd "$STAGE/shlibs" && dpkg-shlibdeps -O "${EXECUTABLES[@]/#/$ROOT/}" 2>"$STAGE/shlibs.log" | sed -n 's/^shlibs:Depends=//p') \
+# The Swift runtime's libraries are the package's own: dpkg-shlibdeps reads them (for what they
+# load from the system) from the package root, and they need no package of their own.
+PRIVATE=()
+[ -d "$ROOT$RUNTIME" ] && PRIVATE=("$ROOT$RUNTIME"/*.so*)
+DEPENDS=$(cd "$STAGE/shlibs" && dpkg-shlibdeps -O -l"$ROOT$RUNTIME" --ignore-missing-info \
+        "${EXECUTABLES[@]/#/$ROOT/}" "${PRIVATE[@]}" 2>"$STAGE/shlibs.log" | sed -n 's/^shlibs:Depends=//p') \
     || { cat "$STAGE/shlibs.log" >&2; die "dpkg-shlibdeps failed"; }
 [ -n "$DEPENDS" ] || die "dpkg-shlibdeps found no dependencies"
 # The player opens FFmpeg's libraries on first use instead of linking them, so dpkg-shlibdeps

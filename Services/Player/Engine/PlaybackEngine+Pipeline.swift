@@ -97,7 +97,7 @@ extension PlaybackEngine {
             return
         }
         if station != nil, stationAdvanceIfMore(keepPlaying: true) { return }
-        let previous = active?.product
+        let previous = announcedProduct
         endActivePlay(at: position)
         pipe.stop()
         abandonTracks()
@@ -110,12 +110,12 @@ extension PlaybackEngine {
 
     /// Implicit transition: `queued` becomes the active product.
     func becomeActive(_ queued: Next, previousEnd: Double?) {
-        let previous = active?.product
+        let previous = announcedProduct
         endActivePlay(at: previousEnd)
         active?.track?.close()
         // Already opened behind the previous one: nobody need wait for it to start.
         if queued.failure == nil, queued.track != nil { outcomes.settle(queued.token, nil) }
-        var current = Active(product: queued.product, token: queued.token, stationId: queued.stationId)
+        var current = Active(product: queued.product, token: queued.token, stationId: queued.stationId, previous: previous)
         current.track = queued.track
         current.submitted = queued.handedOver
         if let track = queued.track {

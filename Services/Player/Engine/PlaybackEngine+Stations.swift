@@ -82,7 +82,7 @@ extension PlaybackEngine {
     func stationAdvance() {
         if stationAdvanceIfMore(keepPlaying: true) { return }
         // Nothing left: the station has ended.
-        let previous = active?.product
+        let previous = announcedProduct
         stopAndForget()
         publishTransition(previous: previous, active: nil)
         setState(.idle)

@@ -22,6 +22,18 @@ actor PlaybackEngine {
         var startPosition: Double = 0
         /// The play event, once the first frame was heard.
         var play: PlayEvent?
+        /// Its `MediaProductTransition` was published. Until then clients know only `previous`.
+        var announced = false
+        /// What clients heard of as active before this product.
+        var previous: MediaProduct?
+    }
+
+    /// The product clients last heard of as active: the active one once its transition was
+    /// published, else the one before it (a product skipped while still being resolved was
+    /// never announced, so the next transition must not name it as the previous one).
+    var announcedProduct: MediaProduct? {
+        guard let active else { return nil }
+        return active.announced ? active.product : active.previous
     }
 
     struct Next {
@@ -127,6 +139,7 @@ actor PlaybackEngine {
         ]
         fields.merge(TrackInfo.displayFields(of: active?.context?.track)) { current, _ in current }
         publish("MediaProductTransition", .object(fields))
+        if let active, self.active?.token == active.token { self.active?.announced = true }
         if active == nil { heardFormat = nil }
         noteFormat(active?.context)
         syncPrivilege()
@@ -148,7 +161,7 @@ actor PlaybackEngine {
     /// State becomes NOT_PLAYING unless `keepPlaying` (skip, station) keeps the current intent.
     @discardableResult
     func load(_ product: MediaProduct, stationId: String? = nil, keepPlaying: Bool = false) -> TrackToken {
-        let previous = active?.product
+        let previous = announcedProduct
         if let replaced = active?.token { outcomes.settle(replaced, nil) }
         endActivePlay()
         pipe.stop()
@@ -157,7 +170,7 @@ actor PlaybackEngine {
         next = nil
         if !keepPlaying { wantPlaying = false }
         let token = newToken()
-        active = Active(product: product, token: token, stationId: stationId)
+        active = Active(product: product, token: token, stationId: stationId, previous: previous)
         pipe.presetPosition(token: token, position: 0)
         // PLAYING is announced once the product is resolved (after its transition event), so
         // clients always hear of the product before they hear it plays.
