@@ -2,7 +2,8 @@
 # Installs the Cassette Debian package into a throw-away root and runs it there, the way a
 # device without a Swift toolchain would:
 #   - the root is the host's own system seen through an overlay (writes go to a tmpfs and
-#     vanish), with /opt/swift and /work hidden, in a private mount and PID namespace;
+#     vanish), with /opt/swift and /work hidden, in a private mount and PID namespace: the
+#     binaries must find the Swift runtime the package carries (/usr/lib/cassette);
 #   - `dpkg -i` runs the package's scripts (users, groups, folders, config permissions,
 #     socket enablement; nothing is started: no systemd runs there);
 #   - each daemon is started as the cassette user under umask 000 and must answer
@@ -89,8 +90,9 @@ check "the three sockets are enabled, not started" \
 say "The installed binaries and units"
 for exe in /usr/libexec/cassette/downloader /usr/libexec/cassette/player /usr/libexec/cassette/reporter /usr/bin/cassettectl; do
     printf '%-32s --version: %s\n' "$exe" "$(in_root "$exe" --version)"
-    check "$exe loads no Swift library and has no RUNPATH" \
-        in_root sh -c "! ldd $exe | grep -qi swift && ! readelf -d $exe | grep -q PATH && ! ldd $exe | grep -q 'not found'"
+    check "$exe finds every library, the Swift runtime's in /usr/lib/cassette (its RUNPATH) and nowhere else" \
+        in_root sh -c "ldd $exe | grep -q '/usr/lib/cassette/libswiftCore.so' && ! ldd $exe | grep -i swift | grep -vq '/usr/lib/cassette/' \
+            && readelf -d $exe | grep -q 'RUNPATH.*\[/usr/lib/cassette\]' && ! ldd $exe | grep -q 'not found'"
 done
 check "systemd-analyze verify passes on the installed units" \
     in_root systemd-analyze verify --man=yes /lib/systemd/system/cassette-downloader.service \

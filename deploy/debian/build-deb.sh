@@ -103,7 +103,7 @@ DEPENDS=$(cd "$STAGE/shlibs" && dpkg-shlibdeps -O -l"$ROOT$RUNTIME" --ignore-mis
 # minimum versions their shlibs files name.
 for lib in libavutil libavcodec libavformat libswresample; do
     major=$(pkg-config --modversion "$lib" | cut -d. -f1) || die "pkg-config knows no $lib"
-    dep=$(cat /var/lib/dpkg/info/*.shlibs | awk -v l="$lib" -v m="$major" '$1 == l && $2 == m { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }')
+    dep=$(awk -v l="$lib" -v m="$major" '$1 == l && $2 == m { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' /var/lib/dpkg/info/*.shlibs)
     [ -n "$dep" ] || die "no shlibs entry for $lib $major"
     DEPENDS="$DEPENDS, $dep"
 done
