@@ -88,6 +88,42 @@ final class OperationsTests: XCTestCase {
         if ctl.isRunning { ctl.terminate() }
     }
 
+    /// `service.status` shows the last health check while it is under a second old (the same
+    /// figures, older each time) and runs a new one after that.
+    func testStatusShowsARecentHealthCheckAndChecksAgainOnceItIsOld() throws {
+        let service = try ServiceProcess("reporter", in: dir)
+        defer { service.kill9() }
+        try service.waitReady()
+        let raw = try service.raw()
+        var id = 0
+        func health() throws -> JSONValue? {
+            id += 1
+            try raw.send(RawSocket.request(id: id, method: "service.status"))
+            let result = try raw.readFrame()?["result"]
+            return result?["catalog"]?["state"] == "ready" ? result?["health"] : nil
+        }
+        // A check under half a second old, so the next call, at once, falls within its second.
+        let deadline = Date().addingTimeInterval(10)
+        var first = try health()
+        while (first?["checkedMsAgo"]?.doubleValue ?? .infinity) >= 500, Date() < deadline {
+            usleep(20_000)
+            first = try health()
+        }
+        let second = try XCTUnwrap(try health())
+        let checked = try XCTUnwrap(first)
+        XCTAssertEqual(checked["healthy"], true)
+        for part in ["eventLoopMs", "cooperativePoolMs", "catalogMs"] {
+            XCTAssertEqual(second[part], checked[part], "the same check shows until it is a second old: \(checked) then \(second)")
+        }
+        let ages = [checked, second].compactMap { $0["checkedMsAgo"]?.doubleValue }
+        XCTAssertEqual(ages.count, 2)
+        XCTAssertLessThanOrEqual(ages[0], ages[1])
+        usleep(1_200_000)
+        let later = try XCTUnwrap(try health())
+        XCTAssertEqual(later["healthy"], true)
+        XCTAssertLessThan(try XCTUnwrap(later["checkedMsAgo"]?.doubleValue), 1_000, "a check over a second old is run again: \(later)")
+    }
+
     func runCtl(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.path("cassettectl"))
