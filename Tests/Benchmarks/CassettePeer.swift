@@ -20,27 +20,17 @@ final class CassetteConnection: StatusConnection {
     /// Sends `service.status`; returns the answer's bytes when `keepBody` is set.
     func call(keepBody: Bool) throws -> [UInt8]? {
         nextID += 1
-        let json = Array(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"service.status"}"#.utf8)
-        let n = UInt32(json.count)
-        try socket.send([UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] + json)
-        let length = try socket.withBytes(4) { b in Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]) }
-        guard length > 0, length <= 16 << 20 else { throw BenchError("bad frame length \(length)") }
-        return try socket.withBytes(length) { body in
+        return try socket.exchangeFrame(Array(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"service.status"}"#.utf8)) { body in
             guard body.contains(#""result""#) else { throw BenchError("service.status failed: \(body.string)") }
             return keepBody ? Array(body) : nil
         }
     }
 
     /// Sends a method no service has: the protocol's own round trip (frame, envelope, dispatch,
-    /// the request's task, the error answer) without any method body.
+    /// the error answer) without any method body.
     func noOp() throws {
         nextID += 1
-        let json = Array(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"bench.noSuchMethod"}"#.utf8)
-        let n = UInt32(json.count)
-        try socket.send([UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] + json)
-        let length = try socket.withBytes(4) { b in Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]) }
-        guard length > 0, length <= 16 << 20 else { throw BenchError("bad frame length \(length)") }
-        try socket.withBytes(length) { body in
+        try socket.exchangeFrame(Array(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"bench.noSuchMethod"}"#.utf8)) { body in
             guard body.contains(#""MethodNotFound""#) else { throw BenchError("expected MethodNotFound: \(body.string)") }
         }
     }
@@ -49,16 +39,7 @@ final class CassetteConnection: StatusConnection {
     /// answer throws. For set-up steps, not for the timed loops.
     func call(_ method: String, params: String = "{}") throws -> JSONValue {
         nextID += 1
-        let json = Array(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"\#(method)","params":\#(params)}"#.utf8)
-        let n = UInt32(json.count)
-        try socket.send([UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] + json)
-        let length = try socket.withBytes(4) { b in Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]) }
-        guard length > 0, length <= 16 << 20 else { throw BenchError("bad frame length \(length)") }
-        let body = try socket.withBytes(length) { Array($0) }
-        guard let result = (try? JSONValue.parse(body))?["result"] else {
-            throw BenchError("\(method) failed: \(String(decoding: body, as: UTF8.self))")
-        }
-        return result
+        return try socket.call(id: nextID, method, params: params)
     }
 
     /// The answer's `result` object, parsed (for the setup checks, not the timed loops).

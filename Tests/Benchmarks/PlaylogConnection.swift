@@ -19,16 +19,7 @@ final class PlaylogConnection: StatusConnection {
     @discardableResult
     func call(_ method: String, _ params: String = "{}") throws -> JSONValue {
         nextID += 1
-        let json = Array(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"\#(method)","params":\#(params)}"#.utf8)
-        let n = UInt32(json.count)
-        try socket.send([UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] + json)
-        let length = try socket.withBytes(4) { b in Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]) }
-        guard length > 0, length <= 16 << 20 else { throw BenchError("bad frame length \(length)") }
-        let body = try socket.withBytes(length) { Array($0) }
-        guard let answer = try? JSONValue.parse(body), let result = answer["result"] else {
-            throw BenchError("\(method) failed: \(String(decoding: body, as: UTF8.self))")
-        }
-        return result
+        return try socket.call(id: nextID, method, params: params)
     }
 }
 

@@ -107,6 +107,26 @@ final class RawUnixSocket {
         return try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<start + count])) }
     }
 
+    /// Sends `json` as one Cassette frame (a 4-byte big-endian length, then the bytes) and calls
+    /// `body` with the payload of the next frame received.
+    func exchangeFrame<T>(_ json: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
+        let n = UInt32(json.count)
+        try send([UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] + json)
+        let length = try withBytes(4) { b in Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]) }
+        guard length > 0, length <= 16 << 20 else { throw BenchError("bad frame length \(length)") }
+        return try withBytes(length, body)
+    }
+
+    /// Sends a JSON-RPC request and returns its `result`; an error answer throws.
+    func call(id: Int, _ method: String, params: String) throws -> JSONValue {
+        let json = Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8)
+        let body = try exchangeFrame(json) { Array($0) }
+        guard let result = (try? JSONValue.parse(body))?["result"] else {
+            throw BenchError("\(method) failed: \(String(decoding: body, as: UTF8.self))")
+        }
+        return result
+    }
+
     /// Calls `body` with the next line (without its "\n") and consumes it.
     func withLine<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
         var checked = 0 // bytes after `start` known to hold no newline; `fill` keeps them in order
