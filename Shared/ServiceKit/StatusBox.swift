@@ -41,16 +41,16 @@ final class StatusBox: Sendable {
 
     private func common(_ context: DaemonContext) -> [String: JSONValue] {
         let uptime = ContinuousClock.now - context.startedAt
-        var fields: [String: JSONValue] = [
-            "service": .string(context.settings.name),
-            "version": .string(CassetteVersion.string),
-            "uptimeSeconds": .number((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18).rounded(toPlaces: 3)),
-            "pid": .number(Double(getpid())),
-            "socket": .string(context.settings.socketPath),
-            "stateDir": .string(context.settings.stateDir),
-            "eventSeq": .number(Double(context.hub.lastSeq)),
-            "subscribers": .number(Double(context.hub.subscriberCount)),
-        ]
+        // Room for every field of every service at once: no rehashing while it fills.
+        var fields: [String: JSONValue] = Dictionary(minimumCapacity: 24)
+        fields["service"] = .string(context.settings.name)
+        fields["version"] = .string(CassetteVersion.string)
+        fields["uptimeSeconds"] = .number((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18).rounded(toPlaces: 3))
+        fields["pid"] = .number(Double(getpid()))
+        fields["socket"] = .string(context.settings.socketPath)
+        fields["stateDir"] = .string(context.settings.stateDir)
+        fields["eventSeq"] = .number(Double(context.hub.lastSeq))
+        fields["subscribers"] = .number(Double(context.hub.subscriberCount))
         if let server {
             fields["connections"] = .number(Double(server.connectionCount))
         }
