@@ -64,7 +64,9 @@ actor DeliveryEngine {
             _ = await bell.waitUntilClosed()
             return
         }
-        while !Task.isCancelled {
+        // Once shutdown began (the bell closed), the answer to the request in flight is marked
+        // and nothing more is sent: what is left goes after the restart.
+        while !Task.isCancelled && !bell.isClosed {
             let batch: [PendingRecord]
             do {
                 batch = try await store.nextBatch(limit: settings.batchSize)

@@ -45,17 +45,21 @@ final class GroupCommitter: @unchecked Sendable {
         try await withCheckedThrowingContinuation { continuation in
             condition.lock()
             waiting.append((record, continuation))
-            if !started {
-                started = true
+            let start = !started
+            started = true
+            // Signalled only when the thread waits: one that is committing takes the record
+            // with its next group without a wake-up. Signalled after unlocking, so the thread
+            // does not wake only to wait for the lock.
+            let wake = sleeping
+            sleeping = false
+            condition.unlock()
+            if start {
                 let thread = Thread { [self] in run() }
                 thread.name = name
                 thread.start()
-            } else if sleeping {
-                // Signalled only when the thread waits: one that is committing takes the
-                // record with its next group without a wake-up.
+            } else if wake {
                 condition.signal()
             }
-            condition.unlock()
         }
     }
 
@@ -65,8 +69,8 @@ final class GroupCommitter: @unchecked Sendable {
             while waiting.isEmpty {
                 sleeping = true
                 condition.wait()
-                sleeping = false
             }
+            sleeping = false
             let group = Array(waiting.prefix(maxGroup))
             waiting.removeFirst(group.count)
             condition.unlock()
