@@ -243,6 +243,15 @@ final class OutboxStoreTests: XCTestCase {
         XCTAssertEqual(reason, "unknown product")
     }
 
+    /// The outbox binds dates as text it formats itself: the same text GRDB writes for a `Date`.
+    func testDatabaseTimeIsGRDBsTextForADate() {
+        let dates = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_763_719_200.5),
+                     Date(timeIntervalSince1970: 951_782_400.999), Date(timeIntervalSince1970: 4_102_444_799.001), Date(timeIntervalSince1970: 1_795_571_541.25)]
+        for date in dates {
+            XCTAssertEqual(OutboxStore.databaseTime(date), String.fromDatabaseValue(date.databaseValue), "\(date)")
+        }
+    }
+
     private func notes(_ store: OutboxStore) async throws -> Int {
         try await store.catalog.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM playlogVerdicts") ?? -1 }
     }
