@@ -5,6 +5,8 @@ struct PendingRecord: Sendable, Equatable {
     var id: String
     var kind: RecordKind
     var body: String
+    /// Where the record sits in the outbox (its insertion order); 0 when not read from it.
+    var rowid: Int64 = 0
     var sizeBytes: Int { body.utf8.count }
 }
 

@@ -17,7 +17,7 @@ actor DeliveryEngine {
     private let events: ReporterEvents
     private let logger: Logger
     private let probe: ReachabilityProbe?
-    let bell = Doorbell()
+    let bell: Doorbell
 
     private var failures = 0
     private var retryAt: ContinuousClock.Instant?
@@ -30,11 +30,13 @@ actor DeliveryEngine {
     /// The loop will take no more work (it could not open the outbox, or it stopped): a flush
     /// then answers at once instead of waiting for an attempt that never comes.
     private var stopped = false
-    /// The origin's answer to the last batch, when the outbox's disk would not take it yet.
-    private var unrecorded: UnrecordedVerdict?
+    /// The origin's answers that the outbox's disk would not take yet, oldest first.
+    private var unrecorded: [UnrecordedVerdict] = []
 
-    init(outbox: Outbox, client: OriginClient?, settings: ReporterSettings, events: ReporterEvents, logger: Logger) {
+    init(outbox: Outbox, client: OriginClient?, settings: ReporterSettings, events: ReporterEvents, logger: Logger,
+         bell: Doorbell = Doorbell()) {
         self.outbox = outbox
+        self.bell = bell
         self.client = client
         self.settings = settings
         self.backoff = BackoffSchedule(initial: settings.retryInitialSeconds, cap: settings.retryMaxSeconds)
@@ -62,7 +64,9 @@ actor DeliveryEngine {
             _ = await bell.waitUntilClosed()
             return
         }
-        while !Task.isCancelled {
+        // Once shutdown began (the bell closed), the answer to the request in flight is marked
+        // and nothing more is sent: what is left goes after the restart.
+        while !Task.isCancelled && !bell.isClosed {
             let batch: [PendingRecord]
             do {
                 batch = try await store.nextBatch(limit: settings.batchSize)
@@ -84,7 +88,7 @@ actor DeliveryEngine {
             }
             retryAt = nil
             guard !batch.isEmpty else { continue }
-            await attempt(batch, client: client, store: store)
+            await deliver(batch, client: client, store: store)
             answerFlushes(lastAttempt)
         }
     }
@@ -104,13 +108,10 @@ actor DeliveryEngine {
     }
 
     private func waitForRing(until instant: ContinuousClock.Instant) async -> Set<Doorbell.Reason> {
-        while true {
-            let left = ContinuousClock.now.duration(to: instant)
-            guard left > .zero else { return [] }
-            let reasons = await bell.wait(seconds: Self.seconds(left))
-            // New records alone do not cut a backoff short: the origin is what we wait for.
-            if reasons.isEmpty || reasons != [.newRecords] { return reasons }
-        }
+        let left = ContinuousClock.now.duration(to: instant)
+        guard left > .zero else { return [] }
+        // New records do not cut a backoff short: the origin is what we wait for.
+        return await bell.wait(seconds: Self.seconds(left), wakingFor: [.flush, .reachable])
     }
 
     /// Probes every `interval` seconds until cancelled, and rings `.reachable` once the origin
@@ -120,7 +121,7 @@ actor DeliveryEngine {
         while !Task.isCancelled {
             if await probe.isReachable() {
                 if sawDown {
-                    await bell.ring(.reachable)
+                    bell.ring(.reachable)
                     return
                 }
             } else {
@@ -130,118 +131,266 @@ actor DeliveryEngine {
         }
     }
 
-    // MARK: One attempt
+    // MARK: Delivering
 
-    private func attempt(_ batch: [PendingRecord], client: OriginClient, store: OutboxStore) async {
-        inFlight = true
-        defer { inFlight = false }
-        if let held = unrecorded {
-            // The batch was read before this verdict was on disk: read again after committing it.
-            do {
-                _ = try await record(held, store: store)
-                unrecorded = nil
-            } catch {
-                fail(error: Self.describe(error), pending: store.snapshot.pending)
-            }
-            return
+    /// One request: records of one kind, oldest first, and the body that carries them.
+    struct Request: Sendable {
+        var kind: RecordKind
+        var records: [PendingRecord]
+        var body: [UInt8]
+
+        static func cut(_ batch: [PendingRecord]) -> [Request] {
+            DeliveryBatch.requests(batch).map { Request(kind: $0.kind, records: $0.records, body: DeliveryBatch.body(kind: $0.kind, records: $0.records)) }
         }
-        for (kind, records) in DeliveryBatch.requests(batch) {
-            let startedAt = Date()
-            let answer: JSONValue
-            do {
-                answer = try await post(kind: kind, records: records, client: client)
-            } catch {
-                var retryAfter: Double?
-                var error = error
-                if let refused = error as? RefusedBatch {
-                    retryAfter = refused.retryAfter
-                    error = refused.error
-                }
-                let described = Self.describe(error)
-                let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: records.count,
-                                              accepted: 0, rejected: 0, result: .failed, error: described)
-                lastAttempt = attempt
-                try? await store.recordFailure(sent: records, attempt: attempt)
-                unreachable = (error as? OriginError)?.transportError != nil
-                fail(error: described, pending: store.snapshot.pending, retryAfter: retryAfter)
-                return
-            }
-            let verdict = DeliveryBatch.verdict(answer: answer, kind: kind, sent: records)
-            let decided = verdict.accepted.count + verdict.rejected.count
-            let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: records.count,
-                                          accepted: verdict.accepted.count, rejected: verdict.rejected.count,
-                                          result: decided > 0 ? .delivered : .failed,
-                                          error: decided > 0 ? Optional<JSONValue>.none : Self.unusableAnswer)
-            lastAttempt = attempt
-            let held = UnrecordedVerdict(kind: kind, verdict: verdict, sent: records, attempt: attempt)
-            do {
-                let pending = try await record(held, store: store)
-                guard decided > 0 else {
-                    fail(error: Self.unusableAnswer, pending: pending)
-                    return
-                }
-            } catch {
-                // The origin has these records: sending them again would make it count them twice.
-                // The verdict is kept and committed before anything else goes out.
-                logger.warning("the origin's answer could not be recorded; it is kept and recorded before the next batch",
-                               metadata: ["error": "\(error)"])
-                unrecorded = held
-                fail(error: Self.describe(error), pending: store.snapshot.pending)
-                return
-            }
-        }
-        failures = 0
-        unreachable = false
-        lastError = nil
     }
 
-    /// What the origin said about a batch, not yet committed to the outbox (its disk was full).
+    /// What the origin's answer said about a request, not yet committed to the outbox.
     struct UnrecordedVerdict: Sendable {
         var kind: RecordKind
         var verdict: BatchVerdict
         var sent: [PendingRecord]
         var attempt: DeliveryAttempt
+        /// Its note in `playlogVerdicts` (`OutboxStore.note`); nil when noting it failed.
+        var note: Int64? = nil
+        /// Why noting it failed.
+        var noteFailure: JSONValue? = nil
+    }
+
+    /// Delivers `batch` and whatever follows it, back to back, until the outbox is empty, an
+    /// attempt fails, an answer leaves records undecided, or shutdown begins.
+    ///
+    /// One request is in flight at a time, oldest first, as before; what overlaps it is the
+    /// local work. When the answer to request N comes, it is noted in one small row
+    /// (`OutboxStore.note`), then request N+1 leaves at once, and while it is at the origin
+    /// N's records are marked delivered or rejected (hundreds of rows, which deletes the note)
+    /// and the batch after N+1 is read and its body built. The next batch is read after the
+    /// last rowid read, not as "the oldest pending": the records in flight and those whose
+    /// answer is still being marked are pending too.
+    ///
+    /// Nothing is counted twice or lost: a record leaves `pending` only with the origin's
+    /// answer naming it. A kill at any moment makes only the request in flight go again, as
+    /// before: an answer is noted before the next request leaves, and a note left behind is
+    /// applied when the outbox opens. The origin deduplicates by id anyway. An answer the
+    /// disk would not take (a full disk) is kept and committed before anything is read or
+    /// sent again.
+    private func deliver(_ batch: [PendingRecord], client: OriginClient, store: OutboxStore) async {
+        inFlight = true
+        defer { inFlight = false }
+        if !unrecorded.isEmpty {
+            // The batch was read before these verdicts were on disk: read again after committing them.
+            while let held = unrecorded.first {
+                do {
+                    _ = try await record(held, store: store)
+                    unrecorded.removeFirst()
+                } catch {
+                    fail(error: Self.describe(error), pending: store.snapshot.pending)
+                    return
+                }
+            }
+            answerFlushes(lastAttempt)
+            return
+        }
+        var queue = Request.cut(batch)
+        var readAfter: Int64? = batch.last?.rowid
+        /// The last answer, committed in the next round (while the next request is out).
+        var answered: UnrecordedVerdict?
+        /// Set once the run is to end (after committing `answered`); nil while it keeps going.
+        var ending: RunEnd?
+        let batchSize = settings.batchSize
+        while true {
+            let request = ending == nil && !queue.isEmpty ? queue.removeFirst() : nil
+            let committing = answered
+            guard request != nil || committing != nil else { break }
+            let after = readAfter ?? 0
+            let readNext = request != nil && queue.isEmpty && readAfter != nil && !bell.isClosed
+            // These run at once: the request at the origin, the commit of the previous answer,
+            // the read of the next batch.
+            async let sending = request == nil ? nil : Self.send(request!, client: client, store: store)
+            async let committed = committing == nil ? nil : Self.commit(committing!, store: store)
+            async let next = readNext ? Self.read(store, after: after, limit: batchSize) : nil
+
+            if let committing, let result = await committed {
+                answered = nil
+                switch result {
+                case .success(let applied):
+                    tell(applied, about: committing, store: store)
+                case .failure(let error):
+                    // The origin has these records: sending them again would make it count them
+                    // twice. The verdict is kept and committed before anything else goes out.
+                    logger.warning("the origin's answer could not be recorded; it is kept and recorded before the next batch",
+                                   metadata: ["error": "\(error)"])
+                    unrecorded.append(committing)
+                    ending = .failed(Self.describe(error))
+                }
+                answerFlushes(lastAttempt)
+            }
+            switch await next {
+            case .success(let more)?:
+                queue.append(contentsOf: more.map(Request.cut) ?? [])
+                readAfter = more?.last?.rowid
+            case .failure(let error)?:
+                logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+                readAfter = nil
+            case nil:
+                break
+            }
+            guard let request, let sent = await sending else { continue }
+            switch sent {
+            case .failure(let refused):
+                let attempt = DeliveryAttempt(startedAt: refused.startedAt, endedAt: Date(), records: request.records.count,
+                                              accepted: 0, rejected: 0, result: .failed, error: Self.describe(refused.error))
+                lastAttempt = attempt
+                try? await store.recordFailure(sent: request.records, attempt: attempt)
+                if case .failed(let earlier) = ending {
+                    fail(error: earlier, pending: store.snapshot.pending)
+                } else {
+                    unreachable = (refused.error as? OriginError)?.transportError != nil
+                    fail(error: Self.describe(refused.error), pending: store.snapshot.pending, retryAfter: refused.retryAfter)
+                }
+                return
+            case .success(let answer):
+                lastAttempt = answer.attempt
+                if !unrecorded.isEmpty {
+                    // An earlier answer could not be committed: this one waits with it.
+                    unrecorded.append(answer)
+                } else if let failure = answer.noteFailure {
+                    // Not even noted: nothing more leaves until it is committed.
+                    logger.warning("the origin's answer could not be recorded; it is kept and recorded before the next batch",
+                                   metadata: ["error": "\(failure)"])
+                    unrecorded.append(answer)
+                    ending = .failed(failure)
+                } else {
+                    answered = answer
+                    if !answer.verdict.unanswered.isEmpty {
+                        // Named neither way: they go again, oldest first, in a new run; an
+                        // answer that named none of them is a failed attempt.
+                        ending = answer.attempt.result == .failed ? .failed(Self.unusableAnswer) : .reread
+                    }
+                }
+            }
+        }
+        if let ending { finishRun(ending, store: store) } else { succeeded() }
+    }
+
+    /// Why a delivery run ends before the outbox is empty.
+    enum RunEnd: Sendable {
+        /// Some records were left undecided: read again from the oldest pending.
+        case reread
+        /// The attempt failed: back off.
+        case failed(JSONValue)
+    }
+
+    private func finishRun(_ end: RunEnd, store: OutboxStore) {
+        switch end {
+        case .reread: succeeded()
+        case .failed(let error): fail(error: error, pending: store.snapshot.pending)
+        }
+    }
+
+    private func succeeded() {
+        failures = 0
+        unreachable = false
+        lastError = nil
     }
 
     /// Commits a verdict and tells about it; returns the records still pending.
     private func record(_ held: UnrecordedVerdict, store: OutboxStore) async throws -> Int {
-        let (delivered, rejected) = try await store.apply(held.verdict, sent: held.sent, attempt: held.attempt)
-        let counts = store.snapshot
-        if delivered > 0 {
-            logger.info("delivered to the origin", metadata: LogMessageID.playsDelivered.metadata(
-                ["kind": "\(held.kind.rawValue)", "count": "\(delivered)", "pending": "\(counts.pending)"]))
-            events.delivered(kind: held.kind, count: delivered, pending: counts.pending)
+        let applied = try await Self.apply(held, store: store)
+        tell(applied, about: held, store: store)
+        return store.snapshot.pending
+    }
+
+    /// Marks a verdict's records: with its note when it has one (the attempt is logged with
+    /// the note), else in one transaction that also logs the attempt.
+    private nonisolated static func apply(_ held: UnrecordedVerdict, store: OutboxStore) async throws
+        -> (delivered: Int, rejected: [BatchVerdict.Rejection]) {
+        if let note = held.note {
+            return try await store.apply(noted: note, held.verdict, sent: held.sent, at: held.attempt.endedAt)
         }
-        if !rejected.isEmpty {
+        return try await store.apply(held.verdict, sent: held.sent, attempt: held.attempt)
+    }
+
+    /// Logs and publishes what a committed verdict changed.
+    private func tell(_ applied: (delivered: Int, rejected: [BatchVerdict.Rejection]), about held: UnrecordedVerdict, store: OutboxStore) {
+        let counts = store.snapshot
+        if applied.delivered > 0 {
+            logger.info("delivered to the origin", metadata: LogMessageID.playsDelivered.metadata(
+                ["kind": "\(held.kind.rawValue)", "count": "\(applied.delivered)", "pending": "\(counts.pending)"]))
+            events.delivered(kind: held.kind, count: applied.delivered, pending: counts.pending)
+        }
+        if !applied.rejected.isEmpty {
             logger.warning("origin rejected records; they are set aside and not sent again",
-                           metadata: ["count": "\(rejected.count)", "first": "\(rejected[0].id): \(rejected[0].reason)"])
-            events.rejected(kind: held.kind, rejected)
+                           metadata: ["count": "\(applied.rejected.count)", "first": "\(applied.rejected[0].id): \(applied.rejected[0].reason)"])
+            events.rejected(kind: held.kind, applied.rejected)
         }
         if outbox.noteFreed(pendingBytes: counts.pendingBytes) {
             events.queueAvailable(queuedBytes: counts.pendingBytes, maxQueueBytes: outbox.maxQueueBytes)
         }
-        return counts.pending
     }
 
-    /// One request with the records' stored bodies. An error answer throws `RefusedBatch`
-    /// (with the server's `Retry-After`); no answer throws the client's `OriginError`.
-    private func post(kind: RecordKind, records: [PendingRecord], client: OriginClient) async throws -> JSONValue {
-        let request = HTTPRequest(method: "POST", url: client.baseURL + kind.path, headers: ["Content-Type": "application/json"],
-                                  body: DeliveryBatch.body(kind: kind, records: records), timeoutSeconds: 30)
-        let response = try await client.send(request, retry: .none)
+    /// A request that got no usable answer: when it started, what went wrong, and the server's
+    /// `Retry-After` when it answered with an error.
+    struct RefusedBatch: Error {
+        var startedAt: Date
+        var error: Error
+        var retryAfter: Double?
+    }
+
+    /// One request with the records' stored bodies, and the verdict read from its answer. An
+    /// error answer fails with the server's `Retry-After`; no answer with the client's `OriginError`.
+    /// A usable answer is noted (`OutboxStore.note`) before this returns.
+    private nonisolated static func send(_ request: Request, client: OriginClient, store: OutboxStore) async
+        -> Result<UnrecordedVerdict, RefusedBatch> {
+        let startedAt = Date()
+        let http = HTTPRequest(method: "POST", url: client.baseURL + request.kind.path, headers: ["Content-Type": "application/json"],
+                               body: request.body, timeoutSeconds: 30)
+        let response: HTTPResponse
+        do {
+            response = try await client.send(http, retry: .none)
+        } catch {
+            return .failure(RefusedBatch(startedAt: startedAt, error: error))
+        }
         guard (200..<300).contains(response.status) else {
             let retryAfter = response.headers["retry-after"].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            throw RefusedBatch(error: OriginError(status: response.status, body: response.body), retryAfter: retryAfter)
+            return .failure(RefusedBatch(startedAt: startedAt, error: OriginError(status: response.status, body: response.body),
+                                         retryAfter: retryAfter))
         }
         guard let answer = try? JSONValue.parse(response.body), answer.objectValue != nil else {
-            throw OriginError(name: "BadOriginResponse", message: "the origin's answer to \(kind.path) is not a JSON object")
+            return .failure(RefusedBatch(startedAt: startedAt, error: OriginError(
+                name: "BadOriginResponse", message: "the origin's answer to \(request.kind.path) is not a JSON object")))
         }
-        return answer
+        let verdict = DeliveryBatch.verdict(answer: answer, kind: request.kind, sent: request.records)
+        let decided = verdict.accepted.count + verdict.rejected.count
+        let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: request.records.count,
+                                      accepted: verdict.accepted.count, rejected: verdict.rejected.count,
+                                      result: decided > 0 ? .delivered : .failed,
+                                      error: decided > 0 ? Optional<JSONValue>.none : unusableAnswer)
+        var answered = UnrecordedVerdict(kind: request.kind, verdict: verdict, sent: request.records, attempt: attempt)
+        do {
+            answered.note = try await store.note(verdict, attempt: attempt)
+        } catch {
+            answered.noteFailure = describe(error)
+        }
+        return .success(answered)
     }
 
-    struct RefusedBatch: Error {
-        var error: OriginError
-        var retryAfter: Double?
+    private nonisolated static func commit(_ held: UnrecordedVerdict, store: OutboxStore) async
+        -> Result<(delivered: Int, rejected: [BatchVerdict.Rejection]), Error> {
+        do {
+            return .success(try await apply(held, store: store))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The batch after rowid `after`, nil when there is none.
+    private nonisolated static func read(_ store: OutboxStore, after: Int64, limit: Int) async -> Result<[PendingRecord]?, Error> {
+        do {
+            let batch = try await store.nextBatch(after: after, limit: limit)
+            return .success(batch.isEmpty ? nil : batch)
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Schedules the next attempt: the backoff, or the server's `Retry-After` when it asks for
@@ -288,7 +437,7 @@ actor DeliveryEngine {
         guard !stopped else { return nil }
         return await withCheckedContinuation { continuation in
             flushWaiters.append(continuation)
-            Task { await bell.ring(.flush) }
+            bell.ring(.flush)
         }
     }
 
@@ -333,9 +482,6 @@ actor DeliveryEngine {
 extension Doorbell {
     /// Parks until shutdown (a reporter with nothing to deliver to still serves `record`).
     func waitUntilClosed() async -> Set<Reason> {
-        while true {
-            let reasons = await wait(seconds: nil)
-            if reasons.contains(.closed) { return reasons }
-        }
+        await wait(seconds: nil, wakingFor: [])
     }
 }

@@ -10,7 +10,7 @@ struct DeliveryService: Service {
         await withGracefulShutdownHandler {
             await engine.run()
         } onGracefulShutdown: {
-            Task { await engine.bell.close() }
+            engine.bell.close()
         }
     }
 }

@@ -8,25 +8,37 @@ import ServiceKit
 /// writer in front of it, and whether the cap is currently refusing records.
 final class Outbox: Sendable {
     private let opening: Task<OutboxStore, Error>
+    /// The store once open, for the paths that must not suspend to get it.
+    private let opened = NIOLockedValueBox<OutboxStore?>(nil)
     let committer: GroupCommitter
     let maxQueueBytes: Int
     private let full = NIOLockedValueBox(false)
 
     /// Opens lazily: the catalog opens only after READY, so this must not be awaited in `build`.
-    init(context: DaemonContext, maxQueueBytes: Int) {
+    /// `stored` runs on the committer's thread after a group in which at least one record was new.
+    init(context: DaemonContext, maxQueueBytes: Int, stored: @escaping @Sendable () -> Void = {}) {
         self.maxQueueBytes = maxQueueBytes
-        let opening = Task {
+        let opened = self.opened
+        opening = Task {
             let catalog = try await context.catalog()
-            return try await OutboxStore.open(catalog: catalog, maxQueueBytes: maxQueueBytes)
+            let store = try await OutboxStore.open(catalog: catalog, maxQueueBytes: maxQueueBytes)
+            opened.withLockedValue { $0 = store }
+            return store
         }
-        self.opening = opening
-        committer = GroupCommitter { records in
-            try await opening.value.insert(records, at: Date())
-        }
+        committer = GroupCommitter(commit: { records in
+            // `record` waits for the store before it hands a record over.
+            guard let store = opened.withLockedValue({ $0 }) else {
+                throw ReporterError(kind: .notStored, message: "The outbox is not open yet; try again.")
+            }
+            return try store.insertBlocking(records, at: Date())
+        }, committed: { outcomes in
+            if outcomes.contains(.stored) { stored() }
+        })
     }
 
     func store() async throws -> OutboxStore {
-        try await opening.value
+        if let store = opened.withLockedValue({ $0 }) { return store }
+        return try await opening.value
     }
 
     /// Stores one record durably (through the group commit). A full disk is `StorageFull`, as

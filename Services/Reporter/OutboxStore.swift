@@ -5,8 +5,9 @@ import NIOConcurrencyHelpers
 import Wire
 
 /// The outbox table (`playlogOutbox`) and its counters. Every write goes through the
-/// catalog's single writer, in its own transaction, committed with synchronous=FULL before
-/// the caller hears back: what this type says is stored survives kill -9 and power loss.
+/// catalog's single writer, in its own transaction. A stored record is committed with
+/// synchronous=FULL before the caller hears back: what this type says is stored survives
+/// kill -9 and power loss. Delivery bookkeeping (`note`, `apply`) survives kill -9; see `killSafe`.
 ///
 /// Delivered records keep their row with an empty body: the id stays known, so a record
 /// sent again by a client is still answered `duplicate` and never queued twice.
@@ -25,7 +26,9 @@ final class OutboxStore: Sendable {
     }
 
     /// The store with its counters loaded from the table.
+    /// Answers noted but not yet applied when the process ended are applied first.
     static func open(catalog: Catalog, maxQueueBytes: Int) async throws -> OutboxStore {
+        _ = try await catalog.writeWithoutTransaction { db in try Self.applyLeftNotes(db) }
         let loaded = try await catalog.read { db in try Self.loadCounters(db) }
         return OutboxStore(catalog: catalog, maxQueueBytes: maxQueueBytes, counters: loaded)
     }
@@ -58,60 +61,81 @@ final class OutboxStore: Sendable {
     /// Stores a group of records in one transaction (group commit) and says, per record,
     /// whether it was stored, already known, or refused at the cap.
     func insert(_ records: [OutboxRecord], at now: Date) async throws -> [StoreOutcome] {
-        try await catalog.writeWithoutTransaction { db in
-            var delta = OutboxCounters()
-            var outcomes: [StoreOutcome] = []
-            try db.inTransaction(.immediate) {
-                delta = OutboxCounters()
-                outcomes = []
-                var queued = self.snapshot.pendingBytes
-                let exists = try db.cachedStatement(sql: "SELECT 1 FROM playlogOutbox WHERE recordId = ?")
-                let insert = try db.cachedStatement(sql: """
-                    INSERT OR IGNORE INTO playlogOutbox (recordId, kind, body, sizeBytes, state, attempts, createdAt)
-                    VALUES (?, ?, ?, ?, 'pending', 0, ?)
-                    """)
-                let consumed = try db.cachedStatement(sql: """
-                    INSERT INTO consumedProducts (productId, firstAt, lastAt, records) VALUES (?, ?, ?, 1)
-                    ON CONFLICT(productId) DO UPDATE SET lastAt = excluded.lastAt, records = records + 1
-                    """)
-                for record in records {
-                    let size = record.sizeBytes
-                    if queued + size > self.maxQueueBytes {
-                        let known = try Bool.fetchOne(exists, arguments: [record.id]) ?? false
-                        outcomes.append(known ? .duplicate : .queueFull(queuedBytes: queued))
-                        continue
-                    }
-                    try insert.execute(arguments: [record.id, record.kind.rawValue, record.body, size, now])
-                    if db.changesCount == 1 {
-                        if let productId = record.consumedProductId {
-                            try consumed.execute(arguments: [productId, now, now])
-                        }
-                        outcomes.append(.stored)
-                        queued += size
-                        delta[record.kind].pending += 1
-                        delta.pendingBytes += size
-                    } else {
-                        outcomes.append(.duplicate)
-                    }
+        try await catalog.writeWithoutTransaction { db in try self.insert(records, at: now, db: db) }
+    }
+
+    /// `insert`, blocking the calling thread until the transaction is durable: for the group
+    /// committer's own thread only (never a Swift task; the catalog asserts it in debug builds).
+    func insertBlocking(_ records: [OutboxRecord], at now: Date) throws -> [StoreOutcome] {
+        try catalog.writeWithoutTransactionBlocking { db in try self.insert(records, at: now, db: db) }
+    }
+
+    private func insert(_ records: [OutboxRecord], at date: Date, db: Database) throws -> [StoreOutcome] {
+        let now = Self.databaseTime(date)
+        var delta = OutboxCounters()
+        var outcomes: [StoreOutcome] = []
+        try db.inTransaction(.immediate) {
+            delta = OutboxCounters()
+            outcomes = []
+            var queued = self.snapshot.pendingBytes
+            let insert = try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO playlogOutbox (recordId, kind, body, sizeBytes, state, attempts, createdAt)
+                VALUES (?, ?, ?, ?, 'pending', 0, ?)
+                """)
+            let consumed = try db.cachedStatement(sql: """
+                INSERT INTO consumedProducts (productId, firstAt, lastAt, records) VALUES (?, ?, ?, 1)
+                ON CONFLICT(productId) DO UPDATE SET lastAt = excluded.lastAt, records = records + 1
+                """)
+            for record in records {
+                let size = record.sizeBytes
+                if queued + size > self.maxQueueBytes {
+                    let exists = try db.cachedStatement(sql: "SELECT 1 FROM playlogOutbox WHERE recordId = ?")
+                    let known = try Bool.fetchOne(exists, arguments: [record.id]) ?? false
+                    outcomes.append(known ? .duplicate : .queueFull(queuedBytes: queued))
+                    continue
                 }
-                return .commit
+                try insert.execute(arguments: [record.id, record.kind.rawValue, record.body, size, now])
+                if db.changesCount == 1 {
+                    if let productId = record.consumedProductId {
+                        try consumed.execute(arguments: [productId, now, now])
+                    }
+                    outcomes.append(.stored)
+                    queued += size
+                    delta[record.kind].pending += 1
+                    delta.pendingBytes += size
+                } else {
+                    outcomes.append(.duplicate)
+                }
             }
-            self.add(delta)
-            return outcomes
+            return .commit
         }
+        self.add(delta)
+        return outcomes
     }
 
     // MARK: Delivering
 
     /// The oldest pending records, in the order they were recorded.
     func nextBatch(limit: Int) async throws -> [PendingRecord] {
+        try await nextBatch(after: 0, limit: limit)
+    }
+
+    /// The oldest pending records recorded after the one at `rowid` (a delivery run reads on
+    /// from its last batch while that batch's records are still pending).
+    func nextBatch(after rowid: Int64, limit: Int) async throws -> [PendingRecord] {
         try await catalog.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT recordId, kind, body FROM playlogOutbox INDEXED BY playlogOutbox_state
-                WHERE state = 'pending' ORDER BY rowid LIMIT ?
-                """, arguments: [limit]).compactMap { row in
-                RecordKind(rawValue: row["kind"]).map { PendingRecord(id: row["recordId"], kind: $0, body: row["body"]) }
+            let select = try db.cachedStatement(sql: """
+                SELECT rowid, recordId, kind, body FROM playlogOutbox INDEXED BY playlogOutbox_state
+                WHERE state = 'pending' AND rowid > ? ORDER BY rowid LIMIT ?
+                """)
+            var batch: [PendingRecord] = []
+            batch.reserveCapacity(limit)
+            let rows = try Row.fetchCursor(select, arguments: [rowid, limit])
+            while let row = try rows.next() {
+                guard let kind = RecordKind(rawValue: row[2]) else { continue }
+                batch.append(PendingRecord(id: row[1], kind: kind, body: row[3], rowid: row[0]))
             }
+            return batch
         }
     }
 
@@ -119,50 +143,177 @@ final class OutboxStore: Sendable {
     /// rejected → set aside with the reason, never sent again; the rest stays pending.
     /// Returns the records that actually changed state (a record already decided is left alone).
     func apply(_ verdict: BatchVerdict, sent: [PendingRecord], attempt: DeliveryAttempt) async throws -> (delivered: Int, rejected: [BatchVerdict.Rejection]) {
-        let byID = Dictionary(sent.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        return try await catalog.writeWithoutTransaction { db in
-            var delta = OutboxCounters()
-            var delivered = 0
-            var rejected: [BatchVerdict.Rejection] = []
-            try db.inTransaction(.immediate) {
-                delta = OutboxCounters()
-                delivered = 0
-                rejected = []
-                let deliver = try db.cachedStatement(sql: """
-                    UPDATE playlogOutbox SET state = 'delivered', body = '', deliveredAt = ?, attempts = attempts + 1
-                    WHERE recordId = ? AND state = 'pending'
-                    """)
-                for id in verdict.accepted {
-                    guard let record = byID[id] else { continue }
-                    try deliver.execute(arguments: [attempt.endedAt, id])
-                    if db.changesCount == 1 {
-                        delivered += 1
-                        delta[record.kind].pending -= 1
-                        delta[record.kind].delivered += 1
-                        delta.pendingBytes -= record.sizeBytes
-                    }
+        try await catalog.writeWithoutTransaction { db in
+            try Self.killSafe(db) {
+                var applied: Applied!
+                try db.inTransaction(.immediate) {
+                    applied = try Self.mark(verdict, sent: sent, at: attempt.endedAt, db)
+                    try Self.log(attempt, db)
+                    return .commit
                 }
-                let reject = try db.cachedStatement(sql: """
-                    UPDATE playlogOutbox SET state = 'rejected', reason = ?, attempts = attempts + 1
-                    WHERE recordId = ? AND state = 'pending'
-                    """)
-                for rejection in verdict.rejected {
-                    guard let record = byID[rejection.id] else { continue }
-                    try reject.execute(arguments: [rejection.reason, rejection.id])
-                    if db.changesCount == 1 {
-                        rejected.append(rejection)
-                        delta[record.kind].pending -= 1
-                        delta[record.kind].rejected += 1
-                        delta.pendingBytes -= record.sizeBytes
-                    }
-                }
-                try Self.countAttempt(db, ids: verdict.unanswered)
-                try Self.log(attempt, db)
-                return .commit
+                self.add(applied.delta)
+                return (applied.delivered, applied.rejected)
             }
-            self.add(delta)
-            return (delivered, rejected)
         }
+    }
+
+    /// Notes the origin's answer in `playlogVerdicts` and logs the attempt, in one small
+    /// transaction, before the records it names are marked (`apply(noted:…)`): once this
+    /// returns, a kill no longer makes those records go again, because opening the outbox
+    /// applies a note left behind. Returns the note's id.
+    func note(_ verdict: BatchVerdict, attempt: DeliveryAttempt) async throws -> Int64 {
+        let text = String(decoding: Self.json(verdict, at: attempt.endedAt).serialized(), as: UTF8.self)
+        return try await catalog.writeWithoutTransaction { db in
+            try Self.killSafe(db) {
+                var id: Int64 = 0
+                try db.inTransaction(.immediate) {
+                    try db.execute(sql: "INSERT INTO playlogVerdicts (verdict) VALUES (?)", arguments: [text])
+                    id = db.lastInsertedRowID
+                    try Self.log(attempt, db)
+                    return .commit
+                }
+                return id
+            }
+        }
+    }
+
+    /// Marks the records of a noted answer (as `apply` does) and deletes the note, in one transaction.
+    func apply(noted note: Int64, _ verdict: BatchVerdict, sent: [PendingRecord], at date: Date) async throws -> (delivered: Int, rejected: [BatchVerdict.Rejection]) {
+        try await catalog.writeWithoutTransaction { db in
+            try Self.killSafe(db) {
+                var applied: Applied!
+                try db.inTransaction(.immediate) {
+                    applied = try Self.mark(verdict, sent: sent, at: date, db)
+                    try db.execute(sql: "DELETE FROM playlogVerdicts WHERE id = ?", arguments: [note])
+                    return .commit
+                }
+                self.add(applied.delta)
+                return (applied.delivered, applied.rejected)
+            }
+        }
+    }
+
+    /// Applies the notes a crash left behind (before the counters are loaded); returns how many.
+    private static func applyLeftNotes(_ db: Database) throws -> Int {
+        let notes = try Row.fetchAll(db, sql: "SELECT id, verdict FROM playlogVerdicts ORDER BY id")
+        guard !notes.isEmpty else { return 0 }
+        try db.inTransaction(.immediate) {
+            for note in notes {
+                let text: String = note["verdict"]
+                if let value = try? JSONValue.parse(Array(text.utf8)) {
+                    let (verdict, date) = Self.verdict(from: value)
+                    _ = try mark(verdict, sent: nil, at: date, db)
+                }
+                try db.execute(sql: "DELETE FROM playlogVerdicts WHERE id = ?", arguments: [note["id"] as Int64])
+            }
+            return .commit
+        }
+        return notes.count
+    }
+
+    /// What marking a verdict changed.
+    private struct Applied {
+        var delta = OutboxCounters()
+        var delivered = 0
+        var rejected: [BatchVerdict.Rejection] = []
+    }
+
+    /// The marks of one verdict, inside the caller's transaction. `sent` gives each record's
+    /// kind and size for the counters; nil (a note applied at opening) counts nothing, since
+    /// the counters are loaded from the table afterwards.
+    private static func mark(_ verdict: BatchVerdict, sent: [PendingRecord]?, at when: Date, _ db: Database) throws -> Applied {
+        let date = databaseTime(when)
+        let byID = sent.map { Dictionary($0.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
+        var applied = Applied()
+        let deliver = try db.cachedStatement(sql: """
+            UPDATE playlogOutbox SET state = 'delivered', body = '', deliveredAt = ?, attempts = attempts + 1
+            WHERE recordId = ? AND state = 'pending'
+            """)
+        for id in verdict.accepted {
+            let record = byID?[id]
+            if byID != nil && record == nil { continue }
+            try deliver.execute(arguments: [date, id])
+            if db.changesCount == 1, let record {
+                applied.delivered += 1
+                applied.delta[record.kind].pending -= 1
+                applied.delta[record.kind].delivered += 1
+                applied.delta.pendingBytes -= record.sizeBytes
+            }
+        }
+        let reject = try db.cachedStatement(sql: """
+            UPDATE playlogOutbox SET state = 'rejected', reason = ?, attempts = attempts + 1
+            WHERE recordId = ? AND state = 'pending'
+            """)
+        for rejection in verdict.rejected {
+            let record = byID?[rejection.id]
+            if byID != nil && record == nil { continue }
+            try reject.execute(arguments: [rejection.reason, rejection.id])
+            if db.changesCount == 1, let record {
+                applied.rejected.append(rejection)
+                applied.delta[record.kind].pending -= 1
+                applied.delta[record.kind].rejected += 1
+                applied.delta.pendingBytes -= record.sizeBytes
+            }
+        }
+        try countAttempt(db, ids: verdict.unanswered)
+        return applied
+    }
+
+    /// Delivery bookkeeping commits with synchronous=NORMAL: in WAL mode a commit then survives
+    /// the process being killed (it is in the log file) but not a power cut, and losing one only
+    /// makes the origin get those records again, which it deduplicates by id. It saves an fsync
+    /// per request on the delivery's critical path. Records themselves are stored with FULL
+    /// (`insert`), and the next such commit also syncs whatever was logged before it.
+    private static func killSafe<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? db.execute(sql: "PRAGMA synchronous = FULL")
+            throw error
+        }
+        try db.execute(sql: "PRAGMA synchronous = FULL")
+        return result
+    }
+
+    /// A date as GRDB stores one ("yyyy-MM-dd HH:mm:ss.SSS", UTC: the text it reads back as a
+    /// `Date`), made once per transaction. Written by hand because GRDB formats every bound
+    /// `Date` with a Foundation `DateFormatter` (ICU), which cost more than the rest of a
+    /// record's insert, and 500 times per delivered batch.
+    static func databaseTime(_ date: Date) -> String {
+        // To the nearest millisecond, as the formatter's own conversion comes out.
+        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let (quotient, remainder) = total.quotientAndRemainder(dividingBy: 1000)
+        var whole = time_t(remainder < 0 ? quotient - 1 : quotient)
+        let millis = remainder < 0 ? remainder + 1000 : remainder
+        var parts = tm()
+        _ = gmtime_r(&whole, &parts)
+        func digits(_ value: Int32, _ count: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, count - text.count)) + text
+        }
+        return digits(parts.tm_year + 1900, 4) + "-" + digits(parts.tm_mon + 1, 2) + "-" + digits(parts.tm_mday, 2) + " "
+            + digits(parts.tm_hour, 2) + ":" + digits(parts.tm_min, 2) + ":" + digits(parts.tm_sec, 2) + "." + digits(Int32(millis), 3)
+    }
+
+    private static func json(_ verdict: BatchVerdict, at date: Date) -> JSONValue {
+        [
+            "accepted": .array(verdict.accepted.map(JSONValue.string)),
+            "rejected": .array(verdict.rejected.map { ["id": .string($0.id), "reason": .string($0.reason)] }),
+            "unanswered": .array(verdict.unanswered.map(JSONValue.string)),
+            "at": .number(date.timeIntervalSince1970),
+        ]
+    }
+
+    private static func verdict(from value: JSONValue) -> (BatchVerdict, Date) {
+        var verdict = BatchVerdict()
+        verdict.accepted = value["accepted"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        verdict.rejected = value["rejected"]?.arrayValue?.compactMap { entry in
+            entry["id"]?.stringValue.map { BatchVerdict.Rejection(id: $0, reason: entry["reason"]?.stringValue ?? "") }
+        } ?? []
+        verdict.unanswered = value["unanswered"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        return (verdict, Date(timeIntervalSince1970: value["at"]?.doubleValue ?? Date().timeIntervalSince1970))
     }
 
     /// Notes a failed attempt: the records stay pending, their attempt count grows.

@@ -39,7 +39,7 @@ struct PlaylogMethods: Sendable {
             if outbox.noteRefused() { events.queueFull(queuedBytes: queued, maxQueueBytes: outbox.maxQueueBytes) }
             throw ReporterError.queueFull(queuedBytes: queued, recordBytes: record.sizeBytes, maxQueueBytes: outbox.maxQueueBytes)
         }
-        if outcome == .stored { await engine.bell.ring(.newRecords) }
+        // The committer rang the delivery loop's bell after the commit that stored it.
         let pending = try await outbox.store().snapshot.pending
         return [record.kind.idKey: .string(record.id), "duplicate": .bool(outcome == .duplicate), "pending": .int(pending)]
     }

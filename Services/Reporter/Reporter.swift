@@ -22,8 +22,10 @@ enum Reporter {
             client = nil
         }
         let events = ReporterEvents(hub: context.hub)
-        let outbox = Outbox(context: context, maxQueueBytes: settings.maxQueueBytes)
-        let engine = DeliveryEngine(outbox: outbox, client: client, settings: settings, events: events, logger: context.logger)
+        let bell = Doorbell()
+        let outbox = Outbox(context: context, maxQueueBytes: settings.maxQueueBytes, stored: { bell.ring(.newRecords) })
+        let engine = DeliveryEngine(outbox: outbox, client: client, settings: settings, events: events, logger: context.logger,
+                                    bell: bell)
         var router = RPCRouter()
         PlaylogMethods(outbox: outbox, engine: engine, events: events).register(on: &router)
         return DaemonParts(router: router, services: [DeliveryService(engine: engine)],

@@ -133,6 +133,7 @@ extension Catalog {
         m.registerMigration("v5-downloader-hls", migrate: downloaderSchemaV5)
         m.registerMigration("v6-downloader-catalog", migrate: downloaderSchemaV6)
         m.registerMigration("v6-reporter-consumed", migrate: reporterSchemaV6)
+        m.registerMigration("v7-reporter-verdicts", migrate: reporterSchemaV7)
         return m
     }
 }

@@ -22,4 +22,20 @@ extension Catalog {
             t.column("error", .text)                           // JSON {name, message, status?} when failed
         }
     }
+
+    /// - `playlogVerdicts`: the origin's answers to delivery requests whose records are not yet
+    ///   marked in `playlogOutbox`. The delivery loop notes an answer here (one small row) before
+    ///   it sends the next request, and marks the records (hundreds of rows) while that request is
+    ///   out, deleting the note in the same transaction. A note left by a crash is applied when
+    ///   the outbox opens, so a kill never makes more than the request in flight go again.
+    /// - `playlogOutbox_pending` is dropped: no query uses it (they read `playlogOutbox_state`),
+    ///   and every record stored or delivered paid for keeping it.
+    static func reporterSchemaV7(_ db: Database) throws {
+        try db.create(table: "playlogVerdicts") { t in
+            t.column("id", .integer).primaryKey()
+            // JSON {"accepted": [id…], "rejected": [{"id", "reason"}…], "unanswered": [id…]}
+            t.column("verdict", .text).notNull()
+        }
+        try db.drop(index: "playlogOutbox_pending")
+    }
 }

@@ -47,6 +47,10 @@ public final class Catalog: Sendable {
                     throw CatalogError(.schemaTooNew,
                         "The catalog at \(path) was written by a newer Cassette; install that version or a newer one.")
                 }
+                // GRDB sets the writer connection of a pool to synchronous=NORMAL when it turns
+                // WAL on, after `prepareDatabase` ran: NORMAL syncs only at checkpoints, so a
+                // commit could be lost to a power cut. FULL again, on the one connection that writes.
+                try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
                 try Self.migrator.migrate(pool)
                 let version = try pool.read { db in try Self.migrator.appliedIdentifiers(db).count }
                 return (pool, version)

@@ -16,6 +16,9 @@ final class SQLiteInsertPeer: StatusConnection {
         var config = Configuration()
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let pool = try DatabasePool(path: path, configuration: config)
+        // GRDB turns its writer to synchronous=NORMAL when it enables WAL, after
+        // `prepareDatabase`: FULL again, as the catalog does, or no commit would be fsynced.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS plays (id TEXT PRIMARY KEY, body TEXT NOT NULL, createdAt TEXT NOT NULL)")
         }

@@ -22,6 +22,11 @@ final class CatalogTests: XCTestCase {
             XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA synchronous"), 2, "FULL")
             XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA foreign_keys"), 1)
         }
+        // The connection that commits is the one whose setting makes a commit durable.
+        try catalog.pool.writeWithoutTransaction { db in
+            XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA synchronous"), 2, "FULL on the writer")
+            XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA foreign_keys"), 1)
+        }
         XCTAssertEqual(try catalog.schemaVersion(), Catalog.migrator.migrations.count)
     }
 

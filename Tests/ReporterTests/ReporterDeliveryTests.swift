@@ -78,6 +78,44 @@ final class ReporterDeliveryTests: XCTestCase {
         XCTAssertEqual(stats["rejected"], 0)
     }
 
+    /// Killed while a request is out and the answer before it was just taken: after the restart
+    /// only the request that was out goes again, nothing is lost, and the origin counts each
+    /// play once. (Delivery overlaps marking one answer with sending the next request.)
+    func testKilledWhileTheNextRequestIsOutResendsOnlyThatRequest() async throws {
+        let origin = try PinnedOrigin()
+        defer { origin.discard() }
+        let batch = 100
+        let reporter = try ReporterUnderTest(origin: origin.baseURL,
+                                             reporterConfig: ["batchSize": batch, "retryInitialSeconds": 0.05,
+                                                              "retryMaxSeconds": 0.2, "probeIntervalSeconds": 0.1])
+        defer { reporter.kill9(); reporter.dir.remove() }
+        try reporter.start()
+        let ids = try await Records.recordPlays(3 * batch, into: reporter, connections: 2, perConnection: 4)
+        XCTAssertEqual(Set(ids).count, 3 * batch)
+
+        try origin.start()
+        // The first request goes through; the second is held at the origin for 30 s.
+        try await origin.injectFaults("/v1/plays", [["delayMs": 0], ["delayMs": 30_000]])
+        _ = try await waitForStatus(reporter, "the first request's answer marked") { $0["delivered"]?.intValue == batch }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let held = try await waitForStatus(reporter, "the second request out") { $0["delivery"]?["state"]?.stringValue == "delivering" }
+        XCTAssertEqual(held["pending"]?.intValue, 2 * batch)
+        reporter.kill9()
+        XCTAssertEqual(try Self.pendingRows(reporter.catalogPath), 2 * batch, "only what was not answered is pending")
+
+        try await origin.clearFaults()
+        try reporter.start()
+        let done = try await waitForStatus(reporter, "delivery after the restart") { $0["pending"]?.intValue == 0 }
+        XCTAssertEqual(done["delivered"]?.intValue, 3 * batch)
+        let stats = try await origin.stats()
+        XCTAssertEqual(stats["unique"], 3 * batch)
+        XCTAssertEqual(stats["rejected"], 0)
+        // The held request may still be processed by the origin after its delay: then it counts
+        // as received twice. The first request's plays never go again.
+        XCTAssertLessThanOrEqual(stats["received"] ?? .max, 3 * batch + batch)
+        XCTAssertLessThanOrEqual(stats["duplicates"] ?? .max, batch)
+    }
+
     /// The origin records a batch and drops the connection before answering: the reporter
     /// cannot know, sends it again, and the origin counts each play once.
     func testCommitThenResetIsResentAndCountedOnce() async throws {

@@ -79,11 +79,11 @@ final class GroupCommitterTests: XCTestCase {
     /// takes them all at once: 200 concurrent writers need far fewer than 200 commits.
     func testWaitingRecordsShareOneCommit() async throws {
         let groups = Recorder()
-        let committer = GroupCommitter { records in
-            await groups.add(records.count)
-            try await Task.sleep(nanoseconds: 5_000_000)   // a slow fsync
+        let committer = GroupCommitter(commit: { records in
+            groups.add(records.count)
+            usleep(5_000)   // a slow fsync, on the committer's own thread
             return records.map { $0.id.hasSuffix("dup") ? .duplicate : .stored }
-        }
+        })
         let outcomes = try await withThrowingTaskGroup(of: StoreOutcome.self) { group in
             for i in 0..<200 {
                 group.addTask {
@@ -94,13 +94,13 @@ final class GroupCommitterTests: XCTestCase {
         }
         XCTAssertEqual(outcomes.filter { $0 == .stored }.count, 180)
         XCTAssertEqual(outcomes.filter { $0 == .duplicate }.count, 20)
-        let sizes = await groups.sizes
+        let sizes = groups.sizes
         XCTAssertEqual(sizes.reduce(0, +), 200)
         XCTAssertLessThan(sizes.count, 50, "records were grouped: \(sizes)")
     }
 
     func testAFailedCommitFailsEveryoneInIt() async {
-        let committer = GroupCommitter { _ in throw ReporterError(kind: .notStored, message: "disk full") }
+        let committer = GroupCommitter(commit: { _ in throw ReporterError(kind: .notStored, message: "disk full") })
         do {
             _ = try await committer.store(OutboxRecord(id: "a", kind: .play, body: "{}"))
             XCTFail("expected the commit's error")
@@ -109,9 +109,11 @@ final class GroupCommitterTests: XCTestCase {
         }
     }
 
-    actor Recorder {
-        var sizes: [Int] = []
-        func add(_ n: Int) { sizes.append(n) }
+    final class Recorder: @unchecked Sendable {
+        private let lock = NSLock()
+        private var recorded: [Int] = []
+        var sizes: [Int] { lock.withLock { recorded } }
+        func add(_ n: Int) { lock.withLock { recorded.append(n) } }
     }
 }
 
@@ -174,6 +176,84 @@ final class OutboxStoreTests: XCTestCase {
         // Counters reload from the table.
         let reopened = try await OutboxStore.open(catalog: store.catalog, maxQueueBytes: size * 2)
         XCTAssertEqual(reopened.snapshot, store.snapshot)
+    }
+
+    /// A delivery run reads on after its last batch while that batch is still pending.
+    func testBatchesReadOnAfterARowid() async throws {
+        let (store, dir) = try await makeStore()
+        defer { dir.remove() }
+        _ = try await store.insert((1...5).map { play($0) }, at: Date())
+        let first = try await store.nextBatch(limit: 2)
+        XCTAssertEqual(first.map(\.id), [1, 2].map { play($0).id })
+        let next = try await store.nextBatch(after: first[1].rowid, limit: 2)
+        XCTAssertEqual(next.map(\.id), [3, 4].map { play($0).id })
+        let last = try await store.nextBatch(after: next[1].rowid, limit: 2)
+        XCTAssertEqual(last.map(\.id), [play(5).id])
+        let none = try await store.nextBatch(after: last[0].rowid, limit: 2)
+        XCTAssertTrue(none.isEmpty)
+    }
+
+    /// An answer is noted before the next request leaves; marking its records deletes the note.
+    func testANotedAnswerIsMarkedAndTheNoteDeleted() async throws {
+        let (store, dir) = try await makeStore()
+        defer { dir.remove() }
+        _ = try await store.insert([play(1), play(2), play(3)], at: Date())
+        let sent = try await store.nextBatch(limit: 10)
+        let attempt = DeliveryAttempt(startedAt: Date(), endedAt: Date(), records: 3, accepted: 1, rejected: 1, result: .delivered)
+        let verdict = BatchVerdict(accepted: [sent[0].id], rejected: [.init(id: sent[1].id, reason: "no")], unanswered: [sent[2].id])
+        let note = try await store.note(verdict, attempt: attempt)
+        let notes1 = try await notes(store)
+        XCTAssertEqual(notes1, 1)
+        XCTAssertEqual(store.snapshot.pending, 3, "noted, not yet marked")
+        let lastResult = try await store.lastAttempt()?.result
+        XCTAssertEqual(lastResult, .delivered, "the attempt is logged with the note")
+        let applied = try await store.apply(noted: note, verdict, sent: sent, at: attempt.endedAt)
+        XCTAssertEqual(applied.delivered, 1)
+        XCTAssertEqual(applied.rejected.map(\.id), [sent[1].id])
+        let notes2 = try await notes(store)
+        XCTAssertEqual(notes2, 0)
+        XCTAssertEqual(store.snapshot.pending, 1)
+        XCTAssertEqual(store.snapshot.delivered, 1)
+        XCTAssertEqual(store.snapshot.rejected, 1)
+        let left = try await store.nextBatch(limit: 10).map(\.id)
+        XCTAssertEqual(left, [sent[2].id])
+    }
+
+    /// A note a crash left behind (the answer noted, its records not yet marked) is applied
+    /// when the outbox opens: those records are not sent again.
+    func testANoteLeftBehindIsAppliedWhenTheOutboxOpens() async throws {
+        let (store, dir) = try await makeStore()
+        defer { dir.remove() }
+        _ = try await store.insert([play(1), play(2), play(3)], at: Date())
+        let sent = try await store.nextBatch(limit: 10)
+        let attempt = DeliveryAttempt(startedAt: Date(), endedAt: Date(), records: 3, accepted: 1, rejected: 1, result: .delivered)
+        let verdict = BatchVerdict(accepted: [sent[0].id], rejected: [.init(id: sent[1].id, reason: "unknown product")],
+                                   unanswered: [sent[2].id])
+        _ = try await store.note(verdict, attempt: attempt)
+
+        let reopened = try await OutboxStore.open(catalog: store.catalog, maxQueueBytes: 1 << 30)
+        let notes3 = try await notes(reopened)
+        XCTAssertEqual(notes3, 0)
+        XCTAssertEqual(reopened.snapshot.pending, 1)
+        XCTAssertEqual(reopened.snapshot.delivered, 1)
+        XCTAssertEqual(reopened.snapshot.rejected, 1)
+        let left = try await reopened.nextBatch(limit: 10).map(\.id)
+        XCTAssertEqual(left, [sent[2].id])
+        let reason = try await reopened.recentRejections(limit: 5).first?["reason"]?.stringValue
+        XCTAssertEqual(reason, "unknown product")
+    }
+
+    /// The outbox binds dates as text it formats itself: the same text GRDB writes for a `Date`.
+    func testDatabaseTimeIsGRDBsTextForADate() {
+        let dates = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_763_719_200.5),
+                     Date(timeIntervalSince1970: 951_782_400.999), Date(timeIntervalSince1970: 4_102_444_799.001), Date(timeIntervalSince1970: 1_795_571_541.25)]
+        for date in dates {
+            XCTAssertEqual(OutboxStore.databaseTime(date), String.fromDatabaseValue(date.databaseValue), "\(date)")
+        }
+    }
+
+    private func notes(_ store: OutboxStore) async throws -> Int {
+        try await store.catalog.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM playlogVerdicts") ?? -1 }
     }
 }
 
