@@ -27,6 +27,9 @@ actor DownloadEngine {
     private var progressFlushing = false
     private static let progressIntervalNanos: UInt64 = 200_000_000
     private var kickScheduled = false
+    /// The one progress ticker of all running transfers (`ProgressTicker`), and whether it runs.
+    private let ticker: ProgressTicker
+    private var tickerRunning = false
     private var kickRequested = false
     private var filling = false
     /// The jobs behind `active`, for admission's reservation of what they will still write.
@@ -64,6 +67,7 @@ actor DownloadEngine {
         self.transfer = transfer
         self.committer = DurableCommitter(store: store, catalog: catalog)
         self.queue = DownloadQueueStore(catalog: catalog)
+        self.ticker = ProgressTicker(queue: DownloadQueueStore(catalog: catalog), events: events)
         self.stationStore = StationStore(catalog: catalog)
         self.events = events
         self.logger = logger
@@ -213,39 +217,12 @@ actor DownloadEngine {
         // error until bytes arrive again: a probe of a dead origin is not a download.
         let probing = gate?.originFailedBefore(job.fileId) ?? false
         let initialOwners = probing ? [] : await markStarted(job, mayHaveChanged: epoch != readyEpoch)
-        let progress = Mutex<Transferred>(Transferred())
-        // The ticker runs beside the actor (it captures no `self`) and comes back only for this.
-        let answersAgain: @Sendable () async -> [ProductRef] = { await self.originAnswersAgain(job) }
-        let ticker = Task { [queue, events, answersAgain] in
-            var owners = initialOwners
-            var started = !probing
-            var written: Int64 = -2
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: 500_000_000)
-                let seen = progress.withLock { $0 }
-                if !started {
-                    guard seen.moved else { continue }
-                    started = true
-                    owners = await answersAgain()
-                }
-                let now = seen.bytes
-                guard now != written, now >= 0 else { continue }
-                written = now
-                // docs/catalog.md: bytesOnDisk follows the download about every second.
-                _ = try? await queue.recordProgress(fileId: job.fileId, bytesOnDisk: now)
-                // A product's listed files report for the product once each is verified.
-                for owner in owners where !job.listed {
-                    events.downloads("OfflineProgress", [
-                        "token": .string(owner.token), "productId": .string(owner.productId),
-                        "progress": .number(Double(now * 100 / max(1, job.sizeBytes))),
-                        "bytesOnDisk": .number(Double(now)), "sizeBytes": .number(Double(job.sizeBytes)),
-                    ])
-                }
-            }
-        }
+        let follow = ProgressTicker.Follow(job: job, probing: probing, owners: initialOwners)
+        ticker.add(follow)
+        startTickerIfNeeded()
         do {
-            let result = try await transfer.run(job) { bytes in progress.withLock { $0.note(bytes) } }
-            ticker.cancel()
+            let result = try await transfer.run(job) { bytes in follow.note(bytes) }
+            ticker.remove(job.fileId)
             switch result {
             case .complete:
                 committing.insert(job.fileId)
@@ -263,7 +240,7 @@ actor DownloadEngine {
                 await gate?.originFailed(job, error: error, reason: reason)
             }
         } catch {
-            ticker.cancel()
+            ticker.remove(job.fileId)
             if Task.isCancelled || error is CancellationError {
                 await noteInterrupted(job)
             } else if let shortage = error as? StorageShortage {
@@ -293,17 +270,21 @@ actor DownloadEngine {
         }
     }
 
-    /// What a transfer reported: the bytes on disk, first as found at its start.
-    private struct Transferred: Sendable {
-        var first: Int64?
-        var bytes: Int64 = -1
-        /// Bytes arrived since the transfer started.
-        var moved: Bool { first.map { bytes > $0 } ?? false }
+    /// Runs the progress ticker while transfers run; it stops by itself once none does.
+    private func startTickerIfNeeded() {
+        guard !tickerRunning else { return }
+        tickerRunning = true
+        let answersAgain: @Sendable (FileJob) async -> [ProductRef] = { job in await self.originAnswersAgain(job) }
+        let idle: @Sendable () async -> Bool = { await self.tickerMayStop() }
+        Task { [ticker] in await ticker.run(answersAgain: answersAgain, stopWhenIdle: idle) }
+    }
 
-        mutating func note(_ size: Int64) {
-            if first == nil { first = size }
-            bytes = size
-        }
+    /// Asked by the ticker when it follows nothing: true lets it end (a transfer that starts
+    /// later starts it again); decided on the actor, where transfers are added.
+    private func tickerMayStop() -> Bool {
+        guard ticker.isIdle else { return false }
+        tickerRunning = false
+        return true
     }
 
     /// Products waiting for this file become Downloading (OfflineStarted once per token). After
