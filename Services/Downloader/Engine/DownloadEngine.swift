@@ -116,7 +116,7 @@ actor DownloadEngine {
     }
 
     /// How many files a round admits ahead of the free slots, and below how many it runs again.
-    private var readyTarget: Int { 2 * maxParallel }
+    private var readyTarget: Int { 4 * maxParallel }
     private var readyLow: Int { maxParallel }
 
     /// Free slots take what was admitted ahead; a round runs when slots stay free or few are
