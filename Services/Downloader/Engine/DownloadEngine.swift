@@ -39,7 +39,15 @@ actor DownloadEngine {
     /// Files whose bytes are complete and fsynced, waiting for the committer: they keep their
     /// task in `active` (cancelAndWait and stop still wait for them) but no longer hold a slot,
     /// so the next transfer starts while the batch's rename, directory fsync and catalog commit run.
+    ///
+    /// A file joins them as soon as its body arrived from the network (`bodyArrived`), while its
+    /// last bytes are still being written (a small body's `O_DIRECT` write waits for the disk):
+    /// `maxParallel` bounds the transfers using the network.
     private var committing: Set<Int64> = []
+    /// Each running transfer's attempt, so that a late `bodyArrived` never frees a slot of the
+    /// file's next attempt.
+    private var attemptOf: [Int64: Int] = [:]
+    private var attempts = 0
     private var transferring: Int { active.count - committing.count }
     /// Files whose transfer ended since the current fill read the queue: that answer may still
     /// list them (verified meanwhile), and they must not start again from it.
@@ -111,8 +119,20 @@ actor DownloadEngine {
     }
 
     private func start(_ job: FileJob, epoch: Int) {
-        active[job.fileId] = Task { await self.perform(job, readAt: epoch) }
+        attempts += 1
+        let attempt = attempts
+        attemptOf[job.fileId] = attempt
+        active[job.fileId] = Task { await self.perform(job, readAt: epoch, attempt: attempt) }
         activeJobs.append(job)
+    }
+
+    /// A transfer's body arrived whole: its slot goes to the next file while its last bytes
+    /// reach the disk and it is checked and committed.
+    private func bodyArrived(_ fileId: Int64, attempt: Int) {
+        guard attemptOf[fileId] == attempt, !committing.contains(fileId) else { return }
+        committing.insert(fileId)
+        startReady()
+        kickSoon()
     }
 
     /// How many files a round admits ahead of the free slots, and below how many it runs again.
@@ -212,7 +232,7 @@ actor DownloadEngine {
 
     // MARK: One file
 
-    private func perform(_ job: FileJob, readAt epoch: Int) async {
+    private func perform(_ job: FileJob, readAt epoch: Int, attempt: Int) async {
         // A retry after the origin failed this file keeps its items `idle` with the origin's
         // error until bytes arrive again: a probe of a dead origin is not a download.
         let probing = gate?.originFailedBefore(job.fileId) ?? false
@@ -221,7 +241,9 @@ actor DownloadEngine {
         ticker.add(follow)
         startTickerIfNeeded()
         do {
-            let result = try await transfer.run(job) { bytes in follow.note(bytes) }
+            let result = try await transfer.run(job, onBytes: { bytes in follow.note(bytes) }, onReceived: {
+                Task { await self.bodyArrived(job.fileId, attempt: attempt) }
+            })
             ticker.remove(job.fileId)
             switch result {
             case .complete:
@@ -251,6 +273,9 @@ actor DownloadEngine {
             }
         }
         active[job.fileId] = nil
+        attemptOf[job.fileId] = nil
+        // A body that arrived and then failed its checks frees what `bodyArrived` marked.
+        committing.remove(job.fileId)
         activeJobs.removeAll { $0.fileId == job.fileId }
         endedSinceQueueRead.insert(job.fileId)
         startReady()

@@ -61,7 +61,11 @@ struct FileTransfer: Sendable {
 
     /// Throws `CancellationError` when the task is cancelled (pause, delete, shutdown); the
     /// bytes received stay in the `.part` file for the next attempt.
-    func run(_ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void) async throws -> TransferResult {
+    ///
+    /// `onReceived` is called (on the transfer thread) once a body arrived whole from the
+    /// network, before its last bytes are in the file and before it is checked.
+    func run(_ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void,
+             onReceived: (@Sendable () -> Void)? = nil) async throws -> TransferResult {
         guard let origin else { throw DownloaderError.noOrigin() }
         let part = try store.partPath(job.relative)
         let (onDisk, hasher): (Int64, StreamingSHA256)
@@ -70,9 +74,9 @@ struct FileTransfer: Sendable {
             // to read or create, so no hop to the blocking pool (a station of many small files
             // paid one per file). Should a `.part` have appeared meanwhile, the download starts
             // from byte 0 and truncates it.
-            (onDisk, hasher) = (0, StreamingSHA256(path: part, declaredSize: job.sizeBytes))
+            (onDisk, hasher) = (0, StreamingSHA256(path: part, declaredSize: job.sizeBytes, onReceived: onReceived))
         } else {
-            (onDisk, hasher) = try await Self.prepare(part, job)
+            (onDisk, hasher) = try await Self.prepare(part, job, onReceived: onReceived)
         }
         onBytes(onDisk)
 
@@ -132,7 +136,8 @@ struct FileTransfer: Sendable {
     }
 
     /// Resuming hashes what the `.part` already holds: file I/O, off the cooperative pool.
-    private static func prepare(_ part: String, _ job: FileJob) async throws -> (Int64, StreamingSHA256) {
+    private static func prepare(_ part: String, _ job: FileJob,
+                                onReceived: (@Sendable () -> Void)?) async throws -> (Int64, StreamingSHA256) {
         try await BlockingIO.run { () throws -> (Int64, StreamingSHA256) in
             // Presentations and images live in folders of their own (hls/<id>/v0/, images/<id>/).
             try MediaStore.makeParentDirectories(of: part)
@@ -142,7 +147,7 @@ struct FileTransfer: Sendable {
                 unlink(part)
                 onDisk = 0
             }
-            let hasher = StreamingSHA256(path: part, declaredSize: job.sizeBytes)
+            let hasher = StreamingSHA256(path: part, declaredSize: job.sizeBytes, onReceived: onReceived)
             try hasher.absorbExisting(length: onDisk)
             return (onDisk, hasher)
         }
