@@ -50,6 +50,8 @@ final class ProgressTicker: Sendable {
 
     /// The ticker's own view of one transfer between ticks.
     private struct Reported {
+        /// The transfer this is about: a later attempt of the same file starts afresh.
+        let follow: Follow
         var owners: [ProductRef]
         var started: Bool
         var written: Int64 = -2
@@ -79,10 +81,10 @@ final class ProgressTicker: Sendable {
             try? await Task.sleep(nanoseconds: Self.lookNanos)
             let current = following.withLock { $0 }
             if current.isEmpty, await stopWhenIdle() { return }
-            reported = reported.filter { current[$0.key] != nil }
+            reported = reported.filter { current[$0.key] === $0.value.follow }
             let now = DispatchTime.now().uptimeNanoseconds
             for (fileId, follow) in current.sorted(by: { $0.key < $1.key }) {
-                var state = reported[fileId] ?? Reported(owners: follow.owners, started: !follow.probing,
+                var state = reported[fileId] ?? Reported(follow: follow, owners: follow.owners, started: !follow.probing,
                                                          dueAt: follow.startedAt + Self.intervalNanos)
                 defer { reported[fileId] = state }
                 guard now >= state.dueAt else { continue }
