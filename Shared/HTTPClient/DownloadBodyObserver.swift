@@ -13,8 +13,14 @@ public protocol DownloadBodyObserver: AnyObject, Sendable {
     /// transfer thread, so an observer can fsync here instead of blocking an async caller's
     /// thread on the disk (and several transfers' fsyncs share one journal commit).
     func bodyEnded(fileDescriptor descriptor: Int32)
+    /// The whole body arrived from the network (curl finished without error); some of it may
+    /// still be on its way into the file, which `bodyEnded` then follows. Called on the transfer
+    /// thread, so a caller can let the next transfer use the network while this one's last
+    /// bytes go to the disk.
+    func bodyReceived()
 }
 
 extension DownloadBodyObserver {
     public func bodyEnded(fileDescriptor descriptor: Int32) {}
+    public func bodyReceived() {}
 }

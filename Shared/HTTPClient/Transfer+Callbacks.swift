@@ -3,18 +3,21 @@
 extension Transfer {
     /// One header line, CRLF included: a status line starts a new response (after a 1xx or
     /// a redirect hop), a blank line ends the header block.
+    ///
+    /// Read as bytes (HTTP header syntax is ASCII): trimming `String`s by `Character` cost a
+    /// grapheme walk per header of every small file.
     func receiveHeaderLine(_ raw: UnsafeRawBufferPointer) -> Bool {
-        let line = String(decoding: raw, as: UTF8.self).trimmingASCIIWhitespace()
-        if line.hasPrefix("HTTP/") {
-            let fields = line.split(separator: " ", maxSplits: 2)
-            status = fields.count > 1 ? Int(fields[1]) ?? 0 : 0
+        let line = raw.trimmingASCIIWhitespace()
+        if line.isEmpty { return headersComplete() }
+        if line.starts(with: "HTTP/".utf8) {
+            let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 2)
+            status = fields.count > 1 ? Int(String(decoding: fields[1], as: UTF8.self)) ?? 0 : 0
             headers = [:]
             return true
         }
-        if line.isEmpty { return headersComplete() }
-        guard let colon = line.firstIndex(of: ":") else { return true }
-        let name = String(line[..<colon]).lowercased()
-        let value = String(line[line.index(after: colon)...]).trimmingASCIIWhitespace()
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+        let value = String(decoding: line[(colon + 1)...].trimmingASCIIWhitespace(), as: UTF8.self)
         if let existing = headers[name] {
             headers[name] = existing + ", " + value
         } else {
@@ -101,13 +104,13 @@ struct ContentRange {
     }
 }
 
-extension String {
-    func trimmingASCIIWhitespace() -> String {
-        // Character.isWhitespace also matches "\r\n", which Swift treats as one Character.
-        let isSpace: (Character) -> Bool = { $0.isWhitespace }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-            return ""
-        }
-        return String(self[first...last])
+extension BidirectionalCollection where Element == UInt8 {
+    /// Without leading and trailing spaces, tabs, CR and LF.
+    func trimmingASCIIWhitespace() -> SubSequence {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
+        guard let first = firstIndex(where: { !isSpace($0) }) else { return self[endIndex...] }
+        var end = endIndex
+        while end > first, isSpace(self[index(before: end)]) { end = index(before: end) }
+        return self[first..<end]
     }
 }

@@ -91,6 +91,7 @@ final class Transfer {
         let code = withExtendedLifetime(self) { easy.perform() }
         if let file {
             if code == CURLE_OK, failure == nil {
+                observer?.bodyReceived()
                 do {
                     // Bytes still on their way to the disk (a large body) land first.
                     try file.finishWrites()

@@ -48,6 +48,47 @@ final class HostileOriginTests: XCTestCase {
         XCTAssertTrue(stateEntries.allSatisfy { $0.hasPrefix("catalog") || $0 == "media" }, "\(stateEntries)")
     }
 
+    /// A body that arrives whole and then fails its checks gives its slot back once, however
+    /// early the next file started: with one transfer at a time, a file whose checksum is wrong
+    /// is tried `maxAttempts` times between the good ones, the station completes with it failed,
+    /// nothing stays counted as running, and a later station still downloads.
+    func testABodyThatArrivesAndThenFailsItsChecksFreesItsSlotOnce() async throws {
+        let h = try DownloaderHarness(config: #"{"downloader":{"maxAttempts":3,"maxParallel":1}}"#)
+        defer { h.discard() }
+        let real = try h.api.json(try await h.api.post("/v1/stations/st-10/offline", ["have": [String]()]))
+        var items = real.objects("items")
+        XCTAssertEqual(items.count, 3)
+        items[1]["sha256"] = String(repeating: "0", count: 64)
+        var body = real
+        body["items"] = items
+        body.removeValue(forKey: "serverTime")
+        try await h.api.injectFaults("/v1/stations/st-10/offline", [["body": body, "repeat": 1000]])
+        try h.start()
+        let client = try await h.client()
+        defer { Task { await client.close() } }
+        let events = EventCollector(client)
+        _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
+        _ = try await h.call("stations.sync", ["stationId": "st-10"])
+        let done = try await events.wait("st-10 downloaded", timeout: 60) {
+            $0.type == "StationDownloadComplete" && $0.data["stationId"]?.stringValue == "st-10"
+        }
+        XCTAssertEqual(done.data["failed"]?.intValue, 1, "\(done.data)")
+        XCTAssertEqual(done.data["total"]?.intValue, 3, "\(done.data)")
+        XCTAssertEqual(h.mediaFiles().count, 2, "the two good files are kept, the bad one's bytes removed")
+        let attempts = try await h.catalogPool().read { db in
+            try Int.fetchAll(db, sql: "SELECT attempts FROM files WHERE state != 'verified'")
+        }
+        XCTAssertEqual(attempts, [3], "the bad file was tried maxAttempts times")
+        try await PolicyTest.waitUntil("nothing counted as running", timeout: 10) {
+            try await h.activeDownloads() == 0
+        }
+        _ = try await h.call("stations.sync", ["stationId": "st-9"])
+        let next = try await events.wait("st-9 downloaded", timeout: 60) {
+            $0.type == "StationDownloadComplete" && $0.data["stationId"]?.stringValue == "st-9"
+        }
+        XCTAssertEqual(next.data["failed"]?.intValue, 0, "\(next.data)")
+    }
+
     func testTruncatedBodyAndIgnoredRangeStillVerify() async throws {
         let h = try DownloaderHarness()
         defer { h.discard() }

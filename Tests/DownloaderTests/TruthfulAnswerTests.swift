@@ -94,6 +94,38 @@ final class TruthfulAnswerTests: XCTestCase {
         _ = try await h.call("stations.list", [:])
     }
 
+    /// Every running transfer reports its progress, however many run at once (one ticker follows
+    /// them all): two products arriving slowly side by side each send `OfflineProgress` with
+    /// their bytes growing, the catalog's `bytesOnDisk` follows, and both end cached.
+    func testTransfersRunningTogetherEachReportTheirProgress() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let client = try await h.client()
+        _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
+        let events = EventCollector(client)
+        try await h.api.injectFaults("/media/", [["bytesPerSecond": 40_000, "repeat": 2]])
+        let tokens = [try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-1"])),
+                      try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-2"]))]
+        func reported(_ token: String) -> [Int] {
+            events.of("OfflineProgress").filter { $0.data["token"]?.stringValue == token }.compactMap { $0.data["bytesOnDisk"]?.intValue }
+        }
+        for token in tokens {
+            try await PolicyTest.waitUntil("progress of \(token) reported twice", timeout: 30) { reported(token).count >= 2 }
+            let onDisk = try await h.status(token)["bytesOnDisk"]?.intValue ?? 0
+            XCTAssertGreaterThan(onDisk, 0, "the catalog follows \(token)")
+        }
+        for token in tokens {
+            let cached = try await h.waitProduct(token, state: "cached", timeout: 60)
+            let bytes = reported(token)
+            XCTAssertEqual(bytes, bytes.sorted(), "\(token): bytes reported only grow")
+            XCTAssertEqual(Set(bytes).count, bytes.count, "\(token): reported again without new bytes: \(bytes)")
+            XCTAssertLessThanOrEqual(bytes.last ?? 0, cached["sizeBytes"]?.intValue ?? 0)
+        }
+        await client.close()
+    }
+
     /// Files stored while the origin had one address are fetched from its new one: a product
     /// half downloaded when the downloader stopped resumes from its `.part` on the moved origin,
     /// as does one whose row still holds an absolute URL on the old address.

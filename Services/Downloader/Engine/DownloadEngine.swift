@@ -27,6 +27,9 @@ actor DownloadEngine {
     private var progressFlushing = false
     private static let progressIntervalNanos: UInt64 = 200_000_000
     private var kickScheduled = false
+    /// The one progress ticker of all running transfers (`ProgressTicker`), and whether it runs.
+    private let ticker: ProgressTicker
+    private var tickerRunning = false
     private var kickRequested = false
     private var filling = false
     /// The jobs behind `active`, for admission's reservation of what they will still write.
@@ -36,7 +39,15 @@ actor DownloadEngine {
     /// Files whose bytes are complete and fsynced, waiting for the committer: they keep their
     /// task in `active` (cancelAndWait and stop still wait for them) but no longer hold a slot,
     /// so the next transfer starts while the batch's rename, directory fsync and catalog commit run.
+    ///
+    /// A file joins them as soon as its body arrived from the network (`bodyArrived`), while its
+    /// last bytes are still being written (a small body's `O_DIRECT` write waits for the disk):
+    /// `maxParallel` bounds the transfers using the network.
     private var committing: Set<Int64> = []
+    /// Each running transfer's attempt, so that a late `bodyArrived` never frees a slot of the
+    /// file's next attempt.
+    private var attemptOf: [Int64: Int] = [:]
+    private var attempts = 0
     private var transferring: Int { active.count - committing.count }
     /// Files whose transfer ended since the current fill read the queue: that answer may still
     /// list them (verified meanwhile), and they must not start again from it.
@@ -64,6 +75,7 @@ actor DownloadEngine {
         self.transfer = transfer
         self.committer = DurableCommitter(store: store, catalog: catalog)
         self.queue = DownloadQueueStore(catalog: catalog)
+        self.ticker = ProgressTicker(queue: DownloadQueueStore(catalog: catalog), events: events)
         self.stationStore = StationStore(catalog: catalog)
         self.events = events
         self.logger = logger
@@ -107,12 +119,24 @@ actor DownloadEngine {
     }
 
     private func start(_ job: FileJob, epoch: Int) {
-        active[job.fileId] = Task { await self.perform(job, readAt: epoch) }
+        attempts += 1
+        let attempt = attempts
+        attemptOf[job.fileId] = attempt
+        active[job.fileId] = Task { await self.perform(job, readAt: epoch, attempt: attempt) }
         activeJobs.append(job)
     }
 
+    /// A transfer's body arrived whole: its slot goes to the next file while its last bytes
+    /// reach the disk and it is checked and committed.
+    private func bodyArrived(_ fileId: Int64, attempt: Int) {
+        guard attemptOf[fileId] == attempt, !committing.contains(fileId) else { return }
+        committing.insert(fileId)
+        startReady()
+        kickSoon()
+    }
+
     /// How many files a round admits ahead of the free slots, and below how many it runs again.
-    private var readyTarget: Int { 2 * maxParallel }
+    private var readyTarget: Int { 4 * maxParallel }
     private var readyLow: Int { maxParallel }
 
     /// Free slots take what was admitted ahead; a round runs when slots stay free or few are
@@ -208,44 +232,19 @@ actor DownloadEngine {
 
     // MARK: One file
 
-    private func perform(_ job: FileJob, readAt epoch: Int) async {
+    private func perform(_ job: FileJob, readAt epoch: Int, attempt: Int) async {
         // A retry after the origin failed this file keeps its items `idle` with the origin's
         // error until bytes arrive again: a probe of a dead origin is not a download.
         let probing = gate?.originFailedBefore(job.fileId) ?? false
         let initialOwners = probing ? [] : await markStarted(job, mayHaveChanged: epoch != readyEpoch)
-        let progress = Mutex<Transferred>(Transferred())
-        // The ticker runs beside the actor (it captures no `self`) and comes back only for this.
-        let answersAgain: @Sendable () async -> [ProductRef] = { await self.originAnswersAgain(job) }
-        let ticker = Task { [queue, events, answersAgain] in
-            var owners = initialOwners
-            var started = !probing
-            var written: Int64 = -2
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: 500_000_000)
-                let seen = progress.withLock { $0 }
-                if !started {
-                    guard seen.moved else { continue }
-                    started = true
-                    owners = await answersAgain()
-                }
-                let now = seen.bytes
-                guard now != written, now >= 0 else { continue }
-                written = now
-                // docs/catalog.md: bytesOnDisk follows the download about every second.
-                _ = try? await queue.recordProgress(fileId: job.fileId, bytesOnDisk: now)
-                // A product's listed files report for the product once each is verified.
-                for owner in owners where !job.listed {
-                    events.downloads("OfflineProgress", [
-                        "token": .string(owner.token), "productId": .string(owner.productId),
-                        "progress": .number(Double(now * 100 / max(1, job.sizeBytes))),
-                        "bytesOnDisk": .number(Double(now)), "sizeBytes": .number(Double(job.sizeBytes)),
-                    ])
-                }
-            }
-        }
+        let follow = ProgressTicker.Follow(job: job, probing: probing, owners: initialOwners)
+        ticker.add(follow)
+        startTickerIfNeeded()
         do {
-            let result = try await transfer.run(job) { bytes in progress.withLock { $0.note(bytes) } }
-            ticker.cancel()
+            let result = try await transfer.run(job, onBytes: { bytes in follow.note(bytes) }, onReceived: {
+                Task { await self.bodyArrived(job.fileId, attempt: attempt) }
+            })
+            ticker.remove(job.fileId)
             switch result {
             case .complete:
                 committing.insert(job.fileId)
@@ -263,7 +262,7 @@ actor DownloadEngine {
                 await gate?.originFailed(job, error: error, reason: reason)
             }
         } catch {
-            ticker.cancel()
+            ticker.remove(job.fileId)
             if Task.isCancelled || error is CancellationError {
                 await noteInterrupted(job)
             } else if let shortage = error as? StorageShortage {
@@ -274,6 +273,9 @@ actor DownloadEngine {
             }
         }
         active[job.fileId] = nil
+        attemptOf[job.fileId] = nil
+        // A body that arrived and then failed its checks frees what `bodyArrived` marked.
+        committing.remove(job.fileId)
         activeJobs.removeAll { $0.fileId == job.fileId }
         endedSinceQueueRead.insert(job.fileId)
         startReady()
@@ -293,17 +295,21 @@ actor DownloadEngine {
         }
     }
 
-    /// What a transfer reported: the bytes on disk, first as found at its start.
-    private struct Transferred: Sendable {
-        var first: Int64?
-        var bytes: Int64 = -1
-        /// Bytes arrived since the transfer started.
-        var moved: Bool { first.map { bytes > $0 } ?? false }
+    /// Runs the progress ticker while transfers run; it stops by itself once none does.
+    private func startTickerIfNeeded() {
+        guard !tickerRunning else { return }
+        tickerRunning = true
+        let answersAgain: @Sendable (FileJob) async -> [ProductRef] = { job in await self.originAnswersAgain(job) }
+        let idle: @Sendable () async -> Bool = { await self.tickerMayStop() }
+        Task { [ticker] in await ticker.run(answersAgain: answersAgain, stopWhenIdle: idle) }
+    }
 
-        mutating func note(_ size: Int64) {
-            if first == nil { first = size }
-            bytes = size
-        }
+    /// Asked by the ticker when it follows nothing: true lets it end (a transfer that starts
+    /// later starts it again); decided on the actor, where transfers are added.
+    private func tickerMayStop() -> Bool {
+        guard ticker.isIdle else { return false }
+        tickerRunning = false
+        return true
     }
 
     /// Products waiting for this file become Downloading (OfflineStarted once per token). After

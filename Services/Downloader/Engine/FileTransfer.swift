@@ -20,6 +20,15 @@ struct FileJob: Sendable, Equatable {
     /// A file of an HLS presentation (its master playlist, or one listed in `productFiles`):
     /// progress is reported for the product as a whole, not per file.
     var listed = false
+    /// What its `.part` held when admission looked (0: none), nil when nobody looked.
+    var partBytes: Int64? = nil
+
+    /// This job with what admission found in its `.part`.
+    func withPart(_ bytes: Int64?) -> FileJob {
+        var job = self
+        job.partBytes = bytes
+        return job
+    }
 }
 
 /// How one attempt ended.
@@ -52,22 +61,22 @@ struct FileTransfer: Sendable {
 
     /// Throws `CancellationError` when the task is cancelled (pause, delete, shutdown); the
     /// bytes received stay in the `.part` file for the next attempt.
-    func run(_ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void) async throws -> TransferResult {
+    ///
+    /// `onReceived` is called (on the transfer thread) once a body arrived whole from the
+    /// network, before its last bytes are in the file and before it is checked.
+    func run(_ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void,
+             onReceived: (@Sendable () -> Void)? = nil) async throws -> TransferResult {
         guard let origin else { throw DownloaderError.noOrigin() }
         let part = try store.partPath(job.relative)
-        // Resuming hashes what the `.part` already holds: file I/O, off the cooperative pool.
-        let (onDisk, hasher) = try await BlockingIO.run { () throws -> (Int64, StreamingSHA256) in
-            // Presentations and images live in folders of their own (hls/<id>/v0/, images/<id>/).
-            try MediaStore.makeParentDirectories(of: part)
-            var onDisk = MediaStore.size(part) ?? 0
-            if onDisk > job.sizeBytes {
-                // Longer than the manifest says: not a prefix of the wanted file.
-                unlink(part)
-                onDisk = 0
-            }
-            let hasher = StreamingSHA256(path: part, declaredSize: job.sizeBytes)
-            try hasher.absorbExisting(length: onDisk)
-            return (onDisk, hasher)
+        let (onDisk, hasher): (Int64, StreamingSHA256)
+        if job.partBytes == 0, job.relative.hasPrefix(MediaStore.tracksFolder + "/") {
+            // Admission has just found no `.part`, and `tracks/` exists from the start: nothing
+            // to read or create, so no hop to the blocking pool (a station of many small files
+            // paid one per file). Should a `.part` have appeared meanwhile, the download starts
+            // from byte 0 and truncates it.
+            (onDisk, hasher) = (0, StreamingSHA256(path: part, declaredSize: job.sizeBytes, onReceived: onReceived))
+        } else {
+            (onDisk, hasher) = try await Self.prepare(part, job, onReceived: onReceived)
         }
         onBytes(onDisk)
 
@@ -124,6 +133,24 @@ struct FileTransfer: Sendable {
             return await refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(declared)")
         }
         return .complete
+    }
+
+    /// Resuming hashes what the `.part` already holds: file I/O, off the cooperative pool.
+    private static func prepare(_ part: String, _ job: FileJob,
+                                onReceived: (@Sendable () -> Void)?) async throws -> (Int64, StreamingSHA256) {
+        try await BlockingIO.run { () throws -> (Int64, StreamingSHA256) in
+            // Presentations and images live in folders of their own (hls/<id>/v0/, images/<id>/).
+            try MediaStore.makeParentDirectories(of: part)
+            var onDisk = MediaStore.size(part) ?? 0
+            if onDisk > job.sizeBytes {
+                // Longer than the manifest says: not a prefix of the wanted file.
+                unlink(part)
+                onDisk = 0
+            }
+            let hasher = StreamingSHA256(path: part, declaredSize: job.sizeBytes, onReceived: onReceived)
+            try hasher.absorbExisting(length: onDisk)
+            return (onDisk, hasher)
+        }
     }
 
     private func refuse(_ part: String, _ error: String, _ reason: String) async -> TransferResult {

@@ -9,22 +9,24 @@ import OriginClient
 struct MediaStore: Sendable {
     let root: String
     static let partSuffix = ".part"
+    /// Where station tracks and progressive products live; created by `prepare`, never removed.
+    static let tracksFolder = "tracks"
 
     init(stateDirectory: String) {
         root = stateDirectory + "/media"
     }
 
     func prepare() throws {
-        try FileManager.default.createDirectory(atPath: root + "/tracks", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/" + Self.tracksFolder, withIntermediateDirectories: true)
         // Explicit modes: the daemon's umask (0117 while it binds its socket) would otherwise
         // leave the folders without the search bit, and the player could not reach the files.
-        for directory in [root, root + "/tracks"] { chmod(directory, 0o750) }
+        for directory in [root, root + "/" + Self.tracksFolder] { chmod(directory, 0o750) }
     }
 
     /// `tracks/<id>.<ext>`: the id is a checked origin id and the extension comes from the
     /// URL's last path component when it is a short plain word, else from the MIME type.
     static func relativePath(itemId: String, urlPath: String, mimeType: String?) -> String {
-        "tracks/\(itemId).\(fileExtension(urlPath: urlPath, mimeType: mimeType))"
+        "\(tracksFolder)/\(itemId).\(fileExtension(urlPath: urlPath, mimeType: mimeType))"
     }
 
     static func fileExtension(urlPath: String, mimeType: String?) -> String {

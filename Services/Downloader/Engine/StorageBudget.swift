@@ -86,12 +86,24 @@ struct StorageBudget: Sendable {
     /// `.part`s and one catalog sum, off the cooperative pool. Computed once per admission
     /// round, then updated with `Room.reserve` as files are admitted.
     func room(policy: DownloadPolicy, running: [FileJob]) async -> (room: Room, reservations: [Int64: Reservation]) {
+        let (room, reservations, _) = await room(policy: policy, running: running, looking: [])
+        return (room, reservations)
+    }
+
+    /// `room(policy:running:)`, and in the same trip off the cooperative pool what the `.part`s
+    /// of `looking` hold (as `partSizes` gives it): an admission round makes one hop, not two.
+    ///
+    /// Without a `maxCacheBytes` the cache's use limits nothing, and admission (`countCache`
+    /// false) skips summing it over every file of the catalog (`cacheUsedBytes` is then 0).
+    func room(policy: DownloadPolicy, running: [FileJob], looking: [FileJob],
+              countCache: Bool = true) async -> (room: Room, reservations: [Int64: Reservation], parts: [Int64: Int64]) {
         let (root, store) = (store.root, store)
-        let (space, parts) = await BlockingIO.run { () -> ((free: Int64, blockSize: Int64)?, [Int64]) in
-            (Self.fileSystemSpace(root), running.map { (try? store.partPath($0.relative)).flatMap(MediaStore.size) ?? 0 })
+        let (space, parts, looked) = await BlockingIO.run { () -> ((free: Int64, blockSize: Int64)?, [Int64], [Int64: Int64]) in
+            (Self.fileSystemSpace(root), running.map { (try? store.partPath($0.relative)).flatMap(MediaStore.size) ?? 0 },
+             Self.partSizes(looking, store))
         }
         let ids = running.map(\.fileId)
-        let used = (try? await files.cacheUsed(excluding: ids)) ?? 0
+        let used = countCache || policy.maxCacheBytes != nil ? ((try? await files.cacheUsed(excluding: ids)) ?? 0) : 0
         let (free, blockSize) = space ?? (free: 0, blockSize: 4096)
         var room = Room(freeBytes: free, minFreeBytes: policy.minFreeBytes, cacheUsedBytes: used,
                         maxCacheBytes: policy.maxCacheBytes, reservedBytes: 0, blockSize: blockSize)
@@ -103,16 +115,18 @@ struct StorageBudget: Sendable {
             room.cacheReservedBytes += reservation.cache
             reservations[job.fileId] = reservation
         }
-        return (room, reservations)
+        return (room, reservations, looked)
     }
 
     /// What the `.part`s of these files hold, by file id, in one trip off the cooperative pool.
     func partSizes(_ jobs: [FileJob]) async -> [Int64: Int64] {
         let store = store
-        return await BlockingIO.run {
-            Dictionary(jobs.map { ($0.fileId, (try? store.partPath($0.relative)).flatMap(MediaStore.size) ?? 0) },
-                       uniquingKeysWith: { first, _ in first })
-        }
+        return await BlockingIO.run { Self.partSizes(jobs, store) }
+    }
+
+    private static func partSizes(_ jobs: [FileJob], _ store: MediaStore) -> [Int64: Int64] {
+        Dictionary(jobs.map { ($0.fileId, (try? store.partPath($0.relative)).flatMap(MediaStore.size) ?? 0) },
+                   uniquingKeysWith: { first, _ in first })
     }
 
     /// A transfer failure that is the disk being full (ENOSPC, EDQUOT): then the item waits

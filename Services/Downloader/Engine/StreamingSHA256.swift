@@ -29,11 +29,16 @@ final class StreamingSHA256: DownloadBodyObserver, @unchecked Sendable {
     private let lock = NSLock()
     let path: String
     let declaredSize: Int64
+    /// Told on the transfer thread when a body arrived whole from the network (`bodyReceived`).
+    private let onReceived: (@Sendable () -> Void)?
 
-    init(path: String, declaredSize: Int64) {
+    init(path: String, declaredSize: Int64, onReceived: (@Sendable () -> Void)? = nil) {
         self.path = path
         self.declaredSize = declaredSize
+        self.onReceived = onReceived
     }
+
+    func bodyReceived() { onReceived?() }
 
     /// Bytes hashed so far (equals the file's length while the observer follows it).
     var position: Int64 { withState { $0.position } }

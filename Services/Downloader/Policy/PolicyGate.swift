@@ -91,11 +91,12 @@ final class PolicyGate: Sendable {
         allowed.removeAll { retryAfter[$0.fileId] != nil || originWait[$0.fileId] != nil }
         guard !allowed.isEmpty else { return [] }
         let policy = self.policy
-        var room = await budget.room(policy: policy, running: running).room
         // The `.part` sizes of the candidates the loop may reach, looked up a round's worth at a
-        // time: most rounds stop after the first `slots + prefetch`, of many more candidates.
-        var onDisk: [Int64: Int64] = [:]
-        var looked = 0
+        // time (the first with the room): most rounds stop after the first `slots + prefetch`,
+        // of many more candidates.
+        let first = Array(allowed.prefix(max(1, slots + prefetch)))
+        var (room, _, onDisk) = await budget.room(policy: policy, running: running, looking: first, countCache: false)
+        var looked = first.count
         var admitted: [FileJob] = []
         var refused: [(FileJob, String)] = []
         let protected = Set(running.map(\.fileId) + candidates.map(\.fileId))
@@ -108,15 +109,15 @@ final class PolicyGate: Sendable {
             let need = room.need(size: job.sizeBytes, onDisk: onDisk[job.fileId] ?? 0)
             if admitted.count >= slots {
                 guard need <= room.available else { break }
-                admitted.append(job)
+                admitted.append(job.withPart(onDisk[job.fileId]))
                 room.reserve(need)
                 continue
             }
             if need > room.available, await evict(bytes: need - room.available, excluding: protected) {
-                room = await budget.room(policy: policy, running: running + admitted).room
+                room = await budget.room(policy: policy, running: running + admitted, looking: [], countCache: false).room
             }
             if need <= room.available {
-                admitted.append(job)
+                admitted.append(job.withPart(onDisk[job.fileId]))
                 room.reserve(need)
             } else {
                 refused.append((job, room.shortage(need: need)))

@@ -1,0 +1,114 @@
+import Foundation
+import Synchronization
+import Wire
+
+/// The download engine's one progress ticker: every running transfer's bytes go into the
+/// catalog (`files.bytesOnDisk`, about every second as docs/catalog.md says) and, for a
+/// product's own file, into `OfflineProgress` events.
+///
+/// One task follows every transfer rather than one sleeping task per transfer: a station of
+/// many small files would otherwise create, arm and cancel a timer for each file, although
+/// hardly any of them runs long enough to tick. A transfer is first reported half a second
+/// after it started, then every half second while its bytes change. The ticker runs beside
+/// the engine's actor and comes back to it only for a transfer whose origin failed before
+/// (`answersAgain`, once its bytes move again).
+final class ProgressTicker: Sendable {
+    /// One running transfer, as the ticker sees it. The transfer thread notes its bytes here.
+    final class Follow: Sendable {
+        let job: FileJob
+        /// Started as a probe of an origin that failed before: its owners are told once bytes move.
+        let probing: Bool
+        let owners: [ProductRef]
+        let startedAt: UInt64
+        private let progress = Mutex(Transferred())
+
+        init(job: FileJob, probing: Bool, owners: [ProductRef]) {
+            self.job = job
+            self.probing = probing
+            self.owners = owners
+            startedAt = DispatchTime.now().uptimeNanoseconds
+        }
+
+        /// The file's length now (the first call gives the length the transfer started from).
+        func note(_ bytes: Int64) { progress.withLock { $0.note(bytes) } }
+
+        var seen: Transferred { progress.withLock { $0 } }
+    }
+
+    /// What a transfer reported: the bytes on disk, first as found at its start.
+    struct Transferred: Sendable {
+        var first: Int64?
+        var bytes: Int64 = -1
+        /// Bytes arrived since the transfer started.
+        var moved: Bool { first.map { bytes > $0 } ?? false }
+
+        mutating func note(_ size: Int64) {
+            if first == nil { first = size }
+            bytes = size
+        }
+    }
+
+    /// The ticker's own view of one transfer between ticks.
+    private struct Reported {
+        /// The transfer this is about: a later attempt of the same file starts afresh.
+        let follow: Follow
+        var owners: [ProductRef]
+        var started: Bool
+        var written: Int64 = -2
+        var dueAt: UInt64
+    }
+
+    private let queue: DownloadQueueStore
+    private let events: DownloaderEvents
+    private let following = Mutex<[Int64: Follow]>([:])
+    static let intervalNanos: UInt64 = 500_000_000
+    /// How often the ticker looks; each transfer is reported at most every `intervalNanos`.
+    static let lookNanos: UInt64 = 250_000_000
+
+    init(queue: DownloadQueueStore, events: DownloaderEvents) {
+        self.queue = queue
+        self.events = events
+    }
+
+    func add(_ follow: Follow) { following.withLock { $0[follow.job.fileId] = follow } }
+    func remove(_ fileId: Int64) { following.withLock { _ = $0.removeValue(forKey: fileId) } }
+    var isIdle: Bool { following.withLock { $0.isEmpty } }
+
+    /// Reports until `stopWhenIdle` (asked when nothing is followed) says to end.
+    func run(answersAgain: @Sendable (FileJob) async -> [ProductRef], stopWhenIdle: @Sendable () async -> Bool) async {
+        var reported: [Int64: Reported] = [:]
+        while true {
+            try? await Task.sleep(nanoseconds: Self.lookNanos)
+            let current = following.withLock { $0 }
+            if current.isEmpty, await stopWhenIdle() { return }
+            reported = reported.filter { current[$0.key] === $0.value.follow }
+            let now = DispatchTime.now().uptimeNanoseconds
+            for (fileId, follow) in current.sorted(by: { $0.key < $1.key }) {
+                var state = reported[fileId] ?? Reported(follow: follow, owners: follow.owners, started: !follow.probing,
+                                                         dueAt: follow.startedAt + Self.intervalNanos)
+                defer { reported[fileId] = state }
+                guard now >= state.dueAt else { continue }
+                state.dueAt = now + Self.intervalNanos
+                let seen = follow.seen
+                if !state.started {
+                    guard seen.moved else { continue }
+                    state.started = true
+                    state.owners = await answersAgain(follow.job)
+                }
+                let bytes = seen.bytes
+                guard bytes != state.written, bytes >= 0 else { continue }
+                state.written = bytes
+                let job = follow.job
+                _ = try? await queue.recordProgress(fileId: fileId, bytesOnDisk: bytes)
+                // A product's listed files report for the product once each is verified.
+                for owner in state.owners where !job.listed {
+                    events.downloads("OfflineProgress", [
+                        "token": .string(owner.token), "productId": .string(owner.productId),
+                        "progress": .number(Double(bytes * 100 / max(1, job.sizeBytes))),
+                        "bytesOnDisk": .number(Double(bytes)), "sizeBytes": .number(Double(job.sizeBytes)),
+                    ])
+                }
+            }
+        }
+    }
+}
