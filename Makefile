@@ -66,7 +66,7 @@ VERSION := $(shell sed -n 's/^ *public static let string = "\(.*\)"$$/\1/p' Shar
 # toolchain, so `make install` copies the Swift runtime's shared libraries the binaries load to
 # $(RUNTIMEDIR) and points their RUNPATH there: the three daemons share one copy of the runtime in
 # memory (deploy/install-swift-runtime.sh says why). SWIFT_RUNTIME=static links the runtime into
-# each binary instead (no $(RUNTIMEDIR); about twice the memory for the three daemons).
+# each binary instead (no $(RUNTIMEDIR); about 1.6 times the memory for the three daemons).
 # One build of every product; `make install`, `make deb` and `make bench` take them from here.
 SWIFT_RUNTIME ?= shared
 RELEASE_FLAGS := -c release -Xlinker -z -Xlinker now \
