@@ -17,17 +17,9 @@ final class HostileOriginTests: XCTestCase {
         var fileURL = items[0]; fileURL["id"] = "tr-file"; fileURL["url"] = "file:///etc/passwd"
         var wrongSha = items[1]; wrongSha["sha256"] = String(repeating: "0", count: 64)
         var tooLong = items[2]; tooLong["sizeBytes"] = (items[2]["sizeBytes"] as! Int) - 100
-        items = [badId, foreign, fileURL, wrongSha, tooLong]
-        var body = real
-        body["items"] = items
-        body.removeValue(forKey: "serverTime")
         // Every sync of st-10 gets the hostile manifest.
-        try await h.api.injectFaults("/v1/stations/st-10/offline", [["body": body, "repeat": 1000]])
-        try h.start()
-        let client = try await h.client()
+        let (client, events) = try await start(h, serving: real, items: [badId, foreign, fileURL, wrongSha, tooLong])
         defer { Task { await client.close() } }
-        let events = EventCollector(client)
-        _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
         let result = try await h.call("stations.sync", ["stationId": "st-10"])
         let refused = result["refused"]?.arrayValue ?? []
         XCTAssertEqual(Set(refused.compactMap { $0["id"]?.stringValue }), ["../../etc/passwd", "tr-foreign", "tr-file"], "\(result)")
@@ -59,15 +51,8 @@ final class HostileOriginTests: XCTestCase {
         var items = real.objects("items")
         XCTAssertEqual(items.count, 3)
         items[1]["sha256"] = String(repeating: "0", count: 64)
-        var body = real
-        body["items"] = items
-        body.removeValue(forKey: "serverTime")
-        try await h.api.injectFaults("/v1/stations/st-10/offline", [["body": body, "repeat": 1000]])
-        try h.start()
-        let client = try await h.client()
+        let (client, events) = try await start(h, serving: real, items: items)
         defer { Task { await client.close() } }
-        let events = EventCollector(client)
-        _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
         _ = try await h.call("stations.sync", ["stationId": "st-10"])
         let done = try await events.wait("st-10 downloaded", timeout: 60) {
             $0.type == "StationDownloadComplete" && $0.data["stationId"]?.stringValue == "st-10"
@@ -121,6 +106,21 @@ final class HostileOriginTests: XCTestCase {
         XCTAssertEqual((error as? RPCError)?.name, "ContentNotAvailableInLocation")
         let v1 = try await h.api.stats()
         XCTAssertEqual(v1.object("requests").int("/v1/playbackinfo/tr-geo"), 1)
+    }
+
+    /// Makes every sync of st-10 get `real` (its manifest) with `items` instead of its own, then
+    /// starts the downloader with a client subscribed to its download events.
+    private func start(_ h: DownloaderHarness, serving real: [String: Any],
+                       items: [[String: Any]]) async throws -> (RPCClient, EventCollector) {
+        var body = real
+        body["items"] = items
+        body.removeValue(forKey: "serverTime")
+        try await h.api.injectFaults("/v1/stations/st-10/offline", [["body": body, "repeat": 1000]])
+        try h.start()
+        let client = try await h.client()
+        let events = EventCollector(client)
+        _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
+        return (client, events)
     }
 }
 
