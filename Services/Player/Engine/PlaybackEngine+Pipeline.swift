@@ -104,7 +104,8 @@ extension PlaybackEngine {
         active = nil
         station = nil
         wantPlaying = false
-        publishTransition(previous: previous, active: nil)
+        // No transition when clients never heard of a product (one skipped before it resolved).
+        if previous != nil { publishTransition(previous: previous, active: nil) }
         setState(.idle)
     }
 

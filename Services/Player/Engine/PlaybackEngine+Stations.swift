@@ -84,7 +84,8 @@ extension PlaybackEngine {
         // Nothing left: the station has ended.
         let previous = announcedProduct
         stopAndForget()
-        publishTransition(previous: previous, active: nil)
+        // No transition when clients never heard of a product (one skipped before it resolved).
+        if previous != nil { publishTransition(previous: previous, active: nil) }
         setState(.idle)
     }
 
