@@ -49,4 +49,31 @@ final class ResolutionCancelTests: XCTestCase {
         await h.stop()
         print("abandoned resolutions: tr-1 \(atReset.0) → \(later.0), tr-2 \(atReset.1) → \(later.1) requests over 6.5 s")
     }
+
+    /// A product replaced while it is still being resolved was never announced: the next
+    /// transition comes from what clients last heard of (here nothing), not from it.
+    func testAProductReplacedBeforeItResolvedIsNotNamedAsThePreviousOne() async throws {
+        let origin = try OriginProcess.start()
+        defer { origin.discard() }
+        let api = OriginAPI(origin: origin)
+        try await api.injectFaults("/v1/playbackinfo/tr-1", [["delayMs": 2_000, "repeat": 10]])
+        let h = try PlayerHarness()
+        let client = try await h.start(pace: "realtime", extraArgs: ["--origin", origin.baseURL],
+                                       environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        let log = EventLog(client)
+        // tr-1's load waits on its slow playbackinfo; tr-2 replaces it meanwhile.
+        let slow = Task { [client] in try await client.call("player.load", PlayerHarness.product("tr-1")) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        _ = try await client.call("player.load", PlayerHarness.product("tr-2"))
+        _ = try? await slow.value
+        let first = try await log.until { $0.type == "MediaProductTransition" }
+        XCTAssertEqual(first.filter { $0.type == "MediaProductTransition" }.map(EventLog.describe), ["Transition:->tr-2"])
+        // tr-1's answer arrives later and is dropped: no transition names it.
+        try await Task.sleep(nanoseconds: 2_500_000_000)
+        _ = try await h.call("player.reset")
+        let rest = try await log.untilState("IDLE")
+        let named = rest.filter { $0.type == "MediaProductTransition" }.map(EventLog.describe).filter { $0.contains("tr-1") }
+        XCTAssertEqual(named, [], "tr-1 was never active")
+        await h.stop()
+    }
 }
