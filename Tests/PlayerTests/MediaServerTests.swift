@@ -113,7 +113,7 @@ final class MediaServerTests: XCTestCase {
     }
 
     /// Headers for ffmpeg at the origin: its Basic credentials and a license for the key.
-    func originHeaders(_ rig: Rig) async throws -> String {
+    static func originHeaders(_ rig: Rig) async throws -> String {
         let info = try rig.api.json(try await rig.api.get("/v1/playbackinfo/vid-1?mode=offline"))
         let license = try rig.api.json(try await rig.api.post("/v1/licenses", ["productId": "vid-1", "kind": "purchase",
                                                                                "securityToken": info["licenseSecurityToken"] as Any]))
@@ -131,7 +131,7 @@ final class MediaServerTests: XCTestCase {
         XCTAssertTrue(base.hasPrefix("http://127.0.0.1:"), base)
         let status = try await rig.call(rig.player, "media.server.status")
         XCTAssertEqual(status["running"]?.boolValue, true)
-        let headers = try await originHeaders(rig)
+        let headers = try await Self.originHeaders(rig)
         let origin = rig.origin.baseURL + "/media/vid-1"
 
         // 1. The default variant (v0, English audio muxed, English subtitles).
@@ -307,7 +307,7 @@ final class MediaServerTests: XCTestCase {
         let stats = try await rig.api.stats()
         let ranged = ((stats["media"] as? [String: Any])?["rangeAnswers"] as? [String: Any]) ?? [:]
         XCTAssertTrue(ranged.keys.contains { $0.hasPrefix("/media/vid-1/") && $0.hasSuffix(".ts") }, "resumed with Range: \(ranged)")
-        let headers = try await originHeaders(rig)
+        let headers = try await Self.originHeaders(rig)
         let local = try Self.framemd5(base + "/p/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"])
         let remote = try Self.framemd5(rig.origin.baseURL + "/media/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"], headers: headers)
         Self.assertSameFrames(local, remote, "after kill -9 and resume")

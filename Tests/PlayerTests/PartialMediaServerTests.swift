@@ -31,24 +31,20 @@ final class PartialMediaServerTests: XCTestCase {
         throw OriginTestError("vid-1 not \(state): \(last)\n\(rig.downloader.log.suffix(2000))")
     }
 
-    /// Headers for ffmpeg at the origin: its Basic credentials and a license for the key.
-    private func originHeaders(_ rig: Rig) async throws -> String {
-        let info = try rig.api.json(try await rig.api.get("/v1/playbackinfo/vid-1?mode=offline"))
-        let license = try rig.api.json(try await rig.api.post("/v1/licenses", ["productId": "vid-1", "kind": "purchase",
-                                                                               "securityToken": info["licenseSecurityToken"] as Any]))
-        let licenseId = try XCTUnwrap(license["licenseId"] as? String)
-        let basic = Data("demo:demo".utf8).base64EncodedString()
-        return "Authorization: Basic \(basic)\r\nX-License: \(licenseId)\r\n"
+    /// Subscribes the rig's downloader to the video source and category, whose prepositioning
+    /// keeps only vid-1's first seconds; returns vid-1 once it is `partiallyCached`.
+    private func prepositionVid1(_ rig: Rig) async throws -> JSONValue {
+        _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
+        _ = try await rig.call(rig.downloader, "catalog.refresh")
+        _ = try await rig.call(rig.downloader, "catalog.subscribe", ["sourceId": "src-video", "subscribed": true])
+        _ = try await rig.call(rig.downloader, "catalog.select", ["categoryId": "cat-video", "selected": true])
+        return try await waitVid1(rig, state: "partiallyCached")
     }
 
     func testAPartiallyCachedVideoDecodesWhollyThroughTheLocalServer() async throws {
         let rig = try Rig(downloaderConfig: #"{"downloader":{"catalog":{"prepositionSeconds":2}}}"#)
         defer { rig.discard() }
-        _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
-        _ = try await rig.call(rig.downloader, "catalog.refresh")
-        _ = try await rig.call(rig.downloader, "catalog.subscribe", ["sourceId": "src-video", "subscribed": true])
-        _ = try await rig.call(rig.downloader, "catalog.select", ["categoryId": "cat-video", "selected": true])
-        let partial = try await waitVid1(rig, state: "partiallyCached")
+        let partial = try await prepositionVid1(rig)
         let total = try XCTUnwrap(partial["segments"]?["total"]?.intValue)
         XCTAssertLessThan(partial["segments"]?["done"]?.intValue ?? total, total, "\(partial)")
         let onDisk = segmentsOnDisk(rig)
@@ -60,7 +56,7 @@ final class PartialMediaServerTests: XCTestCase {
         XCTAssertEqual(located["source"], "local")
         XCTAssertEqual(located["state"], "PARTIALLY_CACHED")
         XCTAssertEqual(located["url"]?.stringValue, base + "/p/vid-1/master.m3u8")
-        let headers = try await originHeaders(rig)
+        let headers = try await MediaServerTests.originHeaders(rig)
         let origin = rig.origin.baseURL + "/media/vid-1"
 
         // The playlists are whole: every segment listed, pointing at the server, and ENDLIST.
@@ -114,11 +110,7 @@ final class PartialMediaServerTests: XCTestCase {
     func testAPartiallyCachedVideoPastItsOfflineWindowIsRefused() async throws {
         let rig = try Rig(downloaderConfig: #"{"downloader":{"catalog":{"prepositionSeconds":2}}}"#)
         defer { rig.discard() }
-        _ = try await rig.call(rig.downloader, "network.set", ["type": "wifi"])
-        _ = try await rig.call(rig.downloader, "catalog.refresh")
-        _ = try await rig.call(rig.downloader, "catalog.subscribe", ["sourceId": "src-video", "subscribed": true])
-        _ = try await rig.call(rig.downloader, "catalog.select", ["categoryId": "cat-video", "selected": true])
-        let partial = try await waitVid1(rig, state: "partiallyCached")
+        let partial = try await prepositionVid1(rig)
         let validUntil = try XCTUnwrap(parseServerTime(partial["offlineValidUntil"]?.stringValue), "\(partial)")
         let started = try await rig.call(rig.player, "media.server.start")
         let base = try XCTUnwrap(started["url"]?.stringValue)
