@@ -17,18 +17,18 @@ shift 2
 command -v patchelf >/dev/null || { echo "install-swift-runtime: patchelf is missing (apt install patchelf)" >&2; exit 1; }
 
 for binary in "$@"; do
-    # The libraries the loader resolves from a Swift toolchain's runtime folder.
-    libraries=$(ldd "$binary" | awk '$3 ~ /\/lib\/swift\/linux\/[^\/]+\.so/ { print $3 }')
-    if ldd "$binary" | grep -q 'not found'; then
+    resolved=$(ldd "$binary")
+    if grep -q 'not found' <<<"$resolved"; then
         echo "install-swift-runtime: $binary needs a library the loader cannot find:" >&2
-        ldd "$binary" | grep 'not found' >&2
+        grep 'not found' <<<"$resolved" >&2
         exit 1
     fi
+    # The libraries the loader resolves from a Swift toolchain's runtime folder.
+    libraries=$(awk '$3 ~ /\/lib\/swift\/linux\/[^\/]+\.so/ { print $3 }' <<<"$resolved")
+    [ -n "$libraries" ] || continue
+    install -d -m 0755 "$dest"
     for library in $libraries; do
-        install -d -m 0755 "$dest"
         [ -e "$dest/$(basename "$library")" ] || install -m 0644 "$library" "$dest/"
     done
-    if [ -n "$libraries" ]; then
-        patchelf --set-rpath "$runpath" "$binary"
-    fi
+    patchelf --set-rpath "$runpath" "$binary"
 done
