@@ -39,6 +39,9 @@ final class StatusBox: Sendable {
         return .object(fields)
     }
 
+    /// Read once: a system call per `service.status` showed in its profile.
+    private static let pid = JSONValue.number(Double(getpid()))
+
     private func common(_ context: DaemonContext) -> [String: JSONValue] {
         let uptime = ContinuousClock.now - context.startedAt
         // Room for every field of every service at once: no rehashing while it fills.
@@ -46,7 +49,7 @@ final class StatusBox: Sendable {
         fields["service"] = .string(context.settings.name)
         fields["version"] = .string(CassetteVersion.string)
         fields["uptimeSeconds"] = .number((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18).rounded(toPlaces: 3))
-        fields["pid"] = .number(Double(getpid()))
+        fields["pid"] = Self.pid
         fields["socket"] = .string(context.settings.socketPath)
         fields["stateDir"] = .string(context.settings.stateDir)
         fields["eventSeq"] = .number(Double(context.hub.lastSeq))

@@ -13,7 +13,7 @@ public enum InboundFrame {
 /// once `maximumBufferSize` bytes have been buffered, so a client announcing a 4 GiB frame
 /// and then waiting would hear nothing until the idle timer fired; docs/protocol.md wants an
 /// immediate answer. It also cannot tell "partial frame pending" from "between frames",
-/// which the idle limit needs. The encoder side still uses NIOExtras' `LengthFieldPrepender`.
+/// which the idle limit needs. The encoder side is `OutboundFrame`.
 ///
 /// Never holds more than one maximum frame plus its header per connection.
 public final class FrameDecoder: ChannelDuplexHandler, RemovableChannelHandler {

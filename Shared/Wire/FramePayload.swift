@@ -14,7 +14,9 @@ enum FramePayload {
     static func json(_ payload: ByteBuffer) throws(RPCError) -> JSONValue {
         var bytes = payload.readableBytesView
         if bytes.starts(with: byteOrderMark) { bytes = bytes.dropFirst(byteOrderMark.count) }
-        guard String(validating: bytes, as: UTF8.self) != nil else {
+        // ASCII is UTF-8: only a frame with other bytes pays for a full validation.
+        let ascii = bytes.withContiguousStorageIfAvailable { $0.allSatisfy { $0 < 0x80 } } ?? false
+        guard ascii || String(validating: bytes, as: UTF8.self) != nil else {
             throw .parseError("The frame is not valid UTF-8.")
         }
         do {

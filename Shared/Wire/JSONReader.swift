@@ -17,15 +17,22 @@ struct JSONReader {
     private var i = 0
 
     static func parse<C: Collection>(_ input: C) throws(Failure) -> JSONValue where C.Element == UInt8 {
-        let array = Array(input)
-        return try array.withUnsafeBufferPointer { (buffer) throws(Failure) -> JSONValue in
-            var reader = JSONReader(bytes: buffer)
-            reader.skipWhitespace()
-            let value = try reader.value(depth: 0)
-            reader.skipWhitespace()
-            guard reader.i == buffer.count else { throw reader.fail("unexpected data after the value") }
-            return value
+        // Contiguous input (an array, a frame's bytes) is read in place; only other collections are copied.
+        if let parsed = input.withContiguousStorageIfAvailable({ buffer in
+            Result { () throws(Failure) -> JSONValue in try parse(buffer: buffer) }
+        }) {
+            return try parsed.get()
         }
+        return try Array(input).withUnsafeBufferPointer { (buffer) throws(Failure) in try parse(buffer: buffer) }
+    }
+
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(Failure) -> JSONValue {
+        var reader = JSONReader(bytes: buffer)
+        reader.skipWhitespace()
+        let value = try reader.value(depth: 0)
+        reader.skipWhitespace()
+        guard reader.i == buffer.count else { throw reader.fail("unexpected data after the value") }
+        return value
     }
 
     private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }

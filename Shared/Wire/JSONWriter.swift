@@ -27,14 +27,32 @@ enum JSONWriter {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            // Sorted as pairs: no second lookup (and hash) of each key.
-            for (i, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                writeString(member.key, into: &out)
-                out.append(UInt8(ascii: ":"))
-                write(member.value, into: &out)
-            }
+            writeMembers(members, into: &out)
             out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// The members in key order. Their positions are sorted, on the stack, rather than copies of
+    /// the pairs (a retain and a release each): no second lookup (and hash) of a key either.
+    private static func writeMembers(_ members: [String: JSONValue], into out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: [String: JSONValue].Index.self, capacity: members.count) { storage in
+            var order = storage
+            var count = 0
+            var index = members.startIndex
+            while index != members.endIndex {
+                order.initializeElement(at: count, to: index)
+                count += 1
+                index = members.index(after: index)
+            }
+            let keys = members.keys
+            order.sort { keys[$0] < keys[$1] }
+            for (i, position) in order.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(keys[position], into: &out)
+                out.append(UInt8(ascii: ":"))
+                write(members.values[position], into: &out)
+            }
+            _ = order.deinitialize()
         }
     }
 

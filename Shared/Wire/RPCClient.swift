@@ -1,7 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOExtras
 import NIOPosix
 
 /// Transport failures seen by a client, as opposed to errors the service answered with
@@ -41,7 +40,6 @@ public final class RPCClient: Sendable {
         let bootstrap = ClientBootstrap(group: group).channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandlers([
-                    LengthFieldPrepender(lengthFieldBitLength: .fourBytes, lengthFieldEndianness: .big),
                     FrameDecoder(maxFrameBytes: maxFrameBytes, idleTimeout: nil),
                     ClientHandler(state: state, events: eventSink),
                 ])
@@ -90,10 +88,7 @@ public final class RPCClient: Sendable {
     }
 
     private func send(_ value: JSONValue) {
-        let bytes = JSONCoding.data(value)
-        var buffer = channel.allocator.buffer(capacity: bytes.count)
-        buffer.writeBytes(bytes)
-        channel.writeAndFlush(buffer, promise: nil)
+        channel.writeAndFlush(OutboundFrame.buffer(value, allocator: channel.allocator), promise: nil)
     }
 
     public func close() async {

@@ -16,10 +16,7 @@ public final class RPCConnection: Sendable, Hashable {
     /// bytes are handed to the kernel, which is how the event backlog counts what is unread.
     @discardableResult
     func send(_ value: JSONValue) -> EventLoopFuture<Void> {
-        let bytes = JSONCoding.data(value)
-        var buffer = channel.allocator.buffer(capacity: bytes.count)
-        buffer.writeBytes(bytes)
-        return channel.writeAndFlush(buffer)
+        channel.writeAndFlush(OutboundFrame.buffer(value, allocator: channel.allocator))
     }
 
     public func close() {

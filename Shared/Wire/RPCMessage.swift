@@ -69,6 +69,29 @@ public struct RPCResponse: Sendable {
         }
         return .object(o)
     }
+
+    /// `json`'s bytes (`JSONCoding.data(json)`), written without building the envelope as a
+    /// dictionary first: every answer goes through here.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        // Keys in sorted order, as JSONWriter writes an object: error < id < jsonrpc < result.
+        out.append(contentsOf: "{".utf8)
+        if case .failure(let error) = outcome {
+            out.append(contentsOf: "\"error\":".utf8)
+            JSONWriter.write(error.json, into: &out)
+            out.append(contentsOf: ",".utf8)
+        }
+        out.append(contentsOf: "\"id\":".utf8)
+        JSONWriter.write(id?.json ?? .null, into: &out)
+        out.append(contentsOf: ",\"jsonrpc\":\"2.0\"".utf8)
+        if case .success(let result) = outcome {
+            out.append(contentsOf: ",\"result\":".utf8)
+            JSONWriter.write(result, into: &out)
+        }
+        out.append(contentsOf: "}".utf8)
+        return out
+    }
 }
 
 /// A notification pushed to subscribers: `{"method":"event","params":{topic,type,seq,data}}`.

@@ -1,7 +1,6 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOExtras
 import NIOPosix
 
 /// Where the server's listening socket comes from.
@@ -75,7 +74,6 @@ public final class RPCServer: Sendable {
                     let idle: TimeAmount? = self.limits.idleTimeoutSeconds > 0
                         ? .milliseconds(Int64(self.limits.idleTimeoutSeconds * 1000)) : nil
                     try channel.pipeline.syncOperations.addHandlers([
-                        LengthFieldPrepender(lengthFieldBitLength: .fourBytes, lengthFieldEndianness: .big),
                         FrameDecoder(maxFrameBytes: self.limits.maxFrameBytes, idleTimeout: idle),
                         RPCServerHandler(router: self.router, hub: self.hub, tracker: self.tracker, logger: self.logger,
                                          maxInFlight: self.limits.maxInFlightPerConnection, connectionID: id),

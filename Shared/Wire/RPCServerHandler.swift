@@ -66,7 +66,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
             }
             switch RPCRequest.parse(value) {
             case .failure(let rejected):
-                write(context, RPCResponse(id: rejected.id, outcome: .failure(rejected.error)).json)
+                write(context, RPCResponse(id: rejected.id, outcome: .failure(rejected.error)))
             case .success(let request):
                 start(context, request, connection)
             }
@@ -106,7 +106,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
             logger.error("request failed", metadata: ["method": "\(request.method)", "error": "\(e.message)"])
         }
         if let id = request.id, context.channel.isActive {
-            write(context, RPCResponse(id: id, outcome: outcome).json)
+            write(context, RPCResponse(id: id, outcome: outcome))
         }
     }
 
@@ -129,20 +129,15 @@ final class RPCServerHandler: ChannelDuplexHandler {
     private func protocolError(_ context: ChannelHandlerContext, _ error: RPCError) {
         closing = true
         logger.notice("protocol error, closing connection", metadata: ["error": "\(error)"])
-        let payload = JSONCoding.data(RPCResponse(id: nil, outcome: .failure(error)).json)
-        var buffer = context.channel.allocator.buffer(capacity: payload.count)
-        buffer.writeBytes(payload)
+        let buffer = OutboundFrame.buffer(RPCResponse(id: nil, outcome: .failure(error)).bytes, allocator: context.channel.allocator)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in
             loopBound.value.close(promise: nil)
         }
     }
 
-    private func write(_ context: ChannelHandlerContext, _ value: JSONValue) {
-        let payload = JSONCoding.data(value)
-        var buffer = context.channel.allocator.buffer(capacity: payload.count)
-        buffer.writeBytes(payload)
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    private func write(_ context: ChannelHandlerContext, _ response: RPCResponse) {
+        context.writeAndFlush(wrapOutboundOut(OutboundFrame.buffer(response.bytes, allocator: context.channel.allocator)), promise: nil)
     }
 
     func read(context: ChannelHandlerContext) {

@@ -80,6 +80,31 @@ extension EnvelopeTests {
         XCTAssertEqual(try JSONCoding.decoder().decode(JSONValue.self, from: Data(ours)), value)
     }
 
+    /// Many members, long keys and keys that share a prefix still come out in Foundation's order.
+    func testWriterSortsManyMembersAsFoundationDoes() throws {
+        var members: [String: JSONValue] = [:]
+        for i in 0..<40 { members["key-\(i)-" + String(repeating: "x", count: i % 20)] = .number(Double(i)) }
+        members["k"] = "short"
+        members["ké"] = "non-ASCII"
+        members["K"] = "upper"
+        let value = JSONValue.object(members)
+        let foundation = try [UInt8](JSONCoding.encoder().encode(value))
+        XCTAssertEqual(String(decoding: JSONCoding.data(value), as: UTF8.self), String(decoding: foundation, as: UTF8.self))
+    }
+
+    /// An answer written straight to bytes is byte for byte its envelope written as a value.
+    func testResponseBytesEqualTheEnvelopeWritten() {
+        let responses = [
+            RPCResponse(id: .number(7), outcome: .success(["b": 1, "a": [true, nil]])),
+            RPCResponse(id: .string("x\"y"), outcome: .success(.null)),
+            RPCResponse(id: nil, outcome: .failure(.methodNotFound("nope"))),
+            RPCResponse(id: .number(-3), outcome: .failure(.invalidParams("'params.x' is wrong"))),
+        ]
+        for response in responses {
+            XCTAssertEqual(String(decoding: response.bytes, as: UTF8.self), String(decoding: JSONCoding.data(response.json), as: UTF8.self))
+        }
+    }
+
     func testNonFiniteNumbersPrintAsNull() {
         XCTAssertEqual(String(decoding: JSONCoding.data(["x": .number(.nan)]), as: UTF8.self), #"{"x":null}"#)
     }
