@@ -15,6 +15,9 @@ struct PeerResults: Codable, Sendable {
     var sequential: LatencyStats?
     /// Cassette only: an unknown method on one connection, the protocol's own round trip.
     var noOpSequential: LatencyStats?
+    /// The server's CPU time and context switches per request of the sequential runs.
+    var sequentialCost: ServerCost?
+    var noOpSequentialCost: ServerCost?
     var concurrent: LatencyStats?
     /// Cassette only: the same loops through `Wire.RPCClient`.
     var rpcClientSequential: LatencyStats?
@@ -42,7 +45,8 @@ struct BenchReport: Codable, Sendable {
         let s = settings
         var rows: [Row] = []
         let missing = s.mpdSkipped ? "skipped" : "error"
-        func latency(_ title: String, _ c: LatencyStats?, _ m: LatencyStats?, mpdNote: String? = nil) {
+        func latency(_ title: String, _ c: LatencyStats?, _ m: LatencyStats?, mpdNote: String? = nil,
+                     cost: (ServerCost?, ServerCost?)? = nil) {
             let mpdNote = mpdNote ?? missing
             rows.append(.section(title))
             rows.append(.values("  p50 (µs)", c.map { f1($0.p50Micros) }, m.map { f1($0.p50Micros) }, mpdNote))
@@ -50,13 +54,17 @@ struct BenchReport: Codable, Sendable {
             rows.append(.values("  mean (µs)", c.map { f1($0.meanMicros) }, m.map { f1($0.meanMicros) }, mpdNote))
             rows.append(.values("  throughput (req/s)", c.flatMap { $0.throughputPerSecond.map(f0) },
                                 m.flatMap { $0.throughputPerSecond.map(f0) }, mpdNote))
+            if let (cc, mc) = cost {
+                rows.append(.values("  server CPU per request (µs)", cc.map { f1($0.cpuMicrosPerRequest) }, mc.map { f1($0.cpuMicrosPerRequest) }, mpdNote))
+                rows.append(.values("  server context switches per request", cc.map { f2($0.switchesPerRequest) }, mc.map { f2($0.switchesPerRequest) }, mpdNote))
+            }
         }
         let perConn = s.concurrentRequestsTotal / max(s.connections, 1)
         rows.append(.section("latency runs: \(s.rounds) rounds, Cassette and MPD alternately (order reversed every other round); medians of the rounds"))
         latency("status round trip, 1 connection, \(s.sequentialRequests) sequential requests (raw socket client)",
-                cassette.sequential, mpd.sequential)
+                cassette.sequential, mpd.sequential, cost: (cassette.sequentialCost, mpd.sequentialCost))
         latency("cassette no-op round trip (unknown method → MethodNotFound), 1 connection, \(s.sequentialRequests) sequential",
-                cassette.noOpSequential, nil, mpdNote: "—")
+                cassette.noOpSequential, nil, mpdNote: "—", cost: (cassette.noOpSequentialCost, nil))
         latency("status round trip, \(s.connections) connections, \(s.concurrentRequestsTotal) requests in total (~\(perConn) each, 1 thread per connection)",
                 cassette.concurrent, mpd.concurrent)
         latency("cassette through Wire.RPCClient (SwiftNIO, async), 1 connection, \(s.sequentialRequests) sequential",

@@ -151,6 +151,8 @@ struct StatusBench: AsyncParsableCommand {
             }
         }
         var rounds: (cs: [LatencyStats], cc: [LatencyStats], cn: [LatencyStats], ms: [LatencyStats], mc: [LatencyStats]) = ([], [], [], [], [])
+        var costs: (cassette: [ServerCost], noOp: [ServerCost], mpd: [ServerCost]) = ([], [], [])
+        let measured = requests + warmup
         for round in 0..<self.rounds where !ChildProcesses.shared.isShuttingDown {
             let mpdFirst = round % 2 == 1
             for side in (mpdFirst ? ["mpd", "cassette"] : ["cassette", "mpd"]) {
@@ -158,8 +160,16 @@ struct StatusBench: AsyncParsableCommand {
                     if side == "cassette", let cassette {
                         progress("round \(round + 1): cassette: \(requests) sequential service.status, \(total) over \(connections) connections")
                         let one = try CassetteConnection(path: cassette.socketPath, ioTimeout: ioTimeout, connectUntil: until())
-                        rounds.cs.append(try LatencyRun.sequential(one, count: requests, warmup: warmup))
-                        rounds.cn.append(try LatencyRun.sequential(NoOpConnection(one), count: requests, warmup: warmup))
+                        let (status, statusCost) = try ServerCost.measure(pid: cassette.process.pid, requests: measured) {
+                            try LatencyRun.sequential(one, count: requests, warmup: warmup)
+                        }
+                        rounds.cs.append(status)
+                        costs.cassette.append(statusCost)
+                        let (noOp, noOpCost) = try ServerCost.measure(pid: cassette.process.pid, requests: measured) {
+                            try LatencyRun.sequential(NoOpConnection(one), count: requests, warmup: warmup)
+                        }
+                        rounds.cn.append(noOp)
+                        costs.noOp.append(noOpCost)
                         let many = try (0..<connections).map { _ in
                             try CassetteConnection(path: cassette.socketPath, ioTimeout: ioTimeout, connectUntil: until())
                         }
@@ -167,7 +177,12 @@ struct StatusBench: AsyncParsableCommand {
                     } else if side == "mpd", let mpdSocket {
                         progress("round \(round + 1): mpd: \(requests) sequential status, \(total) over \(connections) connections")
                         let one = try MPDConnection(path: mpdSocket, ioTimeout: ioTimeout, connectUntil: until())
-                        rounds.ms.append(try LatencyRun.sequential(one, count: requests, warmup: warmup))
+                        let pid = mpdProcess?.pid ?? 0
+                        let (status, statusCost) = try ServerCost.measure(pid: pid, requests: measured) {
+                            try LatencyRun.sequential(one, count: requests, warmup: warmup)
+                        }
+                        rounds.ms.append(status)
+                        costs.mpd.append(statusCost)
                         let many = try (0..<connections).map { _ in
                             try MPDConnection(path: mpdSocket, ioTimeout: ioTimeout, connectUntil: until())
                         }
@@ -183,6 +198,9 @@ struct StatusBench: AsyncParsableCommand {
         report.cassette.concurrent = LatencyStats.median(rounds.cc)
         report.mpd.sequential = LatencyStats.median(rounds.ms)
         report.mpd.concurrent = LatencyStats.median(rounds.mc)
+        report.cassette.sequentialCost = ServerCost.median(costs.cassette)
+        report.cassette.noOpSequentialCost = ServerCost.median(costs.noOp)
+        report.mpd.sequentialCost = ServerCost.median(costs.mpd)
         guard let cassette, !ChildProcesses.shared.isShuttingDown else { return }
         do {
             progress("cassette: the same through Wire.RPCClient")
