@@ -15,9 +15,10 @@ struct PeerResults: Codable, Sendable {
     var sequential: LatencyStats?
     /// Cassette only: an unknown method on one connection, the protocol's own round trip.
     var noOpSequential: LatencyStats?
-    /// The server's CPU time and context switches per request of the sequential runs.
+    /// The server's CPU time and context switches per request of the runs above.
     var sequentialCost: ServerCost?
     var noOpSequentialCost: ServerCost?
+    var concurrentCost: ServerCost?
     var concurrent: LatencyStats?
     /// Cassette only: the same loops through `Wire.RPCClient`.
     var rpcClientSequential: LatencyStats?
@@ -66,7 +67,7 @@ struct BenchReport: Codable, Sendable {
         latency("cassette no-op round trip (unknown method → MethodNotFound), 1 connection, \(s.sequentialRequests) sequential",
                 cassette.noOpSequential, nil, mpdNote: "—", cost: (cassette.noOpSequentialCost, nil))
         latency("status round trip, \(s.connections) connections, \(s.concurrentRequestsTotal) requests in total (~\(perConn) each, 1 thread per connection)",
-                cassette.concurrent, mpd.concurrent)
+                cassette.concurrent, mpd.concurrent, cost: (cassette.concurrentCost, mpd.concurrentCost))
         latency("cassette through Wire.RPCClient (SwiftNIO, async), 1 connection, \(s.sequentialRequests) sequential",
                 cassette.rpcClientSequential, nil, mpdNote: "—")
         latency("cassette through Wire.RPCClient, \(s.connections) connections, \(s.concurrentRequestsTotal) in total",

@@ -151,8 +151,10 @@ struct StatusBench: AsyncParsableCommand {
             }
         }
         var rounds: (cs: [LatencyStats], cc: [LatencyStats], cn: [LatencyStats], ms: [LatencyStats], mc: [LatencyStats]) = ([], [], [], [], [])
-        var costs: (cassette: [ServerCost], noOp: [ServerCost], mpd: [ServerCost]) = ([], [], [])
+        var costs: (cassette: [ServerCost], noOp: [ServerCost], mpd: [ServerCost], cassetteMany: [ServerCost], mpdMany: [ServerCost])
+            = ([], [], [], [], [])
         let measured = requests + warmup
+        let measuredMany = total + connections * warmup
         for round in 0..<self.rounds where !ChildProcesses.shared.isShuttingDown {
             let mpdFirst = round % 2 == 1
             for side in (mpdFirst ? ["mpd", "cassette"] : ["cassette", "mpd"]) {
@@ -173,7 +175,11 @@ struct StatusBench: AsyncParsableCommand {
                         let many = try (0..<connections).map { _ in
                             try CassetteConnection(path: cassette.socketPath, ioTimeout: ioTimeout, connectUntil: until())
                         }
-                        rounds.cc.append(try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout))
+                        let (concurrent, concurrentCost) = try ServerCost.measure(pid: cassette.process.pid, requests: measuredMany) {
+                            try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
+                        }
+                        rounds.cc.append(concurrent)
+                        costs.cassetteMany.append(concurrentCost)
                     } else if side == "mpd", let mpdSocket {
                         progress("round \(round + 1): mpd: \(requests) sequential status, \(total) over \(connections) connections")
                         let one = try MPDConnection(path: mpdSocket, ioTimeout: ioTimeout, connectUntil: until())
@@ -186,7 +192,11 @@ struct StatusBench: AsyncParsableCommand {
                         let many = try (0..<connections).map { _ in
                             try MPDConnection(path: mpdSocket, ioTimeout: ioTimeout, connectUntil: until())
                         }
-                        rounds.mc.append(try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout))
+                        let (concurrent, concurrentCost) = try ServerCost.measure(pid: pid, requests: measuredMany) {
+                            try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
+                        }
+                        rounds.mc.append(concurrent)
+                        costs.mpdMany.append(concurrentCost)
                     }
                 } catch {
                     fail("\(side) latency, round \(round + 1): \(error)", into: &report)
@@ -201,6 +211,8 @@ struct StatusBench: AsyncParsableCommand {
         report.cassette.sequentialCost = ServerCost.median(costs.cassette)
         report.cassette.noOpSequentialCost = ServerCost.median(costs.noOp)
         report.mpd.sequentialCost = ServerCost.median(costs.mpd)
+        report.cassette.concurrentCost = ServerCost.median(costs.cassetteMany)
+        report.mpd.concurrentCost = ServerCost.median(costs.mpdMany)
         guard let cassette, !ChildProcesses.shared.isShuttingDown else { return }
         do {
             progress("cassette: the same through Wire.RPCClient")
