@@ -32,6 +32,18 @@ struct FootprintBench: AsyncParsableCommand {
     @Option(help: "Also write the results as JSON to this file.")
     var json: String?
 
+    @Option(help: "Files of the synthetic station the downloader syncs while its peak is read (0: no sync).")
+    var syncFiles: Int = 1000
+
+    @Option(help: "Bytes per file of that station.")
+    var syncFileBytes: Int = 200 * 1024
+
+    @Option(help: "Clients recording plays at the reporter, back to back, while its peak is read (0: none).")
+    var writers: Int = 8
+
+    @Option(help: "playlog.record calls of those clients, in total.")
+    var writerRequests: Int = 20_000
+
     @Flag(help: "Leave out MPD.")
     var skipMpd = false
 
@@ -42,9 +54,15 @@ struct FootprintBench: AsyncParsableCommand {
         guard (1...50).contains(rounds) else { throw ValidationError("--rounds must be 1...50") }
         guard idleSeconds >= 0, startTimeout > 0 else { throw ValidationError("--idle-seconds must be ≥ 0, --start-timeout > 0") }
         guard burstRequests >= 16 else { throw ValidationError("--burst-requests must be at least 16") }
+        guard syncFiles >= 0, syncFileBytes > 0 else { throw ValidationError("--sync-files must be ≥ 0, --sync-file-bytes > 0") }
+        guard writers >= 0, writers == 0 || writerRequests >= writers else {
+            throw ValidationError("--writers must be ≥ 0 and --writer-requests at least --writers")
+        }
     }
 
     static let daemons = ["downloader", "player", "reporter"]
+    /// The synthetic station the downloader syncs under load.
+    static let syncStation = "st-load"
 
     func run() async throws {
         let root = try makeTempRoot(prefix: "cf")
@@ -63,27 +81,29 @@ struct FootprintBench: AsyncParsableCommand {
         }
         if !skipMpd { report.linked["mpd"] = try? LinkedLibraries.ldd(mpd, logFile: root + "/ldd-mpd.log") }
 
-        var originURL: String?
+        var origins = Origins()
         if !noOrigin {
             let originBinary = URL(fileURLWithPath: binDir).appendingPathComponent("cassette-origin").path
-            let origin = try ChildProcesses.shared.launch(
-                originBinary, ["serve", "--data", root + "/origin", "--port-file", root + "/origin.port",
-                               "--tracks-per-station", "1", "--seconds", "8"], logFile: root + "/origin.log")
-            let until = deadline(after: 120)
-            while !FileManager.default.fileExists(atPath: root + "/origin.port") {
-                guard origin.isRunning, monotonicNanos() < until else { throw BenchError("the origin did not start; see \(root)/origin.log") }
-                sleepMicros(10_000)
-            }
-            sleepMicros(50_000)
-            let port = try String(contentsOfFile: root + "/origin.port", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-            originURL = "http://127.0.0.1:\(port)"
+            origins.demo = try OriginServer.start(binary: originBinary, data: root + "/origin", portFile: root + "/origin.port",
+                                                  extra: ["--tracks-per-station", "1", "--seconds", "8"],
+                                                  log: root + "/origin.log", timeoutSeconds: 120).1
             try #"{"clientToken":"demo","clientSecret":"demo"}"#.write(toFile: root + "/cassette.json", atomically: true, encoding: .utf8)
+            if syncFiles > 0 {
+                // A second origin serves the station the downloader syncs under load: a synthetic
+                // catalog holds only synthetic stations, and the player needs the demo's tr-1.
+                progress("origin: generating \(Self.syncStation), \(syncFiles) files of \(syncFileBytes) bytes")
+                _ = try DownloadPeers.timed(originBinary, ["generate", "--out", root + "/synthetic", "--synthetic",
+                                                           "\(Self.syncStation)=\(syncFiles)x\(syncFileBytes)"],
+                                            log: root + "/synthetic-origin.log")
+                origins.sync = try OriginServer.start(binary: originBinary, data: root + "/synthetic", portFile: root + "/synthetic.port",
+                                                      log: root + "/synthetic-origin.log").1
+            }
         }
 
         for round in 0..<rounds {
             let mpdFirst = round % 2 == 1
             if mpdFirst && !skipMpd { try measureMPD(root: root, round: round, into: &report) }
-            try measureCassette(root: root, origin: originURL, round: round, into: &report)
+            try measureCassette(root: root, origins: origins, round: round, into: &report)
             if !mpdFirst && !skipMpd { try measureMPD(root: root, round: round, into: &report) }
         }
         ChildProcesses.shared.stopAll()
@@ -97,8 +117,10 @@ struct FootprintBench: AsyncParsableCommand {
                    RSS, PSS (shared pages divided among the processes mapping them), anonymous RSS and threads come from
                    /proc/PID/status and smaps_rollup, after the catalog is open and \(idleSeconds) s of idling ("idle"), then
                    after \(burstRequests) status requests over 16 connections ("after burst"), and for the player 1.5 s into
-                   playing a track streamed from the origin ("playing": FFmpeg opened, compared with MPD idle). Medians over \(rounds) rounds;
-                   MPD (null output, empty music dir) is started alternately before and after the daemons.
+                   playing a track streamed from the origin ("playing": FFmpeg opened, compared with MPD idle). Under load, the peak
+                   of samples every 50 ms: the downloader while it syncs \(syncFiles) files of \(syncFileBytes) bytes from a second origin
+                   ("syncing"), the reporter while \(writers) clients record \(writerRequests) plays back to back ("writers").
+                   Medians over \(rounds) rounds; MPD (null output, empty music dir) is started alternately before and after the daemons.
                    The daemons share one state dir and \(noOrigin ? "have no origin" : "talk to the reference origin (cassette-origin) on loopback").
             """)
         if let json {
@@ -108,7 +130,15 @@ struct FootprintBench: AsyncParsableCommand {
         }
     }
 
-    private func measureCassette(root: String, origin: String?, round: Int, into report: inout FootprintReport) throws {
+    struct Origins {
+        /// The demo catalog (the player's tr-1, the reporter's deliveries).
+        var demo: String?
+        /// The synthetic station the downloader syncs under load.
+        var sync: String?
+    }
+
+    private func measureCassette(root: String, origins: Origins, round: Int, into report: inout FootprintReport) throws {
+        let origin = origins.demo
         let dir = root + "/r\(round)", state = dir + "/state"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         var running: [(String, Child, String)] = []
@@ -117,7 +147,9 @@ struct FootprintBench: AsyncParsableCommand {
             let binary = URL(fileURLWithPath: binDir).appendingPathComponent(name).path
             let runtime = dir + "/run-\(name)"
             var args = ["--runtime-dir", runtime, "--state-dir", state, "--log-level", "warning"]
-            if let origin { args += ["--origin", origin, "--config", root + "/cassette.json"] }
+            if let origin = name == "downloader" ? origins.sync ?? origin : origin {
+                args += ["--origin", origin, "--config", root + "/cassette.json"]
+            }
             if name == "player" { args += ["--audio-device", "null", "--audio-pace", "realtime"] }
             progress("footprint round \(round + 1): starting \(name)")
             let child = try ChildProcesses.shared.launch(binary, args, logFile: dir + "/\(name).log")
@@ -157,6 +189,42 @@ struct FootprintBench: AsyncParsableCommand {
             sleepMicros(1_500_000)
             report.add("player", playing: try ProcessMemory.read(pid: child.pid))
         }
+        let pids = Dictionary(uniqueKeysWithValues: running.map { ($0.0, $0.1.pid) })
+        if origins.sync != nil, let downloader = connections["downloader"], let pid = pids["downloader"] {
+            progress("footprint round \(round + 1): the downloader syncs \(syncFiles) files")
+            report.add("downloader", loaded: try syncPeak(downloader, pid: pid))
+        }
+        if writers > 0, let pid = pids["reporter"], let socket = running.first(where: { $0.0 == "reporter" })?.2 {
+            progress("footprint round \(round + 1): \(writers) clients record plays at the reporter")
+            let clients = try (0..<writers).map { _ in
+                try PlaylogConnection(path: socket, ioTimeout: 10, connectUntil: deadline(after: startTimeout))
+            }
+            let sampler = PeakMemory(pid: pid)
+            let run = try LatencyRun.concurrent(clients, total: writerRequests, warmup: 0, timeoutSeconds: 300)
+            let peak = try sampler.finish()
+            guard run.errors == 0 else { throw BenchError("\(run.errors) playlog.record calls failed under load") }
+            report.add("reporter", loaded: peak)
+        }
+    }
+
+    /// Syncs the synthetic station and returns the downloader's peak until every file is verified.
+    private func syncPeak(_ downloader: CassetteConnection, pid: pid_t) throws -> ProcessMemory {
+        let sampler = PeakMemory(pid: pid)
+        let answer = try downloader.call("stations.sync", params: #"{"stationId":"\#(Self.syncStation)"}"#)
+        guard answer["total"]?.intValue == syncFiles else {
+            _ = try? sampler.finish()
+            throw BenchError("stations.sync answered \(answer), expected \(syncFiles) items")
+        }
+        let until = deadline(after: 600)
+        while try downloader.call("stations.list")["localOffline"]?.arrayValue?
+            .first(where: { $0["id"]?.stringValue == Self.syncStation })?["verifiedCount"]?.intValue != syncFiles {
+            guard monotonicNanos() < until else {
+                _ = try? sampler.finish()
+                throw BenchError("the downloader did not verify \(syncFiles) files within 600 s")
+            }
+            sleepMicros(20_000)
+        }
+        return try sampler.finish()
     }
 
     private func measureMPD(root: String, round: Int, into report: inout FootprintReport) throws {
@@ -247,10 +315,13 @@ struct FootprintReport: Codable, Sendable {
     var idle: [String: [ProcessMemory]] = [:]
     var afterBurst: [String: [ProcessMemory]] = [:]
     var playing: [String: [ProcessMemory]] = [:]
+    /// Peaks under load: the downloader syncing, the reporter taking plays from many clients.
+    var loaded: [String: [ProcessMemory]] = [:]
 
     mutating func add(_ name: String, idle m: ProcessMemory) { idle[name, default: []].append(m) }
     mutating func add(_ name: String, afterBurst m: ProcessMemory) { afterBurst[name, default: []].append(m) }
     mutating func add(_ name: String, playing m: ProcessMemory) { playing[name, default: []].append(m) }
+    mutating func add(_ name: String, loaded m: ProcessMemory) { loaded[name, default: []].append(m) }
 
     func table(rounds: Int, burst: Int) -> String {
         let order = FootprintBench.daemons + ["cassettectl", "mpd"]
@@ -268,7 +339,8 @@ struct FootprintReport: Codable, Sendable {
         var idleSum = 0
         for name in FootprintBench.daemons + ["mpd"] {
             for (phase, samples, peer) in [("idle", idle[name], mpdIdle), ("after burst", afterBurst[name], mpdBurst),
-                                           ("playing", playing[name], mpdIdle)] {
+                                           ("playing", playing[name], mpdIdle),
+                                           (name == "downloader" ? "syncing" : "writers", loaded[name], mpdIdle)] {
                 guard let samples, !samples.isEmpty else { continue }
                 let m = Self.median(samples)
                 if phase == "idle" && name != "mpd" { idleSum += m.rssKiB }
