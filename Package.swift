@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: [
             "Catalog", .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/CatalogTests"),
-        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "TestSupport",
+        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "BlockingIO", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "TestSupport",
                                                       .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                                                       .product(name: "Logging", package: "swift-log")],
                     path: "Tests/SharedLibTests"),

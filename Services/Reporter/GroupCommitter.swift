@@ -1,3 +1,4 @@
+import BlockingIO
 import Foundation
 
 /// The one writer of new records, on a thread of its own. Every caller waits for a durable
@@ -13,7 +14,7 @@ import Foundation
 /// allows) and resumes the waiting request, which continues on its event loop. Through an
 /// actor and GRDB's writer queue it crossed four (loop → cooperative pool → writer queue →
 /// pool → loop). The thread is started by the first record and lives as long as the process.
-final class GroupCommitter: @unchecked Sendable {
+final class GroupCommitter: Sendable {
     /// Runs on the committer's thread and may block (it commits with synchronous=FULL).
     typealias Commit = @Sendable ([OutboxRecord]) throws -> [StoreOutcome]
     /// Runs on the committer's thread after a group's callers were answered.
@@ -21,59 +22,13 @@ final class GroupCommitter: @unchecked Sendable {
 
     private typealias Waiter = (record: OutboxRecord, answer: CheckedContinuation<StoreOutcome, Error>)
 
-    private let commit: Commit
-    private let committed: Committed
-    /// Records per transaction at most, so one huge burst does not hold the writer for long.
-    private let maxGroup: Int
-    private let name: String
-    private let condition = NSCondition()
-    /// Guarded by `condition`.
-    private var waiting: [Waiter] = []
-    private var started = false
-    private var sleeping = false
+    private let worker: OrderedWorker<Waiter>
 
+    /// - Parameter maxGroup: records per transaction at most, so one huge burst does not hold
+    ///   the writer for long.
     init(maxGroup: Int = 1000, name: String = "reporter.commit", commit: @escaping Commit,
          committed: @escaping Committed = { _ in }) {
-        self.maxGroup = maxGroup
-        self.name = name
-        self.commit = commit
-        self.committed = committed
-    }
-
-    /// Returns once `record` is durable (or known, or refused at the cap).
-    func store(_ record: OutboxRecord) async throws -> StoreOutcome {
-        try await withCheckedThrowingContinuation { continuation in
-            condition.lock()
-            waiting.append((record, continuation))
-            let start = !started
-            started = true
-            // Signalled only when the thread waits: one that is committing takes the record
-            // with its next group without a wake-up. Signalled after unlocking, so the thread
-            // does not wake only to wait for the lock.
-            let wake = sleeping
-            sleeping = false
-            condition.unlock()
-            if start {
-                let thread = Thread { [self] in run() }
-                thread.name = name
-                thread.start()
-            } else if wake {
-                condition.signal()
-            }
-        }
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while waiting.isEmpty {
-                sleeping = true
-                condition.wait()
-            }
-            sleeping = false
-            let group = Array(waiting.prefix(maxGroup))
-            waiting.removeFirst(group.count)
-            condition.unlock()
+        worker = OrderedWorker(name: name, maxBatch: maxGroup, startsLazily: true) { group in
             do {
                 let outcomes = try commit(group.map(\.record))
                 for (index, entry) in group.enumerated() {
@@ -87,6 +42,13 @@ final class GroupCommitter: @unchecked Sendable {
             } catch {
                 for entry in group { entry.answer.resume(throwing: error) }
             }
+        }
+    }
+
+    /// Returns once `record` is durable (or known, or refused at the cap).
+    func store(_ record: OutboxRecord) async throws -> StoreOutcome {
+        try await withCheckedThrowingContinuation { continuation in
+            worker.submit((record, continuation))
         }
     }
 }
