@@ -33,10 +33,7 @@ public final class OriginClient: Sendable {
                 },
                 offline: @escaping @Sendable () -> Bool = { false }) throws {
         let trimmed = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        guard let parts = URLComponents(string: trimmed), let scheme = parts.scheme?.lowercased(),
-              ["http", "https"].contains(scheme), !(parts.host ?? "").isEmpty else {
-            throw Self.invalidOrigin(baseURL)
-        }
+        guard Self.hasHTTPShape(trimmed) else { throw Self.invalidOrigin(baseURL) }
         self.baseURL = trimmed
         self.http = HTTPClient(credentials: credentials, configuration: configuration)
         self.requestTimeout = requestTimeout
@@ -244,6 +241,16 @@ public final class OriginClient: Sendable {
             cached = parsed
             return parsed
         }
+    }
+
+    /// `http://` or `https://` (any case), then a host: the check at start, without curl (whose
+    /// parser then has the last word at first use) and without Foundation's URL parser (which
+    /// would map ICU's data into every daemon).
+    static func hasHTTPShape(_ url: String) -> Bool {
+        let lower = url.lowercased()
+        guard let scheme = ["http://", "https://"].first(where: { lower.hasPrefix($0) }) else { return false }
+        let rest = lower.dropFirst(scheme.count)
+        return !rest.isEmpty && !rest.hasPrefix("/") && !rest.contains(where: \.isWhitespace)
     }
 
     private static func invalidOrigin(_ url: String) -> OriginError {
