@@ -19,7 +19,7 @@
 // libcurl's ABI has been soname 4 since 7.16 (2006); the headers do not carry the number.
 static const char soname[] = "libcurl.so.4";
 
-static void *handle;
+static void *library;
 static char load_error[512];
 static int opened; // set once the attempt ended, successful or not
 static CURLcode global_init_result = CURLE_FAILED_INIT;
@@ -28,12 +28,12 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 // curl_global_init is not thread-safe and must run before any other libcurl call; here it runs
 // inside the pthread_once that opens the library, so no handle can exist before it did.
 static void load_library(void) {
-    handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (handle == NULL) {
+    library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
         const char *why = dlerror();
         snprintf(load_error, sizeof load_error, "cannot open %s: %s", soname, why ? why : "unknown error");
     } else {
-        CURLcode (*global_init)(long) = (CURLcode(*)(long))dlsym(handle, "curl_global_init");
+        CURLcode (*global_init)(long) = (CURLcode(*)(long))dlsym(library, "curl_global_init");
         if (global_init == NULL) {
             snprintf(load_error, sizeof load_error, "%s has no curl_global_init", soname);
         } else if ((global_init_result = global_init(CURL_GLOBAL_DEFAULT)) != CURLE_OK) {
@@ -59,7 +59,7 @@ static void *resolve(const char *name) {
         fprintf(stderr, "cassette: %s called without libcurl: %s\n", name, error);
         abort();
     }
-    void *symbol = dlsym(handle, name);
+    void *symbol = dlsym(library, name);
     if (symbol == NULL) {
         fprintf(stderr, "cassette: %s has no %s\n", soname, name);
         abort();
