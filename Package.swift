@@ -4,8 +4,8 @@ import PackageDescription
 /// Cassette: three daemons (downloader, player, reporter), the `cassettectl` CLI and a
 /// reference content origin. Each raw C module (`CCurl`, `CSystemd`, `CALSA`, `CFFmpeg`) is
 /// imported by exactly one Swift wrapper module and carries its own `static inline` shims, so
-/// a binary links a C library only when it uses its wrapper; FFmpeg is not linked at all but
-/// opened on first use; see docs/architecture.md.
+/// a binary links a C library only when it uses its wrapper; libcurl and FFmpeg are not linked
+/// at all but opened on first use; see docs/architecture.md.
 let package = Package(
     name: "Cassette",
     platforms: [.macOS(.v14)],
@@ -30,8 +30,6 @@ let package = Package(
         // Each one's shim.h also holds typed `static inline` stand-ins for the variadic and
         // macro-only C APIs Swift cannot import: no compiled C target, so no binary links a
         // library it does not import.
-        .systemLibrary(name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSystemd", path: "Shared/CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CALSA", path: "Shared/CALSA", pkgConfig: "alsa",
@@ -40,6 +38,9 @@ let package = Package(
         // instead of linking them (see Shared/CFFmpeg/loader.c). Debian: libavformat-dev,
         // libavcodec-dev, libavutil-dev, libswresample-dev.
         .target(name: "CFFmpeg", path: "Shared/CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
+        // libcurl's headers, and forwarding definitions that open it on first use instead of
+        // linking it (see Shared/CCurl/loader.c). Debian: libcurl4-openssl-dev.
+        .target(name: "CCurl", path: "Shared/CCurl", linkerSettings: [.linkedLibrary("dl")]),
 
         // MARK: Shared Swift modules
         .target(name: "Wire", dependencies: [

@@ -76,6 +76,8 @@ check "no systemd manager in the root (/run/systemd/system absent)" in_root test
 say "dpkg -i $(basename "$DEB")"
 in_root dpkg -i /tmp/cassette.deb
 in_root dpkg -s cassette | grep -E '^(Status|Version|Depends):'
+check "Depends names libcurl4 (the daemons open libcurl at run time, where dpkg-shlibdeps cannot see it)" \
+    in_root sh -c "dpkg -s cassette | grep -q '^Depends:.*libcurl4'"
 in_root id cassette
 check "cassette is in cassette-clients (the services reach each other's sockets)" \
     in_root sh -c 'id -nG cassette | tr " " "\n" | grep -qx cassette-clients'
@@ -132,6 +134,14 @@ done
 in_root stat -c '%A %U:%G %n' /run/cassette/downloader.sock /run/cassette/player.sock /run/cassette/reporter.sock || true
 check "sockets are cassette:cassette-clients 0660" \
     in_root sh -c 'for s in downloader player reporter; do [ "$(stat -c %a:%U:%G /run/cassette/$s.sock)" = 660:cassette:cassette-clients ] || exit 1; done'
+# libcurl is opened at a daemon's first transfer, not linked: the player's first look at the
+# origin opens it (from what the package depends on), and the reporter, with nothing to
+# deliver, never does. ($ROOT/proc is this PID namespace's.)
+player_maps="$ROOT/proc/${PIDS[1]}/maps"
+for _ in $(seq 100); do grep -q libcurl "$player_maps" 2>/dev/null && break; sleep 0.1; done
+check "the player opened libcurl for its first transfer" grep -q libcurl "$player_maps"
+check "the reporter, which has sent nothing, has not mapped libcurl" \
+    sh -c "grep -q libsqlite3 '$ROOT/proc/${PIDS[2]}/maps' && ! grep -q libcurl '$ROOT/proc/${PIDS[2]}/maps'"
 
 say "A member of cassette-clients only: service.status from each daemon"
 in_root useradd --system --no-create-home --shell /usr/sbin/nologin --groups cassette-clients cassette-app

@@ -16,7 +16,9 @@ actor DeliveryEngine {
     private let backoff: BackoffSchedule
     private let events: ReporterEvents
     private let logger: Logger
-    private let probe: ReachabilityProbe?
+    /// Made when first needed, after a delivery failed: it parses the origin URL with curl, and
+    /// an idle reporter has not opened libcurl.
+    private lazy var probe: ReachabilityProbe? = client.flatMap { ReachabilityProbe(originURL: $0.baseURL) }
     let bell: Doorbell
 
     private var failures = 0
@@ -42,7 +44,6 @@ actor DeliveryEngine {
         self.backoff = BackoffSchedule(initial: settings.retryInitialSeconds, cap: settings.retryMaxSeconds)
         self.events = events
         self.logger = logger
-        self.probe = client.flatMap { ReachabilityProbe(originURL: $0.baseURL) }
     }
 
     // MARK: The loop

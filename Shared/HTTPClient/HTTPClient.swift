@@ -7,7 +7,8 @@ import NIOPosix
 /// Each transfer runs as one blocking `curl_easy_perform` on a thread of the client's own
 /// `NIOThreadPool` (never on a Swift concurrency thread), bridged back with a continuation.
 /// The pool starts with the first transfer, so a client that has sent nothing holds no thread.
-/// Easy handles are pooled so that requests to the same origin reuse connections.
+/// Easy handles are pooled so that requests to the same origin reuse connections. libcurl
+/// itself is opened by the first transfer (`CurlLibrary`); without it, calls throw `HTTPLibraryMissing`.
 /// Task cancellation aborts a running transfer within about a second (curl's progress callback).
 ///
 /// Statuses are never errors: a 404 or 500 comes back as a response. Thrown errors are
@@ -23,7 +24,6 @@ public final class HTTPClient: Sendable {
     ///   - credentials: sent as Basic auth on every request to the request's own origin.
     ///   - configuration: limits and the redirect policy.
     public init(credentials: BasicCredentials? = nil, configuration: Configuration = Configuration()) {
-        precondition(curlGlobalInitResult.rawValue == 0, "curl_global_init failed: \(curlGlobalInitResult)")
         self.credentials = credentials
         self.configuration = configuration
         threadPool = TransferThreads(count: max(1, configuration.maxConcurrentTransfers))
@@ -80,6 +80,7 @@ public final class HTTPClient: Sendable {
 
     private func performFollowingRedirects(_ request: HTTPRequest, destination: BodyDestination,
                                            observer: (any DownloadBodyObserver)? = nil) async throws -> TransferOutcome {
+        try await CurlLibrary.loadOffPool()
         guard let firstOrigin = URLOrigin(request.url) else {
             throw HTTPClientError(code: .invalidURL, message: "not an absolute URL: \(request.url)")
         }

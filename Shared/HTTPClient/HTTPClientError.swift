@@ -31,6 +31,8 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         public static let responseTooLarge = Code("ResponseTooLarge")
         /// The client is shutting down.
         public static let shutdown = Code("Shutdown")
+        /// libcurl could not be opened (not installed on the device) or its global initialisation failed.
+        public static let libraryMissing = Code("HTTPLibraryMissing")
         /// Any other curl failure; `message` and `curlCode` say which.
         public static let transferFailed = Code("TransferFailed")
     }

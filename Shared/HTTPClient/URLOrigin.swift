@@ -8,8 +8,10 @@ public struct URLOrigin: Equatable, Sendable {
     public var host: String
     public var port: String
 
-    /// Nil when `url` is not an absolute URL curl can parse.
+    /// Nil when `url` is not an absolute URL curl can parse, or when libcurl cannot be opened.
+    /// The first use in a process opens libcurl (`CurlLibrary.load`), blocking while it maps.
     public init?(_ url: String) {
+        guard (try? CurlLibrary.load()) != nil else { return nil }
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
         guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }

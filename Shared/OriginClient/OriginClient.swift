@@ -10,7 +10,10 @@ import Wire
 public final class OriginClient: Sendable {
     /// The configured origin, without a trailing slash; `/v1/…` paths are appended to it.
     public let baseURL: String
-    private let origin: URLOrigin
+    /// The configured origin's scheme, host and port as curl's parser reads them (the parser
+    /// that decides where a request goes), parsed on first use: parsing it at start would open
+    /// libcurl in a daemon that may never talk to the network. `init` checks the URL's shape.
+    private let parsedOrigin = NIOLockedValueBox<URLOrigin?>(nil)
     private let http: HTTPClient
     private let requestTimeout: Double
     private let lastSample = NIOLockedValueBox<ServerTimeSample?>(nil)
@@ -30,11 +33,8 @@ public final class OriginClient: Sendable {
                 },
                 offline: @escaping @Sendable () -> Bool = { false }) throws {
         let trimmed = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        guard let origin = URLOrigin(trimmed), ["http", "https"].contains(origin.scheme) else {
-            throw OriginError(name: "InvalidOriginURL", message: "the origin URL \(baseURL) is not an http(s) URL; fix --origin or the config's origin")
-        }
+        guard Self.hasHTTPShape(trimmed) else { throw Self.invalidOrigin(baseURL) }
         self.baseURL = trimmed
-        self.origin = origin
         self.http = HTTPClient(credentials: credentials, configuration: configuration)
         self.requestTimeout = requestTimeout
         self.sleep = sleep
@@ -96,15 +96,16 @@ public final class OriginClient: Sendable {
     /// refuses it unless it stays on the configured origin over http(s): a `file:` URL or another
     /// host would let a hostile or broken server make the device read or fetch what it should not.
     public func resolveURL(_ url: String) throws -> String {
+        let origin = try configuredOrigin()
         if url.hasPrefix("/") && !url.hasPrefix("//") {
-            return "\(origin.scheme)://\(hostPart)\(url)"
+            return "\(origin.scheme)://\(Self.hostPart(origin))\(url)"
         }
         guard let target = URLOrigin(url) else {
             throw OriginError(name: "ForeignURL", message: "the origin sent a URL Cassette cannot use: \(url)")
         }
         guard target == origin else {
             throw OriginError(name: "ForeignURL",
-                              message: "the origin sent a URL on another host or scheme (\(url)); only \(origin.scheme)://\(hostPart) is allowed")
+                              message: "the origin sent a URL on another host or scheme (\(url)); only \(origin.scheme)://\(Self.hostPart(origin)) is allowed")
         }
         return url
     }
@@ -119,8 +120,11 @@ public final class OriginClient: Sendable {
     /// A stored URL on the configured origin as it is now: a relative one (`relativeURL`) gets
     /// the origin's scheme, host and port; an absolute one kept by an earlier version keeps its
     /// path and query and is moved onto the origin, whatever address it was stored with.
+    /// Without libcurl it is the configured URL's scheme and authority as written, and the
+    /// request made with it fails with `HTTPLibraryMissing`.
     public func mediaURL(_ stored: String) -> String {
-        "\(origin.scheme)://\(hostPart)\(Self.pathAndQuery(of: stored))"
+        guard let origin = try? configuredOrigin() else { return Self.schemeAndAuthority(baseURL) + Self.pathAndQuery(of: stored) }
+        return "\(origin.scheme)://\(Self.hostPart(origin))\(Self.pathAndQuery(of: stored))"
     }
 
     /// `/path?query` of an absolute or origin-relative URL, without its fragment.
@@ -220,7 +224,47 @@ public final class OriginClient: Sendable {
         }
     }
 
-    private var hostPart: String {
+    /// The configured origin, parsed by curl on the first call (which opens libcurl, once).
+    /// Throws `OriginUnreachable` naming `HTTPLibraryMissing` without libcurl, and
+    /// `InvalidOriginURL` when curl refuses a URL that `init` let through.
+    private func configuredOrigin() throws -> URLOrigin {
+        try parsedOrigin.withLockedValue { cached in
+            if let cached { return cached }
+            do throws(HTTPClientError) {
+                try CurlLibrary.load()
+            } catch {
+                throw OriginError(transport: error)
+            }
+            guard let parsed = URLOrigin(baseURL), ["http", "https"].contains(parsed.scheme) else {
+                throw Self.invalidOrigin(baseURL)
+            }
+            cached = parsed
+            return parsed
+        }
+    }
+
+    /// `http://` or `https://` (any case), then a host: the check at start, without curl (whose
+    /// parser then has the last word at first use) and without Foundation's URL parser (which
+    /// would map ICU's data into every daemon).
+    static func hasHTTPShape(_ url: String) -> Bool {
+        let lower = url.lowercased()
+        guard let scheme = ["http://", "https://"].first(where: { lower.hasPrefix($0) }) else { return false }
+        let rest = lower.dropFirst(scheme.count)
+        return !rest.isEmpty && !rest.hasPrefix("/") && !rest.contains(where: \.isWhitespace)
+    }
+
+    private static func invalidOrigin(_ url: String) -> OriginError {
+        OriginError(name: "InvalidOriginURL", message: "the origin URL \(url) is not an http(s) URL; fix --origin or the config's origin")
+    }
+
+    /// `scheme://authority` of an absolute URL as written.
+    private static func schemeAndAuthority(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let rest = url[schemeEnd.upperBound...]
+        return String(url[..<(rest.firstIndex(of: "/") ?? url.endIndex)])
+    }
+
+    private static func hostPart(_ origin: URLOrigin) -> String {
         let defaultPort = origin.scheme == "https" ? "443" : "80"
         let host = origin.host.contains(":") && !origin.host.hasPrefix("[") ? "[\(origin.host)]" : origin.host
         return origin.port == defaultPort ? host : "\(host):\(origin.port)"

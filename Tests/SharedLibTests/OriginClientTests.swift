@@ -213,6 +213,22 @@ final class OriginClientTests: XCTestCase {
         }
     }
 
+    /// The origin URL's shape is checked at start; curl's parser, opened at first use, has the
+    /// last word (a shape it refuses is `InvalidOriginURL` then).
+    func testOriginURLIsCheckedAtStartAndParsedByCurlAtFirstUse() throws {
+        for bad in ["ftp://127.0.0.1/", "127.0.0.1:9", "http://", "http:///v1", "http://exa mple.com", ""] {
+            XCTAssertThrowsError(try OriginClient(baseURL: bad, credentials: nil), bad) { error in
+                XCTAssertEqual((error as? OriginError)?.name, "InvalidOriginURL", bad)
+            }
+        }
+        let upper = try OriginClient(baseURL: "HTTP://127.0.0.1:9/", credentials: nil)
+        XCTAssertEqual(upper.mediaURL("/media/a.flac"), "http://127.0.0.1:9/media/a.flac")
+        let refused = try OriginClient(baseURL: "http://[zz]:9", credentials: nil)
+        XCTAssertThrowsError(try refused.resolveURL("/media/a.flac")) { error in
+            XCTAssertEqual((error as? OriginError)?.name, "InvalidOriginURL")
+        }
+    }
+
     func testIdsArePlainTokens() {
         for good in ["tr-9-01", "A.b_c-1", String(repeating: "x", count: 128)] { XCTAssertTrue(OriginID.isValid(good), good) }
         for bad in ["", "..", ".", "a/b", "a b", "é", String(repeating: "x", count: 129), "a\0b", "../etc"] {

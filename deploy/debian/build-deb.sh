@@ -98,11 +98,19 @@ DEPENDS=$(cd "$STAGE/shlibs" && dpkg-shlibdeps -O -l"$ROOT$RUNTIME" --ignore-mis
         "${EXECUTABLES[@]/#/$ROOT/}" "${PRIVATE[@]}" 2>"$STAGE/shlibs.log" | sed -n 's/^shlibs:Depends=//p') \
     || { cat "$STAGE/shlibs.log" >&2; die "dpkg-shlibdeps failed"; }
 [ -n "$DEPENDS" ] || die "dpkg-shlibdeps found no dependencies"
-# The player opens FFmpeg's libraries on first use instead of linking them, so dpkg-shlibdeps
-# cannot see them: add the packages of the major versions it was built against, at the
-# minimum versions their shlibs files name.
+# The daemons open libcurl, and the player FFmpeg's libraries, on first use instead of linking
+# them, so dpkg-shlibdeps cannot see them: add the packages of the sonames the loaders open
+# (libcurl's is written in Shared/CCurl/loader.c; FFmpeg's are the major versions it was built
+# against), at the minimum versions their shlibs files name.
+curl_major=$(sed -n 's/.*"libcurl\.so\.\([0-9]*\)".*/\1/p' Shared/CCurl/loader.c)
+[ -n "$curl_major" ] || die "no libcurl soname in Shared/CCurl/loader.c"
+OPENED=("libcurl $curl_major")
 for lib in libavutil libavcodec libavformat libswresample; do
     major=$(pkg-config --modversion "$lib" | cut -d. -f1) || die "pkg-config knows no $lib"
+    OPENED+=("$lib $major")
+done
+for entry in "${OPENED[@]}"; do
+    read -r lib major <<<"$entry"
     dep=$(awk -v l="$lib" -v m="$major" '$1 == l && $2 == m { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' /var/lib/dpkg/info/*.shlibs)
     [ -n "$dep" ] || die "no shlibs entry for $lib $major"
     DEPENDS="$DEPENDS, $dep"

@@ -1,10 +1,23 @@
 // libcurl for Swift, imported only by HTTPClient. The `cassette_` functions stand in for
 // what Swift's C importer cannot call: the variadic curl_easy_setopt, curl_easy_getinfo and
-// curl_multi_setopt, and macros built from other macros or casts. They are `static inline`,
-// so this module is the library's one wrapper and only a binary that imports it links libcurl.
+// curl_multi_setopt, and macros built from other macros or casts.
+//
+// No binary links libcurl: loader.c defines the libcurl functions Cassette calls, and each one
+// opens the library (and runs curl_global_init) the first time any is called (see
+// cassette_curl_load). A daemon that has not talked to the network yet has not mapped libcurl
+// and its ~35 libraries: it starts faster and idles in less memory.
 #ifndef CASSETTE_CCURL_SHIM_H
 #define CASSETTE_CCURL_SHIM_H
 #include <curl/curl.h>
+
+/// Opens libcurl and runs curl_global_init(CURL_GLOBAL_DEFAULT), once per process; call it
+/// before any other curl function (they abort when the library cannot be opened). NULL when
+/// it is open, else the loader's message (libcurl missing from the device, or its global
+/// initialisation failed). Blocks while it maps the libraries: call it where blocking is allowed.
+const char *cassette_curl_load(void);
+/// Non-zero once cassette_curl_load has run to its end (successfully or not): later calls of it
+/// return at once.
+int cassette_curl_load_attempted(void);
 
 /// curl_easy_setopt is variadic: one typed setter per argument kind.
 static inline CURLcode cassette_curl_setopt_long(CURL *h, CURLoption opt, long value) { return curl_easy_setopt(h, opt, value); }
