@@ -19,6 +19,7 @@ enum Downloader {
         let (origin, quickOrigin) = try makeOrigins(context.settings, settings, offline: offlineSwitch)
         // Everything that needs the catalog waits for it here, never in `build` (it opens after READY).
         let core = Task { () throws -> DownloaderCore in
+            await origin?.openURLParser()
             let catalog = try await context.catalog()
             let store = MediaStore(stateDirectory: context.settings.stateDir)
             try await BlockingIO.run { try store.prepare() }

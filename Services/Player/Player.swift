@@ -34,6 +34,7 @@ enum Player {
         let sender = PlayLogSender(socketPath: reporterSocket, retryInterval: .seconds(settings.playLogRetrySeconds),
                                    wakeup: senderWakeup, writer: writer, logger: context.logger, store: plays)
         let origin = try makeOrigin(context.settings)
+        await origin?.openURLParser()
         let cacheDirectory = context.settings.stateDir + "/cache/http"
         let cache = try await BlockingIO.run { try HTTPCache(directory: cacheDirectory, maxBytes: settings.httpCacheBytes) }
         let source = ResolverTrackSource(catalog: catalog, mediaDirectory: context.settings.stateDir + "/media",

@@ -92,6 +92,14 @@ public final class OriginClient: Sendable {
 
     // MARK: Media
 
+    /// Opens libcurl on the blocking pool. `resolveURL`, `relativeURL` and `mediaURL` are
+    /// synchronous and parse with curl, which opens it (about 5 ms of mapping) on the calling
+    /// thread the first time: a daemon that calls them from its tasks calls this once at start,
+    /// so that never happens on a Swift concurrency thread. Without libcurl they throw later.
+    public func openURLParser() async {
+        try? await CurlLibrary.loadOffPool()
+    }
+
     /// Makes a URL from the server (`url` of a station item, a manifest, an image) absolute, and
     /// refuses it unless it stays on the configured origin over http(s): a `file:` URL or another
     /// host would let a hostile or broken server make the device read or fetch what it should not.
