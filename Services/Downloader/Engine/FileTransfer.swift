@@ -64,6 +64,7 @@ struct FileTransfer: Sendable {
     ///
     /// `onReceived` is called (on the transfer thread) once a body arrived whole from the
     /// network, before its last bytes are in the file and before it is checked.
+    nonisolated(nonsending)
     func run(_ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void,
              onReceived: (@Sendable () -> Void)? = nil) async throws -> TransferResult {
         guard let origin else { throw DownloaderError.noOrigin() }
