@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// A body of up to 1 MiB is held whole in memory of its rounded-up size (`DownloadFile`'s
 /// `.whole` staging). Fresh from `posix_memalign`, memory of that size comes from `mmap` or from
-/// an arena top that glibc trims again when it is freed, so every small download paid a page
-/// fault per 4 KiB copied in (and the unmapping); a station of a thousand files paid about 50 000.
+/// an arena top that glibc trims again when it is freed, so a small download could pay a page
+/// fault per 4 KiB copied in (and the unmapping), on each of a station's thousand files.
 /// Sizes are rounded up to powers of two from 64 KiB, and at most `maxPooledBytes` wait here;
 /// beyond that a buffer is freed as before.
 enum AlignedBuffers {

@@ -65,6 +65,10 @@ public final class HTTPClient: Sendable {
     /// at least `downloadDirectBytes` skips the page cache instead (`O_DIRECT`).
     ///
     /// `observer` sees every body byte written, e.g. to hash while the bytes arrive.
+    ///
+    /// Runs on the caller's executor (`nonisolated(nonsending)`, like the hops below it) up to
+    /// the hand-over to a transfer thread, whose answer resumes the caller there: an actor
+    /// downloading many small files pays no hop to the global pool and back per file.
     nonisolated(nonsending)
     public func download(_ request: HTTPRequest, to path: String, resumeFrom offset: Int64 = 0,
                          observer: (any DownloadBodyObserver)? = nil,
