@@ -30,8 +30,9 @@ final class DownloadFile {
     private enum Staging {
         /// Nowhere: each write goes to the file through the page cache.
         case none
-        /// A small body, held whole in `chunk` (`capacity` bytes) until it ends.
-        case whole(capacity: Int)
+        /// A small body, held whole in `chunk` (up to `capacity` bytes: the expected length
+        /// rounded up to a block) until it ends; `allocated` is the memory's size (`AlignedBuffers`).
+        case whole(capacity: Int, allocated: Int)
         /// A large body, in chunks handed to the writer thread.
         case chunks(DirectWriter)
     }
@@ -95,11 +96,11 @@ final class DownloadFile {
             guard let writer = DirectWriter(path: path) else { return }
             staging = .chunks(writer)
         } else if expectedBytes <= Int64(Self.wholeBodyMaxBytes) {
+            // Reused memory (`AlignedBuffers`): fresh memory cost a page fault per 4 KiB copied in.
             let capacity = (Int(expectedBytes) + DirectWriter.alignment - 1) / DirectWriter.alignment * DirectWriter.alignment
-            var memory: UnsafeMutableRawPointer?
-            guard posix_memalign(&memory, DirectWriter.alignment, capacity) == 0, let memory else { return }
+            guard let (memory, allocated) = AlignedBuffers.take(atLeast: capacity) else { return }
             chunk = memory
-            staging = .whole(capacity: capacity)
+            staging = .whole(capacity: capacity, allocated: allocated)
         } else {
             return
         }
@@ -119,7 +120,7 @@ final class DownloadFile {
         switch staging {
         case .none:
             break
-        case .whole(let capacity):
+        case .whole(let capacity, _):
             if chunkFill + bytes.count <= capacity, monotonicNanos() <= stagingDeadline {
                 copyIntoChunk(bytes)
                 return
@@ -180,10 +181,12 @@ final class DownloadFile {
     /// disk: the staged bytes go to the file now, and the rest as it comes.
     private func leaveStaging() throws(HTTPClientError) {
         var writer: DirectWriter?
+        var wholeCapacity = 0
         switch staging {
         case .none:
             return
-        case .whole:
+        case .whole(_, let allocated):
+            wholeCapacity = allocated
             staging = .none
         case .chunks(let chunks):
             staging = .none
@@ -194,8 +197,12 @@ final class DownloadFile {
         let count = chunkFill
         chunk = nil
         chunkFill = 0
-        // A writer's chunk goes back to it (it frees its chunks); a small body's memory is ours.
-        defer { if let staged { if let writer { writer.giveBack(staged) } else { Glibc.free(staged) } } }
+        // A writer's chunk goes back to it (it frees its chunks); a small body's to the pool.
+        defer {
+            if let staged {
+                if let writer { writer.giveBack(staged) } else { AlignedBuffers.giveBack(staged, capacity: wholeCapacity) }
+            }
+        }
         writebackStarted = -1
         if let staged, count > 0 { try writeFully(staged, count: count, at: chunkOffset) }
         guard lseek(fd, off_t(fileSize), SEEK_SET) == off_t(fileSize) else { throw DownloadFile.fileError("seek") }
@@ -211,7 +218,7 @@ final class DownloadFile {
         switch staging {
         case .none:
             return
-        case .whole:
+        case .whole(_, let allocated):
             staging = .none
             let aligned = chunkFill / DirectWriter.alignment * DirectWriter.alignment
             if let chunk, aligned > 0 {
@@ -227,7 +234,7 @@ final class DownloadFile {
             } else if let chunk, chunkFill > 0 {
                 do { try writeFully(chunk, count: chunkFill, at: chunkOffset) } catch let e { error = e }
             }
-            chunk.map { Glibc.free($0) }
+            chunk.map { AlignedBuffers.giveBack($0, capacity: allocated) }
         case .chunks(let writer):
             staging = .none
             let failure = writer.finish()

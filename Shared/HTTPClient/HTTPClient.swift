@@ -65,6 +65,11 @@ public final class HTTPClient: Sendable {
     /// at least `downloadDirectBytes` skips the page cache instead (`O_DIRECT`).
     ///
     /// `observer` sees every body byte written, e.g. to hash while the bytes arrive.
+    ///
+    /// Runs on the caller's executor (`nonisolated(nonsending)`, like the hops below it) up to
+    /// the hand-over to a transfer thread, whose answer resumes the caller there: an actor
+    /// downloading many small files pays no hop to the global pool and back per file.
+    nonisolated(nonsending)
     public func download(_ request: HTTPRequest, to path: String, resumeFrom offset: Int64 = 0,
                          observer: (any DownloadBodyObserver)? = nil,
                          progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
@@ -78,6 +83,7 @@ public final class HTTPClient: Sendable {
                               expectedSize: download?.expectedSize, body: outcome.body)
     }
 
+    nonisolated(nonsending)
     private func performFollowingRedirects(_ request: HTTPRequest, destination: BodyDestination,
                                            observer: (any DownloadBodyObserver)? = nil) async throws -> TransferOutcome {
         try await CurlLibrary.loadOffPool()
@@ -121,6 +127,7 @@ public final class HTTPClient: Sendable {
     /// For `send` (memory destination) the request's timeout counts from here, the wait for a
     /// free pool thread included. Task cancellation answers at once while the transfer waits for
     /// a thread, and aborts it through curl's progress callback once it runs.
+    nonisolated(nonsending)
     private func perform(_ request: HTTPRequest, credentials: BasicCredentials?,
                          destination: BodyDestination, observer: (any DownloadBodyObserver)?) async throws -> TransferOutcome {
         let cancellation = CancellationFlag()

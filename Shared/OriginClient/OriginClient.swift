@@ -152,6 +152,7 @@ public final class OriginClient: Sendable {
     /// retried per `retry`; a final 2xx or 416 is returned for the caller to judge; any other
     /// status throws `OriginError`. `observer` sees every body byte written (hashing on the fly),
     /// across the retries.
+    nonisolated(nonsending)
     public func download(_ url: String, to path: String, resumeFrom offset: Int64 = 0, retry: RetryPolicy,
                          stallTimeout: Double = 30, observer: (any DownloadBodyObserver)? = nil,
                          progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
@@ -189,9 +190,10 @@ public final class OriginClient: Sendable {
     /// retried per `retry.statusRetries`, honouring its `Retry-After`. With
     /// `retry.deadlineSeconds`, `attempt` gets the time left (to bound its own timeout), no wait
     /// runs past the deadline, and giving up on a network failure or a 5xx is `OriginUnreachable`.
+    nonisolated(nonsending)
     private func withRetries<Outcome>(_ retry: RetryPolicy,
                                       progressed: (HTTPClientError) -> Bool = { _ in false },
-                                      attempt: (_ timeLeft: Double?) async throws -> Outcome,
+                                      attempt: nonisolated(nonsending) (_ timeLeft: Double?) async throws -> Outcome,
                                       retryable: (Outcome) -> RetryableAnswer?) async throws -> Outcome {
         let started = ContinuousClock.now
         func elapsed() -> Double {

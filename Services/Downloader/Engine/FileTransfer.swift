@@ -64,6 +64,11 @@ struct FileTransfer: Sendable {
     ///
     /// `onReceived` is called (on the transfer thread) once a body arrived whole from the
     /// network, before its last bytes are in the file and before it is checked.
+    ///
+    /// Runs on the engine's executor (`nonisolated(nonsending)`, as does the download below
+    /// it): nothing here blocks, and a transfer's start and end skip a hop through the global
+    /// pool each.
+    nonisolated(nonsending)
     func run(_ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void,
              onReceived: (@Sendable () -> Void)? = nil) async throws -> TransferResult {
         guard let origin else { throw DownloaderError.noOrigin() }

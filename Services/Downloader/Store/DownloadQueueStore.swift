@@ -46,9 +46,11 @@ struct DownloadQueueStore: Sendable {
                                   WHERE p.staged IS NOT NULL AND json_extract(s.value, '$.fileId') = f.id))
                 ORDER BY d.id LIMIT ?
                 """), arguments: [maxAttempts, limit])
-                .filter { seen.insert($0["id"]).inserted }
-                .map { FileJob(fileId: $0["id"], url: $0["url"], relative: $0["localPath"], sizeBytes: $0["sizeBytes"], sha256: $0["sha256"],
-                               productWaits: $0["productWaits"], listed: $0["listed"]) }
+                // Columns by position, in the SELECT's order: a lookup by name lowercases and
+                // compares every column's name, for each of the rows a round reads.
+                .filter { seen.insert($0[0]).inserted }
+                .map { FileJob(fileId: $0[0], url: $0[1], relative: $0[2], sizeBytes: $0[3], sha256: $0[4],
+                               productWaits: $0[5], listed: $0[6]) }
         }
     }
 
@@ -184,17 +186,34 @@ struct DownloadQueueStore: Sendable {
         var verified: [Int64: Verified] = [:]
         var presentations: [String: (ProductRef, Int64?, Int64)] = [:]
         var presentationOrder: [String] = []
+        // The date as the catalog stores it, formatted once for the batch rather than twice per file.
+        let stamp = now.databaseValue
+        // Whether any product could still change with these files, asked once per batch: a
+        // station's files have none waiting, and the three product queries per file found
+        // nothing. Verifying only moves products out of these states, so the answer holds for
+        // the whole batch.
+        let productsOpen = try Bool.fetchOne(db.cachedStatement(sql: """
+            SELECT EXISTS (SELECT 1 FROM offlineProducts WHERE state IN ('queued', 'downloading', 'idle', 'discovered'))
+            """)) ?? true
+        let anyStaged = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM offlineProducts WHERE staged IS NOT NULL)")) ?? true
         for fileId in fileIds {
             // Cached statements: a batch runs these once per file, compiled once per connection.
             try db.cachedStatement(sql: """
                 UPDATE files SET state = 'verified', bytesOnDisk = sizeBytes, completedAt = ?, error = NULL, reason = NULL
                 WHERE id = ?
-                """).execute(arguments: [now, fileId])
+                """).execute(arguments: [stamp, fileId])
             try db.cachedStatement(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')")
-                .execute(arguments: [now, fileId])
+                .execute(arguments: [stamp, fileId])
+            let stations = try String.fetchAll(db.cachedStatement(sql: """
+                SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
+                """), arguments: [fileId])
+            guard productsOpen || anyStaged else {
+                verified[fileId] = Verified(stations: stations)
+                continue
+            }
             // A product is cached once its last file is: a presentation's segments come one by one.
             // A partial download (prepositioning) is partiallyCached once every file it asked for is.
-            let done = try Row.fetchAll(db.cachedStatement(sql: """
+            let done = !productsOpen ? [] : try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT p.token, p.productId, (\(ProductFileStore.allVerifiedSQL)) AS whole FROM offlineProducts p
                 JOIN mediaItems m ON m.id = p.productId
                 WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
@@ -204,12 +223,9 @@ struct DownloadQueueStore: Sendable {
             let partial = done.filter { !$0.1 }.map(\.0)
             for (product, whole) in done {
                 try db.cachedStatement(sql: "UPDATE offlineProducts SET state = ?, endedAt = ?, error = NULL, reason = NULL WHERE token = ?")
-                    .execute(arguments: [whole ? "cached" : "partiallyCached", now, product.token])
+                    .execute(arguments: [whole ? "cached" : "partiallyCached", stamp, product.token])
             }
-            let stations = try String.fetchAll(db.cachedStatement(sql: """
-                SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
-                """), arguments: [fileId])
-            for row in try Row.fetchAll(db.cachedStatement(sql: """
+            for row in !productsOpen ? [] : try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT p.token, p.productId, m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
                 WHERE \(ProductFileStore.holdsFileSQL) AND m.manifestType = 'hls' AND p.state IN ('queued', 'downloading', 'idle')
                 """), arguments: [fileId, fileId]) {
@@ -217,7 +233,7 @@ struct DownloadQueueStore: Sendable {
                 if presentations[token] == nil { presentationOrder.append(token) }
                 presentations[token] = (ProductRef(token: token, productId: row["productId"]), row["fileId"], fileId)
             }
-            let staged = try Bool.fetchOne(db.cachedStatement(sql: """
+            let staged = !anyStaged ? false : try Bool.fetchOne(db.cachedStatement(sql: """
                 SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
                 WHERE d.fileId = ? AND p.staged IS NOT NULL LIMIT 1
                 """), arguments: [fileId]) ?? false
