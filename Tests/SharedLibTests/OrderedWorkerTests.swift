@@ -55,13 +55,25 @@ final class OrderedWorkerTests: XCTestCase {
             }
         }
         producer.start()
-        usleep(200_000)
+        XCTAssertTrue(waitUntil { submitted.items.count >= 2 })
+        usleep(100_000)
         // Item 0 is being handled; items 1 and 2 fill the queue, so the producer waits at 3.
         XCTAssertEqual(submitted.items, [1, 2])
         gate.signal()
+        // `finish` ends the worker: items given after it are not taken, so let the producer end first.
+        XCTAssertTrue(waitUntil { submitted.items.count == 5 })
         worker.finish()
         XCTAssertEqual(seen.items, Array(0...5))
     }
+}
+
+/// Polls `condition` every millisecond for up to ten seconds.
+private func waitUntil(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<10_000 {
+        if condition() { return true }
+        usleep(1_000)
+    }
+    return condition()
 }
 
 private final class Seen: @unchecked Sendable {
