@@ -134,18 +134,9 @@ final class LazyCurlTests: XCTestCase {
     }
 
     static func output(of executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw NSError(domain: "LazyCurlTests", code: Int(process.terminationStatus),
+        let (status, text) = try runTool(executable, arguments)
+        guard status == 0 else {
+            throw NSError(domain: "LazyCurlTests", code: Int(status),
                           userInfo: [NSLocalizedDescriptionKey: "\(executable) \(arguments): \(text)"])
         }
         return text

@@ -28,7 +28,7 @@ final class SystemdUnitTests: XCTestCase {
         let dir = try unitsForThisMachine()
         defer { dir.remove() }
         let units = Self.services.flatMap { ["\(dir.path)/cassette-\($0).service", "\(dir.path)/cassette-\($0).socket"] }
-        let result = try run("/usr/bin/systemd-analyze", ["verify", "--man=no"] + units)
+        let result = try runTool("/usr/bin/systemd-analyze", ["verify", "--man=no"] + units)
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertEqual(result.output.trimmingCharacters(in: .whitespacesAndNewlines), "", "verify printed warnings")
     }
@@ -37,7 +37,7 @@ final class SystemdUnitTests: XCTestCase {
         let dir = try unitsForThisMachine()
         defer { dir.remove() }
         for service in Self.services {
-            let result = try run("/usr/bin/systemd-analyze", ["security", "--offline=true", "--no-pager",
+            let result = try runTool("/usr/bin/systemd-analyze", ["security", "--offline=true", "--no-pager",
                                                               "\(dir.path)/cassette-\(service).service"])
             let line = result.output.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
             let score = line.split(separator: ":").last.flatMap { Double($0.split(separator: " ").first ?? "") }
@@ -69,18 +69,5 @@ final class SystemdUnitTests: XCTestCase {
                 .flatMap { Int($0.dropFirst("LimitNOFILE=".count)) }
             XCTAssertGreaterThanOrEqual(limit ?? 0, 4096, "\(service): LimitNOFILE")
         }
-    }
-
-    private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }
