@@ -2,8 +2,14 @@
 /// token (`[A-Za-z0-9._-]{1,128}`, docs/origin.md) is refused before it gets that far.
 public enum OriginID {
     public static func isValid(_ id: String) -> Bool {
-        let bytes = id.utf8
-        guard (1...128).contains(bytes.count), id != ".", id != ".." else { return false }
+        isValid(utf8: id.utf8)
+    }
+
+    /// The same rule over UTF-8 bytes, such as one component of a path, without making a `String`.
+    public static func isValid<Bytes: Collection<UInt8>>(utf8 bytes: Bytes) -> Bool {
+        guard (1...128).contains(bytes.count), !bytes.elementsEqual(".".utf8), !bytes.elementsEqual("..".utf8) else {
+            return false
+        }
         return bytes.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),

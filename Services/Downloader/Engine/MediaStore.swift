@@ -53,30 +53,18 @@ struct MediaStore: Sendable {
         return root + "/" + relative
     }
 
-    /// Every `/`-separated component is an `OriginID` (1–128 bytes of `A–Z a–z 0–9 . _ -`, not
-    /// `.` or `..`). One pass over the bytes: admission and each transfer ask this for every
-    /// file, and splitting into `String`s cost an allocation per component.
+    /// Every `/`-separated component is an `OriginID`, each checked where it lies in the string:
+    /// admission and each transfer ask this for every file, and splitting into `String`s cost an
+    /// allocation per component.
     static func isPlainRelative(_ relative: String) -> Bool {
-        var length = 0
-        var dots = 0
-        for byte in relative.utf8 {
-            switch byte {
-            case UInt8(ascii: "/"):
-                guard length > 0, length <= 128, dots != length || length > 2 else { return false }
-                length = 0
-                dots = 0
-                continue
-            case UInt8(ascii: "."):
-                dots += 1
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                break
-            default:
-                return false
-            }
-            length += 1
+        let bytes = relative.utf8
+        var start = bytes.startIndex
+        while true {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+            guard OriginID.isValid(utf8: bytes[start..<end]) else { return false }
+            guard end != bytes.endIndex else { return true }
+            start = bytes.index(after: end)
         }
-        return length > 0 && length <= 128 && (dots != length || length > 2)
     }
 
     func partPath(_ relative: String) throws -> String { try absolute(relative) + Self.partSuffix }
