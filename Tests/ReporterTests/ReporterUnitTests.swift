@@ -197,11 +197,7 @@ final class OutboxStoreTests: XCTestCase {
     func testANotedAnswerIsMarkedAndTheNoteDeleted() async throws {
         let (store, dir) = try await makeStore()
         defer { dir.remove() }
-        _ = try await store.insert([play(1), play(2), play(3)], at: Date())
-        let sent = try await store.nextBatch(limit: 10)
-        let attempt = DeliveryAttempt(startedAt: Date(), endedAt: Date(), records: 3, accepted: 1, rejected: 1, result: .delivered)
-        let verdict = BatchVerdict(accepted: [sent[0].id], rejected: [.init(id: sent[1].id, reason: "no")], unanswered: [sent[2].id])
-        let note = try await store.note(verdict, attempt: attempt)
+        let (sent, attempt, verdict, note) = try await noteOneOfEach(store)
         let notes1 = try await notes(store)
         XCTAssertEqual(notes1, 1)
         XCTAssertEqual(store.snapshot.pending, 3, "noted, not yet marked")
@@ -210,13 +206,7 @@ final class OutboxStoreTests: XCTestCase {
         let applied = try await store.apply(noted: note, verdict, sent: sent, at: attempt.endedAt)
         XCTAssertEqual(applied.delivered, 1)
         XCTAssertEqual(applied.rejected.map(\.id), [sent[1].id])
-        let notes2 = try await notes(store)
-        XCTAssertEqual(notes2, 0)
-        XCTAssertEqual(store.snapshot.pending, 1)
-        XCTAssertEqual(store.snapshot.delivered, 1)
-        XCTAssertEqual(store.snapshot.rejected, 1)
-        let left = try await store.nextBatch(limit: 10).map(\.id)
-        XCTAssertEqual(left, [sent[2].id])
+        try await assertMarkedOneOfEach(store, sent: sent)
     }
 
     /// A note a crash left behind (the answer noted, its records not yet marked) is applied
@@ -224,21 +214,10 @@ final class OutboxStoreTests: XCTestCase {
     func testANoteLeftBehindIsAppliedWhenTheOutboxOpens() async throws {
         let (store, dir) = try await makeStore()
         defer { dir.remove() }
-        _ = try await store.insert([play(1), play(2), play(3)], at: Date())
-        let sent = try await store.nextBatch(limit: 10)
-        let attempt = DeliveryAttempt(startedAt: Date(), endedAt: Date(), records: 3, accepted: 1, rejected: 1, result: .delivered)
-        let verdict = BatchVerdict(accepted: [sent[0].id], rejected: [.init(id: sent[1].id, reason: "unknown product")],
-                                   unanswered: [sent[2].id])
-        _ = try await store.note(verdict, attempt: attempt)
+        let (sent, _, _, _) = try await noteOneOfEach(store)
 
         let reopened = try await OutboxStore.open(catalog: store.catalog, maxQueueBytes: 1 << 30)
-        let notes3 = try await notes(reopened)
-        XCTAssertEqual(notes3, 0)
-        XCTAssertEqual(reopened.snapshot.pending, 1)
-        XCTAssertEqual(reopened.snapshot.delivered, 1)
-        XCTAssertEqual(reopened.snapshot.rejected, 1)
-        let left = try await reopened.nextBatch(limit: 10).map(\.id)
-        XCTAssertEqual(left, [sent[2].id])
+        try await assertMarkedOneOfEach(reopened, sent: sent)
         let reason = try await reopened.recentRejections(limit: 5).first?["reason"]?.stringValue
         XCTAssertEqual(reason, "unknown product")
     }
@@ -250,6 +229,31 @@ final class OutboxStoreTests: XCTestCase {
         for date in dates {
             XCTAssertEqual(OutboxStore.databaseTime(date), String.fromDatabaseValue(date.databaseValue), "\(date)")
         }
+    }
+
+    /// Three records sent in one batch and the origin's answer noted: the first accepted, the
+    /// second rejected ("unknown product"), the third unanswered; nothing marked yet.
+    private func noteOneOfEach(_ store: OutboxStore) async throws
+        -> (sent: [PendingRecord], attempt: DeliveryAttempt, verdict: BatchVerdict, note: Int64) {
+        _ = try await store.insert([play(1), play(2), play(3)], at: Date())
+        let sent = try await store.nextBatch(limit: 10)
+        let attempt = DeliveryAttempt(startedAt: Date(), endedAt: Date(), records: 3, accepted: 1, rejected: 1, result: .delivered)
+        let verdict = BatchVerdict(accepted: [sent[0].id], rejected: [.init(id: sent[1].id, reason: "unknown product")],
+                                   unanswered: [sent[2].id])
+        return (sent, attempt, verdict, try await store.note(verdict, attempt: attempt))
+    }
+
+    /// `noteOneOfEach`'s answer applied: no note left, one record each delivered and rejected,
+    /// and only the unanswered one still to send.
+    private func assertMarkedOneOfEach(_ store: OutboxStore, sent: [PendingRecord],
+                                       file: StaticString = #filePath, line: UInt = #line) async throws {
+        let left = try await notes(store)
+        XCTAssertEqual(left, 0, "notes left", file: file, line: line)
+        XCTAssertEqual(store.snapshot.pending, 1, file: file, line: line)
+        XCTAssertEqual(store.snapshot.delivered, 1, file: file, line: line)
+        XCTAssertEqual(store.snapshot.rejected, 1, file: file, line: line)
+        let next = try await store.nextBatch(limit: 10).map(\.id)
+        XCTAssertEqual(next, [sent[2].id], file: file, line: line)
     }
 
     private func notes(_ store: OutboxStore) async throws -> Int {
