@@ -58,6 +58,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ], path: "Shared/BlockingIO"),
         .target(name: "Catalog", dependencies: [
+            "Wire",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Shared/Catalog"),
         .target(name: "HTTPClient", dependencies: [
@@ -141,7 +142,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/WireTests"),
         .testTarget(name: "CatalogTests", dependencies: [
-            "Catalog", .product(name: "GRDB", package: "GRDB.swift"),
+            "Catalog", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/CatalogTests"),
         .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "BlockingIO", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "TestSupport",
                                                       .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

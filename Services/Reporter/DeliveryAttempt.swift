@@ -17,7 +17,7 @@ struct DeliveryAttempt: Sendable, Equatable {
 
     var json: JSONValue {
         var fields: [String: JSONValue] = [
-            "startedAt": .string(ServerTimeSample.formatRFC3339(startedAt)), "endedAt": .string(ServerTimeSample.formatRFC3339(endedAt)),
+            "startedAt": .string(UTCTimestamp.rfc3339(startedAt)), "endedAt": .string(UTCTimestamp.rfc3339(endedAt)),
             "records": .int(records), "accepted": .int(accepted), "rejected": .int(rejected),
             "result": .string(result.rawValue),
         ]

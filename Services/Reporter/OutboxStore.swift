@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
+import OriginClient
 import Wire
 
 /// The outbox table (`playlogOutbox`) and its counters. Every write goes through the
@@ -71,7 +72,9 @@ final class OutboxStore: Sendable {
     }
 
     private func insert(_ records: [OutboxRecord], at date: Date, db: Database) throws -> [StoreOutcome] {
-        let now = Self.databaseTime(date)
+        // Dates are bound as text made once per transaction: GRDB formats every bound `Date`
+        // with a Foundation `DateFormatter` (ICU), which cost more than the rest of an insert.
+        let now = UTCTimestamp.database(date)
         var delta = OutboxCounters()
         var outcomes: [StoreOutcome] = []
         try db.inTransaction(.immediate) {
@@ -222,7 +225,7 @@ final class OutboxStore: Sendable {
     /// kind and size for the counters; nil (a note applied at opening) counts nothing, since
     /// the counters are loaded from the table afterwards.
     private static func mark(_ verdict: BatchVerdict, sent: [PendingRecord]?, at when: Date, _ db: Database) throws -> Applied {
-        let date = databaseTime(when)
+        let date = UTCTimestamp.database(when)
         let byID = sent.map { Dictionary($0.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
         var applied = Applied()
         let deliver = try db.cachedStatement(sql: """
@@ -277,26 +280,6 @@ final class OutboxStore: Sendable {
         return result
     }
 
-    /// A date as GRDB stores one ("yyyy-MM-dd HH:mm:ss.SSS", UTC: the text it reads back as a
-    /// `Date`), made once per transaction. Written by hand because GRDB formats every bound
-    /// `Date` with a Foundation `DateFormatter` (ICU), which cost more than the rest of a
-    /// record's insert, and 500 times per delivered batch.
-    static func databaseTime(_ date: Date) -> String {
-        // To the nearest millisecond, as the formatter's own conversion comes out.
-        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
-        let (quotient, remainder) = total.quotientAndRemainder(dividingBy: 1000)
-        var whole = time_t(remainder < 0 ? quotient - 1 : quotient)
-        let millis = remainder < 0 ? remainder + 1000 : remainder
-        var parts = tm()
-        _ = gmtime_r(&whole, &parts)
-        func digits(_ value: Int32, _ count: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, count - text.count)) + text
-        }
-        return digits(parts.tm_year + 1900, 4) + "-" + digits(parts.tm_mon + 1, 2) + "-" + digits(parts.tm_mday, 2) + " "
-            + digits(parts.tm_hour, 2) + ":" + digits(parts.tm_min, 2) + ":" + digits(parts.tm_sec, 2) + "." + digits(Int32(millis), 3)
-    }
-
     private static func json(_ verdict: BatchVerdict, at date: Date) -> JSONValue {
         [
             "accepted": .array(verdict.accepted.map(JSONValue.string)),
@@ -334,7 +317,7 @@ final class OutboxStore: Sendable {
         try db.execute(sql: """
             INSERT INTO playlogAttempts (startedAt, endedAt, records, accepted, rejected, result, error)
             VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [attempt.startedAt, attempt.endedAt, attempt.records, attempt.accepted, attempt.rejected,
+            """, arguments: [attempt.startedAt.databaseText, attempt.endedAt.databaseText, attempt.records, attempt.accepted, attempt.rejected,
                              attempt.result.rawValue, error])
         try db.execute(sql: "DELETE FROM playlogAttempts WHERE id <= ?", arguments: [db.lastInsertedRowID - Int64(attemptsKept)])
     }
@@ -355,10 +338,10 @@ final class OutboxStore: Sendable {
     /// When the oldest pending record was stored (device clock), nil when none is pending.
     func oldestPendingAt() async throws -> Date? {
         try await catalog.read { db in
-            try Date.fetchOne(db, sql: """
+            try Row.fetchOne(db, sql: """
                 SELECT createdAt FROM playlogOutbox INDEXED BY playlogOutbox_state
                 WHERE state = 'pending' ORDER BY rowid LIMIT 1
-                """)
+                """)?.date("createdAt")
         }
     }
 
@@ -366,7 +349,8 @@ final class OutboxStore: Sendable {
         try await catalog.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM playlogAttempts ORDER BY id DESC LIMIT 1") else { return nil }
             let error = (row["error"] as String?).flatMap { try? JSONValue.parse(Array($0.utf8)) }
-            return DeliveryAttempt(startedAt: row["startedAt"], endedAt: row["endedAt"], records: row["records"],
+            return DeliveryAttempt(startedAt: row.date("startedAt") ?? .distantPast, endedAt: row.date("endedAt") ?? .distantPast,
+                                   records: row["records"],
                                    accepted: row["accepted"], rejected: row["rejected"],
                                    result: DeliveryAttempt.Result(rawValue: row["result"]) ?? .failed, error: error)
         }

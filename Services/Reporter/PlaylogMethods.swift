@@ -52,7 +52,7 @@ struct PlaylogMethods: Sendable {
             "pending": .int(counts.pending), "delivered": .int(counts.delivered), "rejected": .int(counts.rejected),
             "pendingBytes": .int(counts.pendingBytes), "maxQueueBytes": .int(outbox.maxQueueBytes),
             "queueFull": .bool(outbox.isFull),
-            "oldestPendingAt": oldest.map { .string(ServerTimeSample.formatRFC3339($0)) } ?? .null,
+            "oldestPendingAt": oldest.map { .string(UTCTimestamp.rfc3339($0)) } ?? .null,
             "oldestPendingAgeSeconds": oldest.map { .number((max(0, Date().timeIntervalSince($0)) * 1000).rounded() / 1000) } ?? .null,
             "plays": Self.json(counts[.play]), "consumption": Self.json(counts[.consumption]),
             "recentRejections": .array(try await store.recentRejections(limit: 20)),

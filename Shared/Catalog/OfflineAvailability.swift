@@ -46,8 +46,8 @@ public enum OfflineAvailability {
             """, arguments: [productId, productId]) {
             // Both must hold: the offline window (TIDAL offlineValidUntil) and, for licensed
             // content, the license (a Brightcove rental ends at its expiresAt; a purchase never).
-            let validUntil: Date? = product["offlineValidUntil"]
-            let licenseExpiresAt: Date? = product["licenseExpiresAt"]
+            let validUntil = product.date("offlineValidUntil")
+            let licenseExpiresAt = product.date("licenseExpiresAt")
             let valid = (validUntil.map { $0 > now } ?? true) && (licenseExpiresAt.map { $0 > now } ?? true)
             return valid ? .offlinedAndValid : .offlinedButNotValid
         }
@@ -59,7 +59,7 @@ public enum OfflineAvailability {
             """, arguments: [productId])
         guard !stationExpiries.isEmpty else { return .notOfflined }
         let valid = stationExpiries.contains { row in
-            let expiresAt: Date? = row["expiresAt"]
+            let expiresAt = row.date("expiresAt")
             return expiresAt.map { $0 > now } ?? true
         }
         return valid ? .offlinedAndValid : .offlinedButNotValid

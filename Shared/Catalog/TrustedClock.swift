@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Wire
 
 /// The time every expiry decision is judged at. A device clock can be set back to stretch a
 /// rental, so the time used is the last server time seen carried forward on the boot clock
@@ -112,7 +113,7 @@ public enum TrustedClock {
         try db.execute(sql: """
             INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
-            """, arguments: [settingsKey, text, Date()])
+            """, arguments: [settingsKey, text, Date().databaseText])
     }
 
     /// CLOCK_BOOTTIME in nanoseconds.

@@ -308,7 +308,7 @@ public final class OriginClient: Sendable {
             throw OriginError.badResponse("\(request.method) \(request.url): \(error)")
         }
         guard value.objectValue != nil else { throw OriginError.badResponse("\(request.url) did not answer a JSON object") }
-        if let text = value["serverTime"]?.stringValue, let date = ServerTimeSample.parseRFC3339(text) {
+        if let text = value["serverTime"]?.stringValue, let date = UTCTimestamp.parseRFC3339(text) {
             record(date)
         }
         return value

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// A server time as received, anchored to the boot clock at the moment it arrived, so the time
 /// used for expiry can be carried forward without trusting the device's wall clock
@@ -17,23 +18,6 @@ public struct ServerTimeSample: Sendable, Equatable {
         var spec = timespec()
         clock_gettime(CLOCK_BOOTTIME, &spec)
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-    }
-
-    /// RFC 3339 in UTC with milliseconds, as the origin writes its times: for the timestamps the
-    /// services put in results, events and play records.
-    public static func formatRFC3339(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
-    }
-
-    /// RFC 3339 as the origin writes it, with or without fractional seconds.
-    public static func parseRFC3339(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text)
     }
 
     /// The HTTP `Date` header (IMF-fixdate). Every response carries one, so the usual form is
@@ -66,14 +50,7 @@ public struct ServerTimeSample: Sendable, Equatable {
               let day = number(5..<7), let year = number(12..<16), let hour = number(17..<19),
               let minute = number(20..<22), let second = number(23..<25),
               (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
-        // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-        let month = monthIndex + 1
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
+        let days = UTCTimestamp.daysSinceEpoch(year: year, month: monthIndex + 1, day: day)
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + second))
     }
 }

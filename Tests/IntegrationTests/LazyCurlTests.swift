@@ -105,19 +105,9 @@ final class LazyCurlTests: XCTestCase {
 
     // MARK: Helpers
 
-    /// The shared objects in /proc/PID/maps. Files in /proc report size 0, so they are read
-    /// with read(2) to the end rather than through Foundation.
+    /// The shared objects in /proc/PID/maps.
     static func mappedLibraries(_ pid: pid_t) throws -> Set<String> {
-        let fd = open("/proc/\(pid)/maps", O_RDONLY)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        defer { close(fd) }
-        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { break }
-            bytes += chunk[0..<n]
-        }
-        let maps = String(decoding: bytes, as: UTF8.self)
+        let maps = try readProcFile("/proc/\(pid)/maps")
         return Set(maps.split(separator: "\n").compactMap { line in
             line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init)
         }.filter { $0.contains(".so") })

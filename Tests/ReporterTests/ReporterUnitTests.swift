@@ -222,15 +222,6 @@ final class OutboxStoreTests: XCTestCase {
         XCTAssertEqual(reason, "unknown product")
     }
 
-    /// The outbox binds dates as text it formats itself: the same text GRDB writes for a `Date`.
-    func testDatabaseTimeIsGRDBsTextForADate() {
-        let dates = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_763_719_200.5),
-                     Date(timeIntervalSince1970: 951_782_400.999), Date(timeIntervalSince1970: 4_102_444_799.001), Date(timeIntervalSince1970: 1_795_571_541.25)]
-        for date in dates {
-            XCTAssertEqual(OutboxStore.databaseTime(date), String.fromDatabaseValue(date.databaseValue), "\(date)")
-        }
-    }
-
     /// Three records sent in one batch and the origin's answer noted: the first accepted, the
     /// second rejected ("unknown product"), the third unanswered; nothing marked yet.
     private func noteOneOfEach(_ store: OutboxStore) async throws

@@ -184,7 +184,7 @@ final class OriginClientTests: XCTestCase {
                                            retry: .offlining)
         XCTAssertEqual(answer["station"]?["id"]?.stringValue, "st-9")
         let sample = try XCTUnwrap(client.lastServerTime)
-        let said = try XCTUnwrap(answer["serverTime"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339))
+        let said = try XCTUnwrap(answer["serverTime"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339))
         XCTAssertEqual(sample.serverTime.timeIntervalSince1970, said.timeIntervalSince1970, accuracy: 1)
     }
 

@@ -54,7 +54,7 @@ actor CatalogMirror {
                       "prepositionedBytes": .number(Double(counts.prepositionedBytes)),
                       "subscribedSources": .number(Double(counts.subscribed)), "selectedCategories": .number(Double(counts.selected))]
         }
-        fields["lastRefreshAt"] = lastRefresh.map { .string(ServerTimeSample.formatRFC3339($0.at)) } ?? .null
+        fields["lastRefreshAt"] = lastRefresh.map { .string(UTCTimestamp.rfc3339($0.at)) } ?? .null
         fields["lastRefreshError"] = lastRefresh?.error.map(JSONValue.string) ?? .null
         return .object(fields)
     }

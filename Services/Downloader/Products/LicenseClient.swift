@@ -46,7 +46,7 @@ struct LicenseClient: Sendable {
         guard let id = answer["licenseId"]?.stringValue, OriginID.isValid(id) else {
             throw DownloaderError.hostileManifest("the license answer has no usable licenseId")
         }
-        let expiresAt = answer["expiresAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
+        let expiresAt = answer["expiresAt"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339)
         if case .rental = terms, expiresAt == nil {
             throw DownloaderError.hostileManifest("the rental license \(id) has no expiresAt")
         }
@@ -60,7 +60,7 @@ struct LicenseClient: Sendable {
         for keyId in keyIds where keys[keyId] == nil {
             keys[keyId] = try await fetchKey(keyId, licenseId: id, retry: retry)
         }
-        var requestedAt = answer["serverTime"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
+        var requestedAt = answer["serverTime"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339)
         if requestedAt == nil { requestedAt = await now() }
         return GrantedLicense(id: id, terms: terms, requestedAt: requestedAt ?? Date(), expiresAt: expiresAt, keys: keys)
     }

@@ -259,7 +259,7 @@ actor OfflineProducts {
 
     private func licenseEvent(_ type: String, token: String, productId: String, _ license: GrantedLicense) {
         events.downloads(type, ["token": .string(token), "productId": .string(productId), "kind": .string(license.terms.kind),
-                                "expiresAt": license.expiresAt.map { .string(ServerTimeSample.formatRFC3339($0)) } ?? .null])
+                                "expiresAt": license.expiresAt.map { .string(UTCTimestamp.rfc3339($0)) } ?? .null])
     }
 
     // MARK: Reading

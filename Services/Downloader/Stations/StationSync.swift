@@ -71,8 +71,8 @@ actor StationSync {
                 "verifiedCount": .number(Double(station.verifiedCount)),
                 "durationSeconds": .number(station.durationSeconds),
                 "sizeBytes": .number(Double(station.sizeBytes)),
-                "expiresAt": station.expiresAt.map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null,
-                "syncedAt": station.syncedAt.map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null,
+                "expiresAt": station.expiresAt.map(UTCTimestamp.rfc3339).map(JSONValue.string) ?? .null,
+                "syncedAt": station.syncedAt.map(UTCTimestamp.rfc3339).map(JSONValue.string) ?? .null,
                 "onExpiry": .string(station.onExpiry),
             ]
         }
@@ -129,8 +129,8 @@ actor StationSync {
         }
         let manifest = StationStore.Manifest(
             stationId: stationId, name: answer["station"]?["name"]?.stringValue, manifestHash: answer["manifestHash"]?.stringValue,
-            targetMinutes: target, expiresAt: answer["expiresAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
-            revalidateAt: answer["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
+            targetMinutes: target, expiresAt: answer["expiresAt"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339),
+            revalidateAt: answer["revalidateAt"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339),
             onExpiry: answer["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil } ?? "delete",
             items: parsedItems, remove: removeList, maxAttempts: engine.maxAttempts)
         let applied = try await apply(manifest)

@@ -97,7 +97,7 @@ struct ContentCatalogStore: Sendable {
         let live = tokenState != nil && tokenState != "deleted"
         return ItemRow(item: item, saved: row["saved"], removed: row["removed"], reclaimed: row["reclaimed"],
                        token: live ? row["token"] : nil, state: live ? tokenState! : "discovered",
-                       automatic: live && ((row["automatic"] as Bool?) ?? false), viewedAt: row["viewedAt"])
+                       automatic: live && ((row["automatic"] as Bool?) ?? false), viewedAt: row.date("viewedAt"))
     }
 
     /// What `service.status` shows of the catalog.
@@ -166,7 +166,7 @@ struct ContentCatalogStore: Sendable {
                             publishedAt, priority, expiresAt, discoveredAt)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """, arguments: [item.id, item.productId, item.type, item.title, item.sourceId, categories, item.sizeBytes,
-                                         item.durationSeconds, item.publishedAt, item.priority, item.expiresAt, now])
+                                         item.durationSeconds, item.publishedAt, item.priority, item.expiresAt, now.databaseText])
                 }
             }
             for id in gone.sorted() {
@@ -186,7 +186,7 @@ struct ContentCatalogStore: Sendable {
             try db.execute(sql: """
                 INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
                 ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
-                """, arguments: [Self.cursorKey, changes.cursor, now])
+                """, arguments: [Self.cursorKey, changes.cursor, now.databaseText])
             return delta
         }
     }

@@ -102,7 +102,7 @@ struct DownloadQueueStore: Sendable {
                 try db.execute(sql: """
                     UPDATE offlineProducts SET state = 'downloading', startedAt = COALESCE(startedAt, ?), error = NULL, reason = NULL
                     WHERE token = ?
-                    """, arguments: [now, owner.token])
+                    """, arguments: [now.databaseText, owner.token])
             }
             return (all, starting)
         }
@@ -155,7 +155,7 @@ struct DownloadQueueStore: Sendable {
                 """, arguments: [fileId])
             guard attempts >= maxAttempts else { return (attempts, [], []) }
             try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = ?, attempts = ?, updatedAt = ? WHERE fileId = ? AND state = 'queued'",
-                           arguments: ["\(error): \(reason)", attempts, now, fileId])
+                           arguments: ["\(error): \(reason)", attempts, now.databaseText, fileId])
             let products = try Row.fetchAll(db, sql: """
                 SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
                 WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('queued', 'downloading', 'idle', 'discovered')
@@ -166,10 +166,10 @@ struct DownloadQueueStore: Sendable {
                 let name = try ProductFileStore.name(of: fileId, productId: product.productId, db: db)
                 let why = name.map { "\($0): \(error): \(reason)" } ?? "\(error): \(reason)"
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'failed', error = ?, reason = ?, endedAt = ? WHERE token = ?",
-                               arguments: [ItemError.downloadFailed.rawValue, why, now, product.token])
+                               arguments: [ItemError.downloadFailed.rawValue, why, now.databaseText, product.token])
                 // The product's other files stop too: it failed as a whole (offline.resume starts it again).
                 try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = ?, updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ? AND state = 'queued'",
-                               arguments: [why, now, product.token])
+                               arguments: [why, now.databaseText, product.token])
                 product.reason = why
                 failed.append(product)
             }
@@ -187,7 +187,7 @@ struct DownloadQueueStore: Sendable {
         var presentations: [String: (ProductRef, Int64?, Int64)] = [:]
         var presentationOrder: [String] = []
         // The date as the catalog stores it, formatted once for the batch rather than twice per file.
-        let stamp = now.databaseValue
+        let stamp = now.databaseText
         // Whether any product could still change with these files, asked once per batch: a
         // station's files have none waiting, and the three product queries per file found
         // nothing. Verifying only moves products out of these states, so the answer holds for

@@ -47,12 +47,12 @@ struct ExpiryStore: Sendable {
                 try db.execute(sql: """
                     UPDATE stations SET expiresAt = ?, revalidateAt = COALESCE(?, revalidateAt),
                         onExpiry = COALESCE(?, onExpiry) WHERE id = ?
-                    """, arguments: [station.expiresAt, station.revalidateAt, station.onExpiry, station.id])
+                    """, arguments: [station.expiresAt.databaseText, station.revalidateAt?.databaseText, station.onExpiry, station.id])
             }
             for product in products {
                 try db.execute(sql: """
                     UPDATE offlineProducts SET offlineValidUntil = ? WHERE requestedProductId = ? AND state != 'deleted'
-                    """, arguments: [product.validUntil, product.requestedProductId])
+                    """, arguments: [product.validUntil.databaseText, product.requestedProductId])
             }
         }
     }
@@ -64,7 +64,7 @@ struct ExpiryStore: Sendable {
         try await catalog.write { db -> ([String], [(id: Int64, path: String)]) in
             let ids = try String.fetchAll(db, sql: """
                 SELECT id FROM stations WHERE onExpiry = 'delete' AND expiresAt IS NOT NULL AND expiresAt <= ? ORDER BY id
-                """, arguments: [now])
+                """, arguments: [now.databaseText])
             guard !ids.isEmpty else { return ([], []) }
             for id in ids {
                 try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'station' AND ownerId = ?", arguments: [id])

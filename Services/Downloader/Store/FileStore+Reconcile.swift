@@ -46,7 +46,7 @@ extension FileStore {
                 error = 'FileMissing', reason = 'the file was deleted or changed outside Cassette' WHERE id = ?
                 """, arguments: [id])
             try db.execute(sql: "UPDATE downloads SET state = ?, updatedAt = ? WHERE fileId = ? AND state IN ('done', 'failed')",
-                           arguments: [requeueMissing ? "queued" : "failed", now, id])
+                           arguments: [requeueMissing ? "queued" : "failed", now.databaseText, id])
             for row in try Row.fetchAll(db, sql: """
                 SELECT p.token, p.productId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
                 WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('cached', 'partiallyCached')

@@ -76,7 +76,7 @@ struct FileStore: Sendable {
         try db.cachedStatement(sql: """
             INSERT INTO files (url, urlPath, localPath, mimeType, sizeBytes, sha256, bytesOnDisk, state, createdAt)
             VALUES (?, ?, ?, ?, ?, ?, 0, 'pending', ?)
-            """).execute(arguments: [item.url, urlPath, localPath, item.mimeType, item.sizeBytes, item.sha256, now])
+            """).execute(arguments: [item.url, urlPath, localPath, item.mimeType, item.sizeBytes, item.sha256, now.databaseText])
         return db.lastInsertedRowID
     }
 
@@ -104,7 +104,7 @@ struct FileStore: Sendable {
         try db.cachedStatement(sql: """
             INSERT INTO downloads (fileId, ownerKind, ownerId, state, attempts, updatedAt) VALUES (?, ?, ?, ?, 0, ?)
             ON CONFLICT(fileId, ownerKind, ownerId) DO UPDATE SET state = excluded.state, updatedAt = excluded.updatedAt
-            """).execute(arguments: [fileId, ownerKind, ownerId, verified ? "done" : "queued", now])
+            """).execute(arguments: [fileId, ownerKind, ownerId, verified ? "done" : "queued", now.databaseText])
     }
 
     /// Deletes files (and their media items) nothing wants any more; returns their relative

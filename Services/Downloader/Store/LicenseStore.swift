@@ -36,7 +36,7 @@ struct LicenseStore: Sendable {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET requestedAt = excluded.requestedAt, expiresAt = excluded.expiresAt,
                 keys = excluded.keys, token = excluded.token, rentalSeconds = excluded.rentalSeconds
-            """, arguments: [license.id, productId, license.terms.kind, license.requestedAt, license.expiresAt,
+            """, arguments: [license.id, productId, license.terms.kind, license.requestedAt.databaseText, license.expiresAt?.databaseText,
                              Data(keys.serialized()), token, license.terms.rentalSeconds])
         if current { try makeCurrent(license.id, token: token, db: db) }
     }
@@ -71,7 +71,7 @@ struct LicenseStore: Sendable {
             return nil
         }
         let keyIds = (row["keys"] as Data?).flatMap { try? JSONValue.parse(Array($0)) }?.objectValue?.keys.sorted() ?? []
-        func date(_ key: String) -> JSONValue { (row[key] as Date?).map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null }
+        func date(_ key: String) -> JSONValue { row.date(key).map(UTCTimestamp.rfc3339).map(JSONValue.string) ?? .null }
         return ["licenseId": .string(licenseId), "kind": .string(row["kind"]), "requestedAt": date("requestedAt"),
                 "expiresAt": date("expiresAt"),
                 "rentalSeconds": (row["rentalSeconds"] as Int?).map { .number(Double($0)) } ?? .null,

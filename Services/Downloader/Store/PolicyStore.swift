@@ -23,7 +23,7 @@ struct PolicyStore: Sendable {
             try db.execute(sql: """
                 INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
                 ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
-                """, arguments: [Self.key, text, Date()])
+                """, arguments: [Self.key, text, Date().databaseText])
         }
     }
 }

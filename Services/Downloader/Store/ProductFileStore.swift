@@ -76,7 +76,7 @@ enum ProductFileStore {
         try db.execute(sql: """
             INSERT INTO files (url, urlPath, localPath, mimeType, sizeBytes, sha256, bytesOnDisk, state, createdAt)
             VALUES (?, ?, ?, ?, ?, ?, 0, 'pending', ?)
-            """, arguments: [planned.url, planned.urlPath, planned.localPath, planned.mimeType, planned.sizeBytes, planned.sha256, now])
+            """, arguments: [planned.url, planned.urlPath, planned.localPath, planned.mimeType, planned.sizeBytes, planned.sha256, now.databaseText])
         return db.lastInsertedRowID
     }
 

@@ -44,7 +44,7 @@ extension ProductStore {
             var bytes: Int64 = row["bytesOnDisk"] ?? 0
             if state == "deleted" { bytes = 0 }
             let progress = state == "cached" ? 100 : (size.map { $0 > 0 ? Double(bytes * 100 / $0) : 0 } ?? 0)
-            func date(_ key: String) -> JSONValue { (row[key] as Date?).map(ServerTimeSample.formatRFC3339).map(JSONValue.string) ?? .null }
+            func date(_ key: String) -> JSONValue { row.date(key).map(UTCTimestamp.rfc3339).map(JSONValue.string) ?? .null }
             var fields: [String: JSONValue] = [
                 "token": .string(row["token"]), "requestedProductId": .string(row["requestedProductId"]),
                 "productId": (row["productId"] as String?).map(JSONValue.string) ?? .null,

@@ -129,8 +129,8 @@ struct ProductStore: Sendable {
                     error = NULL, reason = NULL, options = excluded.options, automatic = MIN(automatic, excluded.automatic)
                 """, arguments: [request.token, request.requestedProductId, request.productId, request.item.productType,
                                  request.quality, state.rawValue, request.manifestHash,
-                                 request.validity.revalidateAt, request.validity.validUntil,
-                                 now, state == .queued ? nil : now, request.allowCellular, request.options, request.automatic])
+                                 request.validity.revalidateAt?.databaseText, request.validity.validUntil?.databaseText,
+                                 now.databaseText, state == .queued ? nil : now.databaseText, request.allowCellular, request.options, request.automatic])
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: request.token, verified: mainVerified, db: db, now: now)
             if let license = request.license {
                 try LicenseStore.store(license, token: request.token, productId: request.requestedProductId, current: true, db: db)
@@ -158,7 +158,7 @@ struct ProductStore: Sendable {
             try db.execute(sql: """
                 INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, requestedAt)
                 VALUES (?, ?, NULL, ?, ?, 'discovered', ?)
-                """, arguments: [token, requestedProductId, productType, quality, now])
+                """, arguments: [token, requestedProductId, productType, quality, now.databaseText])
             try LicenseStore.store(license, token: token, productId: requestedProductId, current: true, db: db)
         }
     }
@@ -179,7 +179,7 @@ struct ProductStore: Sendable {
         try await catalog.write { db in
             try db.execute(sql: "UPDATE offlineProducts SET state = 'paused' WHERE token = ?", arguments: [token])
             try db.execute(sql: "UPDATE downloads SET state = 'paused', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ? AND state = 'queued'",
-                           arguments: [now, token])
+                           arguments: [now.databaseText, token])
         }
     }
 
@@ -206,7 +206,7 @@ struct ProductStore: Sendable {
             }
             let newState: ItemState = verified ? .cached : partial && wantedVerified ? .partiallyCached : .queued
             try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ? WHERE token = ?",
-                           arguments: [newState.rawValue, newState == .queued ? nil : now, token])
+                           arguments: [newState.rawValue, newState == .queued ? nil : now.databaseText, token])
             return newState
         }
     }
@@ -217,9 +217,9 @@ struct ProductStore: Sendable {
         try await catalog.write { db -> [(fileId: Int64, path: String)] in
             try db.execute(sql: """
                 UPDATE offlineProducts SET state = 'failed', error = 'Cancelled', reason = 'cancelled by request', endedAt = ? WHERE token = ?
-                """, arguments: [now, token])
+                """, arguments: [now.databaseText, token])
             try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = 'Cancelled', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
-                           arguments: [now, token])
+                           arguments: [now.databaseText, token])
             return try Self.unwantedUnverified(db, token: token)
         }
     }
@@ -242,7 +242,7 @@ struct ProductStore: Sendable {
     func delete(tokens: [String], now: Date) async throws -> [(id: Int64, path: String)] {
         try await catalog.write { db -> [(id: Int64, path: String)] in
             for token in tokens {
-                try db.execute(sql: "UPDATE offlineProducts SET state = 'deleted', endedAt = ? WHERE token = ?", arguments: [now, token])
+                try db.execute(sql: "UPDATE offlineProducts SET state = 'deleted', endedAt = ? WHERE token = ?", arguments: [now.databaseText, token])
                 try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ?", arguments: [token])
                 try LicenseStore.delete(token: token, db: db)
                 try db.execute(sql: "UPDATE offlineProducts SET staged = NULL WHERE token = ?", arguments: [token])

@@ -40,7 +40,7 @@ struct RevalidationStore: Sendable {
                 SELECT token, requestedProductId, productId FROM offlineProducts
                 WHERE state = 'cached' AND (offlineRevalidateAt IS NULL OR offlineRevalidateAt <= ?)
                 ORDER BY requestedAt
-                """, arguments: [now]).map { Due(token: $0["token"], requestedProductId: $0["requestedProductId"],
+                """, arguments: [now.databaseText]).map { Due(token: $0["token"], requestedProductId: $0["requestedProductId"],
                                                  productId: $0["productId"] ?? $0["requestedProductId"]) }
         }
     }
@@ -156,14 +156,14 @@ struct RevalidationStore: Sendable {
             try db.execute(sql: """
                 UPDATE offlineProducts SET productId = ?, productType = ?, manifestHash = ?, staged = NULL, endedAt = ?
                 WHERE token = ?
-                """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now, token])
+                """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now.databaseText, token])
             try Self.store(staged.validity, token: token, db: db)
             if let licenseId = staged.licenseId { try LicenseStore.makeCurrent(licenseId, token: token, db: db) }
             // The token now wants only the new files; the old ones go unless a station holds them.
             try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId NOT IN (\(staged.fileIds.sqlList))",
                            arguments: [token])
             try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
-                           arguments: [now, token])
+                           arguments: [now.databaseText, token])
             let garbage = try FileStore.collectGarbage(db: db)
             if staged.files != nil {
                 // A presentation is found by the URLs its playlists name: its files take their
@@ -183,7 +183,7 @@ struct RevalidationStore: Sendable {
         try db.execute(sql: """
             UPDATE offlineProducts SET offlineRevalidateAt = ?, offlineValidUntil = ?, revalidatedAt = ?, revalidationError = NULL
             WHERE token = ?
-            """, arguments: [validity.revalidateAt, validity.validUntil, Date(), token])
+            """, arguments: [validity.revalidateAt?.databaseText, validity.validUntil?.databaseText, Date().databaseText, token])
     }
 
     /// Forgets `token`'s staged re-offline, if any: its queue row, its license kept aside and its

@@ -81,7 +81,7 @@ struct StationStore: Sendable {
                 """).map { row in
                 HeldStation(id: row["id"], name: row["name"], itemCount: row["itemCount"], verifiedCount: row["verifiedCount"],
                             durationSeconds: row["seconds"] as Double? ?? 0, sizeBytes: row["bytes"] as Int64? ?? 0,
-                            expiresAt: row["expiresAt"], syncedAt: row["syncedAt"], onExpiry: row["onExpiry"])
+                            expiresAt: row.date("expiresAt"), syncedAt: row.date("syncedAt"), onExpiry: row["onExpiry"])
             }
         }
     }
@@ -149,7 +149,7 @@ struct StationStore: Sendable {
                 targetMinutes = excluded.targetMinutes, expiresAt = excluded.expiresAt, revalidateAt = excluded.revalidateAt,
                 onExpiry = excluded.onExpiry, syncedAt = excluded.syncedAt, lastError = NULL
             """, arguments: [manifest.stationId, manifest.name ?? manifest.stationId, withHash ? manifest.manifestHash : nil,
-                             manifest.targetMinutes, manifest.expiresAt, manifest.revalidateAt, manifest.onExpiry, now, now, manifest.name])
+                             manifest.targetMinutes, manifest.expiresAt?.databaseText, manifest.revalidateAt?.databaseText, manifest.onExpiry, now.databaseText, now.databaseText, manifest.name])
     }
 
     /// The items' files upserted and wanted for the station, new ones appended to its list.

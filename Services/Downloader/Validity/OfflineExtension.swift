@@ -40,7 +40,7 @@ actor OfflineExtension {
         // Only what was asked about is stored.
         let extendedStations = stations.filter { stationIds.contains($0.0) }.map { id, expiresAt, entry in
             ExpiryStore.StationExtension(id: id, expiresAt: expiresAt,
-                                         revalidateAt: entry["revalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339),
+                                         revalidateAt: entry["revalidateAt"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339),
                                          onExpiry: entry["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil })
         }
         let extendedProducts = products.filter { productIds.contains($0.0) }.map { id, validUntil, _ in
@@ -50,7 +50,7 @@ actor OfflineExtension {
         await clock.capture()
         let expired = try await expire()
         func list(_ rows: [(String, Date, JSONValue)], _ key: String) -> JSONValue {
-            .array(rows.map { ["id": .string($0.0), key: .string(ServerTimeSample.formatRFC3339($0.1))] })
+            .array(rows.map { ["id": .string($0.0), key: .string(UTCTimestamp.rfc3339($0.1))] })
         }
         return ["stations": list(stations, "expiresAt"), "products": list(products, "validUntil"),
                 "rejected": .array(answer["rejected"]?.arrayValue ?? []),
@@ -61,7 +61,7 @@ actor OfflineExtension {
     private static func entries(_ value: JSONValue?, dateKey: String) -> [(String, Date, JSONValue)] {
         (value?.arrayValue ?? []).compactMap { entry in
             guard let id = entry["id"]?.stringValue, OriginID.isValid(id),
-                  let date = entry[dateKey]?.stringValue.flatMap(ServerTimeSample.parseRFC3339) else { return nil }
+                  let date = entry[dateKey]?.stringValue.flatMap(UTCTimestamp.parseRFC3339) else { return nil }
             return (id, date, entry)
         }
     }

@@ -8,7 +8,7 @@ struct Validity: Sendable, Codable, Equatable {
     var validUntil: Date?
 
     init(_ info: JSONValue) {
-        revalidateAt = info["offlineRevalidateAt"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
-        validUntil = info["offlineValidUntil"]?.stringValue.flatMap(ServerTimeSample.parseRFC3339)
+        revalidateAt = info["offlineRevalidateAt"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339)
+        validUntil = info["offlineValidUntil"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339)
     }
 }

@@ -33,6 +33,6 @@ struct PlayEvent: Codable, Sendable, Equatable {
     var json: JSONValue { (try? JSONCoding.value(self)) ?? .null }
 
     static func timestamp(_ date: Date = Date()) -> String {
-        ServerTimeSample.formatRFC3339(date)
+        UTCTimestamp.rfc3339(date)
     }
 }

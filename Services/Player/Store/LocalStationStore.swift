@@ -51,7 +51,7 @@ struct LocalStationStore: Sendable {
     func markPlayed(stationId: String, itemId: String, at date: Date) async throws {
         try await catalog.write { db in
             try db.execute(sql: "UPDATE stationItems SET playedAt = ? WHERE stationId = ? AND itemId = ?",
-                           arguments: [date, stationId, itemId])
+                           arguments: [date.databaseText, stationId, itemId])
         }
     }
 }

@@ -103,8 +103,8 @@ struct MediaServerStore: Sendable {
             if state == "cached" {
                 valid = try OfflineAvailability.state(productId: productId, db: db, now: now) == .offlinedAndValid
             } else {
-                let until: Date? = row["offlineValidUntil"]
-                let expires: Date? = row["expiresAt"]
+                let until = row.date("offlineValidUntil")
+                let expires = row.date("expiresAt")
                 valid = ["queued", "downloading", "idle", "paused", "partiallyCached"].contains(state)
                     && (until.map { $0 > now } ?? true) && (expires.map { $0 > now } ?? true)
             }
@@ -123,8 +123,8 @@ struct MediaServerStore: Sendable {
             SELECT p.offlineValidUntil, l.expiresAt FROM offlineProducts p LEFT JOIN licenses l ON l.id = p.licenseId
             WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
             """, arguments: [productId, productId]) else { return false }
-        let until: Date? = row["offlineValidUntil"]
-        let expires: Date? = row["expiresAt"]
+        let until = row.date("offlineValidUntil")
+        let expires = row.date("expiresAt")
         return (until.map { $0 > now } ?? true) && (expires.map { $0 > now } ?? true)
     }
 

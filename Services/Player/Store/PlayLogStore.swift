@@ -40,7 +40,7 @@ struct PlayLogStore: Sendable {
             try db.execute(sql: """
                 INSERT INTO playerPlays (eventId, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
-                """, arguments: [event.eventId, state, body, now, now])
+                """, arguments: [event.eventId, state, body, now.databaseText, now.databaseText])
         }
     }
 

@@ -17,7 +17,7 @@ struct SettingsStore: Sendable {
             try db.execute(sql: """
                 INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
                 ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
-                """, arguments: [key, text, Date()])
+                """, arguments: [key, text, Date().databaseText])
         }
     }
 }
