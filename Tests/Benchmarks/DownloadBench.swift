@@ -95,9 +95,8 @@ struct DownloadBench: AsyncParsableCommand {
         if !wanted.contains("nginx") {
             // Not asked for.
         } else if FileManager.default.isExecutableFile(atPath: nginx) {
-            let base = try DownloadServers.startNginx(nginx, folder: root + "/nginx", mediaRoot: data, originPort: port)
-            let master = pid_t(try String(contentsOfFile: root + "/nginx/nginx.pid", encoding: .utf8)
-                .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            // Its master's pid is the launched process's: the pid file may come after the port opens.
+            let (base, master) = try DownloadServers.startNginx(nginx, folder: root + "/nginx", mediaRoot: data, originPort: port)
             servers.append(Server(name: "nginx", base: base, pids: [master, originChild.pid]))
             progress("nginx: serving the media on \(base)")
         } else {

@@ -11,7 +11,8 @@ enum DownloadServers {
     /// Starts nginx on a free loopback port with a generated configuration in `folder`, serving
     /// the media folder and passing everything else (the API) to the origin; returns its base
     /// URL once it accepts connections.
-    static func startNginx(_ binary: String, folder: String, mediaRoot: String, originPort: String) throws -> String {
+    /// Its base URL, and the pid of its master process (the one launched: `daemon off`).
+    static func startNginx(_ binary: String, folder: String, mediaRoot: String, originPort: String) throws -> (base: String, pid: pid_t) {
         try startNginx(binary, folder: folder, server: { port in """
             listen 127.0.0.1:\(port);
             root \(mediaRoot);
@@ -28,7 +29,7 @@ enum DownloadServers {
 
     /// Starts nginx (`sendfile on`, keep-alive, no access log) with one `server` block, given
     /// the port it listens on; `types` adds MIME types. Returns its base URL once it accepts.
-    static func startNginx(_ binary: String, folder: String, types: String = "", server: (UInt16) -> String) throws -> String {
+    static func startNginx(_ binary: String, folder: String, types: String = "", server: (UInt16) -> String) throws -> (base: String, pid: pid_t) {
         try FileManager.default.createDirectory(atPath: folder + "/temp", withIntermediateDirectories: true)
         let port = try freeLoopbackPort()
         // As root, nginx's workers would become `nobody` and could not enter the bench's 0700
@@ -61,14 +62,14 @@ enum DownloadServers {
 
             """
         try config.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
-        _ = try ChildProcesses.shared.launch(binary, ["-p", folder, "-e", folder + "/error.log", "-c", folder + "/nginx.conf"],
-                                             logFile: folder + "/nginx.log")
+        let master = try ChildProcesses.shared.launch(binary, ["-p", folder, "-e", folder + "/error.log", "-c", folder + "/nginx.conf"],
+                                                      logFile: folder + "/nginx.log")
         let until = deadline(after: 30)
         while !canConnect(port: port) {
             guard monotonicNanos() < until else { throw BenchError("nginx did not listen on port \(port); see \(folder)/error.log") }
             sleepMicros(10_000)
         }
-        return "http://127.0.0.1:\(port)"
+        return ("http://127.0.0.1:\(port)", master.pid)
     }
 
     /// A port the kernel just handed out for 127.0.0.1 (bound, then released).

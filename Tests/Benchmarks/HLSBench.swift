@@ -258,7 +258,7 @@ struct HLSBench: AsyncParsableCommand {
     private func startNginx(web: String, folder: String) throws -> String {
         try DownloadServers.startNginx(nginx, folder: folder,
                                        types: "types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; text/vtt vtt; }",
-                                       server: { port in "listen 127.0.0.1:\(port);\nroot \(web);" })
+                                       server: { port in "listen 127.0.0.1:\(port);\nroot \(web);" }).base
     }
 
     /// `curl -w %{time_starttransfer}`: seconds until the first byte of the answer.
