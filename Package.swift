@@ -34,6 +34,8 @@ let package = Package(
                        providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CALSA", path: "Shared/CALSA", pkgConfig: "alsa",
                        providers: [.apt(["libasound2-dev"])]),
+        // glibc's <malloc.h> (mallopt), which Swift's Glibc module leaves out.
+        .systemLibrary(name: "CMalloc", path: "Shared/CMalloc"),
         // FFmpeg's headers, and forwarding definitions that open its libraries on first use
         // instead of linking them (see Shared/CFFmpeg/loader.c). Debian: libavformat-dev,
         // libavcodec-dev, libavutil-dev, libswresample-dev.
@@ -78,7 +80,7 @@ let package = Package(
         .target(name: "AudioOutput", dependencies: ["AudioFormat", "CALSA"], path: "Shared/AudioOutput"),
         .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CFFmpeg"], path: "Shared/MediaDecoder"),
         .target(name: "ServiceKit", dependencies: [
-            "Wire", "Systemd", "Catalog", "BlockingIO",
+            "Wire", "Systemd", "Catalog", "BlockingIO", "CMalloc",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),

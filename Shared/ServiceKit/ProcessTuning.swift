@@ -1,3 +1,4 @@
+import CMalloc
 import Foundation
 import NIOCore
 
@@ -10,6 +11,10 @@ enum ProcessTuning {
     static let eventLoops = 2
     /// NIO's blocking pool (`BlockingIO.run`): short file, `statvfs`, D-Bus and catalog-open calls.
     static let blockingThreads = 2
+    /// glibc's malloc arenas. By default a thread that finds the arenas busy gets one of its own
+    /// (up to eight per core), and each arena keeps what was freed in it: a downloader syncing
+    /// 1 000 files on 35 threads peaked 5 MiB higher with the default, at the same speed.
+    static let mallocArenas: Int32 = 2
 
     static func apply(environment: [String: String] = ProcessInfo.processInfo.environment) {
         if environment["NIO_SINGLETON_GROUP_LOOP_COUNT"] == nil {
@@ -17,6 +22,9 @@ enum ProcessTuning {
         }
         if environment["NIO_SINGLETON_BLOCKING_POOL_THREAD_COUNT"] == nil {
             NIOSingletons.blockingPoolThreadCountSuggestion = blockingThreads
+        }
+        if environment["MALLOC_ARENA_MAX"] == nil {
+            _ = mallopt(M_ARENA_MAX, mallocArenas)
         }
     }
 }
