@@ -130,7 +130,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Origin"),
         .executableTarget(name: "cassette-bench", dependencies: [
-            "Wire",
+            "Wire", "TestSupport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/Benchmarks"),

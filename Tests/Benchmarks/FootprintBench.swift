@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -251,19 +252,7 @@ struct ProcessMemory: Codable, Sendable {
     var mappedLibraries: Int
 
     static func read(pid: pid_t) throws -> ProcessMemory {
-        // /proc files report size 0: read them to the end with read(2).
-        func text(_ file: String) throws -> String {
-            let fd = open("/proc/\(pid)/\(file)", O_RDONLY)
-            guard fd >= 0 else { throw BenchError.system("open /proc/\(pid)/\(file)") }
-            defer { close(fd) }
-            var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-                guard n > 0 else { break }
-                bytes += chunk[0..<n]
-            }
-            return String(decoding: bytes, as: UTF8.self)
-        }
+        func text(_ file: String) throws -> String { try readProcFile("/proc/\(pid)/\(file)") }
         func kib(_ key: String, in s: String) -> Int {
             for line in s.split(separator: "\n") where line.hasPrefix(key + ":") {
                 return Int(line.dropFirst(key.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") ?? 0
