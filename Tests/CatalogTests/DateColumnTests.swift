@@ -35,6 +35,7 @@ final class DateColumnTests: XCTestCase {
                 XCTAssertNil(row.date("at"), bad)
             }
             XCTAssertNil(try Row.fetchOne(db, sql: "SELECT NULL AS at")?.date("at"))
+            XCTAssertNil(try Row.fetchOne(db, sql: "SELECT 1 AS other")?.date("at"), "a column the row does not have")
         }
     }
 }
