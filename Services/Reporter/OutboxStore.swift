@@ -2,7 +2,6 @@ import Catalog
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
-import OriginClient
 import Wire
 
 /// The outbox table (`playlogOutbox`) and its counters. Every write goes through the
@@ -72,9 +71,8 @@ final class OutboxStore: Sendable {
     }
 
     private func insert(_ records: [OutboxRecord], at date: Date, db: Database) throws -> [StoreOutcome] {
-        // Dates are bound as text made once per transaction: GRDB formats every bound `Date`
-        // with a Foundation `DateFormatter` (ICU), which cost more than the rest of an insert.
-        let now = UTCTimestamp.database(date)
+        // One date text for the whole batch: made per record, it cost more than the rest of an insert.
+        let now = date.databaseText
         var delta = OutboxCounters()
         var outcomes: [StoreOutcome] = []
         try db.inTransaction(.immediate) {
@@ -225,7 +223,7 @@ final class OutboxStore: Sendable {
     /// kind and size for the counters; nil (a note applied at opening) counts nothing, since
     /// the counters are loaded from the table afterwards.
     private static func mark(_ verdict: BatchVerdict, sent: [PendingRecord]?, at when: Date, _ db: Database) throws -> Applied {
-        let date = UTCTimestamp.database(when)
+        let date = when.databaseText
         let byID = sent.map { Dictionary($0.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
         var applied = Applied()
         let deliver = try db.cachedStatement(sql: """

@@ -12,7 +12,7 @@ public enum UTCTimestamp {
     }
 
     /// `2026-11-25 06:39:32.123`: how GRDB writes a `Date` (and reads one back).
-    public static func database(_ date: Date) -> String {
+    static func database(_ date: Date) -> String {
         text(date, separator: UInt8(ascii: " "), zone: "")
     }
 
