@@ -26,12 +26,15 @@ final class ICUResidencyTests: XCTestCase {
             try await (stack.api.stats()).object("plays").int("unique") ?? 0 > 0
         }
 
+        var seen: [String] = []
         for service in [stack.downloader!, stack.player!, stack.reporter!] {
             let resident = try Self.residentBytes(pid: service.pid, of: "lib_FoundationICU")
+            seen.append("\(service.name) \(resident >> 10) KiB")
             XCTAssertGreaterThan(resident, 0, "\(service.name): lib_FoundationICU is not in its smaps")
             XCTAssertLessThan(resident, Self.loadingOnlyBytes,
                               "\(service.name) has \(resident >> 10) KiB of ICU resident: something formats dates through ICU")
         }
+        print("ICU resident after a sync, a play and its delivery: " + seen.joined(separator: ", "))
     }
 
     private func waitFor(_ what: String, _ stack: CassetteStack, _ done: () async throws -> Bool) async throws {
