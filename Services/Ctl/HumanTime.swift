@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// Lengths of time and dates for people (tables and messages; JSON keeps the raw values).
 enum HumanTime {
@@ -32,11 +33,6 @@ enum HumanTime {
     }
 
     static func parse(_ text: String) -> Date? {
-        let withFraction = ISO8601DateFormatter()
-        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = withFraction.date(from: text) { return date }
-        let plain = ISO8601DateFormatter()
-        plain.formatOptions = [.withInternetDateTime]
-        return plain.date(from: text)
+        UTCTimestamp.parseRFC3339(text)
     }
 }
