@@ -96,8 +96,14 @@ public enum UTCTimestamp {
         }
     }
 
+    /// The instants the four-digit forms can write: 0000-01-01 to 9999-12-31, in seconds since 1970.
+    private static let writable = -62_167_219_200.0...253_402_300_799.999
+
+    /// A date outside `writable` (or not finite) is written as the nearest end of it.
     private static func text(_ date: Date, separator: UInt8, zone: StaticString) -> String {
-        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let seconds = date.timeIntervalSince1970
+        let clamped = seconds.isNaN ? 0 : min(max(seconds, writable.lowerBound), writable.upperBound)
+        let total = Int64((clamped * 1000).rounded())
         let (quotient, remainder) = total.quotientAndRemainder(dividingBy: 1000)
         var whole = time_t(remainder < 0 ? quotient - 1 : quotient)
         let millis = Int(remainder < 0 ? remainder + 1000 : remainder)

@@ -34,4 +34,19 @@ final class UTCTimestampTests: XCTestCase {
             XCTAssertNil(UTCTimestamp.parseRFC3339(bad), bad)
         }
     }
+
+    /// Any `Date` can be written: one outside the four-digit years (a client's absurd number)
+    /// becomes the nearest end of them instead of trapping.
+    func testDatesBeyondFourDigitYearsAreWrittenAtTheEnds() {
+        for seconds in [1e15, .infinity, .greatestFiniteMagnitude] {
+            XCTAssertEqual(UTCTimestamp.rfc3339(Date(timeIntervalSince1970: seconds)), "9999-12-31T23:59:59.999Z")
+        }
+        for seconds in [-1e15, -.infinity, -.greatestFiniteMagnitude] {
+            XCTAssertEqual(UTCTimestamp.rfc3339(Date(timeIntervalSince1970: seconds)), "0000-01-01T00:00:00.000Z")
+        }
+        XCTAssertEqual(UTCTimestamp.rfc3339(Date(timeIntervalSince1970: .nan)), "1970-01-01T00:00:00.000Z")
+        XCTAssertEqual(Date.distantFuture.databaseText, "4001-01-01 00:00:00.000")
+        XCTAssertEqual(UTCTimestamp.parseRFC3339("9999-12-31T23:59:59.999Z")?.timeIntervalSince1970 ?? 0, 253_402_300_799.999, accuracy: 1e-3)
+        XCTAssertEqual(UTCTimestamp.parseRFC3339("0000-01-01T00:00:00Z")?.timeIntervalSince1970, -62_167_219_200)
+    }
 }
