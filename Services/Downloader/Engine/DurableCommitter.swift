@@ -1,8 +1,8 @@
+import BlockingIO
 import Catalog
 import Foundation
 import NIOConcurrencyHelpers
 import NIOPosix
-import Synchronization
 
 /// Makes completed downloads permanent, several at a time (group commit), in the only safe
 /// order (docs/catalog.md):
@@ -26,9 +26,10 @@ import Synchronization
 /// pool thread would stall every transfer's bookkeeping on a two-core device); files that
 /// complete during a batch's fsync ride on the next batch.
 ///
-/// Not an actor: a file joins the waiting list under a lock on its caller's executor, and the
-/// commit thread answers each caller directly, so a file costs no hop to a committer actor and
-/// back (a station of small files paid two thread hand-offs per file for that).
+/// Not an actor: a file joins the commit thread's queue (an `OrderedWorker` taking everything
+/// waiting as one batch) from its caller's executor, and the commit thread answers each caller
+/// directly, so a file costs no hop to a committer actor and back (a station of small files
+/// paid two thread hand-offs per file for that).
 ///
 /// A crash between 4 and 5 leaves a final-named file whose row is not verified; `Reconciler`
 /// renames it back to `.part`, and the next attempt re-verifies it without downloading.
@@ -41,16 +42,7 @@ final class DurableCommitter: Sendable {
         var continuation: CheckedContinuation<Verified, Error>
     }
 
-    private struct Queue {
-        var waiting: [Waiter] = []
-        /// A drain runs (or is queued) on `disk`: it takes what joins meanwhile.
-        var draining = false
-    }
-
-    private let store: MediaStore
-    private let catalog: Catalog
-    private let queue = Mutex(Queue())
-    private let disk = DispatchQueue(label: "cassette.downloader.commit")
+    private let worker: OrderedWorker<Waiter>
     /// Threads that only fsync, for the files of a batch at once; started on first use.
     private static let fsyncThreads: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: 8)
@@ -59,40 +51,21 @@ final class DurableCommitter: Sendable {
     }()
 
     init(store: MediaStore, catalog: Catalog) {
-        self.store = store
-        self.catalog = catalog
+        // Every file waiting when the thread comes back is one batch: files that complete
+        // during a batch's fsync ride on the next one instead of each paying for its own.
+        worker = OrderedWorker(name: "cassette-commit", maxBatch: .max, startsLazily: true) { batch in
+            let result = Result { try Self.persist(batch.map(\.job), store: store, catalog: catalog) }
+            for waiter in batch {
+                waiter.continuation.resume(with: result.map { $0[waiter.job.fileId] ?? Verified() })
+            }
+        }
     }
 
     /// Returns once the file is renamed, durable and marked verified in the catalog.
     nonisolated(nonsending)
     func commit(_ job: FileJob) async throws -> Verified {
         try await withCheckedThrowingContinuation { continuation in
-            let start = queue.withLock { queue -> Bool in
-                queue.waiting.append(Waiter(job: job, continuation: continuation))
-                guard !queue.draining else { return false }
-                queue.draining = true
-                return true
-            }
-            if start { disk.async { self.drain() } }
-        }
-    }
-
-    /// On the commit thread: commits whatever is waiting, then whatever arrived meanwhile, so
-    /// files completing during a batch's fsync ride on the next one instead of each paying for
-    /// its own.
-    private func drain() {
-        while true {
-            let batch = queue.withLock { queue -> [Waiter] in
-                let batch = queue.waiting
-                queue.waiting = []
-                if batch.isEmpty { queue.draining = false }
-                return batch
-            }
-            guard !batch.isEmpty else { return }
-            let result = Result { try Self.persist(batch.map(\.job), store: store, catalog: catalog) }
-            for waiter in batch {
-                waiter.continuation.resume(with: result.map { $0[waiter.job.fileId] ?? Verified() })
-            }
+            worker.submit(Waiter(job: job, continuation: continuation))
         }
     }
 
