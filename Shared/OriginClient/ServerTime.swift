@@ -23,34 +23,11 @@ public struct ServerTimeSample: Sendable, Equatable {
     /// The HTTP `Date` header (IMF-fixdate). Every response carries one, so the usual form is
     /// read by hand; a `DateFormatter` (costly to make) is only the fallback for anything else.
     public static func parseHTTPDate(_ text: String) -> Date? {
-        if let date = parseIMFFixdate(text) { return date }
+        if let date = UTCTimestamp.parseIMFFixdate(text) { return date }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         return formatter.date(from: text)
-    }
-
-    /// `Sun, 06 Nov 1994 08:49:37 GMT` exactly (RFC 9110 §5.6.7), else nil.
-    static func parseIMFFixdate(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == 32, bytes[7] == 32, bytes[11] == 32,
-              bytes[16] == 32, bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":"), bytes[25] == 32,
-              String(decoding: bytes[26...], as: UTF8.self) == "GMT" else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for byte in bytes[range] {
-                guard (48...57).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - 48)
-            }
-            return value
-        }
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        guard let monthIndex = months.firstIndex(of: String(decoding: bytes[8..<11], as: UTF8.self)),
-              let day = number(5..<7), let year = number(12..<16), let hour = number(17..<19),
-              let minute = number(20..<22), let second = number(23..<25),
-              (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
-        let days = UTCTimestamp.daysSinceEpoch(year: year, month: monthIndex + 1, day: day)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + second))
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 
 /// UTC timestamps in the fixed forms the services read and write: RFC 3339 (the origin's
-/// times, and the ones put in results, events and play records) and the text GRDB stores a
-/// `Date` as. Written by hand: Foundation's `ISO8601DateFormatter`, `DateFormatter` and even
+/// times, and the ones put in results, events and play records), the text GRDB stores a `Date`
+/// as, and the HTTP `Date` header's IMF-fixdate. Written by hand: Foundation's `ISO8601DateFormatter`, `DateFormatter` and even
 /// `Date.ISO8601FormatStyle` open ICU calendars and time zones, which leaves 2–5 MiB of ICU's
 /// data resident in a daemon for what is a few lines of calendar arithmetic.
 public enum UTCTimestamp {
@@ -78,8 +78,27 @@ public enum UTCTimestamp {
         }
     }
 
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` exactly (IMF-fixdate, RFC 9110 §5.6.7: the form of every
+    /// HTTP `Date` header), else nil. The day's name is not checked.
+    public static func parseIMFFixdate(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            var reader = DigitReader(bytes: bytes)
+            guard reader.take(3) != nil, reader.skip(","), reader.skip(" "), let day = reader.number(2), reader.skip(" "),
+                  let name = reader.take(3), let month = monthNames.firstIndex(where: { $0.utf8.elementsEqual(name) }),
+                  reader.skip(" "), let year = reader.number(4), reader.skip(" "),
+                  let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2), reader.skip(":"),
+                  let second = reader.number(2), reader.skip(" "), reader.take(3)?.elementsEqual("GMT".utf8) == true,
+                  reader.atEnd, (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+            let days = daysSinceEpoch(year: year, month: month + 1, day: day)
+            return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + second))
+        }
+    }
+
+    private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
     /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-    public static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
@@ -154,6 +173,13 @@ private struct DigitReader {
         }
         at += width
         return value
+    }
+
+    /// The next `count` bytes, whatever they are (nothing is read when fewer are left).
+    mutating func take(_ count: Int) -> UnsafeBufferPointer<UInt8>.SubSequence? {
+        guard at + count <= bytes.count else { return nil }
+        defer { at += count }
+        return bytes[at..<(at + count)]
     }
 
     /// Steps over `literal` if it comes next.
