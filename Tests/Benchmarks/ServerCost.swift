@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// What a server process spent on a run of requests, summed over its threads: time on a CPU
 /// (`/proc/PID/task/TID/schedstat`, nanoseconds) and context switches (`…/status`). Read
@@ -18,11 +19,11 @@ struct ServerCost: Codable, Sendable {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for task in tasks {
             let dir = "/proc/\(pid)/task/\(task)"
-            if let schedstat = try? String(contentsOfFile: dir + "/schedstat", encoding: .utf8),
+            if let schedstat = try? readProcFile(dir + "/schedstat"),
                let first = schedstat.split(separator: " ").first, let nanos = UInt64(first) {
                 total.cpuNanos += nanos
             }
-            if let status = try? String(contentsOfFile: dir + "/status", encoding: .utf8) {
+            if let status = try? readProcFile(dir + "/status") {
                 for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
                     total.switches += UInt64(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
                 }
