@@ -82,14 +82,8 @@ struct DownloadBench: AsyncParsableCommand {
         _ = try DownloadPeers.timed(origin, ["generate", "--out", data, "--synthetic", "\(big)=1x\(bigBytes)",
                                             "--synthetic", "\(many)=\(files)x\(fileBytes)"], log: root + "/origin.log")
         progress(String(format: "origin: generated in %.1f s", Double(monotonicNanos() - generated) / 1e9))
-        let originChild = try ChildProcesses.shared.launch(origin, ["serve", "--data", data, "--port-file", root + "/origin.port"],
-                                                           logFile: root + "/origin.log")
-        let until = deadline(after: 60)
-        while !FileManager.default.fileExists(atPath: root + "/origin.port") {
-            guard monotonicNanos() < until else { throw BenchError("the origin did not start; see \(root)/origin.log") }
-            sleepMicros(10_000)
-        }
-        let port = try String(contentsOfFile: root + "/origin.port", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let server = try OriginServer.start(binary: origin, data: data, portFile: root + "/origin.port", log: root + "/origin.log")
+        let (originChild, port) = (server.child, server.port)
         let wanted = self.servers.split(separator: ",").map(String.init)
         var servers = wanted.contains("origin") ? [Server(name: "origin", base: "http://127.0.0.1:\(port)", pids: [originChild.pid])] : []
         if !wanted.contains("nginx") {

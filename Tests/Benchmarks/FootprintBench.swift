@@ -87,7 +87,7 @@ struct FootprintBench: AsyncParsableCommand {
             let originBinary = URL(fileURLWithPath: binDir).appendingPathComponent("cassette-origin").path
             origins.demo = try OriginServer.start(binary: originBinary, data: root + "/origin", portFile: root + "/origin.port",
                                                   extra: ["--tracks-per-station", "1", "--seconds", "8"],
-                                                  log: root + "/origin.log", timeoutSeconds: 120).1
+                                                  log: root + "/origin.log", timeoutSeconds: 120).baseURL
             try #"{"clientToken":"demo","clientSecret":"demo"}"#.write(toFile: root + "/cassette.json", atomically: true, encoding: .utf8)
             if syncFiles > 0 {
                 // A second origin serves the station the downloader syncs under load: a synthetic
@@ -97,7 +97,7 @@ struct FootprintBench: AsyncParsableCommand {
                                                            "\(Self.syncStation)=\(syncFiles)x\(syncFileBytes)"],
                                             log: root + "/synthetic-origin.log")
                 origins.sync = try OriginServer.start(binary: originBinary, data: root + "/synthetic", portFile: root + "/synthetic.port",
-                                                      log: root + "/synthetic-origin.log").1
+                                                      log: root + "/synthetic-origin.log").baseURL
             }
         }
 

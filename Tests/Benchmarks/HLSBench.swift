@@ -64,15 +64,8 @@ struct HLSBench: AsyncParsableCommand {
                                                 ["generate", "--out", data, "--tracks-per-station", "1", "--seconds", "2",
                                                  "--video-seconds", String(videoSeconds)], log: root + "/origin.log")
         progress(String(format: "origin: generated in %.1f s", generated))
-        _ = try ChildProcesses.shared.launch(binDir + "/cassette-origin", ["serve", "--data", data, "--port-file", root + "/origin.port"],
-                                             logFile: root + "/origin.log")
-        let until = deadline(after: 60)
-        while !FileManager.default.fileExists(atPath: root + "/origin.port") {
-            guard monotonicNanos() < until else { throw BenchError("the origin did not start; see \(root)/origin.log") }
-            sleepMicros(10_000)
-        }
-        let origin = "http://127.0.0.1:" + (try String(contentsOfFile: root + "/origin.port", encoding: .utf8))
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let origin = try OriginServer.start(binary: binDir + "/cassette-origin", data: data, portFile: root + "/origin.port",
+                                            log: root + "/origin.log").baseURL
 
         // The default variant (lowest with video) is v0: its segments, for curl.
         let variant = data + "/media/vid-1/v0/index.m3u8"
