@@ -45,6 +45,8 @@ struct CommandRun {
     var stderr: String
 
     var json: JSONValue? { try? JSONCoding.parse(Array(stdout.utf8)) }
+    /// Everything it printed, stdout then stderr: for tools whose every line counts.
+    var output: String { stdout + stderr }
     var all: String { "exit \(status)\nstdout:\n\(stdout)\nstderr:\n\(stderr)" }
 }
 

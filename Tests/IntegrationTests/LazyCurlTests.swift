@@ -124,11 +124,11 @@ final class LazyCurlTests: XCTestCase {
     }
 
     static func output(of executable: String, _ arguments: [String]) throws -> String {
-        let (status, text) = try runTool(executable, arguments)
-        guard status == 0 else {
-            throw NSError(domain: "LazyCurlTests", code: Int(status),
-                          userInfo: [NSLocalizedDescriptionKey: "\(executable) \(arguments): \(text)"])
+        let run = try Command.run(executable, arguments)
+        guard run.status == 0 else {
+            throw NSError(domain: "LazyCurlTests", code: Int(run.status),
+                          userInfo: [NSLocalizedDescriptionKey: "\(executable) \(arguments): \(run.output)"])
         }
-        return text
+        return run.output
     }
 }

@@ -28,7 +28,7 @@ final class SystemdUnitTests: XCTestCase {
         let dir = try unitsForThisMachine()
         defer { dir.remove() }
         let units = Self.services.flatMap { ["\(dir.path)/cassette-\($0).service", "\(dir.path)/cassette-\($0).socket"] }
-        let result = try runTool("/usr/bin/systemd-analyze", ["verify", "--man=no"] + units)
+        let result = try Command.run("/usr/bin/systemd-analyze", ["verify", "--man=no"] + units)
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertEqual(result.output.trimmingCharacters(in: .whitespacesAndNewlines), "", "verify printed warnings")
     }
@@ -37,8 +37,8 @@ final class SystemdUnitTests: XCTestCase {
         let dir = try unitsForThisMachine()
         defer { dir.remove() }
         for service in Self.services {
-            let result = try runTool("/usr/bin/systemd-analyze", ["security", "--offline=true", "--no-pager",
-                                                              "\(dir.path)/cassette-\(service).service"])
+            let result = try Command.run("/usr/bin/systemd-analyze", ["security", "--offline=true", "--no-pager",
+                                                                      "\(dir.path)/cassette-\(service).service"])
             let line = result.output.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
             let score = line.split(separator: ":").last.flatMap { Double($0.split(separator: " ").first ?? "") }
             XCTAssertNotNil(score, "no exposure line for \(service): \(result.output.suffix(300))")
