@@ -42,7 +42,7 @@ final class CacheLimitStressTests: XCTestCase {
 
         let answer = try await client.call("stations.sync", ["stationId": .string(station)])
         XCTAssertEqual(answer["total"]?.intValue, Self.files, "\(answer)")
-        let blocked = try await PolicyTest.waitUntil("one file verified and two blocked by the cache limit", timeout: 30) {
+        let blocked = try await waitUntil("one file verified and two blocked by the cache limit", timeout: 30) {
             let list = try await h.call("stations.list")
             let entry = list["localOffline"]?.arrayValue?.first { $0["id"]?.stringValue == station }
             return entry?["verifiedCount"]?.intValue == 1 && Set(Self.cacheLimited(events).map(\.item)).count == 2

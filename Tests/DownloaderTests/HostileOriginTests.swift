@@ -64,7 +64,7 @@ final class HostileOriginTests: XCTestCase {
             try Int.fetchAll(db, sql: "SELECT attempts FROM files WHERE state != 'verified'")
         }
         XCTAssertEqual(attempts, [3], "the bad file was tried maxAttempts times")
-        try await PolicyTest.waitUntil("nothing counted as running", timeout: 10) {
+        try await waitUntil("nothing counted as running", timeout: 10) {
             try await h.activeDownloads() == 0
         }
         _ = try await h.call("stations.sync", ["stationId": "st-9"])

@@ -93,7 +93,7 @@ final class ItemStateTests: XCTestCase {
             }
         }
         _ = try await h.call("stations.sync", ["stationId": "st-11"])
-        try await PolicyTest.waitUntil("the item failed", timeout: 30) { try await stationRequest().state == "failed" }
+        try await waitUntil("the item failed", timeout: 30) { try await stationRequest().state == "failed" }
         let firstAttempts = try await stationRequest().attempts
         XCTAssertEqual(firstAttempts, 1)
 
@@ -103,7 +103,7 @@ final class ItemStateTests: XCTestCase {
         try await events.wait("the failed item queued again", timeout: 5) {
             $0.type == "ItemStateChanged" && $0.data["itemId"]?.stringValue == item && $0.data["state"]?.stringValue == "queued"
         }
-        try await PolicyTest.waitUntil("the item failed again", timeout: 30) { try await stationRequest().state == "failed" }
+        try await waitUntil("the item failed again", timeout: 30) { try await stationRequest().state == "failed" }
 
         // A restart queues it again; the origin now serves it.
         try h.stop()
@@ -135,7 +135,7 @@ final class ItemStateTests: XCTestCase {
         _ = try await h.call("network.set", ["type": "wifi"])
         // The offline extension every start sends is answered: the credentials are accepted (and
         // no request made before the faults below is still on its way).
-        try await PolicyTest.waitUntil("originAuth accepted", timeout: 20) {
+        try await waitUntil("originAuth accepted", timeout: 20) {
             try await h.call("service.status")["originAuth"]?.stringValue == "accepted"
         }
         try await h.api.injectFaults("/v1/", [["status": 401, "subStatus": 6001, "repeat": 1000]])

@@ -43,7 +43,7 @@ final class NetworkNamespaceTests: XCTestCase {
         try origin.run()
         processes.append(origin)
         var port = 0
-        try await PolicyTest.waitUntil("origin port") {
+        try await waitUntil("origin port") {
             port = Int((try? String(contentsOfFile: data.path + "/port", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
             return port > 0
         }
@@ -65,7 +65,7 @@ final class NetworkNamespaceTests: XCTestCase {
         try downloader.run()
         processes.append(downloader)
         var client: RPCClient?
-        try await PolicyTest.waitUntil("downloader socket") {
+        try await waitUntil("downloader socket") {
             client = try? await RPCClient.connect(path: dir.socketPath("downloader"))
             if let c = client, (try? await c.call("network.get")) != nil { return true }
             return false
@@ -86,12 +86,12 @@ final class NetworkNamespaceTests: XCTestCase {
         let product = try await PolicyTest.product(base, "tr-1")
         let part = dir.stateDir + "/media/tracks/" + PolicyTest.fileName(product.url) + ".part"
         let token = try PolicyTest.token(try await rpc.call("offline.add", ["productId": "tr-1"]))
-        try await PolicyTest.waitUntil("bytes in the .part") { PolicyTest.fileSize(part) > 40_000 }
+        try await waitUntil("bytes in the .part") { PolicyTest.fileSize(part) > 40_000 }
         let moved = Date()
         XCTAssertEqual(PolicyTest.run(["ip", "-n", ns, "route", "replace", "default", "via", "10.213.2.1", "dev", "wwan0"]), 0)
-        try await PolicyTest.waitUntil("cellular seen", timeout: 5) { try await network()["type"]?.stringValue == "cellular" }
+        try await waitUntil("cellular seen", timeout: 5) { try await network()["type"]?.stringValue == "cellular" }
         let seen = Date().timeIntervalSince(moved)
-        try await PolicyTest.waitUntil("transfer stopped", timeout: 5) {
+        try await waitUntil("transfer stopped", timeout: 5) {
             let s = try await rpc.call("offline.status", ["token": .string(token)])
             let active = try await rpc.call("service.status")["activeDownloads"]?.intValue
             return s["error"]?.stringValue == "CellularNotAllowed" && active == 0
@@ -106,7 +106,7 @@ final class NetworkNamespaceTests: XCTestCase {
         // Back to Wi-Fi: resumes with Range and completes.
         _ = try await HTTPClient().send(HTTPRequest(method: "DELETE", url: base + "/_control/faults", timeoutSeconds: 10))
         XCTAssertEqual(PolicyTest.run(["ip", "-n", ns, "route", "replace", "default", "via", "10.213.1.1", "dev", "wlan0"]), 0)
-        try await PolicyTest.waitUntil("cached after the route came back", timeout: 30) {
+        try await waitUntil("cached after the route came back", timeout: 30) {
             try await rpc.call("offline.status", ["token": .string(token)])["state"]?.stringValue == "cached"
         }
         let counts = try await PolicyTest.mediaCounts(base, PolicyTest.fileName(product.url))
@@ -116,7 +116,7 @@ final class NetworkNamespaceTests: XCTestCase {
 
         // No default route at all: none.
         XCTAssertEqual(PolicyTest.run(["ip", "-n", ns, "route", "del", "default"]), 0)
-        try await PolicyTest.waitUntil("no network seen", timeout: 5) { try await network()["type"]?.stringValue == "none" }
+        try await waitUntil("no network seen", timeout: 5) { try await network()["type"]?.stringValue == "none" }
         print("netns: wwan0 route seen in \(String(format: "%.2f", seen)) s, transfer stopped \(String(format: "%.2f", stopped - seen)) s later at \(held)/\(product.size) bytes; resumed on wlan0 with \(counts.ranged) Range answer")
     }
 }

@@ -17,7 +17,7 @@ final class PolicyNetworkTests: XCTestCase {
         let product = try await PolicyTest.product(h.origin.baseURL, "tr-1")
         let part = h.mediaDir + "/tracks/" + PolicyTest.fileName(product.url) + ".part"
         let token = try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-1"]))
-        try await PolicyTest.waitUntil("bytes in the .part") { PolicyTest.fileSize(part) > 40_000 }
+        try await waitUntil("bytes in the .part") { PolicyTest.fileSize(part) > 40_000 }
 
         let switched = Date()
         let network = try await h.call("network.set", ["type": "cellular"])
@@ -26,7 +26,7 @@ final class PolicyNetworkTests: XCTestCase {
         let idle = try await h.status(token)
         XCTAssertEqual(idle["state"]?.stringValue, "idle")
         XCTAssertEqual(idle["error"]?.stringValue, "CellularNotAllowed")
-        try await PolicyTest.waitUntil("transfer stopped", timeout: 5) { try await h.activeDownloads() == 0 }
+        try await waitUntil("transfer stopped", timeout: 5) { try await h.activeDownloads() == 0 }
         let stopped = Date().timeIntervalSince(switched)
         let sizeAtStop = PolicyTest.fileSize(part)
         try await Task.sleep(nanoseconds: 1_500_000_000)

@@ -7,17 +7,6 @@ import XCTest
 
 /// Shared by the policy, network, storage and eviction tests.
 enum PolicyTest {
-    /// Polls `condition` every 50 ms; returns the seconds it took, or throws after `timeout`.
-    @discardableResult
-    static func waitUntil(_ what: String, timeout: Double = 20, _ condition: () async throws -> Bool) async throws -> Double {
-        let start = Date()
-        while Date().timeIntervalSince(start) < timeout {
-            if try await condition() { return Date().timeIntervalSince(start) }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
-        throw OriginTestError("not within \(timeout)s: \(what)")
-    }
-
     static func fileSize(_ path: String) -> Int {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }

@@ -102,7 +102,7 @@ final class StationStressTests: XCTestCase {
                                    round: Int) async throws {
         let running = try await h.activeDownloads()
         XCTAssertEqual(running, 0, "round \(round): transfers still running after StationDownloadComplete")
-        try await PolicyTest.waitUntil("no transfer running (round \(round))", timeout: 30) { try await h.activeDownloads() == 0 }
+        try await waitUntil("no transfer running (round \(round))", timeout: 30) { try await h.activeDownloads() == 0 }
         let full = try await h.mediaStats().full
         let again = manifest.values.map(\.url).filter { full[$0, default: 0] != round }.sorted()
         XCTAssertEqual(again, [], "round \(round): files not sent exactly \(round) time(s): \(again.map { "\($0) ×\(full[$0, default: 0])" })")
@@ -114,14 +114,14 @@ final class StationStressTests: XCTestCase {
         let mark = events.count
         let began = Date()
         try await h.setServerClock(offset: Double(round) * 2 * Self.day)
-        try await PolicyTest.waitUntil("station \(Self.station) expired (round \(round))", timeout: 60) {
+        try await waitUntil("station \(Self.station) expired (round \(round))", timeout: 60) {
             let list = try await h.call("stations.list")
             return !(list["localOffline"]?.arrayValue ?? []).contains { $0["id"]?.stringValue == Self.station }
         }
         try await events.wait("StationExpired", from: mark, timeout: 10) {
             $0.type == "StationExpired" && $0.data["stationId"]?.stringValue == Self.station
         }
-        try await PolicyTest.waitUntil("the expired station's files deleted (round \(round))", timeout: 30) {
+        try await waitUntil("the expired station's files deleted (round \(round))", timeout: 30) {
             h.mediaFiles().isEmpty
         }
         return Date().timeIntervalSince(began)

@@ -45,7 +45,7 @@ final class StorageLimitTests: XCTestCase {
 
         // Space freed: it starts by itself and completes.
         try FileManager.default.removeItem(atPath: filler)
-        let recovered = try await PolicyTest.waitUntil("recovery after space was freed", timeout: 30) {
+        let recovered = try await waitUntil("recovery after space was freed", timeout: 30) {
             try await h.status(token)["state"]?.stringValue == "cached"
         }
         XCTAssertEqual(try sha256(ofFile: h.mediaDir + "/tracks/" + PolicyTest.fileName(first.url)), first.sha256)
@@ -55,13 +55,13 @@ final class StorageLimitTests: XCTestCase {
         let second = try await PolicyTest.product(h.origin.baseURL, "tr-7b")
         let secondPart = h.mediaDir + "/tracks/" + PolicyTest.fileName(second.url) + ".part"
         let token2 = try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-7b"]))
-        try await PolicyTest.waitUntil("bytes in the .part") { PolicyTest.fileSize(secondPart) > 20_000 }
+        try await waitUntil("bytes in the .part") { PolicyTest.fileSize(secondPart) > 20_000 }
         try fill(filler, leaving: 0, of: h.mediaDir)
-        let stoppedIn = try await PolicyTest.waitUntil("CacheLimit while writing", timeout: 10) {
+        let stoppedIn = try await waitUntil("CacheLimit while writing", timeout: 10) {
             let s = try await h.status(token2)
             return s["state"]?.stringValue == "idle" && s["error"]?.stringValue == "CacheLimit"
         }
-        try await PolicyTest.waitUntil("transfer stopped", timeout: 5) { try await h.activeDownloads() == 0 }
+        try await waitUntil("transfer stopped", timeout: 5) { try await h.activeDownloads() == 0 }
         let final2 = h.mediaDir + "/tracks/" + PolicyTest.fileName(second.url)
         XCTAssertFalse(FileManager.default.fileExists(atPath: final2), "a partial file was promoted")
         let state2 = try await h.status(token2)["state"]?.stringValue

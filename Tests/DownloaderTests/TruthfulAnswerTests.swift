@@ -112,7 +112,7 @@ final class TruthfulAnswerTests: XCTestCase {
             events.of("OfflineProgress").filter { $0.data["token"]?.stringValue == token }.compactMap { $0.data["bytesOnDisk"]?.intValue }
         }
         for token in tokens {
-            try await PolicyTest.waitUntil("progress of \(token) reported twice", timeout: 30) { reported(token).count >= 2 }
+            try await waitUntil("progress of \(token) reported twice", timeout: 30) { reported(token).count >= 2 }
             let onDisk = try await h.status(token)["bytesOnDisk"]?.intValue ?? 0
             XCTAssertGreaterThan(onDisk, 0, "the catalog follows \(token)")
         }
@@ -138,7 +138,7 @@ final class TruthfulAnswerTests: XCTestCase {
         let first = try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-1"]))
         let second = try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-2"]))
         for token in [first, second] {
-            try await PolicyTest.waitUntil("part of \(token) on disk", timeout: 20) {
+            try await waitUntil("part of \(token) on disk", timeout: 20) {
                 (try await h.status(token)["bytesOnDisk"]?.intValue ?? 0) > 0
             }
         }

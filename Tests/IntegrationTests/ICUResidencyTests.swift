@@ -18,11 +18,11 @@ final class ICUResidencyTests: XCTestCase {
         XCTAssertEqual(sync.status, 0, sync.all + stack.logs)
         let tune = try Command.ctl(stack, ["tune", "st-9"])
         XCTAssertEqual(tune.status, 0, tune.all + stack.logs)
-        try await waitFor("the player to play st-9", stack) {
+        try await waitUntil("the player to play st-9\n" + stack.logs) {
             try Command.ctl(stack, ["now", "--json"]).json?["playbackState"]?.stringValue == "PLAYING"
         }
         XCTAssertEqual(try Command.ctl(stack, ["stop"]).status, 0)
-        try await waitFor("the play to reach the origin", stack) {
+        try await waitUntil("the play to reach the origin\n" + stack.logs) {
             try await (stack.api.stats()).object("plays").int("unique") ?? 0 > 0
         }
 
@@ -35,14 +35,6 @@ final class ICUResidencyTests: XCTestCase {
                               "\(service.name) has \(resident >> 10) KiB of ICU resident: something formats dates through ICU")
         }
         print("ICU resident after a sync, a play and its delivery: " + seen.joined(separator: ", "))
-    }
-
-    private func waitFor(_ what: String, _ stack: CassetteStack, _ done: () async throws -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(20)
-        while try await !done() {
-            guard Date() < deadline else { return XCTFail("timed out waiting for \(what)\n" + stack.logs) }
-            try await Task.sleep(nanoseconds: 100_000_000)
-        }
     }
 
     /// The resident bytes of the mappings of a file whose path contains `library`, from
