@@ -56,7 +56,7 @@ final class SettingsThatActTests: XCTestCase {
         // A station downloading slowly: its files trickle in at 20 kB/s.
         try await api.injectFaults("/media/", [["bytesPerSecond": 20_000, "repeat": 1000]])
         _ = try await manage.call("stations.sync", ["stationId": "st-9"])
-        try await waitFor("a media file requested") {
+        try await waitUntil("a media file requested") {
             (try await api.stats().object("requests").keys.contains { $0.hasPrefix("/media/") })
         }
 
@@ -83,7 +83,7 @@ final class SettingsThatActTests: XCTestCase {
 
         // Back online: the station's downloads go on by themselves.
         _ = try await h.call("player.config.set", ["offlineMode": false])
-        try await waitFor("downloads resumed") {
+        try await waitUntil("downloads resumed") {
             (try await api.stats().object("requests").keys.contains { $0.hasPrefix("/media/") })
         }
         await manage.close()
@@ -98,7 +98,7 @@ final class SettingsThatActTests: XCTestCase {
         let client = try await h.start(config: #"{"player": {"availabilityCheckSeconds": 0.5}}"#,
                                        extraArgs: ["--origin", origin.baseURL], environment: Self.credentials)
         let log = EventLog(client)
-        try await waitFor("AVAILABLE") { try await h.status()["availability"]?.stringValue == "AVAILABLE" }
+        try await waitUntil("AVAILABLE") { try await h.status()["availability"]?.stringValue == "AVAILABLE" }
         // The origin goes away: every connection to it is cut.
         try await api.injectFaults("/v1/", [["reset": true, "repeat": 100_000]])
         _ = try await log.until { $0.type == "NotAvailable" }
@@ -120,14 +120,5 @@ final class SettingsThatActTests: XCTestCase {
         _ = try await h.call("player.config.set", ["offlineMode": false])
         _ = try await log.until { $0.type == "Available" }
         await h.stop()
-    }
-
-    private func waitFor(_ what: String, timeout: Double = 20, _ check: () async throws -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try await check() { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        XCTFail("not within \(timeout) s: \(what)")
     }
 }
