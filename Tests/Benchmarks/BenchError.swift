@@ -16,12 +16,14 @@ struct BenchError: Error, CustomStringConvertible {
     }
 }
 
-/// A new folder `/tmp/<prefix>.XXXXXX`, kept short: the socket paths inside it must stay
-/// under 108 bytes.
+/// A new folder `<TMPDIR or /tmp>/<prefix>.XXXXXX`, kept short: the socket paths inside it must
+/// stay under 108 bytes. `TMPDIR` puts a run on the file system it is to measure.
 func makeTempRoot(prefix: String) throws -> String {
-    var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
+    let parent = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    let pattern = "\(parent.hasSuffix("/") ? String(parent.dropLast()) : parent)/\(prefix).XXXXXX"
+    var template = Array(pattern.utf8CString)
     guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-        throw BenchError.system("mkdtemp /tmp/\(prefix).XXXXXX")
+        throw BenchError.system("mkdtemp \(pattern)")
     }
     return String(cString: made)
 }

@@ -187,7 +187,8 @@ struct DownloadBench: AsyncParsableCommand {
             }
             try settle(root: root)
         }
-        print(report.text(machine: MachineFacts.collect(binDir: binDir), loadAverage: Self.loadAverage()))
+        print(report.text(machine: MachineFacts.collect(binDir: binDir), disk: ScratchDisk.describe(path: root),
+                          loadAverage: Self.loadAverage()))
     }
 
     /// One server the peers fetch from, and the processes whose CPU time counts as its own.

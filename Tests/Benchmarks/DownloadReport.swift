@@ -32,9 +32,10 @@ struct DownloadReport {
         return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
     }
 
-    func text(machine: MachineFacts, loadAverage: String) -> String {
+    func text(machine: MachineFacts, disk: ScratchDisk, loadAverage: String) -> String {
         var lines = ["machine: nproc \(machine.nproc), \(machine.cpuModel), \(machine.memoryTotal) RAM, \(machine.os), kernel \(machine.kernel)",
                      "build:   cassette binaries \(machine.cassetteBuild), cassette-bench \(machine.benchBuild)",
+                     disk.line,
                      "load average at the end: \(loadAverage)", ""]
         let gib = Double(1 << 30)
         for server in servers {
@@ -97,9 +98,9 @@ struct DownloadReport {
                    page cache: not dropped. The origin's files were just generated and are read from the page cache by
                    every peer alike; before each timed run `sync` flushes all dirty data (untimed), so no run pays for
                    another's writeback. The large file's previous output is deleted before each run; the station runs'
-                   outputs stay until the station part ends (creating files right after thousands were deleted makes
-                   ext4 skip the freed inodes one by one, a cost of the deletion, not of the peer). Everything is on the
-                   same disk, over 127.0.0.1.
+                   outputs stay until the station part ends (an ext4 without a journal skips, one by one, each inode freed
+                   in the last minutes when it creates a file: a cost of the deletion, not of the peer; "disk" says which
+                   file system this was, and TMPDIR chooses it). Everything is on that disk, over 127.0.0.1.
             """)
         return lines.joined(separator: "\n")
     }
