@@ -90,9 +90,7 @@ public final class OrderedWorker<Item>: @unchecked Sendable {
     }
 
     private func startThread() {
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+        NamedThread.start(name) { [self] in run() }
     }
 
     private func run() {

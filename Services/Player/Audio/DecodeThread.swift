@@ -1,3 +1,4 @@
+import BlockingIO
 import Foundation
 import MediaDecoder
 import Wire
@@ -6,10 +7,7 @@ import Wire
 /// full, and obeys seeks and aborts between chunks. FFmpeg objects never leave this thread.
 enum DecodeThread {
     static func start(pipe: AudioPipe, emit: @escaping @Sendable (PipelineEvent) -> Void) -> Thread {
-        let thread = Thread { run(pipe, emit) }
-        thread.name = "cassette-decode"
-        thread.start()
-        return thread
+        NamedThread.start("cassette-decode") { run(pipe, emit) }
     }
 
     private static func run(_ pipe: AudioPipe, _ emit: @Sendable (PipelineEvent) -> Void) {

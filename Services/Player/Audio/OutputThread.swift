@@ -1,4 +1,5 @@
 import AudioOutput
+import BlockingIO
 import Foundation
 import MediaDecoder
 
@@ -71,12 +72,11 @@ final class OutputThread {
     }
 
     static func start(pipe: AudioPipe, settings: OutputSettings, emit: @escaping @Sendable (PipelineEvent) -> Void) -> Thread {
-        let thread = Thread { OutputThread(pipe: pipe, settings: settings, emit: emit).run() }
-        thread.name = "cassette-output"
-        // The device must be fed on time even when decoding and requests load both cores.
-        thread.qualityOfService = .userInteractive
-        thread.start()
-        return thread
+        // No priority of its own: Foundation's `qualityOfService` does nothing on Linux, and the
+        // unit forbids realtime scheduling. The thread sleeps between writes, and the scheduler
+        // runs a thread that wakes from sleep ahead of busy ones: a 1 000-file sync on the same
+        // core does not starve it (`PlaybackUnderSyncTests`).
+        NamedThread.start("cassette-output") { OutputThread(pipe: pipe, settings: settings, emit: emit).run() }
     }
 
     private func run() {
