@@ -208,6 +208,16 @@ final class EventLog: @unchecked Sendable {
         }
     }
 
+    /// The events that arrived since the last read, without waiting for more.
+    func sinceLastRead() -> [RPCEvent] {
+        let all = events.all
+        let from = lock.withLock { () -> Int in
+            defer { read = max(read, all.count) }
+            return read
+        }
+        return Array(all.dropFirst(from))
+    }
+
     /// Waits for `PlaybackStateChanged` to `state`.
     func untilState(_ state: String, timeout: Double = 15) async throws -> [RPCEvent] {
         try await until(timeout: timeout) { $0.type == "PlaybackStateChanged" && $0.data["playbackState"]?.stringValue == state }
