@@ -204,4 +204,32 @@ final class ProgressiveImagesTests: XCTestCase {
         _ = try await h.call("offline.delete", ["token": .string(token)])
         XCTAssertEqual(h.mediaFiles(), [])
     }
+
+    /// An image the origin refuses when it is sized refuses the product at `offline.add`, as a
+    /// presentation's image does, and `offline.estimate` says so with the same error; nothing is
+    /// stored or written.
+    func testAnImageTheOriginRefusesRefusesTheProductAsForAPresentation() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let images = try await originImages(h, "tr-1")
+        let poster = try XCTUnwrap(images["poster"]?.path)
+        try await h.api.injectFaults(poster, [["status": 404, "repeat": 2]])
+        let estimate = try await h.call("offline.estimate", ["productId": "tr-1"])
+        let weighed = try XCTUnwrap(estimate["items"]?.arrayValue?.first)
+        XCTAssertEqual(weighed["canBeDownloaded"]?.boolValue, false, "\(estimate)")
+        let refused = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "tr-1"]) }
+        let name = try XCTUnwrap((refused as? RPCError)?.name, "\(String(describing: refused))")
+        XCTAssertEqual(weighed["error"]?.stringValue, name, "estimate and add name the same refusal")
+        let list = try await h.call("offline.list")
+        XCTAssertEqual(list["items"]?.arrayValue?.count, 0, "nothing stored: \(list)")
+        XCTAssertEqual(h.mediaFiles(), [])
+        // The same for vid-1's poster: the rule is the presentations' own.
+        let info = try h.api.json(try await h.api.get("/v1/playbackinfo/vid-1?mode=offline"))
+        let vidPoster = try XCTUnwrap(info.object("images")["poster"] as? String)
+        try await h.api.injectFaults(vidPoster, [["status": 404]])
+        let hls = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "vid-1"]) }
+        XCTAssertEqual((hls as? RPCError)?.name, name, "\(String(describing: hls))")
+    }
 }
