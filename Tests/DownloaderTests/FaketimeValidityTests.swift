@@ -85,7 +85,10 @@ final class FaketimeValidityTests: XCTestCase {
         XCTAssertEqual(afterRestart["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID", service.log.suffix(3000).description)
         let status = try await h.call("offline.status", ["token": .string(token)])
         XCTAssertEqual(status["state"]?.stringValue, "cached")
-        XCTAssertEqual(h.mediaFiles().count, 1)
+        // tr-1's file and its two images (poster and thumbnail).
+        let files = h.mediaFiles()
+        XCTAssertEqual(files.count, 3, "\(files)")
+        XCTAssertEqual(files.filter { $0.hasPrefix("images/tr-1/") }.count, 2, "\(files)")
         print("faketime rental: 1 h rental, device clock -30 d: valid → +2 h server time \(over["state"]?.stringValue ?? "?") → restart offline \(afterRestart["state"]?.stringValue ?? "?")")
     }
 

@@ -153,7 +153,12 @@ final class RevalidationTests: XCTestCase {
         let newFile = try XCTUnwrap(newLookup)
         XCTAssertNotEqual(newFile.relativePath, oldFile.relativePath)
         XCTAssertEqual(try sha256(ofFile: h.mediaDir + "/" + newFile.relativePath), newSha)
-        XCTAssertEqual(h.mediaFiles(), [newFile.relativePath], "the old file is deleted after the swap, nothing else is left")
+        // tr-1's images were staged with the new file and moved with it (`images-{mark}/`).
+        let newImages = ["poster", "thumbnail"].compactMap { done["images"]?[$0]?.stringValue.map { String($0.dropFirst("media/".count)) } }
+        XCTAssertEqual(newImages.count, 2, "\(done)")
+        for image in newImages { XCTAssertTrue(image.hasPrefix("images-\(newHash.prefix(12))/tr-1/"), image) }
+        XCTAssertEqual(h.mediaFiles(), ([newFile.relativePath] + newImages).sorted(),
+                       "the old file and images are deleted after the swap, nothing else is left")
         let finalState = try await h.call("offline.state", ["productId": "tr-1"])
         XCTAssertEqual(finalState["state"]?.stringValue, "OFFLINED_AND_VALID")
         print("re-offline: \(oldFile.relativePath) → \(newFile.relativePath) across a kill -9, files now \(h.mediaFiles())")
@@ -176,16 +181,26 @@ final class RevalidationTests: XCTestCase {
         try await h.setServerClock(offset: 2 * day)
         let round = try await h.call("sync.now")
         XCTAssertEqual(outcome(round, token)?["result"]?.stringValue, "staged", "\(round)")
+        // tr-1's images are staged with the new file (and arrive at once): the swap waits for them too.
+        let pool = try h.catalogPool()
+        let stagedImagesVerified = { () throws -> Bool in
+            try pool.read { db in
+                try Int.fetchOne(db, sql: """
+                    SELECT COUNT(*) FROM offlineProducts p, json_each(p.staged, '$.files') s JOIN files f ON f.id = json_extract(s.value, '$.fileId')
+                    WHERE p.token = ? AND f.state = 'verified'
+                    """, arguments: [token]) == 2
+            }
+        }
+        try await waitUntil("tr-1's staged images verified") { try stagedImagesVerified() }
         h.kill9()
 
         // What the committer leaves when killed right after its transaction: the new file under
         // its final name, verified in the catalog, and the product not switched yet.
-        let pool = try h.catalogPool()
         let staged = try pool.read { db in
             try Row.fetchOne(db, sql: """
-                SELECT f.id, f.localPath FROM files f JOIN downloads d ON d.fileId = f.id
-                WHERE d.ownerId = ? AND f.localPath != ?
-                """, arguments: [token, oldFile.relativePath])
+                SELECT f.id, f.localPath FROM files f JOIN offlineProducts p ON f.id = json_extract(p.staged, '$.fileId')
+                WHERE p.token = ?
+                """, arguments: [token])
         }
         let stagedRow = try XCTUnwrap(staged)
         let relative: String = stagedRow["localPath"]
@@ -208,7 +223,10 @@ final class RevalidationTests: XCTestCase {
         XCTAssertEqual(status["staged"], nil)
         let newLookup = try await playable(h, "tr-1")
         XCTAssertEqual(newLookup?.relativePath, relative)
-        XCTAssertEqual(h.mediaFiles(), [relative], "the old file went with the swap")
+        let newImages = ["poster", "thumbnail"].compactMap { status["images"]?[$0]?.stringValue.map { String($0.dropFirst("media/".count)) } }
+        XCTAssertEqual(newImages.count, 2, "\(status)")
+        XCTAssertEqual(h.mediaFiles(), ([relative] + newImages).sorted(), "the old file and images went with the swap")
+        XCTAssertTrue(newImages.allSatisfy { $0.hasPrefix("images-") }, "\(newImages)")
         print("swap at start: \(oldFile.relativePath) → \(relative)")
     }
 

@@ -35,6 +35,12 @@ final class StorageLimitTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(estimate["bytesNeeded"]?.intValue ?? 0, first.size)
         XCTAssertLessThan(estimate["bytesAvailable"]?.intValue ?? .max, first.size)
         let token = try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-1"]))
+        // tr-1's images are small enough to fit and may come first; the product then waits for
+        // its file with CacheLimit.
+        try await waitUntil("tr-1 idle with CacheLimit", timeout: 10) {
+            let status = try await h.status(token)
+            return status["state"]?.stringValue == "idle" && status["error"]?.stringValue == "CacheLimit"
+        }
         let refused = try await h.status(token)
         XCTAssertEqual(refused["state"]?.stringValue, "idle")
         XCTAssertEqual(refused["error"]?.stringValue, "CacheLimit")

@@ -146,7 +146,7 @@ final class TruthfulAnswerTests: XCTestCase {
         let oldBase = h.origin.baseURL
         let pool = try h.catalogPool()
         let stored = try await pool.read { db in try String.fetchAll(db, sql: "SELECT url FROM files ORDER BY id") }
-        XCTAssertEqual(stored.count, 2)
+        XCTAssertEqual(stored.count, 4, "tr-1's file and its two images, tr-2's file: \(stored)")
         XCTAssertTrue(stored.allSatisfy { $0.hasPrefix("/") && !$0.contains("://") }, "stored URLs are not relative: \(stored)")
         // The second as an earlier version stored it: absolute, on the address about to go away.
         try await pool.write { db in

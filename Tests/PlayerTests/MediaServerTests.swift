@@ -352,6 +352,16 @@ final class MediaServerTests: XCTestCase {
         XCTAssertTrue(head.body.isEmpty)
         let post = try await HTTPClient().send(HTTPRequest(method: "POST", url: url, body: [1], timeoutSeconds: 10))
         XCTAssertEqual(post.status, 405)
+        // Its poster and thumbnail under the product's URL, as an HLS product's: the origin's bytes.
+        let info = try rig.api.json(try await rig.api.get("/v1/playbackinfo/tr-1?mode=offline"))
+        for kind in ["poster", "thumbnail"] {
+            let originPath = try XCTUnwrap(info.object("images")[kind] as? String)
+            let ext = originPath.split(separator: ".").last.map(String.init) ?? ""
+            let image = try await rig.get(base + "/p/tr-1/images/\(kind).\(ext)")
+            XCTAssertEqual(image.status, 200, kind)
+            XCTAssertEqual(Data(image.body), try Data(contentsOf: rig.origin.dataDirectory.appendingPathComponent(String(originPath.dropFirst()))))
+            XCTAssertEqual(image.headers["content-type"], "image/png")
+        }
         for bad in ["/", "/p/", "/p/tr-1", "/p/../etc/passwd", "/p/tr-1/..%2F..%2Fcatalog.sqlite", "/p/nope/x.flac"] {
             let answer = try await rig.get(base + bad)
             XCTAssertEqual(answer.status, 404, bad)

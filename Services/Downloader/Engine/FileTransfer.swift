@@ -17,8 +17,9 @@ struct FileJob: Sendable, Equatable {
     var sha256: String?
     /// Whether an `offline.add` token waited for the file when the queue handed it out.
     var productWaits = true
-    /// A file of an HLS presentation (its master playlist, or one listed in `productFiles`):
-    /// progress is reported for the product as a whole, not per file.
+    /// A file listed in `productFiles` (an HLS presentation's, or any product's image) or an HLS
+    /// master playlist: no progress of its own is reported (a presentation's comes per verified
+    /// file, for the product as a whole).
     var listed = false
     /// What its `.part` held when admission looked (0: none), nil when nobody looked.
     var partBytes: Int64? = nil

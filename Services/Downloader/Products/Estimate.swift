@@ -52,10 +52,27 @@ struct Estimate: Sendable {
                 }
                 switch OfflineProducts.offlineItem(info, productId: productId, productType: productType, origin: origin) {
                 case .success(let item):
-                    let need = try await weigh(item, seenFiles: &seenFiles, room: room)
-                    needed += need.needed
-                    items.append(["productId": .string(productId), "sizeBytes": .number(Double(item.sizeBytes)),
-                                  "onDiskBytes": .number(Double(need.onDisk)), "neededBytes": .number(Double(need.needed)),
+                    // The file and its images, as `offline.add` would list them (an image the
+                    // origin cannot size refuses the product there, so it does here).
+                    let images: [PlannedFile]
+                    do {
+                        images = try await OfflineProducts.progressiveImages(item, info: info, origin: origin, retry: retry)
+                    } catch let error as DownloaderError {
+                        refusal = (error.name, error.message)
+                        break
+                    }
+                    let listed: [(urlPath: String, sizeBytes: Int64)] = [(item.urlPath, item.sizeBytes)]
+                        + images.map { ($0.urlPath, $0.sizeBytes) }
+                    let size = listed.reduce(0) { $0 + $1.sizeBytes }
+                    var onDisk: Int64 = 0, need: Int64 = 0
+                    for file in listed {
+                        let weighed = try await weigh(urlPath: file.urlPath, sizeBytes: file.sizeBytes, seenFiles: &seenFiles, room: room)
+                        onDisk += weighed.onDisk
+                        need += weighed.needed
+                    }
+                    needed += need
+                    items.append(["productId": .string(productId), "sizeBytes": .number(Double(size)),
+                                  "onDiskBytes": .number(Double(onDisk)), "neededBytes": .number(Double(need)),
                                   "canBeDownloaded": true])
                     continue
                 case .failure(let error):
@@ -74,19 +91,18 @@ struct Estimate: Sendable {
                 "maxCacheBytes": room.maxCacheBytes.map { .number(Double($0)) } ?? .null]
     }
 
-    /// What one product's file holds already and still needs; a file already counted for an
-    /// earlier product of the call needs nothing more.
-    private func weigh(_ item: ManifestItem, seenFiles: inout Set<String>,
+    /// What one file of a progressive product (its main file or an image) holds already and
+    /// still needs; a file already counted for an earlier product of the call needs nothing more.
+    private func weigh(urlPath: String, sizeBytes: Int64, seenFiles: inout Set<String>,
                        room: StorageBudget.Room) async throws -> (onDisk: Int64, needed: Int64) {
-        let sizeBytes = item.sizeBytes
         let onDisk: Int64
-        if let known = try await files.file(urlPath: item.urlPath) {
+        if let known = try await files.file(urlPath: urlPath) {
             onDisk = known.isVerified && known.sizeBytes == sizeBytes ? sizeBytes : await store.partSize(known.localPath)
         } else {
             onDisk = 0
         }
         let held = min(onDisk, sizeBytes)
-        let need = seenFiles.insert(item.urlPath).inserted ? room.need(size: sizeBytes, onDisk: held) : 0
+        let need = seenFiles.insert(urlPath).inserted ? room.need(size: sizeBytes, onDisk: held) : 0
         return (held, need)
     }
 }

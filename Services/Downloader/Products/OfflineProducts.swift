@@ -90,8 +90,6 @@ actor OfflineProducts {
                                               subtitleLanguages: presentation.subtitleLanguages, retry: retry)
             item = try planner.masterItem(plan.master, productId: actual, info: info)
             item.productType = info["productType"]?.stringValue ?? productType ?? "VIDEO"
-            // Images come with a presentation. A progressive product's are not fetched yet: its
-            // re-offline swap (`RevalidationStore`) moves one file and would leave them behind.
             files = plan.files + (try await planner.images(productId: actual, info: info, retry: retry))
             keyIds = plan.keyIds
             var choice = plan.choice.json.objectValue ?? [:]
@@ -103,6 +101,11 @@ actor OfflineProducts {
                 throw RPCError.invalidParams("params.\(field) applies to HLS products only; \(productId) is one progressive file.")
             }
             item = try Self.offlineItem(info, productId: productId, productType: productType, origin: origin).get()
+            // A progressive product's poster and thumbnail are its `productFiles`, as a
+            // presentation's are: planned, sized and refused the same way, and counted with the
+            // main file in its `sizeBytes`, `bytesOnDisk` and `progress`; it is `cached` once
+            // they are verified too. A re-offline stages and swaps them with the file.
+            files = try await planner.images(productId: item.id, info: info, retry: retry)
         }
         let actual = item.id
         let token = existing?.token ?? UUID().uuidString.lowercased()
@@ -190,6 +193,13 @@ actor OfflineProducts {
         let plan = try await planner.plan(productId: actual, info: info, bitrate: choice.bitrate, audioLanguages: choice.audioLanguages,
                                           subtitleLanguages: choice.subtitleLanguages, retry: retry)
         return [plan.master] + plan.files + (try await planner.images(productId: actual, info: info, retry: retry))
+    }
+
+    /// A progressive product's images as `offline.add` plans them (`HLSPlanner.images`), for
+    /// `offline.estimate`.
+    static func progressiveImages(_ item: ManifestItem, info: JSONValue, origin: OriginClient,
+                                  retry: RetryPolicy) async throws -> [PlannedFile] {
+        try await HLSPlanner(origin: origin).images(productId: item.id, info: info, retry: retry)
     }
 
     /// What `offline.add` downloads for this offline playbackinfo, or why it refuses it:

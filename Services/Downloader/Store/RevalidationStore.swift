@@ -88,22 +88,21 @@ struct RevalidationStore: Sendable {
 
     /// A new manifest: in one transaction, a re-offline staged before is dropped, the new file is
     /// staged beside the old one (`FileStore.stageFile`) and queued for the token, and the new
-    /// license kept aside. `files`: an HLS presentation's other files, already given their
-    /// staged paths (`StagedRevision.staged`), each queued as a new file (the origin declares
-    /// no checksum for segments, so none can be taken from the held copy); nil for a
-    /// progressive product. Returns the files to delete after the commit.
-    func stage(token: String, manifestHash: String, item: ManifestItem, files: [PlannedFile]?, validity: Validity,
+    /// license kept aside. `files`: the product's other files (an HLS presentation's playlists,
+    /// segments and init sections, any product's images), already given their staged paths
+    /// (`PlannedFile.staged(mark:)`), each queued as a new file (the origin declares no
+    /// checksum for segments and images, so none can be taken from the held copy); empty for a
+    /// product without any. Returns the files to delete after the commit.
+    func stage(token: String, manifestHash: String, item: ManifestItem, files: [PlannedFile], validity: Validity,
                license: GrantedLicense?, requestedProductId: String, now: Date) async throws -> [(id: Int64, path: String)] {
         try await catalog.write { db -> [(id: Int64, path: String)] in
             let dropped = try Self.dropStaging(token: token, db: db)
             let (fileId, verified) = try FileStore.stageFile(item, db: db, now: now)
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
-            let stagedFiles = try files.map { planned in
-                try planned.map { file -> StagedFile in
-                    let id = try ProductFileStore.insert(file, db: db, now: now)
-                    try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: false, db: db, now: now)
-                    return StagedFile(name: file.name, role: file.role, fileId: id)
-                }
+            let stagedFiles = try files.map { file -> StagedFile in
+                let id = try ProductFileStore.insert(file, db: db, now: now)
+                try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: false, db: db, now: now)
+                return StagedFile(name: file.name, role: file.role, fileId: id)
             }
             if let license { try LicenseStore.store(license, token: token, productId: requestedProductId, current: false, db: db) }
             let staged = StagedRevision(manifestHash: manifestHash, fileId: fileId, item: item, validity: validity, licenseId: license?.id,
@@ -132,45 +131,62 @@ struct RevalidationStore: Sendable {
         }
     }
 
-    /// Points the product at its staged file in one transaction once that file is verified: its
-    /// media item, manifest hash, validity and license, and the token's requests (only the new
-    /// file is wanted now). nil when there is nothing to swap yet.
+    /// Points the product at its staged files in one transaction once all are verified: its
+    /// media item, its `productFiles`, manifest hash, validity and license, and the token's
+    /// requests (only the new files are wanted now). nil when there is nothing to swap yet.
+    ///
+    /// A revision an earlier version staged for a progressive product (`files` nil) moves the
+    /// main file only: the product's `productFiles` stay as they are and still wanted.
     func swap(token: String, now: Date) async throws -> Swapped? {
         try await catalog.write { db -> Swapped? in
-            guard let row = try Row.fetchOne(db, sql: "SELECT staged, state FROM offlineProducts WHERE token = ?", arguments: [token]),
+            guard let row = try Row.fetchOne(db, sql: "SELECT staged, state, productId FROM offlineProducts WHERE token = ?", arguments: [token]),
                   let staged = (row["staged"] as String?).flatMap(StagedRevision.decode),
                   (row["state"] as String) != "deleted",
                   try Int.fetchOne(db, sql: """
                       SELECT COUNT(*) FROM files WHERE state = 'verified' AND id IN (\(staged.fileIds.sqlList))
                       """) == Set(staged.fileIds).count
             else { return nil }
+            let heldProductId: String? = row["productId"]
             try FileStore.upsertMediaItem(staged.item, fileId: staged.fileId, db: db)
+            var wanted = staged.fileIds
             if let files = staged.files {
-                // The presentation's files are the staged ones from now on.
+                // The product's other files are the staged ones from now on.
                 try db.execute(sql: "DELETE FROM productFiles WHERE productId = ?", arguments: [staged.item.id])
                 for (position, file) in files.enumerated() {
                     try db.execute(sql: "INSERT INTO productFiles (productId, name, fileId, role, position) VALUES (?, ?, ?, ?, ?)",
                                    arguments: [staged.item.id, file.name, file.fileId, file.role.rawValue, position])
                 }
+            } else {
+                wanted += try Int64.fetchAll(db, sql: "SELECT fileId FROM productFiles WHERE productId = ?", arguments: [staged.item.id])
             }
             try db.execute(sql: """
                 UPDATE offlineProducts SET productId = ?, productType = ?, manifestHash = ?, staged = NULL, endedAt = ?
                 WHERE token = ?
                 """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now.databaseText, token])
+            if staged.files != nil, let held = heldProductId, held != staged.item.id {
+                // The origin now delivers another actual product: the held one's list goes
+                // unless another request still holds that product.
+                try db.execute(sql: """
+                    DELETE FROM productFiles WHERE productId = ?
+                      AND NOT EXISTS (SELECT 1 FROM offlineProducts WHERE productId = ? AND state != 'deleted')
+                    """, arguments: [held, held])
+            }
             try Self.store(staged.validity, token: token, db: db)
             if let licenseId = staged.licenseId { try LicenseStore.makeCurrent(licenseId, token: token, db: db) }
             // The token now wants only the new files; the old ones go unless a station holds them.
-            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId NOT IN (\(staged.fileIds.sqlList))",
+            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId NOT IN (\(wanted.sqlList))",
                            arguments: [token])
             try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
                            arguments: [now.databaseText, token])
             let garbage = try FileStore.collectGarbage(db: db)
-            if staged.files != nil {
-                // A presentation is found by the URLs its playlists name: its files take their
-                // plain cache keys back from the files just let go of.
+            // The staged files take their plain cache keys back from the files just let go of: a
+            // presentation is found by the URLs its playlists name, and `offline.estimate` finds
+            // images by theirs. A progressive product's main file keeps the name `stageFile` gave it.
+            let renamed = (staged.files ?? []).map(\.fileId) + (staged.item.manifestType == "hls" ? [staged.fileId] : [])
+            if !renamed.isEmpty {
                 try db.execute(sql: """
                     UPDATE files SET urlPath = substr(urlPath, 1, instr(urlPath, '#') - 1)
-                    WHERE id IN (\(staged.fileIds.sqlList)) AND instr(urlPath, '#') > 0
+                    WHERE id IN (\(renamed.sqlList)) AND instr(urlPath, '#') > 0
                       AND NOT EXISTS (SELECT 1 FROM files other WHERE other.urlPath = substr(files.urlPath, 1, instr(files.urlPath, '#') - 1))
                     """)
             }

@@ -4,7 +4,7 @@ import Wire
 extension ProductRevalidator {
     /// A changed HLS presentation, planned again with the choice made at `offline.add` (kept in
     /// `offlineProducts.options`: bitrate asked for, audio and subtitle languages), every file
-    /// given its staged place (`StagedRevision.staged`). Returns the master playlist's item, the
+    /// given its staged place (`PlannedFile.staged(mark:)`). Returns the master playlist's item, the
     /// other files and the key ids the new segments need.
     func planPresentation(_ requestedProductId: String, info: JSONValue, options: String?, mark: String, origin: OriginClient,
                           retry: RetryPolicy) async throws -> (item: ManifestItem, files: [PlannedFile], keyIds: [String]) {
@@ -18,16 +18,18 @@ extension ProductRevalidator {
         let plan = try await planner.plan(productId: actual, info: info, bitrate: choice?["bitrate"]?.intValue,
                                           audioLanguages: languages("audioLanguages"), subtitleLanguages: languages("subtitleLanguages"),
                                           retry: retry)
-        func staged(_ file: PlannedFile) -> PlannedFile {
-            var file = file
-            file.localPath = StagedRevision.staged(localPath: file.localPath, mark: mark)
-            file.urlPath += "#" + mark
-            return file
-        }
-        let master = staged(plan.master)
+        let master = plan.master.staged(mark: mark)
         var item = try planner.masterItem(master, productId: actual, info: info)
         item.urlPath = master.urlPath
         let images = try await planner.images(productId: actual, info: info, retry: retry)
-        return (item, (plan.files + images).map(staged), plan.keyIds)
+        return (item, (plan.files + images).map { $0.staged(mark: mark) }, plan.keyIds)
+    }
+
+    /// A changed progressive product's images (`images` of its new playbackinfo), each given its
+    /// staged place as a presentation's files are, so the swap moves them with the file and
+    /// collects the held ones; none when the playbackinfo names none (the swap drops the held).
+    func planImages(_ actual: String, info: JSONValue, mark: String, origin: OriginClient,
+                    retry: RetryPolicy) async throws -> [PlannedFile] {
+        try await HLSPlanner(origin: origin).images(productId: actual, info: info, retry: retry).map { $0.staged(mark: mark) }
     }
 }

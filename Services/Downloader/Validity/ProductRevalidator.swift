@@ -15,7 +15,8 @@ import Wire
 ///   product at it; the old file is deleted after that commit. Until then the old one plays.
 ///   An HLS presentation is planned again with the choice made at `offline.add` (bitrate,
 ///   languages), every file of it staged in a folder of its own and its keys fetched under the
-///   new license; the swap waits for all of them.
+///   new license; the swap waits for all of them. Any product's images (a progressive one's
+///   too) are staged the same way and swapped with the rest.
 /// - Any failure: nothing changes and the product is tried again next round. Content is never
 ///   deleted here (only `offline.delete` does that); a product nobody could re-validate before
 ///   its `offlineValidUntil` answers OFFLINED_BUT_NOT_VALID and is still re-validated.
@@ -169,11 +170,12 @@ actor ProductRevalidator {
             return try await promote(token: token) ? .replaced : .staged
         }
         var item: ManifestItem
-        var files: [PlannedFile]?
+        let files: [PlannedFile]
         var keyIds: [String] = []
+        let mark = String(hash.prefix(12))
         if manifestType == "hls" {
             (item, files, keyIds) = try await planPresentation(requestedProductId, info: info, options: current.options,
-                                                               mark: String(hash.prefix(12)), origin: origin,
+                                                               mark: mark, origin: origin,
                                                                retry: deadline?.bounding(.offlining) ?? .offlining)
         } else {
             switch HostileInput.item(id: info["productId"] ?? .string(requestedProductId), fileFields: info["manifest"], meta: info,
@@ -181,6 +183,8 @@ actor ProductRevalidator {
             case .success(let parsed): item = parsed
             case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
             }
+            files = try await planImages(item.id, info: info, mark: mark, origin: origin,
+                                         retry: deadline?.bounding(.offlining) ?? .offlining)
         }
         item.productType = info["productType"]?.stringValue ?? "TRACK"
         var license = try await freshLicense()

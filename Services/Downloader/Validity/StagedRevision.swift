@@ -12,8 +12,11 @@ struct StagedRevision: Sendable, Codable, Equatable {
     var validity: Validity
     /// A license requested for the new content, kept aside until the swap.
     var licenseId: String?
-    /// An HLS presentation's other files (playlists, segments, init sections, images), queued
-    /// beside the held ones; nil for a progressive product.
+    /// The product's other files (`productFiles` to be: an HLS presentation's playlists,
+    /// segments and init sections, and any product's images), queued beside the held ones.
+    /// Empty for a product with none; nil only in a revision an earlier version staged for a
+    /// progressive product, whose swap moves the main file and leaves the held
+    /// `productFiles` as they are.
     var files: [StagedFile]?
 
     /// Every file the swap waits for.
@@ -39,7 +42,18 @@ struct StagedRevision: Sendable, Codable, Equatable {
     }
 }
 
-/// One file of a staged HLS presentation: its `productFiles` row to be.
+extension PlannedFile {
+    /// This file given its staged place for a re-offline marked `mark`: its local path under
+    /// `StagedRevision.staged(localPath:mark:)` and its URL path marked `#mark` until the swap.
+    func staged(mark: String) -> PlannedFile {
+        var file = self
+        file.localPath = StagedRevision.staged(localPath: localPath, mark: mark)
+        file.urlPath += "#" + mark
+        return file
+    }
+}
+
+/// One file of a staged revision besides its main file: its `productFiles` row to be.
 struct StagedFile: Sendable, Codable, Equatable {
     var name: String
     var role: PlannedFile.Role
