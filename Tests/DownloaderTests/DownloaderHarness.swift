@@ -142,6 +142,18 @@ final class DownloaderHarness {
         throw OriginTestError("token \(token) not \(state) within \(timeout)s: \(last)")
     }
 
+    /// The token's status once its manifest hash is `hash` (a re-offline swapped to it), or the
+    /// last one seen after `timeout`; `seen`, a status already read, is looked at first.
+    func statusOnceSwapped(_ token: String, to hash: String, seen: JSONValue? = nil, timeout: Double = 60) async throws -> JSONValue {
+        var status = seen
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let status, status["manifestHash"]?.stringValue == hash || Date() >= deadline { return status }
+            if status != nil { try await Task.sleep(nanoseconds: 200_000_000) }
+            status = try await call("offline.status", ["token": .string(token)])
+        }
+    }
+
     /// Every regular file under the state dir's media folder, relative to it.
     func mediaFiles() -> [String] {
         guard let e = FileManager.default.enumerator(atPath: mediaDir) else { return [] }

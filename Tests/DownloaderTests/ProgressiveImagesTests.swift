@@ -110,12 +110,7 @@ final class ProgressiveImagesTests: XCTestCase {
         let round = try await h.call("sync.now")
         let result = round["revalidated"]?.arrayValue?.first { $0["token"]?.stringValue == token }?["result"]?.stringValue
         XCTAssertTrue(["staged", "replaced"].contains(result ?? ""), "\(round)")
-        var done = try await h.call("offline.status", ["token": .string(token)])
-        let deadline = Date().addingTimeInterval(60)
-        while done["manifestHash"]?.stringValue != newHash, Date() < deadline {
-            try await Task.sleep(nanoseconds: 200_000_000)
-            done = try await h.call("offline.status", ["token": .string(token)])
-        }
+        let done = try await h.statusOnceSwapped(token, to: newHash)
         XCTAssertEqual(done["manifestHash"]?.stringValue, newHash, "\(done)")
         XCTAssertEqual(done["state"]?.stringValue, "cached")
         XCTAssertEqual(done["staged"], nil)
@@ -183,12 +178,7 @@ final class ProgressiveImagesTests: XCTestCase {
         _ = try await h.api.delete("/_control/faults")
 
         try h.start()
-        var done = try await h.call("offline.status", ["token": .string(token)])
-        let deadline = Date().addingTimeInterval(60)
-        while done["manifestHash"]?.stringValue != newHash, Date() < deadline {
-            try await Task.sleep(nanoseconds: 200_000_000)
-            done = try await h.call("offline.status", ["token": .string(token)])
-        }
+        let done = try await h.statusOnceSwapped(token, to: newHash)
         XCTAssertEqual(done["manifestHash"]?.stringValue, newHash, "the legacy revision swapped: \(done)")
         XCTAssertEqual(done["state"]?.stringValue, "cached")
         XCTAssertEqual(done["staged"], nil)

@@ -137,12 +137,7 @@ final class RevalidationTests: XCTestCase {
             }
             return nil
         }
-        var done = restarted
-        let end = Date().addingTimeInterval(60)
-        while done["manifestHash"]?.stringValue != newHash, Date() < end {
-            try await Task.sleep(nanoseconds: 200_000_000)
-            done = try await h.call("offline.status", ["token": .string(token)])
-        }
+        let done = try await h.statusOnceSwapped(token, to: newHash, seen: restarted)
         XCTAssertEqual(done["manifestHash"]?.stringValue, newHash, "\(done)")
         XCTAssertEqual(done["staged"], nil)
         XCTAssertEqual(done["state"]?.stringValue, "cached")
