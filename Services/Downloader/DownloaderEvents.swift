@@ -10,6 +10,19 @@ struct DownloaderEvents: Sendable {
         _ = hub.publish(topic: "downloads", type: type, data: .object(data))
     }
 
+    /// `OfflineProgress` of a product over all its files (`ProductFileStore.statusFields`:
+    /// `bytesOnDisk`, `sizeBytes`, `segments`), the same figures `offline.status` gives.
+    func offlineProgress(_ product: ProductRef, totals: [String: JSONValue]) {
+        var data = totals
+        data["token"] = .string(product.token)
+        data["productId"] = .string(product.productId)
+        if let size = totals["sizeBytes"]?.doubleValue, let bytes = totals["bytesOnDisk"]?.doubleValue {
+            data["progress"] = .number(size > 0 ? (bytes * 100 / size).rounded(.down) : 0)
+        }
+        data.removeValue(forKey: "images")
+        downloads("OfflineProgress", data)
+    }
+
     /// The content catalog: `SourcesChanged`, `CategoriesChanged`, `ItemsChanged`, `ItemStateChanged`.
     func catalog(_ type: String, _ data: [String: JSONValue]) {
         _ = hub.publish(topic: "catalog", type: type, data: .object(data))

@@ -90,6 +90,39 @@ final class ProgressiveImagesTests: XCTestCase {
         print("progressive images: tr-1 = file + \(paths), \(total) bytes, estimate \(weighed["neededBytes"]?.intValue ?? -1) needed, delete leaves \(h.mediaFiles())")
     }
 
+    /// The progress a client follows is the status's: while the file arrives slowly, every
+    /// `OfflineProgress` counts the images with it (size and bytes over the three files), so the
+    /// events and `offline.status` never disagree on how far the product is.
+    func testProgressEventsCountTheImagesAsTheStatusDoes() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let images = try await originImages(h, "tr-1")
+        let total = try await fileSize(h, "tr-1") + images.values.reduce(0) { $0 + $1.bytes.count }
+        let client = try await h.client()
+        defer { Task { await client.close() } }
+        _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
+        let events = EventCollector(client)
+        try await h.api.injectFaults("/media/", [["bytesPerSecond": 40_000, "repeat": 1]])
+
+        let added = try await h.call("offline.add", ["productId": "tr-1"])
+        let token = try XCTUnwrap(added["token"]?.stringValue)
+        let cached = try await h.waitProduct(token, state: "cached", timeout: 60)
+        XCTAssertEqual(cached["sizeBytes"]?.intValue, total)
+        let progress = events.of("OfflineProgress").filter { $0.data["token"]?.stringValue == token }.map(\.data)
+        XCTAssertGreaterThanOrEqual(progress.count, 2, "the slow file was reported as it arrived: \(progress)")
+        XCTAssertEqual(progress.compactMap { $0["sizeBytes"]?.intValue }, Array(repeating: total, count: progress.count),
+                       "every event counts the file and its images: \(progress)")
+        let bytes = progress.compactMap { $0["bytesOnDisk"]?.intValue }
+        XCTAssertEqual(bytes, bytes.sorted(), "bytes only grow: \(bytes)")
+        XCTAssertLessThan(bytes.last ?? total, total, "reported before the product was complete")
+        for event in progress {
+            let onDisk = event["bytesOnDisk"]?.intValue ?? -1
+            XCTAssertEqual(event["progress"]?.intValue, onDisk * 100 / total, "\(event)")
+        }
+    }
+
     func testAReOfflineMovesTheImagesWithTheFile() async throws {
         let h = try DownloaderHarness()
         defer { h.discard() }

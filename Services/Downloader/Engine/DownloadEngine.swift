@@ -366,15 +366,8 @@ actor DownloadEngine {
             events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
                                                   "state": "partiallyCached"])
         }
-        for (product, fields) in verified.progressed {
-            var data = fields
-            data["token"] = .string(product.token)
-            data["productId"] = .string(product.productId)
-            if let size = fields["sizeBytes"]?.doubleValue, let bytes = fields["bytesOnDisk"]?.doubleValue {
-                data["progress"] = .number(size > 0 ? (bytes * 100 / size).rounded(.down) : 0)
-            }
-            data.removeValue(forKey: "images")
-            events.downloads("OfflineProgress", data)
+        for (product, totals) in verified.progressed {
+            events.offlineProgress(product, totals: totals)
         }
         noteStationProgress(verified.stations)
         if verified.staged, let onVerified {

@@ -4,7 +4,8 @@ import Wire
 
 /// The download engine's one progress ticker: every running transfer's bytes go into the
 /// catalog (`files.bytesOnDisk`, about every second as docs/catalog.md says) and, for a
-/// product's own file, into `OfflineProgress` events.
+/// product's own file, into `OfflineProgress` events (over all the product's files when it has
+/// others).
 ///
 /// One task follows every transfer rather than one sleeping task per transfer: a station of
 /// many small files would otherwise create, arm and cancel a timer for each file, although
@@ -100,8 +101,14 @@ final class ProgressTicker: Sendable {
                 state.written = bytes
                 let job = follow.job
                 _ = try? await queue.recordProgress(fileId: fileId, bytesOnDisk: bytes)
-                // A product's listed files report for the product once each is verified.
+                // A product's listed files report for the product once each is verified; its own
+                // file reports as it arrives, over all the product's files when it has others (a
+                // progressive product's images), as `offline.status` counts them.
                 for owner in state.owners where !job.listed {
+                    if let totals = try? await queue.productTotals(productId: owner.productId, mainFileId: fileId) {
+                        events.offlineProgress(owner, totals: totals)
+                        continue
+                    }
                     events.downloads("OfflineProgress", [
                         "token": .string(owner.token), "productId": .string(owner.productId),
                         "progress": .number(Double(bytes * 100 / max(1, job.sizeBytes))),

@@ -120,6 +120,12 @@ struct DownloadQueueStore: Sendable {
 
     // MARK: A transfer runs or stops
 
+    /// A product's bytes and size over all its files while its own file `mainFileId` downloads
+    /// (`ProductFileStore.statusFields`); nil for a product of that one file.
+    func productTotals(productId: String, mainFileId: Int64) async throws -> [String: JSONValue]? {
+        try await catalog.read { db in try ProductFileStore.statusFields(productId: productId, mainFileId: mainFileId, db: db) }
+    }
+
     /// How many bytes a running transfer holds (docs/catalog.md: `bytesOnDisk` follows the
     /// download about every second).
     func recordProgress(fileId: Int64, bytesOnDisk: Int64) async throws {
@@ -184,8 +190,8 @@ struct DownloadQueueStore: Sendable {
     /// thread of its own).
     static func markVerified(_ fileIds: [Int64], now: Date, db: Database) throws -> [Int64: Verified] {
         var verified: [Int64: Verified] = [:]
-        var presentations: [String: (ProductRef, Int64?, Int64)] = [:]
-        var presentationOrder: [String] = []
+        var unfinished: [String: (ProductRef, Int64?, Int64)] = [:]
+        var unfinishedOrder: [String] = []
         // The date as the catalog stores it, formatted once for the batch rather than twice per file.
         let stamp = now.databaseText
         // Whether any product could still change with these files, asked once per batch: a
@@ -227,11 +233,11 @@ struct DownloadQueueStore: Sendable {
             }
             for row in !productsOpen ? [] : try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT p.token, p.productId, m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                WHERE \(ProductFileStore.holdsFileSQL) AND m.manifestType = 'hls' AND p.state IN ('queued', 'downloading', 'idle')
+                WHERE \(ProductFileStore.holdsFileSQL) AND p.state IN ('queued', 'downloading', 'idle')
                 """), arguments: [fileId, fileId]) {
                 let token: String = row["token"]
-                if presentations[token] == nil { presentationOrder.append(token) }
-                presentations[token] = (ProductRef(token: token, productId: row["productId"]), row["fileId"], fileId)
+                if unfinished[token] == nil { unfinishedOrder.append(token) }
+                unfinished[token] = (ProductRef(token: token, productId: row["productId"]), row["fileId"], fileId)
             }
             let staged = !anyStaged ? false : try Bool.fetchOne(db.cachedStatement(sql: """
                 SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
@@ -239,10 +245,11 @@ struct DownloadQueueStore: Sendable {
                 """), arguments: [fileId]) ?? false
             verified[fileId] = Verified(products: products, partial: partial, stations: stations, staged: staged)
         }
-        // A presentation's progress once per batch, on the batch's last file of it: counting its
-        // files for each of them would make a presentation of n segments cost n² row reads.
-        for token in presentationOrder {
-            guard let (product, mainFileId, lastFileId) = presentations[token],
+        // The progress of a product still downloading (over all its files: an HLS presentation's,
+        // or a progressive product's file and images) once per batch, on the batch's last file of
+        // it: counting its files for each of them would make n segments cost n² row reads.
+        for token in unfinishedOrder {
+            guard let (product, mainFileId, lastFileId) = unfinished[token],
                   let fields = try ProductFileStore.statusFields(productId: product.productId, mainFileId: mainFileId, db: db) else { continue }
             verified[lastFileId]?.progressed.append((product, fields))
         }
