@@ -56,7 +56,7 @@ struct Estimate: Sendable {
                     // origin cannot size refuses the product there, so it does here).
                     let images: [PlannedFile]
                     do {
-                        images = try await OfflineProducts.progressiveImages(item, info: info, origin: origin, retry: retry)
+                        images = try await OfflineProducts.progressiveImages(productId: item.id, info: info, origin: origin, retry: retry)
                     } catch let error as DownloaderError {
                         refusal = (error.name, error.message)
                         break

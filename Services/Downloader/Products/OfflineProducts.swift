@@ -105,7 +105,7 @@ actor OfflineProducts {
             // presentation's are: planned, sized and refused the same way, and counted with the
             // main file in its `sizeBytes`, `bytesOnDisk` and `progress`; it is `cached` once
             // they are verified too. A re-offline stages and swaps them with the file.
-            files = try await planner.images(productId: item.id, info: info, retry: retry)
+            files = try await Self.progressiveImages(productId: item.id, info: info, origin: origin, retry: retry)
         }
         let actual = item.id
         let token = existing?.token ?? UUID().uuidString.lowercased()
@@ -195,11 +195,11 @@ actor OfflineProducts {
         return [plan.master] + plan.files + (try await planner.images(productId: actual, info: info, retry: retry))
     }
 
-    /// A progressive product's images as `offline.add` plans them (`HLSPlanner.images`), for
-    /// `offline.estimate`.
-    static func progressiveImages(_ item: ManifestItem, info: JSONValue, origin: OriginClient,
+    /// A progressive product's images (`HLSPlanner.images`): the one plan `offline.add`,
+    /// `offline.estimate` and a re-offline share.
+    static func progressiveImages(productId: String, info: JSONValue, origin: OriginClient,
                                   retry: RetryPolicy) async throws -> [PlannedFile] {
-        try await HLSPlanner(origin: origin).images(productId: item.id, info: info, retry: retry)
+        try await HLSPlanner(origin: origin).images(productId: productId, info: info, retry: retry)
     }
 
     /// What `offline.add` downloads for this offline playbackinfo, or why it refuses it:

@@ -30,6 +30,7 @@ extension ProductRevalidator {
     /// collects the held ones; none when the playbackinfo names none (the swap drops the held).
     func planImages(_ actual: String, info: JSONValue, mark: String, origin: OriginClient,
                     retry: RetryPolicy) async throws -> [PlannedFile] {
-        try await HLSPlanner(origin: origin).images(productId: actual, info: info, retry: retry).map { $0.staged(mark: mark) }
+        try await OfflineProducts.progressiveImages(productId: actual, info: info, origin: origin, retry: retry)
+            .map { $0.staged(mark: mark) }
     }
 }
