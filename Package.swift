@@ -133,6 +133,8 @@ let package = Package(
             "Wire", "TestSupport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ], path: "Tests/Benchmarks"),
 
         // MARK: Tests

@@ -30,24 +30,34 @@ struct HealthCheck: Sendable {
     }
 
     struct Report: Sendable {
-        var eventLoop: Duration?
-        var cooperativePool: Duration?
+        let eventLoop: Duration?
+        let cooperativePool: Duration?
         /// nil while the catalog is not open yet (then it is not checked).
-        var catalog: Duration??
+        let catalog: Duration??
+        let healthy: Bool
         /// When the check finished.
-        var at = ContinuousClock.now
+        let at = ContinuousClock.now
+        /// The members that do not change with the report's age, made once: `service.status`
+        /// shows the same report many times.
+        private let members: [String: JSONValue]
 
-        var healthy: Bool { eventLoop != nil && cooperativePool != nil && (catalog.map { $0 != nil } ?? true) }
+        init(eventLoop: Duration?, cooperativePool: Duration?, catalog: Duration??) {
+            self.eventLoop = eventLoop
+            self.cooperativePool = cooperativePool
+            self.catalog = catalog
+            func ms(_ d: Duration?) -> JSONValue { d.map { .number($0.roundedMilliseconds) } ?? "stalled" }
+            healthy = eventLoop != nil && cooperativePool != nil && (catalog.map { $0 != nil } ?? true)
+            var members: [String: JSONValue] = Dictionary(minimumCapacity: 5)
+            members["healthy"] = .bool(healthy)
+            members["eventLoopMs"] = ms(eventLoop)
+            members["cooperativePoolMs"] = ms(cooperativePool)
+            if let catalog { members["catalogMs"] = ms(catalog) }
+            self.members = members
+        }
 
         var json: JSONValue {
-            func ms(_ d: Duration?) -> JSONValue {
-                guard let d else { return "stalled" }
-                return .number((Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1000).rounded(toPlaces: 3))
-            }
-            var fields: [String: JSONValue] = ["healthy": .bool(healthy), "eventLoopMs": ms(eventLoop),
-                                               "cooperativePoolMs": ms(cooperativePool)]
-            if let catalog { fields["catalogMs"] = ms(catalog) }
-            fields["checkedMsAgo"] = ms(ContinuousClock.now - at)
+            var fields = members
+            fields["checkedMsAgo"] = .number((ContinuousClock.now - at).roundedMilliseconds)
             return .object(fields)
         }
     }

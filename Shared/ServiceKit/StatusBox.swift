@@ -20,7 +20,7 @@ final class StatusBox: Sendable {
         guard case .now(let fields) = extra, let catalog = opened.value,
               let report = health.recentReport(within: HealthCheck.statusMaxAge) else { return nil }
         var all = common(context)
-        all["catalog"] = Self.ready(catalog)
+        all["catalog"] = ready(catalog)
         all["health"] = report.json
         for (key, value) in fields() { all[key] = value }
         return .object(all)
@@ -39,19 +39,23 @@ final class StatusBox: Sendable {
         return .object(fields)
     }
 
-    /// Read once: a system call per `service.status` showed in its profile.
-    private static let pid = JSONValue.number(Double(getpid()))
+    /// The fields that never change, made at the first call: each call copies them.
+    private let fixed = NIOLockedValueBox<[String: JSONValue]?>(nil)
 
     private func common(_ context: DaemonContext) -> [String: JSONValue] {
-        let uptime = ContinuousClock.now - context.startedAt
-        // Room for every field of every service at once: no rehashing while it fills.
-        var fields: [String: JSONValue] = Dictionary(minimumCapacity: 24)
-        fields["service"] = .string(context.settings.name)
-        fields["version"] = .string(CassetteVersion.string)
-        fields["uptimeSeconds"] = .number((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18).rounded(toPlaces: 3))
-        fields["pid"] = Self.pid
-        fields["socket"] = .string(context.settings.socketPath)
-        fields["stateDir"] = .string(context.settings.stateDir)
+        var fields = fixed.withLockedValue { fixed in
+            if let fixed { return fixed }
+            // Room for every field of every service at once: no rehashing while it fills.
+            var fields: [String: JSONValue] = Dictionary(minimumCapacity: 24)
+            fields["service"] = .string(context.settings.name)
+            fields["version"] = .string(CassetteVersion.string)
+            fields["pid"] = .number(Double(getpid()))
+            fields["socket"] = .string(context.settings.socketPath)
+            fields["stateDir"] = .string(context.settings.stateDir)
+            fixed = fields
+            return fields
+        }
+        fields["uptimeSeconds"] = .number((ContinuousClock.now - context.startedAt).roundedSeconds)
         fields["eventSeq"] = .number(Double(context.hub.lastSeq))
         fields["subscribers"] = .number(Double(context.hub.subscriberCount))
         if let server {
@@ -62,20 +66,36 @@ final class StatusBox: Sendable {
 
     private func catalogStatus(_ context: DaemonContext) async -> JSONValue {
         do {
-            return Self.ready(try await context.catalog())
+            return ready(try await context.catalog())
         } catch {
             return ["state": "unavailable", "error": .string("\(error)")]
         }
     }
 
-    private static func ready(_ catalog: Catalog) -> JSONValue {
-        ["state": "ready", "path": .string(catalog.path), "schemaVersion": .number(Double(catalog.schemaVersionAtOpen))]
+    /// The open catalog's member, made once per catalog (a daemon opens one).
+    private let readyCatalog = NIOLockedValueBox<(catalog: Catalog, json: JSONValue)?>(nil)
+
+    private func ready(_ catalog: Catalog) -> JSONValue {
+        readyCatalog.withLockedValue { made in
+            if let made, made.catalog === catalog { return made.json }
+            let json: JSONValue = ["state": "ready", "path": .string(catalog.path),
+                                   "schemaVersion": .number(Double(catalog.schemaVersionAtOpen))]
+            made = (catalog, json)
+            return json
+        }
     }
 }
 
-extension Double {
-    func rounded(toPlaces places: Int) -> Double {
-        let scale = pow(10, Double(places))
-        return (self * scale).rounded() / scale
+extension Duration {
+    /// Seconds, rounded to the millisecond: how status fields show a time.
+    var roundedSeconds: Double { rounded(perSecond: 1) }
+
+    /// Milliseconds, rounded to the microsecond.
+    var roundedMilliseconds: Double { rounded(perSecond: 1000) }
+
+    /// `components` once (it divides a 128-bit count), and no `pow`: status is answered often.
+    private func rounded(perSecond units: Double) -> Double {
+        let (seconds, attoseconds) = components
+        return ((Double(seconds) + Double(attoseconds) / 1e18) * units * 1000).rounded() / 1000
     }
 }

@@ -23,6 +23,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
     private var connection: RPCConnection?
     /// The connection's loop as the preferred executor of its requests' tasks.
     private var executor: EventLoopTaskExecutor?
+    private var allocator = ByteBufferAllocator()
     private var inFlight = 0
     private var readPending = false
     private var closing = false
@@ -39,6 +40,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
     func channelActive(context: ChannelHandlerContext) {
         connection = RPCConnection(id: connectionID, channel: context.channel)
         executor = EventLoopTaskExecutor(context.eventLoop)
+        allocator = context.channel.allocator
         context.fireChannelActive()
     }
 
@@ -105,7 +107,8 @@ final class RPCServerHandler: ChannelDuplexHandler {
         if case .failure(let e) = outcome, e.code == -32603, e.name != RPCErrorKind.shuttingDown.name {
             logger.error("request failed", metadata: ["method": "\(request.method)", "error": "\(e.message)"])
         }
-        if let id = request.id, context.channel.isActive {
+        // To a connection closed meanwhile, NIO drops the write (its promise, none here, fails).
+        if let id = request.id {
             write(context, RPCResponse(id: id, outcome: outcome))
         }
     }
@@ -129,7 +132,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
     private func protocolError(_ context: ChannelHandlerContext, _ error: RPCError) {
         closing = true
         logger.notice("protocol error, closing connection", metadata: ["error": "\(error)"])
-        let buffer = OutboundFrame.buffer(RPCResponse(id: nil, outcome: .failure(error)).bytes, allocator: context.channel.allocator)
+        let buffer = OutboundFrame.buffer(RPCResponse(id: nil, outcome: .failure(error)).bytes, allocator: allocator)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in
             loopBound.value.close(promise: nil)
@@ -137,7 +140,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
     }
 
     private func write(_ context: ChannelHandlerContext, _ response: RPCResponse) {
-        context.writeAndFlush(wrapOutboundOut(OutboundFrame.buffer(response.bytes, allocator: context.channel.allocator)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(OutboundFrame.buffer(response.bytes, allocator: allocator)), promise: nil)
     }
 
     func read(context: ChannelHandlerContext) {

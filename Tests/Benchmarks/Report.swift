@@ -18,6 +18,11 @@ struct PeerResults: Codable, Sendable {
     /// The server's CPU time and context switches per request of the runs above.
     var sequentialCost: ServerCost?
     var noOpSequentialCost: ServerCost?
+    /// Cassette's column only: a bare SwiftNIO server answering fixed bytes (`nio-floor`).
+    var floorSequential: LatencyStats?
+    var floorSequentialCost: ServerCost?
+    var floorConcurrent: LatencyStats?
+    var floorConcurrentCost: ServerCost?
     var concurrentCost: ServerCost?
     var concurrent: LatencyStats?
     /// Cassette only: the same loops through `Wire.RPCClient`.
@@ -66,8 +71,12 @@ struct BenchReport: Codable, Sendable {
                 cassette.sequential, mpd.sequential, cost: (cassette.sequentialCost, mpd.sequentialCost))
         latency("cassette no-op round trip (unknown method → MethodNotFound), 1 connection, \(s.sequentialRequests) sequential",
                 cassette.noOpSequential, nil, mpdNote: "—", cost: (cassette.noOpSequentialCost, nil))
+        latency("floor: a bare SwiftNIO server answering fixed bytes of the same size, 1 connection, \(s.sequentialRequests) sequential",
+                cassette.floorSequential, nil, mpdNote: "—", cost: (cassette.floorSequentialCost, nil))
         latency("status round trip, \(s.connections) connections, \(s.concurrentRequestsTotal) requests in total (~\(perConn) each, 1 thread per connection)",
                 cassette.concurrent, mpd.concurrent, cost: (cassette.concurrentCost, mpd.concurrentCost))
+        latency("floor: the bare SwiftNIO server, \(s.connections) connections, \(s.concurrentRequestsTotal) in total",
+                cassette.floorConcurrent, nil, mpdNote: "—", cost: (cassette.floorConcurrentCost, nil))
         latency("cassette through Wire.RPCClient (SwiftNIO, async), 1 connection, \(s.sequentialRequests) sequential",
                 cassette.rpcClientSequential, nil, mpdNote: "—")
         latency("cassette through Wire.RPCClient, \(s.connections) connections, \(s.concurrentRequestsTotal) in total",

@@ -150,14 +150,24 @@ struct StatusBench: AsyncParsableCommand {
                 fail("mpd start: \(error) (logs: \(root)/m/mpd.log)", into: &report)
             }
         }
-        var rounds: (cs: [LatencyStats], cc: [LatencyStats], cn: [LatencyStats], ms: [LatencyStats], mc: [LatencyStats]) = ([], [], [], [], [])
-        var costs: (cassette: [ServerCost], noOp: [ServerCost], mpd: [ServerCost], cassetteMany: [ServerCost], mpdMany: [ServerCost])
-            = ([], [], [], [], [])
+        var floor: (process: Child, socket: String)?
+        defer { if let floor { ChildProcesses.shared.stop(floor.process) } }
+        if let cassette {
+            do {
+                floor = try startFloor(answerLike: cassette, root: root)
+            } catch {
+                fail("nio-floor start: \(error) (log: \(root)/nio-floor.log)", into: &report)
+            }
+        }
+        var rounds: (cs: [LatencyStats], cc: [LatencyStats], cn: [LatencyStats], ms: [LatencyStats], mc: [LatencyStats],
+                     fs: [LatencyStats], fc: [LatencyStats]) = ([], [], [], [], [], [], [])
+        var costs: (cassette: [ServerCost], noOp: [ServerCost], mpd: [ServerCost], cassetteMany: [ServerCost], mpdMany: [ServerCost],
+                    floor: [ServerCost], floorMany: [ServerCost]) = ([], [], [], [], [], [], [])
         let measured = requests + warmup
         let measuredMany = total + connections * warmup
         for round in 0..<self.rounds where !ChildProcesses.shared.isShuttingDown {
-            let mpdFirst = round % 2 == 1
-            for side in (mpdFirst ? ["mpd", "cassette"] : ["cassette", "mpd"]) {
+            let sides = ["cassette", "mpd", "floor"]
+            for side in (round % 2 == 1 ? sides.reversed() : sides) {
                 do {
                     if side == "cassette", let cassette {
                         progress("round \(round + 1): cassette: \(requests) sequential service.status, \(total) over \(connections) connections")
@@ -197,6 +207,22 @@ struct StatusBench: AsyncParsableCommand {
                         }
                         rounds.mc.append(concurrent)
                         costs.mpdMany.append(concurrentCost)
+                    } else if side == "floor", let floor {
+                        progress("round \(round + 1): nio-floor: \(requests) sequential, \(total) over \(connections) connections")
+                        let one = try CassetteConnection(path: floor.socket, ioTimeout: ioTimeout, connectUntil: until())
+                        let (status, statusCost) = try ServerCost.measure(pid: floor.process.pid, requests: measured) {
+                            try LatencyRun.sequential(one, count: requests, warmup: warmup)
+                        }
+                        rounds.fs.append(status)
+                        costs.floor.append(statusCost)
+                        let many = try (0..<connections).map { _ in
+                            try CassetteConnection(path: floor.socket, ioTimeout: ioTimeout, connectUntil: until())
+                        }
+                        let (concurrent, concurrentCost) = try ServerCost.measure(pid: floor.process.pid, requests: measuredMany) {
+                            try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
+                        }
+                        rounds.fc.append(concurrent)
+                        costs.floorMany.append(concurrentCost)
                     }
                 } catch {
                     fail("\(side) latency, round \(round + 1): \(error)", into: &report)
@@ -212,6 +238,10 @@ struct StatusBench: AsyncParsableCommand {
         report.cassette.noOpSequentialCost = ServerCost.median(costs.noOp)
         report.mpd.sequentialCost = ServerCost.median(costs.mpd)
         report.cassette.concurrentCost = ServerCost.median(costs.cassetteMany)
+        report.cassette.floorSequential = LatencyStats.median(rounds.fs)
+        report.cassette.floorSequentialCost = ServerCost.median(costs.floor)
+        report.cassette.floorConcurrent = LatencyStats.median(rounds.fc)
+        report.cassette.floorConcurrentCost = ServerCost.median(costs.floorMany)
         report.mpd.concurrentCost = ServerCost.median(costs.mpdMany)
         guard let cassette, !ChildProcesses.shared.isShuttingDown else { return }
         do {
@@ -223,6 +253,18 @@ struct StatusBench: AsyncParsableCommand {
         } catch {
             fail("cassette through RPCClient: \(error) (log: \(root)/player.log)", into: &report)
         }
+    }
+
+    /// Starts this binary's `nio-floor` answering frames as long as the player's status answer.
+    private func startFloor(answerLike cassette: CassettePlayer, root: String) throws -> (process: Child, socket: String) {
+        let size = try CassetteConnection(path: cassette.socketPath, ioTimeout: ioTimeout, connectUntil: deadline(after: startTimeout))
+            .call(keepBody: true)?.count ?? 0
+        let socket = root + "/nio-floor.sock"
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        progress("nio-floor: starting, answers of \(size) bytes")
+        let process = try ChildProcesses.shared.launch(executable, ["nio-floor", "--socket", socket, "--answer-bytes", "\(size)"],
+                                                       logFile: root + "/nio-floor.log")
+        return (process, socket)
     }
 
     private func measureColdStarts(player: String, root: String, into report: inout BenchReport) {
