@@ -163,64 +163,41 @@ struct StatusBench: AsyncParsableCommand {
                      fs: [LatencyStats], fc: [LatencyStats]) = ([], [], [], [], [], [], [])
         var costs: (cassette: [ServerCost], noOp: [ServerCost], mpd: [ServerCost], cassetteMany: [ServerCost], mpdMany: [ServerCost],
                     floor: [ServerCost], floorMany: [ServerCost]) = ([], [], [], [], [], [], [])
-        let measured = requests + warmup
-        let measuredMany = total + connections * warmup
         for round in 0..<self.rounds where !ChildProcesses.shared.isShuttingDown {
             let sides = ["cassette", "mpd", "floor"]
             for side in (round % 2 == 1 ? sides.reversed() : sides) {
                 do {
                     if side == "cassette", let cassette {
                         progress("round \(round + 1): cassette: \(requests) sequential service.status, \(total) over \(connections) connections")
-                        let one = try CassetteConnection(path: cassette.socketPath, ioTimeout: ioTimeout, connectUntil: until())
-                        let (status, statusCost) = try ServerCost.measure(pid: cassette.process.pid, requests: measured) {
-                            try LatencyRun.sequential(one, count: requests, warmup: warmup)
-                        }
+                        let pid = cassette.process.pid
+                        let connect = { try CassetteConnection(path: cassette.socketPath, ioTimeout: self.ioTimeout, connectUntil: until()) }
+                        let one = try connect()
+                        let (status, statusCost) = try timedSequential(one, pid: pid)
                         rounds.cs.append(status)
                         costs.cassette.append(statusCost)
-                        let (noOp, noOpCost) = try ServerCost.measure(pid: cassette.process.pid, requests: measured) {
-                            try LatencyRun.sequential(NoOpConnection(one), count: requests, warmup: warmup)
-                        }
+                        let (noOp, noOpCost) = try timedSequential(NoOpConnection(one), pid: pid)
                         rounds.cn.append(noOp)
                         costs.noOp.append(noOpCost)
-                        let many = try (0..<connections).map { _ in
-                            try CassetteConnection(path: cassette.socketPath, ioTimeout: ioTimeout, connectUntil: until())
-                        }
-                        let (concurrent, concurrentCost) = try ServerCost.measure(pid: cassette.process.pid, requests: measuredMany) {
-                            try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
-                        }
+                        let (concurrent, concurrentCost) = try timedConcurrent(pid: pid, connect)
                         rounds.cc.append(concurrent)
                         costs.cassetteMany.append(concurrentCost)
                     } else if side == "mpd", let mpdSocket {
                         progress("round \(round + 1): mpd: \(requests) sequential status, \(total) over \(connections) connections")
-                        let one = try MPDConnection(path: mpdSocket, ioTimeout: ioTimeout, connectUntil: until())
                         let pid = mpdProcess?.pid ?? 0
-                        let (status, statusCost) = try ServerCost.measure(pid: pid, requests: measured) {
-                            try LatencyRun.sequential(one, count: requests, warmup: warmup)
-                        }
+                        let connect = { try MPDConnection(path: mpdSocket, ioTimeout: self.ioTimeout, connectUntil: until()) }
+                        let (status, statusCost) = try timedSequential(try connect(), pid: pid)
                         rounds.ms.append(status)
                         costs.mpd.append(statusCost)
-                        let many = try (0..<connections).map { _ in
-                            try MPDConnection(path: mpdSocket, ioTimeout: ioTimeout, connectUntil: until())
-                        }
-                        let (concurrent, concurrentCost) = try ServerCost.measure(pid: pid, requests: measuredMany) {
-                            try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
-                        }
+                        let (concurrent, concurrentCost) = try timedConcurrent(pid: pid, connect)
                         rounds.mc.append(concurrent)
                         costs.mpdMany.append(concurrentCost)
                     } else if side == "floor", let floor {
                         progress("round \(round + 1): nio-floor: \(requests) sequential, \(total) over \(connections) connections")
-                        let one = try CassetteConnection(path: floor.socket, ioTimeout: ioTimeout, connectUntil: until())
-                        let (status, statusCost) = try ServerCost.measure(pid: floor.process.pid, requests: measured) {
-                            try LatencyRun.sequential(one, count: requests, warmup: warmup)
-                        }
+                        let connect = { try CassetteConnection(path: floor.socket, ioTimeout: self.ioTimeout, connectUntil: until()) }
+                        let (status, statusCost) = try timedSequential(try connect(), pid: floor.process.pid)
                         rounds.fs.append(status)
                         costs.floor.append(statusCost)
-                        let many = try (0..<connections).map { _ in
-                            try CassetteConnection(path: floor.socket, ioTimeout: ioTimeout, connectUntil: until())
-                        }
-                        let (concurrent, concurrentCost) = try ServerCost.measure(pid: floor.process.pid, requests: measuredMany) {
-                            try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
-                        }
+                        let (concurrent, concurrentCost) = try timedConcurrent(pid: floor.process.pid, connect)
                         rounds.fc.append(concurrent)
                         costs.floorMany.append(concurrentCost)
                     }
@@ -252,6 +229,22 @@ struct StatusBench: AsyncParsableCommand {
                 path: cassette.socketPath, connections: connections, total: total, warmup: warmup, ioTimeout: ioTimeout)
         } catch {
             fail("cassette through RPCClient: \(error) (log: \(root)/player.log)", into: &report)
+        }
+    }
+
+    /// `--requests` back to back on `connection`, with what they cost the server `pid`.
+    private func timedSequential(_ connection: StatusConnection, pid: pid_t) throws -> (LatencyStats, ServerCost) {
+        try ServerCost.measure(pid: pid, requests: requests + warmup) {
+            try LatencyRun.sequential(connection, count: requests, warmup: warmup)
+        }
+    }
+
+    /// `--concurrent-requests` over `--connections` new connections, with what they cost the server.
+    private func timedConcurrent(pid: pid_t, _ connect: () throws -> StatusConnection) throws -> (LatencyStats, ServerCost) {
+        let total = concurrentRequests ?? requests
+        let many = try (0..<connections).map { _ in try connect() }
+        return try ServerCost.measure(pid: pid, requests: total + connections * warmup) {
+            try LatencyRun.concurrent(many, total: total, warmup: warmup, timeoutSeconds: phaseTimeout)
         }
     }
 
