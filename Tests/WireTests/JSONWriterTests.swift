@@ -27,6 +27,14 @@ final class JSONWriterNumberTests: XCTestCase {
         XCTAssertGreaterThan(written, 30_000, "the short path should take the rounded decimals")
     }
 
+    func testIntegersAreLeftToTheIntegerPath() {
+        for n in [1.0, -3.0, 1e6, 0.0] {
+            var out: [UInt8] = []
+            XCTAssertFalse(JSONWriter.writeDecimal(n, into: &out))
+            XCTAssertTrue(out.isEmpty)
+        }
+    }
+
     func testOtherNumbersStillPrint() {
         let value = JSONValue.array([0.00001, 1e-7, 123456789012.5, 0.1 + 0.2, 1.0 / 3, -1e9 - 0.5].map(JSONValue.number))
         let text = String(decoding: JSONWriter.write(value), as: UTF8.self)
