@@ -115,11 +115,11 @@ public enum Daemon {
         let context = DaemonContext(settings: settings, logger: logger, hub: hub, startedAt: .now, catalogTask: opener.task)
         let parts = try await build(context)
         var router = parts.router
-        let statusBox = StatusBox()
+        let statusBox = StatusBox(context: context)
         router.register("service.status", takes: [], now: { _ in
-            statusBox.renderNow(context: context, health: health, opened: opened, extra: parts.status)
+            statusBox.renderNow(health: health, opened: opened, extra: parts.status)
         }, later: { _ in
-            await statusBox.render(context: context, health: health, extra: parts.status)
+            await statusBox.render(health: health, extra: parts.status)
         })
         let server = RPCServer(router: router, limits: settings.limits, logger: logger, hub: hub)
         statusBox.server = server

@@ -30,10 +30,6 @@ struct HealthCheck: Sendable {
     }
 
     struct Report: Sendable {
-        let eventLoop: Duration?
-        let cooperativePool: Duration?
-        /// nil while the catalog is not open yet (then it is not checked).
-        let catalog: Duration??
         let healthy: Bool
         /// When the check finished.
         let at = ContinuousClock.now
@@ -41,10 +37,9 @@ struct HealthCheck: Sendable {
         /// shows the same report many times.
         private let members: [String: JSONValue]
 
+        /// Each part's time to answer, nil when it stalled; `catalog` nil while the catalog is
+        /// not open yet (then it is not checked).
         init(eventLoop: Duration?, cooperativePool: Duration?, catalog: Duration??) {
-            self.eventLoop = eventLoop
-            self.cooperativePool = cooperativePool
-            self.catalog = catalog
             func ms(_ d: Duration?) -> JSONValue { d.map { .number($0.roundedMilliseconds) } ?? "stalled" }
             healthy = eventLoop != nil && cooperativePool != nil && (catalog.map { $0 != nil } ?? true)
             var members: [String: JSONValue] = Dictionary(minimumCapacity: 5)

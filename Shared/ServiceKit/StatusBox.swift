@@ -6,7 +6,22 @@ import Wire
 /// Renders `service.status`. Holds the server weakly-late because the server is built from
 /// a router that already contains this method.
 final class StatusBox: Sendable {
+    private let context: DaemonContext
     private let serverBox = NIOLockedValueBox<RPCServer?>(nil)
+    /// The fields that never change, made once: each call copies them.
+    private let fixed: [String: JSONValue]
+
+    init(context: DaemonContext) {
+        self.context = context
+        // Room for every field of every service at once: no rehashing while it fills.
+        var fixed: [String: JSONValue] = Dictionary(minimumCapacity: 24)
+        fixed["service"] = .string(context.settings.name)
+        fixed["version"] = .string(CassetteVersion.string)
+        fixed["pid"] = .number(Double(getpid()))
+        fixed["socket"] = .string(context.settings.socketPath)
+        fixed["stateDir"] = .string(context.settings.stateDir)
+        self.fixed = fixed
+    }
 
     var server: RPCServer? {
         get { serverBox.withLockedValue { $0 } }
@@ -15,20 +30,19 @@ final class StatusBox: Sendable {
 
     /// The answer without awaiting anything, when that is possible: the catalog is open, the
     /// last health check is recent and the service's fields are read on the spot. Else nil.
-    func renderNow(context: DaemonContext, health: HealthCheck, opened: OpenedCatalog,
-                   extra: StatusFields) -> JSONValue? {
+    func renderNow(health: HealthCheck, opened: OpenedCatalog, extra: StatusFields) -> JSONValue? {
         guard case .now(let fields) = extra, let catalog = opened.value,
               let report = health.recentReport(within: HealthCheck.statusMaxAge) else { return nil }
-        var all = common(context)
+        var all = common()
         all["catalog"] = ready(catalog)
         all["health"] = report.json
         for (key, value) in fields() { all[key] = value }
         return .object(all)
     }
 
-    func render(context: DaemonContext, health: HealthCheck, extra: StatusFields) async -> JSONValue {
-        var fields = common(context)
-        fields["catalog"] = await catalogStatus(context)
+    func render(health: HealthCheck, extra: StatusFields) async -> JSONValue {
+        var fields = common()
+        fields["catalog"] = await catalogStatus()
         fields["health"] = await health.recent(within: HealthCheck.statusMaxAge).json
         let own: [String: JSONValue]
         switch extra {
@@ -39,22 +53,8 @@ final class StatusBox: Sendable {
         return .object(fields)
     }
 
-    /// The fields that never change, made at the first call: each call copies them.
-    private let fixed = NIOLockedValueBox<[String: JSONValue]?>(nil)
-
-    private func common(_ context: DaemonContext) -> [String: JSONValue] {
-        var fields = fixed.withLockedValue { fixed in
-            if let fixed { return fixed }
-            // Room for every field of every service at once: no rehashing while it fills.
-            var fields: [String: JSONValue] = Dictionary(minimumCapacity: 24)
-            fields["service"] = .string(context.settings.name)
-            fields["version"] = .string(CassetteVersion.string)
-            fields["pid"] = .number(Double(getpid()))
-            fields["socket"] = .string(context.settings.socketPath)
-            fields["stateDir"] = .string(context.settings.stateDir)
-            fixed = fields
-            return fields
-        }
+    private func common() -> [String: JSONValue] {
+        var fields = fixed
         fields["uptimeSeconds"] = .number((ContinuousClock.now - context.startedAt).roundedSeconds)
         fields["eventSeq"] = .number(Double(context.hub.lastSeq))
         fields["subscribers"] = .number(Double(context.hub.subscriberCount))
@@ -64,7 +64,7 @@ final class StatusBox: Sendable {
         return fields
     }
 
-    private func catalogStatus(_ context: DaemonContext) async -> JSONValue {
+    private func catalogStatus() async -> JSONValue {
         do {
             return ready(try await context.catalog())
         } catch {
@@ -83,19 +83,5 @@ final class StatusBox: Sendable {
             made = (catalog, json)
             return json
         }
-    }
-}
-
-extension Duration {
-    /// Seconds, rounded to the millisecond: how status fields show a time.
-    var roundedSeconds: Double { rounded(perSecond: 1) }
-
-    /// Milliseconds, rounded to the microsecond.
-    var roundedMilliseconds: Double { rounded(perSecond: 1000) }
-
-    /// `components` once (it divides a 128-bit count), and no `pow`: status is answered often.
-    private func rounded(perSecond units: Double) -> Double {
-        let (seconds, attoseconds) = components
-        return ((Double(seconds) + Double(attoseconds) / 1e18) * units * 1000).rounded() / 1000
     }
 }
