@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "cassettectl", targets: ["cassettectl"]),
         .executable(name: "cassette-origin", targets: ["cassette-origin"]),
         .executable(name: "cassette-bench", targets: ["cassette-bench"]),
+        .executable(name: "footprint-floor", targets: ["footprint-floor"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -136,6 +137,12 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ], path: "Tests/Benchmarks"),
+        // The libraries under every daemon and nothing of Cassette: `cassette-bench footprint`'s floor.
+        .executableTarget(name: "footprint-floor", dependencies: [
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ], path: "Tests/FootprintFloor"),
 
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["Wire", "HTTPClient"], path: "Tests/TestSupport"),

@@ -121,6 +121,9 @@ struct FootprintBench: AsyncParsableCommand {
                    playing a track streamed from the origin ("playing": FFmpeg opened, compared with MPD idle). Under load, the peak
                    of samples every 50 ms: the downloader while it syncs \(syncFiles) files of \(syncFileBytes) bytes from a second origin
                    ("syncing"), the reporter while \(writers) clients record \(writerRequests) plays back to back ("writers").
+                   "floor" is footprint-floor, started beside the daemons: Foundation, a GRDB pool in WAL mode with one write
+                   and one read, a SwiftNIO server on a Unix socket with one event loop, and none of Cassette's code, so its
+                   RSS is the least any daemon built on these libraries holds.
                    Medians over \(rounds) rounds; MPD (null output, empty music dir) is started alternately before and after the daemons.
                    The daemons share one state dir and \(noOrigin ? "have no origin" : "talk to the reference origin (cassette-origin) on loopback").
             """)
@@ -166,10 +169,13 @@ struct FootprintBench: AsyncParsableCommand {
             }
             connections[name] = connection
         }
+        let floor = try startFloor(dir: dir)
+        defer { ChildProcesses.shared.stop(floor) }
         sleepMicros(UInt32(idleSeconds * 1_000_000))
         for (name, child, _) in running {
             report.add(name, idle: try ProcessMemory.read(pid: child.pid))
         }
+        report.add(FootprintReport.floor, idle: try ProcessMemory.read(pid: floor.pid))
         for (name, child, socket) in running {
             let many = try (0..<16).map { _ in
                 try CassetteConnection(path: socket, ioTimeout: 10, connectUntil: deadline(after: startTimeout))
@@ -206,6 +212,23 @@ struct FootprintBench: AsyncParsableCommand {
             guard run.errors == 0 else { throw BenchError("\(run.errors) playlog.record calls failed under load") }
             report.add("reporter", loaded: peak)
         }
+    }
+
+    /// Starts `footprint-floor` (the daemons' libraries without Cassette) and waits until it is ready.
+    private func startFloor(dir: String) throws -> Child {
+        let folder = dir + "/floor"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let binary = URL(fileURLWithPath: binDir).appendingPathComponent("footprint-floor").path
+        let child = try ChildProcesses.shared.launch(binary, [folder], logFile: dir + "/floor.log")
+        let until = deadline(after: startTimeout)
+        while !FileManager.default.fileExists(atPath: folder + "/floor.ready") {
+            guard monotonicNanos() < until else {
+                ChildProcesses.shared.stop(child)
+                throw BenchError("footprint-floor was not ready within \(startTimeout) s (log: \(dir)/floor.log)")
+            }
+            sleepMicros(5_000)
+        }
+        return child
     }
 
     /// Syncs the synthetic station and returns the downloader's peak until every file is verified.
@@ -307,6 +330,9 @@ struct FootprintReport: Codable, Sendable {
     /// Peaks under load: the downloader syncing, the reporter taking plays from many clients.
     var loaded: [String: [ProcessMemory]] = [:]
 
+    /// The row of `footprint-floor`: Foundation, GRDB and SwiftNIO without Cassette's code.
+    static let floor = "floor"
+
     mutating func add(_ name: String, idle m: ProcessMemory) { idle[name, default: []].append(m) }
     mutating func add(_ name: String, afterBurst m: ProcessMemory) { afterBurst[name, default: []].append(m) }
     mutating func add(_ name: String, playing m: ProcessMemory) { playing[name, default: []].append(m) }
@@ -326,13 +352,13 @@ struct FootprintReport: Codable, Sendable {
         lines.append("------------+-------------+--------+---------+---------+----------+---------+----------")
         let mpdIdle = idle["mpd"].map(Self.median), mpdBurst = afterBurst["mpd"].map(Self.median)
         var idleSum = 0
-        for name in FootprintBench.daemons + ["mpd"] {
+        for name in FootprintBench.daemons + [Self.floor, "mpd"] {
             for (phase, samples, peer) in [("idle", idle[name], mpdIdle), ("after burst", afterBurst[name], mpdBurst),
                                            ("playing", playing[name], mpdIdle),
                                            (name == "downloader" ? "syncing" : "writers", loaded[name], mpdIdle)] {
                 guard let samples, !samples.isEmpty else { continue }
                 let m = Self.median(samples)
-                if phase == "idle" && name != "mpd" { idleSum += m.rssKiB }
+                if phase == "idle" && FootprintBench.daemons.contains(name) { idleSum += m.rssKiB }
                 let ratio = peer.map { String(format: "%.2f×", Double(m.rssKiB) / Double(max($0.rssKiB, 1))) } ?? "—"
                 lines.append(pad(name, 11) + " | " + pad(phase, 11) + " | " + lpad("\(m.mappedLibraries)", 6) + " | "
                              + lpad(mib(m.rssKiB), 7) + " | " + lpad(mib(m.pssKiB), 7) + " | " + lpad(mib(m.anonKiB), 8) + " | "
