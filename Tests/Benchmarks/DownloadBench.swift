@@ -151,6 +151,7 @@ struct DownloadBench: AsyncParsableCommand {
                     let runner = DownloadCassette(binary: binDir + "/downloader", originURL: server.base, maxParallel: parallel,
                                                   timeoutSeconds: timeout)
                     let urls = items.map { (url: server.base + $0.url, name: $0.id + ".bin") }
+                    let checked = items.map { (url: server.base + $0.url, name: $0.id + ".bin", sha256: $0.sha256) }
                     var peers: [(Server, String, () async throws -> DownloadReport.Sample)] = [
                         (server, "cassette", {
                             let outcome = try await runner.syncStation(many, expectedFiles: self.files, folder: root + "/c\(round)\(server.name)")
@@ -161,6 +162,12 @@ struct DownloadBench: AsyncParsableCommand {
                         (server, "curl", {
                             let folder = root + "/curl-\(round)\(server.name)"
                             let run = try DownloadPeers.curlParallel(urls: urls, into: folder, parallel: self.parallel, log: log)
+                            try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
+                            return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
+                        }),
+                        (server, "curl+verify", {
+                            let folder = root + "/curlv-\(round)\(server.name)"
+                            let run = try DownloadPeers.curlParallelThenVerify(urls: checked, into: folder, parallel: self.parallel, log: log)
                             try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
                             return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
                         }),
@@ -221,15 +228,16 @@ struct DownloadBench: AsyncParsableCommand {
     }
 
     /// The station's manifest as a fresh device gets it: (id, relative URL) per item.
-    private func manifest(base: String, station: String, root: String) throws -> [(id: String, url: String)] {
+    private func manifest(base: String, station: String, root: String) throws -> [(id: String, url: String, sha256: String)] {
         let out = root + "/manifest-\(station).json"
         _ = try DownloadPeers.timed("/usr/bin/curl", ["-sS", "--fail", "-u", "demo:demo", "-X", "POST", "-H", "Content-Type: application/json",
                                                      "-d", "{}", "-o", out, base + "/v1/stations/\(station)/offline"],
                                     log: root + "/tools.log")
         let json = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: out))))
         return (json["items"]?.arrayValue ?? []).compactMap { item in
-            guard let id = item["id"]?.stringValue, let url = item["url"]?.stringValue else { return nil }
-            return (id, url)
+            guard let id = item["id"]?.stringValue, let url = item["url"]?.stringValue,
+                  let sha256 = item["sha256"]?.stringValue else { return nil }
+            return (id, url, sha256)
         }
     }
 

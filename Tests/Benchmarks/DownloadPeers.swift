@@ -5,7 +5,7 @@ import Glibc
 
 /// The download benchmark's peers: curl and aria2c as command-line tools, each timed from
 /// launch to exit, writing to the same disk as Cassette. Neither verifies a checksum nor
-/// fsyncs what it wrote; the report says so.
+/// fsyncs what it wrote (the report says so), except the peers that add those steps after them.
 enum DownloadPeers {
     /// `curl -sS --fail -o FILE URL`: one file, one connection.
     static func curlOne(url: String, to file: String, log: String) throws -> Run {
@@ -27,6 +27,31 @@ enum DownloadPeers {
         let text = urls.map { "url = \"\($0.url)\"\noutput = \"\(folder)/\($0.name)\"\n" }.joined()
         try text.write(toFile: list, atomically: true, encoding: .utf8)
         return try timedRun("/usr/bin/curl", ["-sS", "--fail", "--parallel", "--parallel-max", "\(parallel)", "-K", list], log: log)
+    }
+
+    /// The same work as Cassette's with standard tools, one after the other: `curl --parallel`,
+    /// then `openssl dgst -sha256` over every file (SHA-NI, like Cassette's BoringSSL), each digest
+    /// checked against the manifest's, then `sync -f` (one `syncfs` of the file system: the
+    /// cheapest way to make all of them durable at once, though it flushes every other program's
+    /// dirty data too, which is why Cassette fsyncs its own files instead).
+    static func curlParallelThenVerify(urls: [(url: String, name: String, sha256: String)], into folder: String,
+                                       parallel: Int, log: String) throws -> Run {
+        let begin = monotonicNanos()
+        let fetched = try curlParallel(urls: urls.map { ($0.url, $0.name) }, into: folder, parallel: parallel, log: log)
+        let digests = folder + ".sha256"
+        try? FileManager.default.removeItem(atPath: digests)
+        let hashed = try timedRun("/usr/bin/openssl", ["dgst", "-sha256", "-r"] + urls.map { folder + "/" + $0.name }, log: digests)
+        let found = try String(contentsOfFile: digests, encoding: .utf8).split(separator: "\n").reduce(into: [String: String]()) { found, line in
+            // "HEX *PATH"
+            let parts = line.split(separator: " ", maxSplits: 1)
+            if parts.count == 2 { found[String(parts[1].dropFirst())] = String(parts[0]) }
+        }
+        for item in urls where found[folder + "/" + item.name] != item.sha256 {
+            throw BenchError("openssl: \(folder)/\(item.name) does not match the manifest's sha256; see \(digests)")
+        }
+        let synced = try timedRun("/usr/bin/sync", ["-f", folder], log: log)
+        return Run(seconds: Double(monotonicNanos() - begin) / 1e9,
+                   cpuSeconds: fetched.cpuSeconds + hashed.cpuSeconds + synced.cpuSeconds)
     }
 
     /// `aria2c -j8 -i LIST -d FOLDER`, quiet, with its defaults otherwise (file allocation

@@ -55,6 +55,7 @@ struct DownloadReport {
                     ("cassette", "cassette downloader, maxParallel \(parallel) (sha256+fsync per file, grouped commit)"),
                     ("cassette-answer", "  of which: until stations.sync answered"),
                     ("curl", "curl --parallel --parallel-max \(parallel) -K list"),
+                    ("curl+verify", "  then openssl sha256 of each file, checked, and sync -f"),
                     ("aria2c", aria2Skipped ? "aria2c: skipped (not installed)" : "aria2c -j\(parallel) -i list"),
                 ])
                 lines.append("")
@@ -72,6 +73,7 @@ struct DownloadReport {
         }
         var rows = [["goal (medians of alternating rounds)"] + servers + ["target"]]
         rows.append(["station: cassette wall time / curl --parallel's"] + servers.map { cell(ratio(station[$0], "cassette", "curl", \.seconds)) } + ["≤ 1.00×"])
+        rows.append(["station: cassette / curl, openssl sha256, sync -f"] + servers.map { cell(ratio(station[$0], "cassette", "curl+verify", \.seconds)) } + [""])
         rows.append(["1 GiB: cassette throughput / curl -o's"] + servers.map { cell(ratio(big[$0], "curl", "cassette", \.seconds)) } + ["≥ 0.95×"])
         rows.append(["station: CPU s/GiB, cassette"] + servers.map { cpu(station[$0], "cassette", bytes: Double(files * fileBytes)) } + [""])
         rows.append(["station: CPU s/GiB, curl --parallel"] + servers.map { cpu(station[$0], "curl", bytes: Double(files * fileBytes)) } + [""])
@@ -94,7 +96,10 @@ struct DownloadReport {
                    nginx: nginx-light on loopback, `sendfile on`, keep-alive, serving the origin's media folder; the
                    origin answers the API behind it (proxy_pass). The manifest's relative URLs resolve against nginx.
                    curl and aria2c are timed from launch to exit; they neither hash nor fsync (their data may still be dirty
-                   in the page cache when they exit); "curl+fsync" adds coreutils `sync FILE`.
+                   in the page cache when they exit); "curl+fsync" adds coreutils `sync FILE`. The station's second curl row
+                   does Cassette's work with standard tools, one step after the other: the same curl, then `openssl dgst -sha256`
+                   over every file (each digest checked against the manifest's), then `sync -f` (one syncfs); timed from curl's
+                   launch to sync's exit.
                    page cache: not dropped. The origin's files were just generated and are read from the page cache by
                    every peer alike; before each timed run `sync` flushes all dirty data (untimed), so no run pays for
                    another's writeback. The large file's previous output is deleted before each run; the station runs'
