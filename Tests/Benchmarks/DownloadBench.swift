@@ -227,7 +227,7 @@ struct DownloadBench: AsyncParsableCommand {
         sync()
     }
 
-    /// The station's manifest as a fresh device gets it: (id, relative URL) per item.
+    /// The station's manifest as a fresh device gets it: (id, relative URL, SHA-256) per item.
     private func manifest(base: String, station: String, root: String) throws -> [(id: String, url: String, sha256: String)] {
         let out = root + "/manifest-\(station).json"
         _ = try DownloadPeers.timed("/usr/bin/curl", ["-sS", "--fail", "-u", "demo:demo", "-X", "POST", "-H", "Content-Type: application/json",
