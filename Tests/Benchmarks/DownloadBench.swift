@@ -150,8 +150,8 @@ struct DownloadBench: AsyncParsableCommand {
                 for server in round % 2 == 1 ? servers.reversed() : servers {
                     let runner = DownloadCassette(binary: binDir + "/downloader", originURL: server.base, maxParallel: parallel,
                                                   timeoutSeconds: timeout)
-                    let urls = items.map { (url: server.base + $0.url, name: $0.id + ".bin") }
                     let checked = items.map { (url: server.base + $0.url, name: $0.id + ".bin", sha256: $0.sha256) }
+                    let urls = checked.map { (url: $0.url, name: $0.name) }
                     var peers: [(Server, String, () async throws -> DownloadReport.Sample)] = [
                         (server, "cassette", {
                             let outcome = try await runner.syncStation(many, expectedFiles: self.files, folder: root + "/c\(round)\(server.name)")
