@@ -171,7 +171,7 @@ let package = Package(
         // executable) and socket-level tests against the real binaries and the reference origin.
         .testTarget(name: "DownloaderTests", dependencies: [
             "downloader", "TestSupport", "Wire", "HTTPClient", "OriginClient", "Catalog",
-            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/DownloaderTests"),
         .testTarget(name: "PlayerTests", dependencies: [
             "player", "TestSupport", "Wire", "HTTPClient", "Catalog", "AudioOutput", "MediaDecoder",

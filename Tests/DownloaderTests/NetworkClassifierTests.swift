@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Wire
 import XCTest
 @testable import downloader
@@ -58,13 +59,31 @@ final class NetworkClassifierTests: XCTestCase {
         }
         let source = KernelRouteSource(procDirectory: root + "/proc", sysfs: root + "/sys")
         try routes([("modem0", 700), ("wlan0", 600)])
-        XCTAssertEqual(source.read(), NetworkState(type: .wifi, metered: false, interface: "wlan0", source: "kernel"))
+        XCTAssertEqual(try source.read(), NetworkState(type: .wifi, metered: false, interface: "wlan0", source: "kernel"))
         try routes([("modem0", 700), ("wlan0", 900)])
-        XCTAssertEqual(source.read(), NetworkState(type: .cellular, metered: true, interface: "modem0", source: "kernel"))
+        XCTAssertEqual(try source.read(), NetworkState(type: .cellular, metered: true, interface: "modem0", source: "kernel"))
         try routes([("eth0", 1)])
-        XCTAssertEqual(source.read()?.type, NetworkType.none, "a route over a link that is down does not count")
+        XCTAssertEqual(try source.read()?.type, NetworkType.none, "a route over a link that is down does not count")
         try routes([])
-        XCTAssertEqual(source.read()?.type, NetworkType.none)
+        XCTAssertEqual(try source.read()?.type, NetworkType.none)
+        try FileManager.default.removeItem(atPath: root + "/proc/route")
+        XCTAssertThrowsError(try source.read(), "a route table it cannot read is not \"no network\"")
+    }
+
+    /// A source that cannot look leaves the state as it was (and publishes nothing); once it
+    /// reads again, the real answer comes through.
+    func testMonitorKeepsItsStateWhileBlind() async throws {
+        let source = ScriptedSource(.success(NetworkState(type: .ethernet, metered: false, interface: "eth0", source: "kernel")))
+        let hub = EventHub(backlog: 16)
+        let monitor = await NetworkMonitor(sources: [source], events: DownloaderEvents(hub: hub), logger: Logger(label: "test"))
+        let ethernet = await monitor.state
+        XCTAssertEqual(ethernet.type, .ethernet)
+        source.next = .failure(NetworkSourceError(source: "kernel", reason: "cannot read /proc/self/net/route: Too many open files"))
+        let blind = await monitor.refresh()
+        XCTAssertEqual(blind, ethernet, "out of descriptors is not no network")
+        source.next = .success(NetworkState(type: .none, metered: false, interface: nil, source: "kernel"))
+        let none = await monitor.refresh()
+        XCTAssertEqual(none.type, NetworkType.none, "a real answer still comes through")
     }
 
     func testNetworkManagerClassification() {
@@ -84,11 +103,11 @@ final class NetworkClassifierTests: XCTestCase {
     func testNetworkManagerAbsentFailsOver() {
         let nm = NetworkManagerSource(retrySeconds: 60)
         let started = Date()
-        XCTAssertNil(nm.read())
-        XCTAssertNil(nm.read())
+        XCTAssertNil(try nm.read())
+        XCTAssertNil(try nm.read())
         XCTAssertLessThan(Date().timeIntervalSince(started), 3, "an absent bus must not block the poll")
         let kernel = KernelRouteSource()
-        XCTAssertNotNil(kernel.read(), "the kernel source always answers")
+        XCTAssertNotNil(try kernel.read(), "the kernel source answers where /proc is readable")
     }
 
     func testPolicyVerdicts() {
@@ -142,4 +161,17 @@ final class NetworkClassifierTests: XCTestCase {
         capped.reserve(128 << 10)
         XCTAssertEqual(capped.available, 128 << 10, "an admitted file counts against the cache at once")
     }
+}
+
+/// A network source whose next answer the test sets.
+private final class ScriptedSource: NetworkSource, @unchecked Sendable {
+    private let lock = NSLock()
+    private var answer: Result<NetworkState, NetworkSourceError>
+    init(_ answer: Result<NetworkState, NetworkSourceError>) { self.answer = answer }
+    var name: String { "scripted" }
+    var next: Result<NetworkState, NetworkSourceError> {
+        get { lock.withLock { answer } }
+        set { lock.withLock { answer = newValue } }
+    }
+    func read() throws -> NetworkState? { try next.get() }
 }

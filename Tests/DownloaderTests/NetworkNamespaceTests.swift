@@ -9,6 +9,10 @@ import XCTest
 /// cellular interface, the downloader running inside it (`ip netns exec`), and the origin on
 /// the Wi-Fi link's far end. Moving the default route to `wwan0` mid-download must stop the
 /// transfer; moving it back resumes with Range. Skipped where namespaces cannot be made.
+///
+/// The downloader sees `/proc` as its systemd unit shows it (`ProcSubset=pid`,
+/// `ProtectProc=invisible`: a proc mounted with `subset=pid,hidepid=invisible`, where
+/// `/proc/net` does not exist), so the routes must be found the way the unit allows.
 final class NetworkNamespaceTests: XCTestCase {
     func testDefaultRouteOverWlanAndWwanSeenInsideANamespace() async throws {
         guard getuid() == 0 else { throw XCTSkip("network namespaces need root") }
@@ -51,7 +55,9 @@ final class NetworkNamespaceTests: XCTestCase {
 
         let downloader = Process()
         downloader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        downloader.arguments = ["ip", "netns", "exec", ns, Binaries.path("downloader"), "--runtime-dir", dir.runtimeDir,
+        let sandboxedProc = "mount -t proc -o subset=pid,hidepid=invisible proc /proc && test ! -e /proc/net && exec \"$0\" \"$@\""
+        downloader.arguments = ["ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private",
+                                "sh", "-c", sandboxedProc, Binaries.path("downloader"), "--runtime-dir", dir.runtimeDir,
                                 "--state-dir", dir.stateDir, "--origin", base]
         var env = ProcessInfo.processInfo.environment
         env["CASSETTE_CLIENT_TOKEN"] = "demo"

@@ -54,6 +54,32 @@ final class DescriptorExhaustionTests: XCTestCase {
         XCTAssertTrue(service.log.contains("accepting connections again"), service.log)
     }
 
+    /// The downloader out of descriptors cannot read its route table either: that must not
+    /// read as "no network" (which would stop every download), so the network state stays
+    /// what it was, the blindness is said once, and nothing is published as a change.
+    func testDownloaderOutOfDescriptorsKeepsItsNetworkState() throws {
+        let service = try ServiceProcess("downloader", in: dir)
+        defer { service.kill9() }
+        try service.waitReady()
+        try lowerDescriptorLimit(of: service.pid, to: Self.descriptorLimit)
+
+        var clients: [Int32] = []
+        defer { clients.forEach { _ = Glibc.close($0) } }
+        for _ in 0..<Self.clients {
+            clients.append(try connectNonBlocking(service.socketPath))
+        }
+        try waitUntil(timeout: 20, "\(service.log)") { warnings(in: service.log) >= 1 }
+        // The monitor polls every second; its next round finds no descriptor to open /proc with.
+        try waitUntil(timeout: 10, "\(service.log)") { service.log.contains("network state unknown") }
+        clients.forEach { _ = Glibc.close($0) }
+        clients = []
+        try waitUntil(timeout: 10, "\(service.log)") { service.log.contains("network state readable again") }
+        let answer = try statusAnswer(service, timeout: 30)
+        XCTAssertEqual(answer?["result"]?["service"], "downloader")
+        XCTAssertFalse(service.log.contains("network changed"), "running out of descriptors was taken for a network change:\n\(service.log)")
+        XCTAssertEqual(service.log.components(separatedBy: "network state unknown").count - 1, 1, "said once:\n\(service.log)")
+    }
+
     func warnings(in log: String) -> Int {
         log.split(separator: "\n").filter { $0.contains(" warning ") && $0.contains(Self.warning) }.count
     }

@@ -8,6 +8,8 @@ import Systemd
 /// sources are polled every `pollSeconds` (1 s: a change is seen well within 5 s, by the
 /// downloader's "network monitor" service); every
 /// change is published as `NetworkChanged` on topic `network` and handed to `onChange`.
+/// When a source cannot look at all (see `NetworkSource`), the state stays as it was and the
+/// reason is logged once, until a source answers again.
 actor NetworkMonitor {
     private let sources: [any NetworkSource]
     private let events: DownloaderEvents
@@ -16,6 +18,8 @@ actor NetworkMonitor {
     private var overrideState: NetworkState?
     private(set) var state: NetworkState
     private var listeners: [@Sendable (NetworkState) async -> Void] = []
+    /// Why the last detection could not tell, while it cannot; logged once per spell.
+    private var blindness: NetworkSourceError?
 
     /// Asks the sources once before returning, so the first state is the real one.
     init(sources: [any NetworkSource], events: DownloaderEvents, logger: Logger, pollSeconds: Double = 1) async {
@@ -23,7 +27,13 @@ actor NetworkMonitor {
         self.events = events
         self.logger = logger
         self.pollSeconds = pollSeconds
-        state = await Self.detect(sources)
+        switch await Self.detect(sources) {
+        case .success(let detected): state = detected
+        case .failure(let error):
+            state = .offline
+            blindness = error
+            logger.warning("network state unknown at start; assuming no network", metadata: ["reason": "\(error)"])
+        }
     }
 
     var isOverridden: Bool { overrideState != nil }
@@ -46,9 +56,22 @@ actor NetworkMonitor {
         if let overrideState {
             next = overrideState
         } else {
-            let detected = await Self.detect(sources)
-            // An override set while the sources were asked wins.
-            next = self.overrideState ?? detected
+            switch await Self.detect(sources) {
+            case .success(let detected):
+                if blindness != nil {
+                    blindness = nil
+                    logger.notice("network state readable again")
+                }
+                // An override set while the sources were asked wins.
+                next = self.overrideState ?? detected
+            case .failure(let error):
+                if blindness == nil {
+                    logger.warning("network state unknown; keeping the last one", metadata: [
+                        "reason": "\(error)", "kept": "\(state.type.rawValue)"])
+                }
+                blindness = error
+                next = self.overrideState ?? state
+            }
         }
         guard next != state else { return state }
         let previous = state
@@ -63,13 +86,21 @@ actor NetworkMonitor {
         return next
     }
 
-    /// D-Bus calls and `/proc` reads block: they run off the cooperative pool.
-    private static func detect(_ sources: [any NetworkSource]) async -> NetworkState {
+    /// D-Bus calls and `/proc` reads block: they run off the cooperative pool. The first
+    /// source with an answer wins; one that cannot look stops the round (a later source must
+    /// not decide for a blind one), and no answer at all is no network.
+    private static func detect(_ sources: [any NetworkSource]) async -> Result<NetworkState, NetworkSourceError> {
         await BlockingIO.run {
             for source in sources {
-                if let answer = source.read() { return answer }
+                do {
+                    if let answer = try source.read() { return .success(answer) }
+                } catch let error as NetworkSourceError {
+                    return .failure(error)
+                } catch {
+                    return .failure(NetworkSourceError(source: source.name, reason: "\(error)"))
+                }
             }
-            return .offline
+            return .success(.offline)
         }
     }
 }

@@ -27,8 +27,17 @@ struct NetworkState: Sendable, Equatable {
 }
 
 /// One way of learning the network state. `read()` answers nil when the source has no
-/// opinion (NetworkManager not running), so the monitor asks the next one.
+/// opinion (NetworkManager not running), so the monitor asks the next one, and throws when it
+/// could not look at all (a file it cannot open): then nobody knows, and the monitor keeps
+/// the state it had rather than calling it "no network".
 protocol NetworkSource: Sendable {
     var name: String { get }
-    func read() -> NetworkState?
+    func read() throws -> NetworkState?
+}
+
+/// A source that could not look: which one, and why.
+struct NetworkSourceError: Error, Sendable, Equatable, CustomStringConvertible {
+    var source: String
+    var reason: String
+    var description: String { "\(source): \(reason)" }
 }
