@@ -7,6 +7,12 @@ import NIOConcurrencyHelpers
 /// knows it missed events (it subscribed late, or to fewer topics). A subscriber that stops
 /// reading is not allowed to grow memory: once `backlog` events are written but not yet
 /// taken by its socket, it gets one `Overflow` event and is disconnected.
+///
+/// Every subscriber receives events in `seq` order, however many threads publish at once:
+/// an event is numbered and queued under one lock, and one publisher at a time (whichever
+/// finds nobody else draining) hands the queue to the connections in that order. Each hand-off
+/// goes through the connection's event loop queue, never a direct write, so a drainer that
+/// happens to run on that loop cannot overtake one that queued earlier from another thread.
 public final class EventHub: Sendable {
     private struct Subscriber {
         let connection: RPCConnection
@@ -15,9 +21,18 @@ public final class EventHub: Sendable {
         var overflowed = false
     }
 
+    /// An event numbered and addressed, waiting for the drainer.
+    private struct Outgoing {
+        var event: RPCEvent
+        var targets: [RPCConnection]
+        var overflowing: [RPCConnection]
+    }
+
     private struct State {
         var seq: UInt64 = 0
         var subscribers: [UInt64: Subscriber] = [:]
+        var outgoing: [Outgoing] = []
+        var draining = false
     }
 
     private let state = NIOLockedValueBox(State())
@@ -68,10 +83,10 @@ public final class EventHub: Sendable {
     /// Publishes one event; returns its `seq`.
     @discardableResult
     public func publish(topic: String, type: String, data: JSONValue = .object([:])) -> UInt64 {
-        var targets: [RPCConnection] = []
-        var overflowing: [RPCConnection] = []
-        let seq = state.withLockedValue { s -> UInt64 in
+        let (seq, drain) = state.withLockedValue { s -> (UInt64, Bool) in
             s.seq += 1
+            var targets: [RPCConnection] = []
+            var overflowing: [RPCConnection] = []
             for (id, var sub) in s.subscribers where sub.topics.contains(topic) && !sub.overflowed {
                 if sub.pending >= backlog {
                     sub.overflowed = true
@@ -82,30 +97,62 @@ public final class EventHub: Sendable {
                 }
                 s.subscribers[id] = sub
             }
-            return s.seq
+            if targets.isEmpty && overflowing.isEmpty && !s.draining { return (s.seq, false) }
+            s.outgoing.append(Outgoing(event: RPCEvent(topic: topic, type: type, seq: s.seq, data: data),
+                                       targets: targets, overflowing: overflowing))
+            if s.draining { return (s.seq, false) }
+            s.draining = true
+            return (s.seq, true)
         }
-        let event = RPCEvent(topic: topic, type: type, seq: seq, data: data).json
-        for connection in targets {
-            connection.send(event).whenComplete { [state] _ in
-                state.withLockedValue { s in
-                    if var sub = s.subscribers[connection.id] {
-                        sub.pending -= 1
-                        s.subscribers[connection.id] = sub
+        if drain { drainOutgoing() }
+        return seq
+    }
+
+    /// Sends what is queued, in order, until the queue is empty; only one caller at a time.
+    private func drainOutgoing() {
+        while true {
+            let batch = state.withLockedValue { s -> [Outgoing] in
+                let batch = s.outgoing
+                s.outgoing = []
+                if batch.isEmpty { s.draining = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            for item in batch { deliver(item) }
+        }
+    }
+
+    private func deliver(_ item: Outgoing) {
+        if !item.targets.isEmpty {
+            // Encoded once for every subscriber: the buffer is shared, not copied.
+            let frame = OutboundFrame.buffer(item.event.json, allocator: ByteBufferAllocator())
+            for connection in item.targets {
+                let channel = connection.channel
+                channel.eventLoop.execute { [state] in
+                    channel.writeAndFlush(frame).whenComplete { _ in
+                        state.withLockedValue { s in
+                            if var sub = s.subscribers[connection.id] {
+                                sub.pending -= 1
+                                s.subscribers[connection.id] = sub
+                            }
+                        }
                     }
                 }
             }
         }
-        for connection in overflowing {
-            let overflow = RPCEvent(topic: "service", type: "Overflow", seq: seq, data: [
+        for connection in item.overflowing {
+            let overflow = RPCEvent(topic: "service", type: "Overflow", seq: item.event.seq, data: [
                 "backlog": .number(Double(backlog)),
                 "message": .string("You stopped reading events; \(backlog) were queued. Reconnect and subscribe again."),
             ]).json
             // Queued behind the backlog, so a client that resumes reading sees every event it
             // was sent and then Overflow; one that never reads is cut off after a grace period.
-            connection.send(overflow).whenComplete { _ in connection.close() }
-            connection.channel.eventLoop.scheduleTask(in: Self.overflowGrace) { connection.close() }
+            let channel = connection.channel
+            channel.eventLoop.execute {
+                connection.send(overflow).whenComplete { _ in connection.close() }
+            }
+            channel.eventLoop.scheduleTask(in: Self.overflowGrace) { connection.close() }
             remove(connection)
         }
-        return seq
     }
 }

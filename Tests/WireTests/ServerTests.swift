@@ -43,6 +43,49 @@ final class ServerTests: XCTestCase {
         await server.shutdownGracefully()
     }
 
+    /// Many threads publishing at once (as a busy service's tasks and event loops do): every
+    /// subscriber still receives every event, in `seq` order.
+    func testEventsReachEverySubscriberInSeqOrderWhilePublishedFromManyThreads() async throws {
+        var limits = WireLimits()
+        limits.eventBacklog = 100_000
+        let (server, path) = try await makeServer(limits: limits)
+        let publishers = 8, perPublisher = 400, subscribers = 12
+        var clients: [RPCClient] = []
+        for _ in 0..<subscribers {
+            let client = try await RPCClient.connect(path: path)
+            _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
+            clients.append(client)
+        }
+        let threads = (0..<publishers).map { p in
+            Thread {
+                for i in 0..<perPublisher {
+                    server.hub.publish(topic: "downloads", type: "OfflineProgress", data: ["publisher": .number(Double(p)), "i": .number(Double(i))])
+                }
+            }
+        }
+        threads.forEach { $0.start() }
+        let total = publishers * perPublisher
+        try await withThrowingTaskGroup(of: [UInt64].self) { group in
+            for client in clients {
+                group.addTask {
+                    var seqs: [UInt64] = []
+                    for await event in client.events {
+                        seqs.append(event.seq)
+                        if seqs.count == total { break }
+                    }
+                    return seqs
+                }
+            }
+            for try await seqs in group {
+                XCTAssertEqual(seqs.count, total)
+                let misordered = zip(seqs, seqs.dropFirst()).filter { $0.0 >= $0.1 }
+                XCTAssertTrue(misordered.isEmpty, "\(misordered.count) events out of order, first: \(misordered.prefix(3))")
+            }
+        }
+        for client in clients { await client.close() }
+        await server.shutdownGracefully()
+    }
+
     func testSubscriberThatDoesNotReadGetsOverflowAndIsDisconnected() async throws {
         var limits = WireLimits()
         limits.eventBacklog = 16
