@@ -1,4 +1,5 @@
 import Foundation
+import OriginClient
 import Wire
 
 /// Checks a play event or a consumption record against the origin's rules (docs/origin.md, docs/protocol.md) before it is stored, so a
@@ -85,8 +86,8 @@ enum RecordValidator {
     /// A product id as the origin hands them out (`[A-Za-z0-9._-]{1,128}`).
     private static func token(_ object: [String: JSONValue], _ key: String, _ base: String) throws(RPCError) {
         guard let value = object[key], value != .null else { throw missing(base, key, "a product id such as \"tr-7\"") }
-        guard let text = value.stringValue, isToken(text) else {
-            throw invalid("\(base).\(key)", "must be a product id of 1–128 letters, digits, '.', '_' or '-', got \(short(value)).")
+        guard let text = value.stringValue, OriginID.isValid(text) else {
+            throw invalid("\(base).\(key)", "must be a product id of 1–128 letters, digits, '.', '_' or '-' (not \".\" or \"..\"), got \(short(value)).")
         }
     }
 
@@ -140,14 +141,6 @@ enum RecordValidator {
             }
         }
         return true
-    }
-
-    static func isToken(_ text: String) -> Bool {
-        let bytes = text.utf8
-        guard (1...128).contains(bytes.count) else { return false }
-        return bytes.allSatisfy { b in
-            (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 46 || b == 95 || b == 45
-        }
     }
 
     /// RFC 3339 date-time syntax (`2026-11-21T10:00:00Z`, `…00.123+01:00`), checked by hand:

@@ -37,6 +37,10 @@ final class ReporterRecordTests: XCTestCase {
         try await expectInvalid(client, "playlog.record", play(replacing: "eventId", with: 42), field: "params.event.eventId")
         try await expectInvalid(client, "playlog.record", play(replacing: "productId", with: nil), field: "params.event.productId")
         try await expectInvalid(client, "playlog.record", play(replacing: "productId", with: "../etc"), field: "params.event.productId")
+        try await expectInvalid(client, "playlog.record", play(replacing: "productId", with: "."), field: "params.event.productId")
+        try await expectInvalid(client, "playlog.record", play(replacing: "productId", with: ".."), field: "params.event.productId")
+        try await expectInvalid(client, "consumption.record", ["productId": "..", "at": "2026-11-21T10:00:00Z", "start": 0, "end": 1],
+                                field: "params.productId")
         try await expectInvalid(client, "playlog.record", play(replacing: "requestedProductId", with: nil), field: "params.event.requestedProductId")
         try await expectInvalid(client, "playlog.record", play(replacing: "playbackSessionId", with: ""), field: "params.event.playbackSessionId")
         try await expectInvalid(client, "playlog.record", play(replacing: "startedAt", with: "yesterday"), field: "params.event.startedAt")
