@@ -56,7 +56,8 @@ enum Player {
         let stores: @Sendable () async throws -> MediaServerStore = { MediaServerStore(catalog: try await catalog(), origin: origin) }
         let mediaDirectory = context.settings.stateDir + "/media"
         PlayerMethods.registerMedia(on: &router, control: mediaControl,
-                                    locator: MediaLocator(stores: stores, control: mediaControl, origin: origin))
+                                    locator: MediaLocator(stores: stores, control: mediaControl, origin: origin,
+                                                          offlineMode: { await engine.currentConfig().offlineMode }))
         let mediaServer = MediaServerService(control: mediaControl,
                                              responder: MediaResponder(stores: stores, mediaDirectory: mediaDirectory, logger: context.logger),
                                              logger: context.logger)

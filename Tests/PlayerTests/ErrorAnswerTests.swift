@@ -35,6 +35,19 @@ final class ErrorAnswerTests: XCTestCase {
         } catch let error as RPCError {
             XCTAssertEqual(error.name, "IllegalPlaybackRequest")
         }
+        // Nor does media.locate ask the origin for it.
+        let api = OriginAPI(origin: origin)
+        let asked = { try await api.stats().object("requests")["/v1/playbackinfo/tr-2"] as? Int ?? 0 }
+        let before = try await asked()
+        do {
+            _ = try await h.call("media.locate", ["productId": "tr-2"])
+            XCTFail("in offline mode media.locate of a product not on the device is refused")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.name, "OfflineMode")
+            XCTAssertEqual(error.code, 1012)
+        }
+        let after = try await asked()
+        XCTAssertEqual(after, before, "offline mode sends nothing to the origin")
         // A product that plays answers ok.
         _ = try await h.call("player.config.set", ["offlineMode": false])
         _ = try await h.call("player.load", PlayerHarness.product("tr-1"))
