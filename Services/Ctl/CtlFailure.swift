@@ -14,6 +14,8 @@ struct CtlFailure: Error, Equatable {
     var method: String?
     /// What to run next, naming cassettectl commands.
     var hint: String?
+    /// The service's `error.data.reason`, where it named one.
+    var reason: String?
     /// The stderr line (after `cassettectl: `).
     var text: String
 
@@ -31,13 +33,16 @@ struct CtlFailure: Error, Equatable {
 
     /// An error the service answered with: exit 1, shown as `<service>: <Name>: <message>`.
     static func answered(_ error: RPCError, service: ServiceName, method: String, params: JSONValue = [:]) -> CtlFailure {
-        var hint = Hints.forError(error.name, service: service, params: params)
+        let reason = error.details["reason"]?.stringValue
+        var hint = Hints.forError(error.name, service: service, params: params, reason: reason)
         if error.name == "MethodNotFound" {
             hint = "this \(service.rawValue) does not offer '\(method)' (an older or not yet complete service; update it together with cassettectl)."
         }
-        return CtlFailure(name: error.name, message: error.message, exit: ExitStatus.serviceError, service: service,
-                          method: method, code: error.code, hint: hint,
-                          text: "\(service.rawValue): \(error.name): \(error.message)")
+        var failure = CtlFailure(name: error.name, message: error.message, exit: ExitStatus.serviceError, service: service,
+                                 method: method, code: error.code, hint: hint,
+                                 text: "\(service.rawValue): \(error.name): \(error.message)")
+        failure.reason = reason
+        return failure
     }
 
     var json: JSONValue {

@@ -5,14 +5,21 @@ import Wire
 /// are written for app developers and name RPC methods).
 enum Hints {
     /// The hint with `<station>` and `<product>` filled in from the call's params when it had them.
-    static func forError(_ name: String, service: ServiceName, params: JSONValue) -> String? {
-        guard var hint = forError(name, service: service) else { return nil }
+    /// `reason` is the error's `data.reason`, where the service names one.
+    static func forError(_ name: String, service: ServiceName, params: JSONValue, reason: String? = nil) -> String? {
+        let offlineStation = name == "StationNotPlayable" && reason == "OfflineMode"
+        guard var hint = offlineStation ? offlineModeStation : forError(name, service: service) else { return nil }
         if let station = params["stationId"]?.stringValue { hint = hint.replacingOccurrences(of: "<station>", with: station) }
         if let product = (params["productId"] ?? params["mediaProduct"]?["productId"])?.stringValue {
             hint = hint.replacingOccurrences(of: "<product>", with: product)
         }
         return hint
     }
+
+    /// A station neither on the device nor askable while offline mode is on: syncing it needs
+    /// the origin too, so the way out is going online.
+    static let offlineModeStation =
+        "the player is in offline mode and <station> is not on the device: `cassettectl config set --offline-mode no` streams it (and lets `cassettectl sync <station>` take it offline)."
 
     static func forError(_ name: String, service: ServiceName) -> String? {
         switch name {

@@ -65,7 +65,7 @@ enum PlayerOutcome {
             return try await connection.attempt(method, params)
         } catch var failure as CtlFailure where failure.exit == ExitStatus.serviceError && failure.code >= 1000 {
             failure.exit = ExitStatus.workFailed
-            failure.hint = Hints.forError(failure.name, service: .player, params: goal.params) ?? failure.hint
+            failure.hint = Hints.forError(failure.name, service: .player, params: goal.params, reason: failure.reason) ?? failure.hint
             throw failure.report(json: connection.json)
         } catch let failure as CtlFailure {
             throw failure.report(json: connection.json)

@@ -44,9 +44,21 @@ struct Stations: AsyncParsableCommand {
                        Format.bytes(row.offline?["sizeBytes"]?.doubleValue),
                        held, Format.date(row.held?["expiresAt"])])
         }
-        let origin = result["available"]?.boolValue == true
-            ? "origin: reachable"
-            : "origin: not reachable — showing what the device holds"
-        return (order.isEmpty ? "no stations" : table.render()) + "\n" + origin
+        return (order.isEmpty ? "no stations" : table.render()) + "\n" + originLine(result)
+    }
+
+    /// Whether the origin's list is in the table, and when not, why: the error the downloader
+    /// named (offline mode is not an outage, nor are refused credentials).
+    static func originLine(_ result: JSONValue) -> String {
+        if result["available"]?.boolValue == true { return "origin: reachable" }
+        let why: String
+        switch result["error"]?.stringValue {
+        case nil, "OriginUnreachable": why = "not reachable"
+        case "OfflineMode": why = "not asked (offline mode is on)"
+        case "Unauthorized": why = "refuses the credentials (Unauthorized)"
+        case "TLSFailed": why = "TLS failed (check originCAFile, originPinnedPublicKey and the clock)"
+        case let name?: why = "unavailable (\(name))"
+        }
+        return "origin: \(why) — showing what the device holds"
     }
 }

@@ -34,13 +34,19 @@ struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible, RPCErro
 
     var code: Code
     var message: String
+    /// Why, as a stable name a client can act on (`error.data.reason`), where one error has
+    /// several causes: `OfflineMode` for a station refused because offline mode is on.
+    var reason: String?
 
-    init(_ code: Code, _ message: String) {
+    init(_ code: Code, _ message: String, reason: String? = nil) {
         self.code = code
         self.message = message
+        self.reason = reason
     }
 
     var name: String { code.name }
     var description: String { "\(code.name): \(message)" }
-    var rpcError: RPCError { RPCError(code: code.number, name: code.name, message: message) }
+    var rpcError: RPCError {
+        RPCError(code: code.number, name: code.name, message: message, details: reason.map { ["reason": .string($0)] } ?? [:])
+    }
 }

@@ -50,6 +50,25 @@ final class StallReasonTests: XCTestCase {
 }
 
 final class HintsTests: XCTestCase {
+    /// In offline mode a station not on the device cannot be synced either: the hint says go online.
+    func testOfflineModeStationHintSaysGoOnline() {
+        let hint = Hints.forError("StationNotPlayable", service: .player, params: ["stationId": "st-1"], reason: "OfflineMode")
+        XCTAssertEqual(hint, "the player is in offline mode and st-1 is not on the device: `cassettectl config set --offline-mode no` streams it (and lets `cassettectl sync st-1` take it offline).")
+        let failure = CtlFailure.answered(RPCError(code: 2005, name: "StationNotPlayable", message: "…", details: ["reason": "OfflineMode"]),
+                                          service: .player, method: "station.tune", params: ["stationId": "st-1"])
+        XCTAssertEqual(failure.reason, "OfflineMode")
+        XCTAssertEqual(failure.hint, hint)
+    }
+
+    /// The stations table says why the origin's list is missing, not always "not reachable".
+    func testStationsOriginLineNamesTheCause() {
+        XCTAssertEqual(Stations.originLine(["available": true]), "origin: reachable")
+        XCTAssertTrue(Stations.originLine(["available": false, "error": "OriginUnreachable"]).hasPrefix("origin: not reachable"))
+        XCTAssertTrue(Stations.originLine(["available": false, "error": "OfflineMode"]).contains("offline mode"))
+        XCTAssertTrue(Stations.originLine(["available": false, "error": "Unauthorized"]).contains("credentials"))
+        XCTAssertFalse(Stations.originLine(["available": false, "error": "Unauthorized"]).contains("not reachable"))
+    }
+
     func testHintsNameTheStationOrProductOfTheCall() {
         XCTAssertEqual(Hints.forError("StationNotPlayable", service: .player, params: ["stationId": "st-9"]),
                        "run `cassettectl sync st-9` to take it offline first (`cassettectl stations` lists them).")

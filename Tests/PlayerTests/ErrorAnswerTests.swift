@@ -35,6 +35,14 @@ final class ErrorAnswerTests: XCTestCase {
         } catch let error as RPCError {
             XCTAssertEqual(error.name, "IllegalPlaybackRequest")
         }
+        // A station not on the device: refused, with offline mode named as the reason.
+        do {
+            _ = try await h.call("station.tune", ["stationId": "st-1"])
+            XCTFail("in offline mode a station not on the device is refused")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.name, "StationNotPlayable")
+            XCTAssertEqual(error.details["reason"]?.stringValue, "OfflineMode")
+        }
         // Nor does media.locate ask the origin for it.
         let api = OriginAPI(origin: origin)
         let asked = { try await api.stats().object("requests")["/v1/playbackinfo/tr-2"] as? Int ?? 0 }

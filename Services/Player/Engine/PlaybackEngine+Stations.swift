@@ -30,7 +30,8 @@ extension PlaybackEngine {
         guard let origin else { throw await remoteStationRefusal(stationId) }
         let config = await currentConfig()
         if config.offlineMode {
-            throw PlayerError(.stationNotPlayable, "Station \(stationId) is not on this device and the app is in offline mode; go online to stream it.")
+            throw PlayerError(.stationNotPlayable, "Station \(stationId) is not on this device and the app is in offline mode; go online to stream it.",
+                              reason: RPCErrorKind.offlineMode.name)
         }
         // Known unreachable already (the last check found no answer): one try, so that a station
         // on the device plays at once rather than after the interactive retries.
