@@ -39,8 +39,10 @@ enum Player {
         let cache = try await BlockingIO.run { try HTTPCache(directory: cacheDirectory, maxBytes: settings.httpCacheBytes) }
         let source = ResolverTrackSource(catalog: catalog, mediaDirectory: context.settings.stateDir + "/media",
                                          origin: origin, cache: cache)
+        // Its catalog anchor is read by the progress ticker, whose first round runs at start.
+        let playClock = PlayClock(origin: origin)
         let engine = PlaybackEngine(pipeline: pipeline, hub: context.hub, logger: context.logger, source: source,
-                                    catalog: catalog)
+                                    catalog: catalog, playClock: playClock)
         await engine.setOrigin(origin)
         let privilege = origin.map { origin in
             StreamingPrivilege(origin: origin, device: .local(name: settings.deviceName), logger: context.logger) { other in
@@ -64,6 +66,7 @@ enum Player {
         // The group stops its members in reverse order: the sender, the progress ticker, the
         // playback (closing the open play), and last the writer, which drains the queue.
         let progress = RepeatingService("play progress", parts: engine) { engine in
+            if let opened = try? await catalog() { await playClock.refresh(from: opened) }
             await engine.saveProgress()
             return .seconds(settings.playProgressSeconds)
         }

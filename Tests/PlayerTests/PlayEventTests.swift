@@ -72,4 +72,42 @@ final class PlayEventTests: XCTestCase {
         }
         XCTAssertEqual(left, 0)
     }
+
+    /// Play-event times are trusted time: with the device clock 40 days ahead (libfaketime; the
+    /// boot clock left alone, as on a device whose wall clock is wrong), a play heard offline is
+    /// stamped with the server time the catalog's anchor carries forward, not the device's.
+    func testPlayTimesAreTrustedTimeNotTheDeviceClock() async throws {
+        let library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: library), "libfaketime is not installed (make deps)")
+        let h = try PlayerHarness()
+        let file = try h.makeTrack("tr-a", seconds: 4)
+        try h.addProduct("tr-a", file: file, seconds: 4)
+        // The downloader saw the origin's time a moment ago: the anchor it keeps in the catalog.
+        try await h.catalog.pool.write { db in
+            try TrustedClock.record(serverTime: Date(), bootNanos: TrustedClock.bootClockNanos(), db: db)
+        }
+        // Spawned with libfaketime preloaded, the service does not see its command-line options
+        // (seen with libfaketime 0.9.10): its settings go in the environment and the config.
+        let config = #"{"player": {"playProgressSeconds": 0.25, "audioDevice": "cassette_capture", "audioPace": "realtime"}}"#
+        _ = try await h.start(pace: "realtime", config: config, environment: [
+            "CASSETTE_RUNTIME_DIR": h.dir.runtimeDir, "CASSETTE_STATE_DIR": h.dir.stateDir,
+            "CASSETTE_CONFIG": try h.dir.writeConfig(config),
+            "LD_PRELOAD": library, "FAKETIME": "+40d", "FAKETIME_DONT_FAKE_MONOTONIC": "1"])
+        let log = EventLog(try XCTUnwrap(h.client))
+        _ = try await h.call("player.load", PlayerHarness.product("tr-a"))
+        _ = try await h.call("player.play")
+        _ = try await log.untilState("PLAYING")
+        try await Task.sleep(for: .milliseconds(1200))
+        _ = try await h.call("player.reset")
+        await h.stop()
+
+        let bodies = try await h.catalog.pool.read { db in try String.fetchAll(db, sql: "SELECT body FROM playerPlays") }
+        XCTAssertEqual(bodies.count, 1, "one play, kept by the player (no reporter here)")
+        let play = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(try XCTUnwrap(bodies.first).utf8)) as? [String: Any])
+        for key in ["startedAt", "endedAt"] {
+            let text = try XCTUnwrap(play[key] as? String, key)
+            let time = try XCTUnwrap(parseServerTime(text), text)
+            XCTAssertLessThan(abs(time.timeIntervalSinceNow), 120, "\(key) \(text) follows the device clock, 40 days ahead, not trusted time")
+        }
+    }
 }

@@ -5,7 +5,7 @@ extension PlaybackEngine {
     /// at `position` when the caller knows it, else where playback is.
     func beginPlay(at position: Double? = nil) {
         guard var current = active, current.play == nil, let context = current.context else { return }
-        let now = PlayEvent.timestamp()
+        let now = PlayEvent.timestamp(playClock.now())
         let position = position ?? assetPosition ?? current.startPosition
         let event = PlayEvent(
             eventId: UUID().uuidString.lowercased(), productId: context.track.actualProductId,
@@ -22,7 +22,7 @@ extension PlaybackEngine {
     /// Ends the active product's play event (if it started) at `position` or where playback is.
     func endActivePlay(at position: Double? = nil) {
         guard var current = active, var event = current.play else { return }
-        event.endedAt = PlayEvent.timestamp()
+        event.endedAt = PlayEvent.timestamp(playClock.now())
         event.endPosition = rounded(position ?? assetPosition ?? event.endPosition)
         current.play = nil
         active = current
@@ -31,7 +31,7 @@ extension PlaybackEngine {
 
     func recordAction(_ type: String, position: Double? = nil, from: Double? = nil) {
         guard var current = active, var event = current.play else { return }
-        event.actions.append(PlayEvent.Action(type: type, at: PlayEvent.timestamp(),
+        event.actions.append(PlayEvent.Action(type: type, at: PlayEvent.timestamp(playClock.now()),
                                               position: rounded(position ?? assetPosition ?? 0), from: from.map(rounded)))
         current.play = event
         active = current
@@ -41,7 +41,7 @@ extension PlaybackEngine {
     /// kill -9 the event closes at the last saved point.
     func saveProgress() {
         guard var current = active, var event = current.play else { return }
-        event.endedAt = PlayEvent.timestamp()
+        event.endedAt = PlayEvent.timestamp(playClock.now())
         event.endPosition = rounded(assetPosition ?? event.endPosition)
         current.play = event
         active = current

@@ -68,6 +68,8 @@ actor PlaybackEngine {
     let catalog: @Sendable () async throws -> Catalog
     let playWrites: AsyncStream<PlayWrite>.Continuation
     let playWriteQueue: AsyncStream<PlayWrite>
+    /// Stamps play events with trusted time.
+    let playClock: PlayClock
 
     private(set) var state: PlaybackState = .idle
     var active: Active?
@@ -99,8 +101,9 @@ actor PlaybackEngine {
     var lastStartLatency: Duration?
 
     init(pipeline: PlaybackPipeline, hub: EventHub, logger: Logger, source: any TrackSource,
-         catalog: @escaping @Sendable () async throws -> Catalog) {
+         catalog: @escaping @Sendable () async throws -> Catalog, playClock: PlayClock = PlayClock(origin: nil)) {
         self.pipeline = pipeline
+        self.playClock = playClock
         self.hub = hub
         self.logger = logger
         self.source = source

@@ -32,7 +32,8 @@ struct PlayEvent: Codable, Sendable, Equatable {
 
     var json: JSONValue { (try? JSONCoding.value(self)) ?? .null }
 
-    static func timestamp(_ date: Date = Date()) -> String {
+    /// `date` is trusted time (`PlayClock`), never the raw device clock.
+    static func timestamp(_ date: Date) -> String {
         UTCTimestamp.rfc3339(date)
     }
 }
