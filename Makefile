@@ -7,13 +7,15 @@ PREFIX       ?= /usr/local
 DESTDIR      ?=
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Build and test tools and the -dev packages behind the system-library targets.
+# Build and test tools and the -dev packages behind the system-library targets. nginx-light is
+# the tests' HTTPS edge (TLS, HTTP/2) in front of the reference origin; its package script may
+# start a system nginx on port 80, which no test uses.
 DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev libasound2-dev \
 	libavformat-dev libavcodec-dev libavutil-dev libswresample-dev \
-	ffmpeg systemd alsa-utils python3 curl faketime openssl patchelf
-# The benchmarks' peers (MPD, aria2c) and nginx, the real server of `cassette-bench download`.
-# Kept out of `deps`: their package scripts may start a system mpd or nginx.
-BENCH_PACKAGES := mpd aria2 nginx-light
+	ffmpeg systemd alsa-utils python3 curl faketime openssl patchelf nginx-light
+# The benchmarks' peers (MPD, aria2c); nginx, the real server of `cassette-bench download`, comes
+# with `deps`. Kept out of `deps`: the mpd package's scripts may start a system mpd.
+BENCH_PACKAGES := mpd aria2
 
 .PHONY: all deps bench-deps install-packages build build-tests test demo bench release install deb deb-test clean
 

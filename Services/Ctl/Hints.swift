@@ -55,6 +55,8 @@ enum Hints {
             return "the app is in offline mode, so nothing goes to the origin: `cassettectl config set --offline-mode no` to go online."
         case "OriginUnreachable":
             return "the origin cannot be reached: check the network (`cassettectl network get`); the \(service.rawValue) keeps trying by itself."
+        case "TLSFailed":
+            return "the origin's TLS edge was refused: check `originCAFile` (the CA bundle), `originPinnedPublicKey` (the pins) in /etc/cassette/cassette.json and the device clock (`date`); the \(service.rawValue) tries again every minute by itself."
         case "Unauthorized":
             return "the origin refuses the credentials: set `clientToken` and `clientSecret` in /etc/cassette/cassette.json and restart the \(service.rawValue) (`cassettectl status` says when the origin refuses them)."
         case "InvalidState":

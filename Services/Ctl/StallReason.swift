@@ -2,7 +2,7 @@ import Wire
 
 /// Why a download does not move, from the downloader's own reason codes: an item's
 /// `ItemStateChanged` to `idle` (or its status) carries `error` — `CellularNotAllowed`,
-/// `MeteredNotAllowed`, `NoNetwork`, `CacheLimit`, `NetworkError`, `Unauthorized` — and `reason`;
+/// `MeteredNotAllowed`, `NoNetwork`, `CacheLimit`, `NetworkError`, `TLSFailed`, `Unauthorized` — and `reason`;
 /// `network.get` says whether the network allows downloads at all. `OriginFailing` is cassettectl's own conclusion from bytes that stop
 /// coming, or start over, while the network allows them.
 struct StallReason: Equatable {
@@ -11,7 +11,7 @@ struct StallReason: Equatable {
     var detail: String?
 
     static let blocking: Set<String> = ["CellularNotAllowed", "MeteredNotAllowed", "NoNetwork", "CacheLimit", "NetworkError",
-                                           "Unauthorized"]
+                                           "TLSFailed", "Unauthorized"]
 
     /// From an item's `error` and `reason`; nil for an error that is not a wait.
     static func item(error: String?, reason: String?) -> StallReason? {
@@ -45,6 +45,7 @@ struct StallReason: Equatable {
         case "CellularNotAllowed": return "cellular not allowed"
         case "MeteredNotAllowed": return "metered link not allowed"
         case "NetworkError": return "origin not answering"
+        case "TLSFailed": return "origin's TLS refused"
         case "Unauthorized": return "credentials refused"
         case "NoNetwork": return "no network"
         case "CacheLimit": return "cache full"
@@ -65,6 +66,8 @@ struct StallReason: Equatable {
             text += "; `cassettectl policy set --allow-metered yes` allows it, or it resumes on an unmetered link"
         case "NetworkError":
             text += "; the downloader tries the origin again by itself and resumes from the bytes on disk"
+        case "TLSFailed":
+            text += "; check originCAFile, originPinnedPublicKey and the device clock; the downloader tries again every minute by itself"
         case "Unauthorized":
             text += "; check the client token and secret in the configuration; it resumes by itself once the origin takes them"
         case "NoNetwork":

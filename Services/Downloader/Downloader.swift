@@ -114,6 +114,7 @@ enum Downloader {
         guard let base = service.origin else { return (nil, nil) }
         let credentials = service.clientToken.map { BasicCredentials(token: $0, secret: service.clientSecret ?? "") }
         var configuration = HTTPClient.Configuration()
+        configuration.transport = service.originTransport
         // Downloads hold a transfer thread each; keep room for the JSON calls beside them.
         configuration.maxConcurrentTransfers = settings.maxParallel + 2
         configuration.maxIdleHandles = settings.maxParallel + 2
@@ -122,6 +123,7 @@ enum Downloader {
         // body is hashed on its own thread too, so the transfer thread only receives and copies.
         configuration.downloadDirectBytes = 4 << 20
         var quick = HTTPClient.Configuration()
+        quick.transport = service.originTransport
         quick.connectTimeoutSeconds = 2
         do {
             let origin = try OriginClient(baseURL: base, credentials: credentials, configuration: configuration,
@@ -206,7 +208,7 @@ enum DownloaderServices {
                     _ = try await core.catalog.refresh(retry: StationSync.quickPolicy)
                 } catch {
                     logger.info("catalog refresh failed: \(error)")
-                    return .seconds(min(30, core.settings.catalog.refreshSeconds))
+                    return .seconds(max(min(30, core.settings.catalog.refreshSeconds), RetryPolicy.minimumDelay(after: error)))
                 }
                 return .seconds(core.settings.catalog.refreshSeconds)
             },

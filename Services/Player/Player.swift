@@ -92,7 +92,9 @@ enum Player {
         guard let base = settings.origin else { return nil }
         let credentials = settings.clientToken.map { BasicCredentials(token: $0, secret: settings.clientSecret ?? "") }
         do {
-            return try OriginClient(baseURL: base, credentials: credentials, requestTimeout: 10)
+            var configuration = HTTPClient.Configuration()
+            configuration.transport = settings.originTransport
+            return try OriginClient(baseURL: base, credentials: credentials, configuration: configuration, requestTimeout: 10)
         } catch {
             throw DaemonError(.configInvalid, "\(error)")
         }

@@ -24,6 +24,10 @@ extension PlayerError {
     /// A failure reported by name (the audio threads, a source): the player's own number when the
     /// name is one of its codes, else `SourceFailed`'s with the source's own name.
     static func rpcError(name: String, message: String) -> RPCError {
+        // A stream whose TLS edge was refused mid-way: the shared code, as when it fails to start.
+        if name == RPCErrorKind.tlsFailed.name {
+            return RPCErrorKind.tlsFailed.error(message, details: ["transportError": .string(name)])
+        }
         let own: [Code] = [.fileMissing, .corruptFile, .outputFailed, .notPlayable, .catalogFailed, .unexpected]
         let number = own.first { $0.name == name }?.number ?? Code.sourceFailed.number
         return RPCError(code: number, name: name, message: message)

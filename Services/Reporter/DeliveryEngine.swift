@@ -245,8 +245,11 @@ actor DeliveryEngine {
                 if case .failed(let earlier) = ending {
                     fail(error: earlier, pending: store.snapshot.pending)
                 } else {
-                    unreachable = (refused.error as? OriginError)?.transportError != nil
-                    fail(error: Self.describe(refused.error), pending: store.snapshot.pending, retryAfter: refused.retryAfter)
+                    // A TLS failure connects fine: probing would not tell when the edge is fixed.
+                    let origin = refused.error as? OriginError
+                    unreachable = origin?.transportError != nil && origin?.isTLSFailure != true
+                    fail(error: Self.describe(refused.error), pending: store.snapshot.pending, retryAfter: refused.retryAfter,
+                         atLeast: RetryPolicy.minimumDelay(after: refused.error))
                 }
                 return
             case .success(let answer):
@@ -395,11 +398,12 @@ actor DeliveryEngine {
     }
 
     /// Schedules the next attempt: the backoff, or the server's `Retry-After` when it asks for
-    /// longer (capped at `retryMaxSeconds`).
-    private func fail(error: JSONValue, pending: Int, retryAfter: Double? = nil) {
+    /// longer (capped at `retryMaxSeconds`), and never sooner than `atLeast` (after a TLS
+    /// failure, `RetryPolicy.tlsRetrySeconds`).
+    private func fail(error: JSONValue, pending: Int, retryAfter: Double? = nil, atLeast: Double = 0) {
         failures += 1
         lastError = error
-        let delay = max(backoff.delay(afterFailures: failures), min(retryAfter ?? 0, settings.retryMaxSeconds))
+        let delay = max(backoff.delay(afterFailures: failures), min(retryAfter ?? 0, settings.retryMaxSeconds), atLeast)
         retryAt = .now + .milliseconds(Int64(delay * 1000))
         logger.warning("delivery failed; retrying later (the reporter never gives up on a record)",
                        metadata: LogMessageID.deliveryFailing.metadata(

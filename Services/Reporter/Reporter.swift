@@ -14,7 +14,9 @@ enum Reporter {
                 BasicCredentials(token: $0, secret: context.settings.clientSecret ?? "")
             }
             do {
-                client = try OriginClient(baseURL: origin, credentials: credentials)
+                var configuration = HTTPClient.Configuration()
+                configuration.transport = context.settings.originTransport
+                client = try OriginClient(baseURL: origin, credentials: credentials, configuration: configuration)
             } catch {
                 throw DaemonError(.configInvalid, "\(error)")
             }

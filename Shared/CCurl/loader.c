@@ -181,3 +181,32 @@ FORWARD(CURLMcode, curl_multi_wakeup, (CURLM *multi_handle), (multi_handle))
 FORWARD(CURLMsg *, curl_multi_info_read, (CURLM *multi_handle, int *msgs_in_queue), (multi_handle, msgs_in_queue))
 FORWARD(CURLMcode, curl_multi_timeout, (CURLM *multi_handle, long *milliseconds), (multi_handle, milliseconds))
 FORWARD(const char *, curl_multi_strerror, (CURLMcode code), (code))
+
+// Share handles (share.c). curl_share_setopt is variadic like curl_easy_setopt, but its
+// options are not numbered by argument type: each is read as libcurl's share.c reads it (an
+// int for the data kind, a function pointer for the lock callbacks, else an object pointer).
+FORWARD(CURLSH *, curl_share_init, (void), ())
+FORWARD(CURLSHcode, curl_share_cleanup, (CURLSH *share), (share))
+FORWARD(const char *, curl_share_strerror, (CURLSHcode code), (code))
+
+__attribute__((visibility("hidden"))) CURLSHcode(curl_share_setopt)(CURLSH *share, CURLSHoption option, ...) {
+    TARGET(CURLSHcode(*)(CURLSH *, CURLSHoption, ...), curl_share_setopt)
+    va_list ap;
+    va_start(ap, option);
+    CURLSHcode result;
+    switch (option) {
+    case CURLSHOPT_SHARE:
+    case CURLSHOPT_UNSHARE:
+        result = target(share, option, va_arg(ap, int));
+        break;
+    case CURLSHOPT_LOCKFUNC:
+    case CURLSHOPT_UNLOCKFUNC:
+        result = target(share, option, va_arg(ap, void (*)(void)));
+        break;
+    default:
+        result = target(share, option, va_arg(ap, void *));
+        break;
+    }
+    va_end(ap);
+    return result;
+}

@@ -4,16 +4,20 @@ import CCurl
 ///
 /// A handle is not thread-safe. `CurlHandlePool` lends it to one transfer on one pool thread at
 /// a time and takes it back afterwards; that hand-over is why the type is `@unchecked Sendable`.
-/// Reusing a handle reuses its open connections and its DNS cache.
+/// Reusing a handle reuses its open connections; its DNS and TLS session caches are those of
+/// the client's `CurlShare`, when it has one.
 final class CurlEasy: @unchecked Sendable {
     /// The `CURL *`, owned by this object.
     let handle: UnsafeMutableRawPointer
     /// curl writes a detailed message here on failure; must outlive every transfer on `handle`.
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// Held so that it outlives the handle: `curl_easy_cleanup` in deinit detaches the handle first.
+    private let share: CurlShare?
 
-    init?() {
+    init?(share: CurlShare? = nil) {
         guard let handle = curl_easy_init() else { return nil }
         self.handle = handle
+        self.share = share
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
@@ -31,6 +35,7 @@ final class CurlEasy: @unchecked Sendable {
         // Signals (for DNS timeouts) are unsafe in a multithreaded process.
         try set(CURLOPT_NOSIGNAL, 1)
         try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
+        if let share { try set(CURLOPT_SHARE, pointer: share.handle) }
     }
 
     func set(_ option: CURLoption, _ value: Int) throws {

@@ -45,6 +45,8 @@ extension HTTPClient {
         /// default).
         public var downloadDirectBytes: Int = 0
         public var userAgent: String = "Cassette"
+        /// Which certificates to trust, which keys to accept and which proxy to go through.
+        public var transport = Transport()
 
         public init() {}
     }

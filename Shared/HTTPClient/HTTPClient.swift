@@ -7,7 +7,12 @@ import NIOPosix
 /// Each transfer runs as one blocking `curl_easy_perform` on a thread of the client's own
 /// `NIOThreadPool` (never on a Swift concurrency thread), bridged back with a continuation.
 /// The pool starts with the first transfer, so a client that has sent nothing holds no thread.
-/// Easy handles are pooled so that requests to the same origin reuse connections. libcurl
+/// Easy handles are pooled so that requests to the same origin reuse connections; all of a
+/// client's handles share one DNS cache and one TLS session cache (`CurlShare`), so a handle's
+/// new connection resumes a TLS session instead of a full handshake. HTTPS transfers offer
+/// HTTP/2 (ALPN) and fall back to HTTP/1.1; one handle runs one transfer at a time, so HTTP/2
+/// streams are not multiplexed across handles. `Configuration.transport` sets the trusted
+/// CAs, the pinned keys and the proxy. libcurl
 /// itself is opened by the first transfer (`CurlLibrary`); without it, calls throw `HTTPLibraryMissing`.
 /// Task cancellation aborts a running transfer within about a second (curl's progress callback).
 ///
@@ -42,7 +47,7 @@ public final class HTTPClient: Sendable {
     /// `Timeout`, `PartialBody`, `TooManyRedirects`, `ResponseTooLarge`, `Cancelled`, …).
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let outcome = try await performFollowingRedirects(request, destination: .memory(limit: configuration.maxResponseBodyBytes))
-        return HTTPResponse(status: outcome.status, headers: outcome.headers, body: outcome.body)
+        return HTTPResponse(status: outcome.status, headers: outcome.headers, body: outcome.body, httpVersion: outcome.httpVersion)
     }
 
     /// Downloads `request`'s body into the file at `path`.

@@ -61,6 +61,29 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         [.connectionFailed, .timeout, .partialBody].contains(code)
     }
 
+    /// What a `TLSFailed` was about, from curl's code; nil for other errors.
+    public enum TLSFailure: String, Sendable {
+        /// The server's certificate was not trusted: an unknown CA, another name, expired or
+        /// not yet valid (a device clock far off says so too).
+        case certificate
+        /// The server's public key matched none of the pinned ones.
+        case pinnedKey
+        /// The CA file could not be read or holds no usable certificate.
+        case caFile
+        /// The handshake itself failed (no common protocol or cipher, not TLS at all).
+        case handshake
+    }
+
+    public var tlsFailure: TLSFailure? {
+        guard code == .tlsFailed else { return nil }
+        switch curlCode.map({ CURLcode(UInt32($0)) }) {
+        case CURLE_PEER_FAILED_VERIFICATION?, CURLE_SSL_ISSUER_ERROR?, CURLE_SSL_INVALIDCERTSTATUS?: return .certificate
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH?: return .pinnedKey
+        case CURLE_SSL_CACERT_BADFILE?, CURLE_SSL_CRL_BADFILE?: return .caFile
+        default: return .handshake
+        }
+    }
+
     public var description: String {
         var text = "\(code.name): \(message)"
         if let curlCode { text += " (curl \(curlCode))" }

@@ -30,11 +30,15 @@ public struct HTTPResponse: Sendable {
     /// Header names are lowercased; repeated headers are joined with ", ".
     public var headers: [String: String]
     public var body: [UInt8]
+    /// The HTTP version the answer came over: "1.1", or "2" where the server took HTTP/2 in
+    /// the TLS handshake (ALPN); nil when unknown.
+    public var httpVersion: String?
 
-    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = [], httpVersion: String? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.httpVersion = httpVersion
     }
 }
 

@@ -18,6 +18,8 @@ struct TransferOutcome: Sendable {
     var redirectURL: String?
     /// Set when the body went into the file.
     var download: DownloadOutcome?
+    /// The HTTP version the answer came over ("1.1", "2"), as curl negotiated it.
+    var httpVersion: String? = nil
 }
 
 struct DownloadOutcome: Sendable {
@@ -122,7 +124,8 @@ final class Transfer {
         }
         if status == 0 { status = easy.infoLong(CURLINFO_RESPONSE_CODE) ?? 0 }
         let redirectURL = (300..<400).contains(status) ? easy.infoString(CURLINFO_REDIRECT_URL) : nil
-        return TransferOutcome(status: status, headers: headers, body: body, redirectURL: redirectURL, download: download)
+        return TransferOutcome(status: status, headers: headers, body: body, redirectURL: redirectURL, download: download,
+                               httpVersion: Self.versionName(easy.infoLong(CURLINFO_HTTP_VERSION)))
     }
 
     private func configure(_ request: HTTPRequest, credentials: BasicCredentials?, configuration: HTTPClient.Configuration,
@@ -133,6 +136,7 @@ final class Transfer {
         try easy.set(CURLOPT_USERAGENT, configuration.userAgent)
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, milliseconds(configuration.connectTimeoutSeconds))
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        try configureTransport(configuration.transport)
 
         var requestHeaders = request.headers
         switch destination {
@@ -177,6 +181,19 @@ final class Transfer {
         try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList))
     }
 
+    /// HTTP/2 where the server offers it in the TLS handshake (ALPN), HTTP/1.1 otherwise and
+    /// over plain http; then the trust, the pins and the proxy of `Transport`.
+    private func configureTransport(_ transport: HTTPClient.Transport) throws {
+        try easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+        if let caFile = transport.caFile {
+            // The bundle replaces the system's store: the CA directory would add its certificates back.
+            try easy.set(CURLOPT_CAINFO, caFile)
+            try easy.set(CURLOPT_CAPATH, pointer: nil)
+        }
+        if let pins = transport.pinnedPublicKey { try easy.set(CURLOPT_PINNEDPUBLICKEY, pins) }
+        if let proxy = transport.proxy { try easy.set(CURLOPT_PROXY, proxy) }
+    }
+
     private func configureMethod(_ request: HTTPRequest) throws {
         let method = request.method.uppercased()
         switch (method, request.body) {
@@ -202,6 +219,17 @@ final class Transfer {
             try easy.set(CURLOPT_COPYPOSTFIELDS, "")
         default:
             try easy.set(CURLOPT_CUSTOMREQUEST, request.method)
+        }
+    }
+
+    /// `CURLINFO_HTTP_VERSION`'s number as the version's name.
+    static func versionName(_ version: Int?) -> String? {
+        switch version {
+        case CURL_HTTP_VERSION_1_0: return "1.0"
+        case CURL_HTTP_VERSION_1_1: return "1.1"
+        case CURL_HTTP_VERSION_2_0: return "2"
+        case CURL_HTTP_VERSION_3: return "3"
+        default: return nil
         }
     }
 

@@ -29,6 +29,7 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
     public var code: Int {
         if name == RPCErrorKind.originUnreachable.name { return RPCErrorKind.originUnreachable.code }
         if name == RPCErrorKind.offlineMode.name { return RPCErrorKind.offlineMode.code }
+        if name == RPCErrorKind.tlsFailed.name { return RPCErrorKind.tlsFailed.code }
         if let subStatus, (4000..<5000).contains(subStatus) { return subStatus }
         if let status, (400..<600).contains(status) { return 4000 + status }
         return name == Self.badResponseName ? 4001 : 4000
@@ -36,8 +37,9 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
 
     public var description: String { "\(name): \(message)" }
 
-    /// The origin could not be reached or kept failing (no connection, a timeout, 5xx, 429):
-    /// a condition of the origin or the link that passes, unlike a refusal of the request.
+    /// The origin could not be reached or kept failing (no connection, a timeout, 5xx, 429, a
+    /// TLS failure): a condition of the origin or the link that passes, unlike a refusal of the
+    /// request.
     public var isOriginFailing: Bool {
         if transportError != nil || name == RPCErrorKind.originUnreachable.name { return true }
         guard let status else { return false }
@@ -78,11 +80,39 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
         if name == Self.unauthorizedName { message += " (check the client token and secret in the configuration)" }
     }
 
-    /// The origin could not be reached or the transfer broke off, after the retries allowed.
+    /// The origin could not be reached or the transfer broke off, after the retries allowed;
+    /// or its TLS edge was refused (`TLSFailed`, saying what to check).
     public init(transport error: HTTPClientError) {
+        if let failure = error.tlsFailure {
+            self.init(name: RPCErrorKind.tlsFailed.name, message: Self.tlsMessage(failure, error.message),
+                      transportError: error.name)
+            return
+        }
         self.init(name: RPCErrorKind.originUnreachable.name,
                   message: "the origin could not be reached: \(error.message). Check the network and the origin URL.",
                   transportError: error.name)
+    }
+
+    /// A TLS failure (`TLSFailed`): the edge is up, but the device refused it or it refused the
+    /// device. Retried like an unreachable origin, no sooner than `RetryPolicy.tlsRetrySeconds`.
+    public var isTLSFailure: Bool { name == RPCErrorKind.tlsFailed.name }
+
+    /// The config keys and the clock first where they are the likely cause.
+    private static func tlsMessage(_ failure: HTTPClientError.TLSFailure, _ detail: String) -> String {
+        switch failure {
+        case .pinnedKey:
+            return "the origin's TLS public key matches none pinned in originPinnedPublicKey: \(detail). "
+                + "Check the pin (originPinnedPublicKey) against the edge's current key; the CA file (originCAFile) and the clock are not the cause."
+        case .caFile:
+            return "the CA file could not be used for the origin's TLS: \(detail). Check originCAFile: a readable PEM bundle of the CA certificates."
+        case .certificate:
+            return "the origin's TLS certificate is not trusted: \(detail). Check the CA file (originCAFile; the system's CA store without it), "
+                + "that the origin URL names the certificate's host, the device clock (a certificate is valid only between two dates), "
+                + "and the pin (originPinnedPublicKey)."
+        case .handshake:
+            return "the TLS handshake with the origin failed: \(detail). Check that the origin URL's port speaks TLS, the CA file (originCAFile), "
+                + "the pin (originPinnedPublicKey) and the device clock."
+        }
     }
 
     /// The origin kept answering with a server error (5xx) until the call's deadline.

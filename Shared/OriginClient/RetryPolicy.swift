@@ -41,6 +41,17 @@ public struct RetryPolicy: Sendable, Equatable {
     /// One attempt; the caller has its own schedule (the reporter's delivery loop).
     public static let none = RetryPolicy(statusRetries: 0, networkRetries: 0, maxNetworkDelay: 0)
 
+    /// A TLS failure (`TLSFailed`) is retried like an unreachable origin (the edge's certificate
+    /// may be fixed), but never sooner than this many seconds after the last attempt: a
+    /// handshake that fails costs the edge and the device more than a refused connection.
+    public static let tlsRetrySeconds: Double = 60
+
+    /// The shortest wait before `error`'s request may be tried again: `tlsRetrySeconds` after a
+    /// TLS failure, else 0 (the caller's own schedule).
+    public static func minimumDelay(after error: any Error) -> Double {
+        (error as? OriginError)?.isTLSFailure == true ? tlsRetrySeconds : 0
+    }
+
     /// The wait before status retry number `retry` (0-based): 0.5, 1, 2, 4 … s, or the server's
     /// `Retry-After` when it gave one, capped either way.
     public func statusDelay(retry: Int, retryAfter: Double?) -> Double {

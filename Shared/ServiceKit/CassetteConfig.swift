@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import Wire
 
 /// The JSON config file (docs/configuration.md). Every field is optional; a missing one
@@ -10,6 +11,13 @@ public struct CassetteConfig: Codable, Sendable, Equatable {
     public var origin: String?
     public var clientToken: String?
     public var clientSecret: String?
+    /// A PEM bundle of CA certificates trusted for the origin instead of the system's store.
+    public var originCAFile: String?
+    /// `sha256//BASE64` public key pins (`;`-separated) the origin's TLS key must match.
+    public var originPinnedPublicKey: String?
+    /// The proxy to the origin (`http://`, `https://`, `socks5h://`); without it, the
+    /// `https_proxy`/`http_proxy`/`no_proxy` environment variables apply.
+    public var originProxy: String?
     public var logLevel: String?
     /// The group a self-bound socket is given (docs/configuration.md, "Who may connect").
     public var socketGroup: String?
@@ -62,7 +70,8 @@ public struct CassetteConfig: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case runtimeDir, stateDir, origin, clientToken, clientSecret, logLevel, socketGroup, wire, player, downloader, reporter
+        case runtimeDir, stateDir, origin, clientToken, clientSecret, originCAFile, originPinnedPublicKey, originProxy,
+             logLevel, socketGroup, wire, player, downloader, reporter
     }
 }
 
@@ -75,6 +84,9 @@ public struct ServiceSettings: Sendable {
     public var origin: String?
     public var clientToken: String?
     public var clientSecret: String?
+    /// How every request to the origin goes: the trusted CAs, the pinned keys, the proxy
+    /// (`originCAFile`, `originPinnedPublicKey`, `originProxy`), checked at start.
+    public var originTransport: HTTPClient.Transport
     public var logLevel: String
     /// The group a self-bound socket (and a runtime dir the service creates) is given.
     public var socketGroup: SocketGroupChoice
@@ -104,11 +116,15 @@ public struct ServiceSettings: Sendable {
         }
         let limits = config.wire ?? WireLimits()
         try validate(limits)
+        let transport = HTTPClient.Transport(caFile: config.originCAFile, pinnedPublicKey: config.originPinnedPublicKey,
+                                             proxy: config.originProxy)
+        try validate(transport)
         return ServiceSettings(
             name: service, runtimeDir: runtimeDir, stateDir: stateDir, socketPath: socketPath,
             origin: options.origin ?? environment["CASSETTE_ORIGIN"] ?? config.origin,
             clientToken: environment["CASSETTE_CLIENT_TOKEN"] ?? config.clientToken,
             clientSecret: environment["CASSETTE_CLIENT_SECRET"] ?? config.clientSecret,
+            originTransport: transport,
             logLevel: options.logLevel ?? environment["CASSETTE_LOG_LEVEL"] ?? config.logLevel ?? "info",
             socketGroup: SocketGroupChoice(setting: options.socketGroup ?? environment["CASSETTE_SOCKET_GROUP"] ?? config.socketGroup),
             limits: limits, config: config)
@@ -123,6 +139,20 @@ public struct ServiceSettings: Sendable {
         if limits.idleTimeoutSeconds < 0 { problems.append("wire.idleTimeoutSeconds must be 0 (off) or more") }
         if limits.eventBacklog < 1 { problems.append("wire.eventBacklog must be at least 1") }
         if limits.maxInFlightPerConnection < 1 { problems.append("wire.maxInFlightPerConnection must be at least 1") }
+        guard problems.isEmpty else { throw DaemonError(.configInvalid, problems.joined(separator: "; ") + ".") }
+    }
+
+    /// A CA file that is not there, a pin curl would not parse or a proxy URL it could not use
+    /// would fail every request to the origin: reported at start, naming the config key.
+    static func validate(_ transport: HTTPClient.Transport) throws(DaemonError) {
+        let problems = transport.problems().map { problem -> String in
+            let key = switch problem.field {
+            case .caFile: "originCAFile"
+            case .pinnedPublicKey: "originPinnedPublicKey"
+            case .proxy: "originProxy"
+            }
+            return "\(key): \(problem.message)"
+        }
         guard problems.isEmpty else { throw DaemonError(.configInvalid, problems.joined(separator: "; ") + ".") }
     }
 }

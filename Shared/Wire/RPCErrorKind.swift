@@ -20,6 +20,11 @@ public struct RPCErrorKind: Sendable, Equatable {
     /// sent at all. Turning offline mode off lets it through again.
     public static let offlineMode = RPCErrorKind(code: 1012, name: "OfflineMode")
 
+    /// The origin's TLS edge was refused: its certificate is not trusted (CA, name, validity),
+    /// its public key matches no pin, or the handshake failed. Not a network outage: the
+    /// message says what to check (`originCAFile`, `originPinnedPublicKey`, the device clock).
+    public static let tlsFailed = RPCErrorKind(code: 1013, name: "TLSFailed")
+
     /// The service is stopping (SIGTERM) and gave up on this request; its effects so far stay.
     public static let shuttingDown = RPCErrorKind(code: -32603, name: "ShuttingDown")
 }

@@ -14,6 +14,10 @@ final class DownloaderHarness {
     private(set) var config: String?
     /// The CPUs the downloader runs on (`taskset -c`); nil: all of them.
     var cores: String?
+    /// The origin URL the downloader is started with, when not the origin's own (an edge in front of it).
+    var originURL: String?
+    /// Environment variables the next `start` adds (e.g. `https_proxy`).
+    var environment: [String: String] = [:]
 
     /// `synthetic`: the origin serves these synthetic stations (`ID=COUNTxSIZE`) instead of the demo catalog.
     init(config: String? = nil, synthetic: [String] = []) throws {
@@ -34,10 +38,11 @@ final class DownloaderHarness {
 
     @discardableResult
     func start() throws -> ServiceProcess {
-        var args = ["--origin", origin.baseURL]
+        var args = ["--origin", originURL ?? origin.baseURL]
         if let config { args += ["--config", config] }
+        let credentials = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
         let service = try ServiceProcess("downloader", in: dir, extraArgs: args,
-                                         environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"], cores: cores)
+                                         environment: credentials.merging(environment) { $1 }, cores: cores)
         try service.waitReady()
         self.service = service
         return service

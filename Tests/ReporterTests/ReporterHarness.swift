@@ -111,11 +111,14 @@ final class ReporterUnderTest {
     let cores: String?
     private(set) var process: ServiceProcess?
 
-    init(origin: String?, reporterConfig: [String: Any] = [:], dir: TestDirectory? = nil, cores: String? = nil) throws {
+    /// `topLevel`: more keys of the config file beside the `reporter` section (e.g. `originCAFile`).
+    init(origin: String?, reporterConfig: [String: Any] = [:], topLevel: [String: Any] = [:], dir: TestDirectory? = nil,
+         cores: String? = nil) throws {
         self.dir = try dir ?? TestDirectory(prefix: "crp")
         self.origin = origin
         self.cores = cores
-        let config = try JSONSerialization.data(withJSONObject: ["reporter": reporterConfig, "logLevel": "info"])
+        let fields = topLevel.merging(["reporter": reporterConfig, "logLevel": "info"]) { $1 }
+        let config = try JSONSerialization.data(withJSONObject: fields)
         configPath = try self.dir.writeConfig(String(decoding: config, as: UTF8.self))
     }
 

@@ -79,3 +79,35 @@ extension ServiceSettingsTests {
         XCTAssertEqual(s.config.unknownKeys(inSection: "reporter", known: []), [])
     }
 }
+
+extension ServiceSettingsTests {
+    func testOriginTransportKeysAreReadAndCheckedAtStart() throws {
+        let folder = NSTemporaryDirectory() + "cfg-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let ca = folder + "/ca.pem"
+        try "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".write(toFile: ca, atomically: true, encoding: .utf8)
+        let pin = "sha256//" + Data(repeating: 9, count: 32).base64EncodedString()
+        func resolve(_ json: String) throws -> ServiceSettings {
+            let file = folder + "/cassette.json"
+            try json.write(toFile: file, atomically: true, encoding: .utf8)
+            return try ServiceSettings.resolve(service: "downloader", options: CommonOptions.parse(["--config", file]), environment: [:])
+        }
+        let good = try resolve(#"{"originCAFile":"\#(ca)","originPinnedPublicKey":"\#(pin)","originProxy":"socks5h://127.0.0.1:1080"}"#)
+        XCTAssertEqual(good.originTransport.caFile, ca)
+        XCTAssertEqual(good.originTransport.pinnedPublicKey, pin)
+        XCTAssertEqual(good.originTransport.proxy, "socks5h://127.0.0.1:1080")
+        XCTAssertEqual(good.config.unknownKeys, [], "the transport keys are known")
+        XCTAssertEqual(try resolve("{}").originTransport, .init(), "without them: the system's store, no pin, the environment's proxy")
+
+        for (json, key) in [(#"{"originCAFile":"\#(folder)/missing.pem"}"#, "originCAFile"),
+                            (#"{"originPinnedPublicKey":"pin-sha256:abc"}"#, "originPinnedPublicKey"),
+                            (#"{"originProxy":"proxy.example:3128"}"#, "originProxy")] {
+            XCTAssertThrowsError(try resolve(json), key) { error in
+                XCTAssertEqual((error as? DaemonError)?.code, .configInvalid, key)
+                XCTAssertEqual((error as? DaemonError)?.exitCode, 78, key)
+                XCTAssertTrue((error as? DaemonError)?.message.contains(key) == true, "\(error)")
+            }
+        }
+    }
+}

@@ -56,3 +56,28 @@ private func bindLoopback() throws -> (Int32, Int) {
     }
     return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
+
+/// Free ports and connect checks, for child servers (nginx, a proxy) that bind a port themselves.
+public enum LoopbackPort {
+    /// A port the kernel just handed out on 127.0.0.1 (bound, then released); the caller retries
+    /// with another when its server's bind then fails.
+    public static func free() throws -> Int {
+        let (fd, port) = try bindLoopback()
+        close(fd)
+        return port
+    }
+
+    /// Whether something accepts TCP connections on 127.0.0.1:`port`.
+    public static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}

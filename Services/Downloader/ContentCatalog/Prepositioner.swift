@@ -24,6 +24,8 @@ actor Prepositioner {
     /// again until the item changes.
     private var refused: [String: CatalogItem] = [:]
     private var pending = false
+    /// After a TLS failure, no product is asked for before this (`RetryPolicy.tlsRetrySeconds`).
+    private var originHeldUntil: ContinuousClock.Instant?
 
     init(store: ContentCatalogStore, products: OfflineProducts, gate: PolicyGate, engine: DownloadEngine,
          settings: CatalogSettings, events: DownloaderEvents, logger: Logger) {
@@ -117,6 +119,7 @@ actor Prepositioner {
     /// would pass `maxAutoBytes` (a lower priority never jumps ahead of a higher one).
     private func queueWanted(_ rows: [ContentCatalogStore.ItemRow]) async throws {
         guard settings.maxAutoBytes > 0 else { return }
+        if let held = originHeldUntil, ContinuousClock.now < held { return }
         let subscribed = Set(try await store.sources().filter(\.subscribed).map(\.id))
         let selected = Set(try await store.categories().filter(\.selected).map(\.id))
         guard !subscribed.isEmpty, !selected.isEmpty else { return }
@@ -147,8 +150,11 @@ actor Prepositioner {
                 }
                 logger.info("catalog item \(row.item.id) (priority \(row.item.priority)) queued for prepositioning")
             } catch let error as OriginError where error.status == nil {
-                // The origin is out of reach: the next round tries again.
+                // The origin is out of reach: the next round tries again (after a refused TLS
+                // edge, not for a while).
                 logger.info("prepositioning waits for the origin: \(error)")
+                let wait = RetryPolicy.minimumDelay(after: error)
+                originHeldUntil = wait > 0 ? ContinuousClock.now + .seconds(wait) : nil
                 return
             } catch {
                 logger.warning("catalog item \(row.item.id) not prepositioned: \(error)")

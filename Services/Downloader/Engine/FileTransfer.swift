@@ -39,8 +39,8 @@ enum TransferResult: Sendable, Equatable {
     /// The attempt counts as failed and its content was removed: `error` is the stable name.
     case refused(error: String, reason: String)
     /// The origin did not answer usefully (no connection, a timeout, 5xx or 429 after the
-    /// retries below: `NetworkError`) or refused the credentials (`Unauthorized`): not the
-    /// file's fault, so no attempt counts and the `.part` stays.
+    /// retries below: `NetworkError`), its TLS edge was refused (`TLSFailed`) or it refused the
+    /// credentials (`Unauthorized`): not the file's fault, so no attempt counts and the `.part` stays.
     case originFailing(error: String, reason: String)
 }
 
@@ -110,6 +110,9 @@ struct FileTransfer: Sendable {
                 // A full disk is not the file's fault: keep the bytes, wait for space.
                 if let shortage = StorageBudget.shortage(from: error) { throw shortage }
                 if let origin = error as? OriginError {
+                    if origin.isTLSFailure {
+                        return .originFailing(error: PolicyBlock.tlsFailed.rawValue, reason: origin.message)
+                    }
                     if origin.isOriginFailing {
                         let answer = origin.status.map { "HTTP \($0), " } ?? ""
                         return .originFailing(error: PolicyBlock.networkError.rawValue, reason: answer + origin.description)

@@ -125,13 +125,15 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
 
 /// Why an item waits (Idle) rather than downloads: the policy (`CellularNotAllowed`,
 /// `MeteredNotAllowed`, `NoNetwork`, `CacheLimit`) or an origin that does not answer usefully
-/// (`NetworkError`: no connection, a timeout, 5xx or 429 after the transfer's retries).
+/// (`NetworkError`: no connection, a timeout, 5xx or 429 after the transfer's retries;
+/// `TLSFailed`: its TLS edge was refused, see `OriginError.isTLSFailure`).
 enum PolicyBlock: String, Sendable, CaseIterable {
     case cellularNotAllowed = "CellularNotAllowed"
     case meteredNotAllowed = "MeteredNotAllowed"
     case noNetwork = "NoNetwork"
     case cacheLimit = "CacheLimit"
     case networkError = "NetworkError"
+    case tlsFailed = "TLSFailed"
     case offlineMode = "OfflineMode"
 
     /// The waits the network policy decides, released when the verdict allows them again.

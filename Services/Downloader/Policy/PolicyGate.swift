@@ -138,7 +138,7 @@ final class PolicyGate: Sendable {
     }
 
     /// The errors of items waiting on a failing origin rather than on the policy.
-    static let originWaitErrors = [PolicyBlock.networkError.rawValue, OriginError.unauthorizedName]
+    static let originWaitErrors = [PolicyBlock.networkError.rawValue, PolicyBlock.tlsFailed.rawValue, OriginError.unauthorizedName]
 
     /// At start: what waited on a failing origin in the last run is queued again.
     func releaseOriginWaits() async {
@@ -150,16 +150,20 @@ final class PolicyGate: Sendable {
     }
 
     /// The wait before retrying a file whose origin failed `failures` times in a row: 2, 4, 8,
-    /// 16 s, then every 30 s, without end; no attempt is counted meanwhile.
-    static func originRetryDelay(failures: Int) -> Double { min(30, Double(1 << min(failures, 5))) }
+    /// 16 s, then every 30 s, without end; no attempt is counted meanwhile. After a TLS failure
+    /// (`TLSFailed`) no sooner than `RetryPolicy.tlsRetrySeconds`.
+    static func originRetryDelay(failures: Int, error: String = PolicyBlock.networkError.rawValue) -> Double {
+        let delay = min(30, Double(1 << min(failures, 5)))
+        return error == PolicyBlock.tlsFailed.rawValue ? max(delay, RetryPolicy.tlsRetrySeconds) : delay
+    }
 
     /// The origin failed this file's transfer (after the transfer's own quick retries): its
-    /// owners wait Idle with `NetworkError` and the reason, and it is tried again after a
-    /// growing delay, resuming from the `.part`.
+    /// owners wait Idle with `error` (`NetworkError`, `TLSFailed`, `Unauthorized`) and the
+    /// reason, and it is tried again after a growing delay, resuming from the `.part`.
     func originFailed(_ job: FileJob, error: String, reason: String) async {
         let delay = state.withLock { s -> Double in
             let failures = (s.originRetry[job.fileId]?.failures ?? 0) + 1
-            let delay = Self.originRetryDelay(failures: failures)
+            let delay = Self.originRetryDelay(failures: failures, error: error)
             s.originRetry[job.fileId] = (Date().addingTimeInterval(delay), failures)
             return delay
         }

@@ -21,11 +21,14 @@ extension PlaybackEngine {
         endActivePlay()
         pipe.stop()
         abandonTracks()
-        publish(name, [
+        var fields: [String: JSONValue] = [
             "name": .string(name), "message": .string(message),
             "productId": product.map { .string($0.productId) } ?? .null,
             "referenceId": product?.referenceId.map { .string($0) } ?? .null,
-        ])
+        ]
+        // How the origin failed, when no answer came (`TLSFailed`, `ConnectionFailed`, …).
+        if let transport = error.details["transportError"] { fields["transportError"] = transport }
+        publish(name, .object(fields))
         forgetQueue()
         setState(.idle)
     }

@@ -47,8 +47,9 @@ extension PlaybackEngine {
         } catch let error as OriginError where error.isOriginFailing {
             guard let local = try await store.firstPlayable(),
                   let (name, items) = try await store.playable(stationId: local), !items.isEmpty else {
-                // Nothing to fall back to: the origin's failure under the name the contract gives it.
-                throw error.name == RPCErrorKind.originUnreachable.name ? error
+                // Nothing to fall back to: the origin's failure under the name the contract gives
+                // it (a refused TLS edge keeps its own, which says what to check).
+                throw error.name == RPCErrorKind.originUnreachable.name || error.isTLSFailure ? error
                     : OriginError(name: RPCErrorKind.originUnreachable.name,
                                   message: "the origin could not be reached (\(error.message)). Try again later.",
                                   status: error.status, subStatus: error.subStatus, transportError: error.transportError)

@@ -202,7 +202,8 @@ final class HTTPStreamSource: ByteSource, @unchecked Sendable {
             do {
                 condition.withLock { requestCount += 1 }
                 response = try await origin.send(request, retry: options.retry)
-            } catch let error as OriginError where error.transportError != nil {
+            } catch let error as OriginError where error.transportError != nil && !error.isTLSFailure {
+                // A refused TLS edge is not a flaky link: it fails the stream below, at once.
                 if isClosed { return }
                 // The link is down or too slow for this chunk: smaller chunks, and keep trying.
                 chunk = max(options.minChunk, chunk / 2)

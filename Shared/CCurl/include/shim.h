@@ -49,4 +49,15 @@ static inline CURLcode cassette_curl_getinfo_string(CURL *h, CURLINFO info, cons
 static inline long cassette_curl_global_default(void) { return CURL_GLOBAL_DEFAULT; }
 /// CURLAUTH_BASIC is a macro with an (unsigned long) cast Swift does not import.
 static inline long cassette_curl_auth_basic(void) { return (long)CURLAUTH_BASIC; }
+
+/// A curl share handle whose DNS cache and TLS session cache every easy handle attached to it
+/// (CURLOPT_SHARE) uses, with the lock callbacks curl needs to use it from many threads: one
+/// pthread mutex per kind of shared data (see share.c). NULL when curl cannot make one. Call
+/// after cassette_curl_load succeeded.
+typedef struct cassette_curl_share cassette_curl_share;
+cassette_curl_share *cassette_curl_share_new(void);
+/// The CURLSH * to pass as CURLOPT_SHARE.
+CURLSH *cassette_curl_share_handle(cassette_curl_share *share);
+/// Frees the share; no easy handle may still use it (curl_easy_cleanup detaches one).
+void cassette_curl_share_free(cassette_curl_share *share);
 #endif
