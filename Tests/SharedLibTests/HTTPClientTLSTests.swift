@@ -48,17 +48,33 @@ final class HTTPClientTLSTests: XCTestCase {
         XCTAssertEqual(response.httpVersion, "1.1")
     }
 
-    /// Handles share the TLS session cache: a handle's new connection resumes the session of
-    /// an earlier one (no idle handles are kept, so every request is a new handle and a new
-    /// connection).
+    /// Handles share the TLS session cache: a second handle's new connection resumes the TLS
+    /// session the first one negotiated. The first handle is held busy (its download waits in
+    /// its progress callback) so that the second request needs a handle of its own.
     func testANewHandleResumesTheTLSSessionOfAnother() async throws {
-        let http = client(.init(caFile: edge.caFile), maxIdleHandles: 0)
-        for _ in 0..<3 {
-            let status = try await stations(http).status
-            XCTAssertEqual(status, 200)
+        let http = client(.init(caFile: edge.caFile))
+        let first = try await stations(http).status
+        XCTAssertEqual(first, 200)
+        let hold = HoldGate()
+        let file = edge.folder + "/held.json"
+        let request = HTTPRequest(url: edge.baseURL + "/v1/stations", timeoutSeconds: 30)
+        let held = Task { [http, hold] in
+            try await http.download(request, to: file) { _, _ in
+                hold.arriveAndWait()
+                return true
+            }
         }
-        let reused = edge.requests().map(\.sessionReused)
-        XCTAssertEqual(reused, [".", "r", "r"], "one full handshake, then resumptions")
+        try await waitUntil("the first handle's download to reach its progress callback") { hold.arrived }
+        let second = try await stations(http).status
+        XCTAssertEqual(second, 200)
+        hold.release()
+        let third = try await held.value.status
+        XCTAssertEqual(third, 200)
+        try await waitUntil("nginx to log the three requests: \(edge.requests())") { edge.requests().count == 3 }
+        let requests = edge.requests()
+        // nginx logs each request as it ends, the held one before the second handle's.
+        XCTAssertEqual(requests.map(\.sessionReused).sorted(), [".", ".", "r"],
+                       "the first handle's connection (a full handshake, used twice), the second handle's resumption: \(requests)")
     }
 
     func testAnUntrustedCertificateIsTLSFailedNotAConnectionFailure() async throws {
@@ -138,4 +154,28 @@ private final class SleepLog: @unchecked Sendable {
     private var sleeps: [Double] = []
     func add(_ seconds: Double) { lock.withLock { sleeps.append(seconds) } }
     var all: [Double] { lock.withLock { sleeps } }
+}
+
+/// Holds a transfer thread in a download's progress callback until the test releases it.
+private final class HoldGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var hasArrived = false
+    private var released = false
+
+    var arrived: Bool { condition.withLock { hasArrived } }
+
+    /// On the transfer thread: says it is here, then waits for `release` (the first time only).
+    func arriveAndWait() {
+        condition.withLock {
+            hasArrived = true
+            while !released { condition.wait() }
+        }
+    }
+
+    func release() {
+        condition.withLock {
+            released = true
+            condition.broadcast()
+        }
+    }
 }
