@@ -72,8 +72,8 @@ enum Player {
         }
         // Asked again and again, so that `availability` follows the origin going away and coming back.
         let availability = RepeatingService("origin availability", parts: engine) { engine in
-            await engine.checkAvailability()
-            return .seconds(settings.availabilityCheckSeconds)
+            let atLeast = await engine.checkAvailability()
+            return .seconds(max(settings.availabilityCheckSeconds, atLeast))
         }
         var services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
                                        PlaybackService(engine: engine, pipeline: pipeline), progress, sender, mediaServer]
@@ -109,7 +109,7 @@ struct PlaybackService: Service {
     let pipeline: PlaybackPipeline
 
     func run() async throws {
-        async let availability: Void = engine.checkAvailability()
+        async let availability = engine.checkAvailability()
         async let offlineMode: Void = engine.tellDownloaderOfflineMode()
         await withGracefulShutdownHandler {
             await engine.run()
@@ -118,7 +118,7 @@ struct PlaybackService: Service {
         }
         await engine.endActivePlay()
         engine.playWrites.finish()
-        await availability
+        _ = await availability
         await offlineMode
     }
 }

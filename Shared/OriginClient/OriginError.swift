@@ -5,7 +5,8 @@ import Wire
 /// name it, so a device app can tell "not in this country" from "server down" without parsing text.
 /// Codes 4000–4999 mirror the origin: the subStatus itself when it lies in 4000–4999, else 4000 +
 /// the HTTP status; 4001 is our own (unreadable answer). `OriginUnreachable` is the wire's 1010
-/// (`RPCErrorKind.originUnreachable`), whatever status the last answer had.
+/// (`RPCErrorKind.originUnreachable`), whatever status the last answer had; `TLSFailed` is 1013
+/// (`RPCErrorKind.tlsFailed`): the TLS edge answered but was refused.
 public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, RPCErrorConvertible {
     public var name: String
     public var message: String

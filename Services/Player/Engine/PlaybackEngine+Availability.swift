@@ -19,16 +19,25 @@ extension PlaybackEngine {
     func setOrigin(_ origin: OriginClient?) { self.origin = origin }
 
     /// Asks the origin for its stations once (no retries) and publishes what that means; in
-    /// offline mode the origin is not asked and counts as unreachable.
-    func checkAvailability() async {
+    /// offline mode the origin is not asked and counts as unreachable. Returns the shortest
+    /// wait before asking again (`RetryPolicy.minimumDelay`: a minute after a TLS failure).
+    @discardableResult
+    func checkAvailability() async -> Double {
         var reachable = false
+        var wait = 0.0
         // In offline mode the player sends nothing to the origin: only what the device holds counts.
         if let origin, await !currentConfig().offlineMode {
-            reachable = (try? await origin.get("/v1/stations", retry: .none)) != nil
+            do {
+                _ = try await origin.get("/v1/stations", retry: .none)
+                reachable = true
+            } catch {
+                wait = RetryPolicy.minimumDelay(after: error)
+            }
         }
         let local = await localStationCount()
         let new: Availability = reachable ? .available : (local > 0 ? .offlineOnly : .notAvailable)
         setAvailability(new, localStations: local)
+        return wait
     }
 
     /// Records what the origin's last answer (or its silence) means, with an event on a change.
