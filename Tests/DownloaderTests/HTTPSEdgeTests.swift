@@ -31,7 +31,7 @@ final class HTTPSEdgeTests: XCTestCase {
         return token
     }
 
-    /// (a) Trusted through the private CA: a station syncs and a product offlines, every
+    /// Trusted through the private CA: a station syncs and a product offlines, every
     /// request over HTTP/2.
     func testAStationSyncsAndAProductOfflinesOverHTTP2ThroughAPrivateCA() async throws {
         let (h, edge) = try harness()
@@ -52,7 +52,7 @@ final class HTTPSEdgeTests: XCTestCase {
         XCTAssertEqual(requests.filter { $0.proto != "HTTP/2.0" }.map(\.description), [], "every request over HTTP/2")
     }
 
-    /// (b) Without the CA the edge's certificate is not trusted: the calls answer `TLSFailed`
+    /// Without the CA the edge's certificate is not trusted: the calls answer `TLSFailed`
     /// (1013) saying what to check, and an item waiting on it shows `TLSFailed`, never
     /// `OriginUnreachable` or `NetworkError`.
     func testAnUntrustedEdgeIsTLSFailedNeverANetworkOutage() async throws {
@@ -112,7 +112,7 @@ final class HTTPSEdgeTests: XCTestCase {
         await client.close()
     }
 
-    /// (c) A pin that matches no key of the edge refuses it (`TLSFailed` naming the pin); the
+    /// A pin that matches no key of the edge refuses it (`TLSFailed` naming the pin); the
     /// right pin, alone or among others, lets it through.
     func testAWrongPinIsTLSFailedAndTheRightPinWorks() async throws {
         let (h, edge) = try harness()
@@ -138,7 +138,7 @@ final class HTTPSEdgeTests: XCTestCase {
         try await h.waitStationComplete("st-9")
     }
 
-    /// (d) Through a CONNECT proxy: named by `originProxy` (which wins over `https_proxy`), or
+    /// Through a CONNECT proxy: named by `originProxy` (which wins over `https_proxy`), or
     /// by `https_proxy` alone; the proxy's log proves the tunnels.
     func testTrafficGoesThroughTheConfiguredProxyOrTheEnvironmentsOne() async throws {
         let (h, edge) = try harness()
