@@ -57,6 +57,8 @@ enum Hints {
             return "the origin cannot be reached: check the network (`cassettectl network get`); the \(service.rawValue) keeps trying by itself."
         case "Unauthorized":
             return "the origin refuses the credentials: set `clientToken` and `clientSecret` in /etc/cassette/cassette.json and restart the \(service.rawValue) (`cassettectl status` says when the origin refuses them)."
+        case "OutputUnavailable", "OutputFailed":
+            return "no audio device could be opened: `aplay -L` lists the PCMs ALSA knows; set `audioDevice` in the `player` section of /etc/cassette/cassette.json (or --audio-device) to one of them and restart the player. It keeps retrying the device and plays by itself once it opens (`cassettectl now` shows the output)."
         case "InvalidState":
             return "`cassettectl offline status <product>` shows its state."
         default:

@@ -24,7 +24,7 @@ extension PlayerError {
     /// A failure reported by name (the audio threads, a source): the player's own number when the
     /// name is one of its codes, else `SourceFailed`'s with the source's own name.
     static func rpcError(name: String, message: String) -> RPCError {
-        let own: [Code] = [.fileMissing, .corruptFile, .outputFailed, .notPlayable, .catalogFailed, .unexpected]
+        let own: [Code] = [.fileMissing, .corruptFile, .outputFailed, .outputUnavailable, .notPlayable, .catalogFailed, .unexpected]
         let number = own.first { $0.name == name }?.number ?? Code.sourceFailed.number
         return RPCError(code: number, name: name, message: message)
     }
