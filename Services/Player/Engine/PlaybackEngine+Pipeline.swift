@@ -77,7 +77,7 @@ extension PlaybackEngine {
             if event == .stalled, active?.sounded == false {
                 Task {
                     try? await Task.sleep(for: Self.silentStartGrace)
-                    await self.firstBytesStillLate(token)
+                    self.firstBytesStillLate(token)
                 }
             }
         case .failed(let name, let message):

@@ -403,6 +403,10 @@ actor PlaybackEngine {
             } else {
                 expecting = current.token
             }
+        } else if next == nil, station?.streaming == true, stationFetch != nil {
+            // A streaming station whose next items are still being asked for: the end waits for
+            // them (STALLED if it comes first) rather than ending the station.
+            expecting = current.token
         }
         pipe.replace(jobs: jobs, expecting: expecting)
     }
