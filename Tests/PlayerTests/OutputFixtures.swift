@@ -42,6 +42,9 @@ final class FIFOReader: @unchecked Sendable {
     private var stopped = false
     private var total = 0
     private var lastArrival: Date?
+    /// What arrived since `mark()`, up to `keptLimit` bytes.
+    private var kept: [UInt8]?
+    private let keptLimit = 256 * 1024
 
     init(path: String) throws {
         self.path = path
@@ -53,6 +56,10 @@ final class FIFOReader: @unchecked Sendable {
     deinit { finish() }
 
     var bytes: Int { lock.withLock { total } }
+
+    /// Starts keeping what arrives from now on (see `keptBytes`).
+    func mark() { lock.withLock { kept = [] } }
+    var keptBytes: [UInt8] { lock.withLock { kept ?? [] } }
     var lastArrivalDate: Date? { lock.withLock { lastArrival } }
 
     /// Opens the reading end (non-blocking, so it never waits for a writer).
@@ -90,6 +97,10 @@ final class FIFOReader: @unchecked Sendable {
             if n == -2 { return }
             if n > 0 {
                 lock.withLock {
+                    if var k = kept, k.count < keptLimit {
+                        k += buffer[0..<min(n, keptLimit - k.count)]
+                        kept = k
+                    }
                     total += n
                     lastArrival = Date()
                 }

@@ -118,6 +118,7 @@ final class OutputSupervisionTests: XCTestCase {
 
         let before = reader.bytes
         let back = Date()
+        reader.mark()
         reader.open()
         try await h.waitFor("sound in the FIFO again") { reader.bytes > before }
         let flowing = (reader.lastArrivalDate ?? Date()).timeIntervalSince(back)
@@ -127,6 +128,13 @@ final class OutputSupervisionTests: XCTestCase {
         status = try await h.status()
         XCTAssertEqual(status["output"]?["state"], "OPEN", "\(status)")
         XCTAssertEqual(status["mediaProduct"]?["productId"], "so-a", "the same item plays on")
+        // Faded in: the first 5 ms are far quieter than the tone at full level after 0.1 s.
+        let resumed = reader.keptBytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        XCTAssertGreaterThan(resumed.count, 2 * 44_100 / 5, "0.2 s kept after the reader came back")
+        func peak(_ frames: Range<Int>) -> Int { resumed[(frames.lowerBound * 2)..<min(resumed.count, frames.upperBound * 2)].map { abs(Int($0)) }.max() ?? 0 }
+        let start = peak(0..<220), full = peak(4_410..<8_820)
+        XCTAssertGreaterThan(full, 1_000, "the tone plays at its level")
+        XCTAssertLessThan(start, full / 10, "a soft start after the reopen: \(start) then \(full)")
         print("failed device (cpus \(cpus ?? "all")): sound flowing \(String(format: "%.3f", flowing)) s after the FIFO's reader came back")
         await h.stop()
     }
