@@ -14,4 +14,11 @@ public enum ALSAConfiguration {
         snd_config_update_free_global()
         _ = snd_config_update()
     }
+
+    /// Whether alsa-lib's own messages (written to stderr) are discarded. A caller that tries a
+    /// device again and again turns them off after the first failure, whose reason it reports
+    /// itself. Process-wide: call it from the thread that owns the output.
+    public static func setQuiet(_ quiet: Bool) {
+        cassette_snd_lib_quiet(quiet ? 1 : 0)
+    }
 }

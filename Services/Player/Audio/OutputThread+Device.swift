@@ -38,6 +38,10 @@ extension OutputThread {
     func openDevice(_ newFormat: DecodedFormat) throws(AudioOutputError) {
         let recovering = reloadConfiguration
         if recovering { ALSAConfiguration.reload() }
+        // After the first failure (reported with ALSA's reason) alsa-lib's own lines would
+        // repeat at every attempt: they are left out until the device opens.
+        ALSAConfiguration.setQuiet(outage != nil)
+        defer { ALSAConfiguration.setQuiet(false) }
         let opened = try PCMOutput(device: settings.device, configuration: settings.configuration(for: newFormat))
         reloadConfiguration = false
         pcm = opened
