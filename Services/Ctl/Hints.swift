@@ -59,6 +59,8 @@ enum Hints {
             return "the origin's TLS edge was refused: check `originCAFile` (the CA bundle), `originPinnedPublicKey` (the pins) in /etc/cassette/cassette.json and the device clock (`date`); the \(service.rawValue) tries again every minute by itself."
         case "Unauthorized":
             return "the origin refuses the credentials: set `clientToken` and `clientSecret` in /etc/cassette/cassette.json and restart the \(service.rawValue) (`cassettectl status` says when the origin refuses them)."
+        case "OutputUnavailable", "OutputFailed":
+            return "no audio device could be opened: `aplay -L` lists the PCMs ALSA knows; set `audioDevice` in the `player` section of /etc/cassette/cassette.json (or --audio-device) to one of them and restart the player. It keeps retrying the device and plays by itself once it opens (`cassettectl now` shows the output)."
         case "InvalidState":
             return "`cassettectl offline status <product>` shows its state."
         default:

@@ -72,6 +72,11 @@ struct Now: AsyncParsableCommand {
         table.add(["station", station(s)])
         table.add(["next", Format.text(s["nextMediaProduct"]?["productId"])])
         table.add(["mode", s["offlineMode"]?.boolValue == true ? "offline" : "online"])
+        if let output = s["output"], output != .null {
+            let device = Format.text(output["device"])
+            let state = output["error"]?["message"]?.stringValue.map { "UNAVAILABLE: \($0) (retrying)" } ?? Format.text(output["state"])
+            table.add(["output", "\(device) \(state), \(Format.text(output["underruns"])) underruns"])
+        }
         return table.render()
     }
 }

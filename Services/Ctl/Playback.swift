@@ -31,7 +31,12 @@ struct PlayerWaitOptions: ParsableArguments {
 struct Tune: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play a station (station.tune): from the device, else streamed; wait until its first item plays.",
-        discussion: "Exit status 2 when the item fails to play, 75 when it does not start within --timeout.")
+        discussion: """
+            The player answers once the first frame is queued on the audio device. Exit status 2 \
+            when the station cannot be played or its item fails (the player's error on stderr, with \
+            a hint: OutputUnavailable when no audio device can be opened, StationNotPlayable, \
+            FileMissing, …), 75 when it does not start within --timeout.
+            """)
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
     @OptionGroup var waiting: PlayerWaitOptions
@@ -44,7 +49,7 @@ struct Tune: AsyncParsableCommand {
         let player = try await Connection.open(connection, .player, json: output.json)
         defer { Task { await player.close() } }
         try await player.subscribe(["player"])
-        let answer = try await player.call("station.tune", ["stationId": .string(stationId)])
+        let answer = try await PlayerOutcome.start(player, "station.tune", ["stationId": .string(stationId)], goal: .tuned(stationId))
         // With the origin unreachable the player may play a station on the device instead.
         let tuned = answer["stationId"]?.stringValue ?? stationId
         let line = tuned == stationId ? "tuned to \(stationId)" : "\(stationId) cannot be reached; playing \(tuned) from the device"

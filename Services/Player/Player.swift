@@ -81,9 +81,11 @@ enum Player {
         // First in the group, so stopped last: a request to an origin that hangs cannot hold up
         // the stop of the playback and the play log, and the session is ended after the playback.
         if let privilege { services.insert(StreamingPrivilegeService(privilege: privilege), at: 0) }
+        let outputHealth = pipeline.outputHealth
         return DaemonParts(router: router, services: services, statusLine: { await engine.statusLine }, status: .now({
-            ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": writer.status()]
-        }))
+            ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": writer.status(),
+             "output": outputHealth.json]
+        }), wedged: { await engine.silenceWithoutReason() })
     }
 
     /// The origin to stream from and to ask about stations; nil when none is configured (the

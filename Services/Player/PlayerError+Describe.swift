@@ -28,7 +28,7 @@ extension PlayerError {
         if name == RPCErrorKind.tlsFailed.name {
             return RPCErrorKind.tlsFailed.error(message, details: ["transportError": .string(name)])
         }
-        let own: [Code] = [.fileMissing, .corruptFile, .outputFailed, .notPlayable, .catalogFailed, .unexpected]
+        let own: [Code] = [.fileMissing, .corruptFile, .outputFailed, .outputUnavailable, .notPlayable, .catalogFailed, .unexpected]
         let number = own.first { $0.name == name }?.number ?? Code.sourceFailed.number
         return RPCError(code: number, name: name, message: message)
     }

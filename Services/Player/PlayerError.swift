@@ -14,7 +14,8 @@ struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible, RPCErro
         static let fileMissing = Code(name: "FileMissing", number: 2002)
         /// The file is there but cannot be decoded (damaged, truncated, not media).
         static let corruptFile = Code(name: "CorruptFile", number: 2003)
-        /// The audio device could not be opened or written.
+        /// The output could not take the samples it was given (a mismatch inside the player).
+        /// A device that cannot be opened or written is `OutputUnavailable`.
         static let outputFailed = Code(name: "OutputFailed", number: 2004)
         /// `station.tune` named a station the catalog does not know, or with nothing playable.
         static let stationNotPlayable = Code(name: "StationNotPlayable", number: 2005)
@@ -28,6 +29,10 @@ struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible, RPCErro
         static let sourceFailed = Code(name: "SourceFailed", number: 2009)
         /// The local media server could not listen (port taken) or the player is stopping.
         static let mediaServerFailed = Code(name: "MediaServerFailed", number: 2010)
+        /// The audio device cannot be opened or failed while playing (no sound card, an unknown
+        /// PCM name, a device unplugged). The player keeps trying to reopen it and plays on by
+        /// itself once it opens; the message carries ALSA's reason.
+        static let outputUnavailable = Code(name: "OutputUnavailable", number: 2011)
         /// Anything else unexpected inside the player (TIDAL's UnexpectedError).
         static let unexpected = Code(name: "UnexpectedError", number: 2099)
     }

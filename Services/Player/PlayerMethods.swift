@@ -2,10 +2,12 @@ import Wire
 import OriginClient
 
 /// The player's socket methods (docs/protocol.md, "Player"). The PlaybackEngine controls
-/// return at once (TIDAL: async, progress comes as events), except that `player.load` and
-/// `player.play` wait up to `startAnswerLimit` for the product to start, so that one failing
-/// before any sound (not found, refused by the origin, not on the device in offline mode) is
-/// answered with its error, as well as raised as the error event.
+/// return at once (TIDAL: async, progress comes as events), except that `player.load`,
+/// `player.play` and `station.tune` wait up to `startAnswerLimit` for the product to start, so
+/// that one failing before any sound (not found, refused by the origin, not on the device in
+/// offline mode, no audio device) is answered with its error, as well as raised as the error
+/// event. `player.play` and `station.tune` answer success only once the first frame is queued
+/// on the device.
 enum PlayerMethods {
     /// How long `player.load` and `player.play` wait to hear whether the product started; within
     /// the 10 s a client waits for an answer, and past the origin's retries of a refused request.
@@ -78,6 +80,7 @@ enum PlayerMethods {
                let failure = await engine.outcome(of: token, within: startAnswerLimit) {
                 throw failure
             }
+            if let failure = await engine.soundOutcome(within: startAnswerLimit) { throw failure }
             return Done()
         }
         router.register("player.pause", params: None.self) { _, _ in await engine.pause(); return Done() }
@@ -95,7 +98,9 @@ enum PlayerMethods {
             guard OriginID.isValid(p.stationId) else {
                 throw RPCError.invalidParams("params.stationId of 'station.tune' must be 1–128 characters of A–Z, a–z, 0–9, '.', '_' or '-'.")
             }
-            return try await engine.tune(stationId: p.stationId)
+            let tuned = try await engine.tune(stationId: p.stationId)
+            if let failure = await engine.soundOutcome(within: startAnswerLimit) { throw failure }
+            return tuned
         }
         router.register("station.skip", params: None.self) { _, _ in try await engine.stationSkip(); return Done() }
         router.register("player.config.get", params: None.self) { _, _ in await engine.configGet() }

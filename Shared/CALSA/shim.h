@@ -14,4 +14,12 @@ static inline snd_pcm_sw_params_t *cassette_snd_pcm_sw_params_new(void) {
     snd_pcm_sw_params_t *p = NULL;
     return snd_pcm_sw_params_malloc(&p) == 0 ? p : NULL;
 }
+// snd_lib_error_set_handler takes a variadic C function, which Swift cannot define: this one
+// discards alsa-lib's messages (an output retrying a missing device would print them every try).
+static inline void cassette_snd_discard_error(const char *file, int line, const char *function, int err, const char *fmt, ...) {
+    (void)file; (void)line; (void)function; (void)err; (void)fmt;
+}
+static inline void cassette_snd_lib_quiet(int quiet) {
+    snd_lib_error_set_handler(quiet ? cassette_snd_discard_error : NULL);
+}
 #endif

@@ -47,21 +47,27 @@ public enum StatusFields: Sendable {
     case awaited(@Sendable () async -> [String: JSONValue])
 }
 
-/// What a service contributes: its methods, its long-running parts, its status fields and the
-/// one line the service manager shows for it (`STATUS=`, see `StatusLine`).
+/// What a service contributes: its methods, its long-running parts, its status fields, the
+/// one line the service manager shows for it (`STATUS=`, see `StatusLine`) and its own part of
+/// the watchdog's health check.
 public struct DaemonParts: Sendable {
     public var router: RPCRouter
     public var services: [any Service]
     public var statusLine: (@Sendable () async -> String)?
     public var status: StatusFields
+    /// Asked before every watchdog ping, after the common checks passed: nil when the service
+    /// does its work, else why it is wedged (logged; the ping is withheld, so systemd restarts it).
+    public var wedged: (@Sendable () async -> String?)?
 
     public init(router: RPCRouter = RPCRouter(), services: [any Service] = [],
                 statusLine: (@Sendable () async -> String)? = nil,
-                status: StatusFields = .now({ [:] })) {
+                status: StatusFields = .now({ [:] }),
+                wedged: (@Sendable () async -> String?)? = nil) {
         self.router = router
         self.services = services
         self.statusLine = statusLine
         self.status = status
+        self.wedged = wedged
     }
 }
 
@@ -127,8 +133,13 @@ public enum Daemon {
         let stop = StopRequest()
         var services: [any Service] = [ServerService(server: server, source: source, socketGroup: socketGroup,
                                                      notifier: notifier, ready: ready, stop: stop, logger: logger)]
-        if let watchdog = WatchdogService(notifier: notifier, logger: logger, after: { await ready.wait() },
-                                          isHealthy: { await health.run().healthy }) {
+        let wedged = parts.wedged
+        if let watchdog = WatchdogService(notifier: notifier, logger: logger, after: { await ready.wait() }, isHealthy: {
+            guard await health.run().healthy else { return false }
+            guard let reason = await wedged?() else { return true }
+            logger.warning("wedged: \(reason)")
+            return false
+        }) {
             services.append(watchdog)
         }
         if notifier.isEnabled, let text = parts.statusLine {

@@ -149,9 +149,11 @@ final class PlayerHarness {
     /// Starts the player on the capture PCM and subscribes to `player` events.
     @discardableResult
     /// `cpus`: run the player on these CPUs only (`taskset -c`), e.g. "0" for a one-core device.
+    /// `device`: the ALSA PCM to play into (the capture PCM unless a test defines its own).
     func start(pace: String = "device", config: String? = nil, extraArgs: [String] = [],
-               environment: [String: String] = [:], cpus: String? = nil) async throws -> RPCClient {
-        var args = ["--audio-device", "cassette_capture", "--audio-pace", pace] + extraArgs
+               environment: [String: String] = [:], cpus: String? = nil,
+               device: String = "cassette_capture") async throws -> RPCClient {
+        var args = ["--audio-device", device, "--audio-pace", pace] + extraArgs
         if let config { args += ["--config", try dir.writeConfig(config)] }
         var env = ["HOME": dir.path]
         for (k, v) in environment { env[k] = v }

@@ -219,19 +219,27 @@ final class AudioPipe: @unchecked Sendable {
         case item(PipeItem)
         /// Nothing came before the device ran dry (see `dryAfter`).
         case dry
+        /// The time to try the device again came (see `retryAfter`).
+        case retry
         case shutdown
     }
 
     /// Blocks until the output thread has something to do. `devicePaused` is what the device
     /// currently is, so a pause change is reported exactly once.
     /// - Parameters:
-    ///   - dryAfter: seconds until the device has played everything written; when nothing comes
-    ///     by then the answer is `.dry`. Nil: wait as long as it takes.
+    ///   - dryAfter: seconds until the device has played everything written; when nothing it can
+    ///     play comes by then (no audio, or a border held for a next track still being resolved)
+    ///     the answer is `.dry`. Nil: wait as long as it takes.
     ///   - refillBytes: after `.dry`, audio is handed out again only once this much is queued,
     ///     or the track's end (or a failure, or another track) is, or the decoder cannot queue
     ///     more: playback resumes with a margin rather than trickling at the source's pace.
-    func nextOutputWork(devicePaused: Bool, dryAfter: Double? = nil, refillBytes: Int? = nil) -> OutputWork {
-        let deadline = dryAfter.map { Date().addingTimeInterval(max(0, $0)) }
+    ///   - retryAfter: the device is unavailable: no item is handed out (the output holds work it
+    ///     could not do), and after these seconds the answer is `.retry`. Drops, pauses and
+    ///     shutdown still come.
+    func nextOutputWork(devicePaused: Bool, dryAfter: Double? = nil, refillBytes: Int? = nil,
+                        retryAfter: Double? = nil) -> OutputWork {
+        let dryDeadline = dryAfter.map { Date().addingTimeInterval(max(0, $0)) }
+        let retryDeadline = retryAfter.map { Date().addingTimeInterval(max(0, $0)) }
         return locked {
             while true {
                 if isShutdown { return .shutdown }
@@ -240,43 +248,45 @@ final class AudioPipe: @unchecked Sendable {
                     return .drop
                 }
                 if paused != devicePaused { return .pause(paused) }
-                if !paused, head < items.count, let refill = refillBytes, !refilledLocked(refill) {
-                    condition.wait()
+                if let retryDeadline {
+                    if Date() >= retryDeadline { return .retry }
+                    _ = condition.wait(until: retryDeadline)
                     continue
                 }
-                if !paused && head < items.count {
-                    var item = items[head]
-                    if case .end(let token, _) = item {
-                        // Whether a track follows is decided now, not when the decoder queued the
-                        // end: a `setNext` may have come in between (the race that once made a
-                        // gapless border reopen the device).
-                        let more = head + 1 < items.count || !jobs.isEmpty || (decoding != nil && decoding != token)
-                        if !more && nextExpected == token {
-                            // The next track is being resolved: hold the border until it comes.
-                            condition.wait()
-                            continue
-                        }
-                        item = .end(token, more: more)
-                    }
-                    head += 1
-                    queuedBytes -= item.bytes
-                    if head > 256 && head * 2 > items.count {
-                        items.removeFirst(head)
-                        head = 0
-                    }
-                    condition.broadcast()
+                if !paused, head < items.count, refillBytes.map({ refilledLocked($0) }) ?? true,
+                   let item = takeLocked() {
                     return .item(item)
                 }
-                if let deadline {
-                    if !condition.wait(until: deadline) && head >= items.count && !isShutdown && !dropRequested
-                        && paused == devicePaused {
-                        return .dry
-                    }
+                if let dryDeadline {
+                    if Date() >= dryDeadline { return .dry }
+                    _ = condition.wait(until: dryDeadline)
                 } else {
                     condition.wait()
                 }
             }
         }
+    }
+
+    /// Takes the next item, or nil when it is an end held for a next track being resolved.
+    private func takeLocked() -> PipeItem? {
+        var item = items[head]
+        if case .end(let token, _) = item {
+            // Whether a track follows is decided now, not when the decoder queued the end: a
+            // `setNext` may have come in between (the race that once made a gapless border
+            // reopen the device).
+            let more = head + 1 < items.count || !jobs.isEmpty || (decoding != nil && decoding != token)
+            // The next track is being resolved: hold the border until it comes.
+            if !more && nextExpected == token { return nil }
+            item = .end(token, more: more)
+        }
+        head += 1
+        queuedBytes -= item.bytes
+        if head > 256 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        condition.broadcast()
+        return item
     }
 
     /// Enough is queued to play on after running dry: `refill` bytes, anything but audio (an end,

@@ -1,6 +1,7 @@
 import AudioOutput
 import BlockingIO
 import Foundation
+import Glibc
 import MediaDecoder
 
 /// How the output thread opens the device.
@@ -33,58 +34,87 @@ struct OutputSettings: Sendable {
     }
 }
 
-/// The output thread: the only owner of the ALSA PCM. Takes decoded audio from the pipe and
-/// writes it, keeping the PCM open across tracks of the same format (gapless) and reopening it
-/// for a track of another format (rate, sample type or channels), and publishes the heard
-/// position as frames written minus the device's delay.
+/// The output thread: the only owner of the ALSA PCM, for its whole life. Takes decoded audio
+/// from the pipe and writes it, keeping the PCM open across tracks of the same format
+/// (gapless) and reopening it for a track of another format (rate, sample type or channels),
+/// and publishes the heard position as frames written minus the device's delay.
+///
+/// It supervises the device (`OutputThread+Device.swift`): a PCM that cannot be opened or
+/// fails while playing is closed, never written again, and opened again with backoff; the
+/// audio it could not take is held meanwhile and played on, faded in, once the device opens.
 final class OutputThread {
-    private let pipe: AudioPipe
-    private let settings: OutputSettings
-    private let emit: @Sendable (PipelineEvent) -> Void
+    let pipe: AudioPipe
+    let settings: OutputSettings
+    let health: OutputHealth
+    let emit: @Sendable (PipelineEvent) -> Void
 
-    private var pcm: PCMOutput?
-    private var format: DecodedFormat?
-    private var devicePaused = false
+    var pcm: PCMOutput?
+    /// The format of the open PCM, or of the one to open again while the device is unavailable.
+    var format: DecodedFormat?
+    var devicePaused = false
     /// Frames written since the PCM was opened or last dropped.
-    private var written = 0
+    var written = 0
     /// Tracks whose frames are in the device, oldest first: where each starts (in `written`
     /// frames) and the position of its first frame. The first one is the audible one.
-    private struct Segment { var token: TrackToken; var startFrame: Int; var position: Double; var loudness: LoudnessTags }
-    private var segments: [Segment] = []
-    /// Tokens that have not had their first frame written since a start or seek.
-    private var awaitingFirstFrame: Set<TrackToken> = []
+    struct Segment { var token: TrackToken; var startFrame: Int; var position: Double; var loudness: LoudnessTags }
+    var segments: [Segment] = []
+    /// Tokens that have not had their first frame written since a start, a seek or a reopen.
+    var awaitingFirstFrame: Set<TrackToken> = []
     /// The last `.end` said another track follows: its start is a border, not a fresh start.
-    private var borderPending = false
+    var borderPending = false
     /// Reused buffer for scaled samples (the chunk itself stays untouched).
-    private var scratch: [UInt8] = []
+    var scratch: [UInt8] = []
     /// The device ran dry under this track: nothing is written until enough is buffered again.
-    private var starved: TrackToken?
+    var starved: TrackToken?
     /// Audio of the current track is being written (not past its end): the device must be fed.
-    private var feeding = false
+    var feeding = false
     /// The device reported audio still to play after a write: it plays in time, so running dry
     /// can be seen. (An unpaced `null` or `file` PCM takes everything at once and never has any.)
-    private var deviceKeepsTime = false
+    var deviceKeepsTime = false
+    /// The device is unavailable: what could not be done, and when to try the device again.
+    var outage: Outage?
+    /// The last attempt failed: ALSA's configuration is read again before the next one.
+    var reloadConfiguration = false
+    /// Underruns of the open PCM already added to `health`.
+    var underrunsCounted = 0
+    /// The fade-in after the device opened again.
+    var softStart = SoftStart()
 
-    private init(pipe: AudioPipe, settings: OutputSettings, emit: @escaping @Sendable (PipelineEvent) -> Void) {
+    private init(pipe: AudioPipe, settings: OutputSettings, health: OutputHealth,
+                 emit: @escaping @Sendable (PipelineEvent) -> Void) {
         self.pipe = pipe
         self.settings = settings
+        self.health = health
         self.emit = emit
     }
 
-    static func start(pipe: AudioPipe, settings: OutputSettings, emit: @escaping @Sendable (PipelineEvent) -> Void) -> Thread {
+    static func start(pipe: AudioPipe, settings: OutputSettings, health: OutputHealth,
+                      emit: @escaping @Sendable (PipelineEvent) -> Void) -> Thread {
         // No priority of its own: Foundation's `qualityOfService` does nothing on Linux, and the
         // unit forbids realtime scheduling. The thread sleeps between writes, and the scheduler
         // runs a thread that wakes from sleep ahead of busy ones: a 1 000-file sync on the same
         // core does not starve it (`PlaybackUnderSyncTests`).
-        NamedThread.start("cassette-output") { OutputThread(pipe: pipe, settings: settings, emit: emit).run() }
+        NamedThread.start("cassette-output") {
+            // A `file` PCM writing into a pipe whose reader went away gets EPIPE (then ALSA's
+            // -EIO, a device failure) rather than a SIGPIPE that would end the process: blocked
+            // on this thread, the signal only stays pending.
+            var signals = sigset_t()
+            sigemptyset(&signals)
+            sigaddset(&signals, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &signals, nil)
+            OutputThread(pipe: pipe, settings: settings, health: health, emit: emit).run()
+        }
     }
 
     private func run() {
         while true {
-            switch pipe.nextOutputWork(devicePaused: devicePaused, dryAfter: dryAfter, refillBytes: refillBytes) {
+            switch pipe.nextOutputWork(devicePaused: devicePaused, dryAfter: dryAfter, refillBytes: refillBytes,
+                                       retryAfter: outage.map { $0.secondsToRetry(paused: devicePaused) }) {
             case .shutdown:
-                pcm?.close()
+                closeDevice()
                 return
+            case .retry:
+                retryDevice()
             case .dry:
                 // Everything written has been heard and nothing followed: what is heard now is
                 // silence. The position stops here until playback goes on.
@@ -93,7 +123,10 @@ final class OutputThread {
                 publish(running: false)
                 emit(.starved(token))
             case .drop:
-                try? pcm?.drop()
+                if let pcm {
+                    // A PCM that cannot even drop its buffer has failed: it is not used again.
+                    do { try pcm.drop() } catch { closeDevice() }
+                }
                 devicePaused = false
                 written = 0
                 segments = []
@@ -101,6 +134,9 @@ final class OutputThread {
                 awaitingFirstFrame = []
                 starved = nil
                 feeding = false
+                softStart.cancel()
+                // Nothing is held any more: the next track's start tries the device at once.
+                outage = nil
             case .pause(let paused):
                 try? pcm?.pause(paused)
                 devicePaused = paused
@@ -129,7 +165,7 @@ final class OutputThread {
         return Int(OutputSettings.refillSeconds * Double(format.sampleRate)) * format.bytesPerFrame
     }
 
-    private func handle(_ item: PipeItem) {
+    func handle(_ item: PipeItem) {
         switch item {
         case .start(let token, let newFormat, let position, let loudness):
             let border = borderPending && segments.last.map { $0.token != token } == true
@@ -138,10 +174,9 @@ final class OutputThread {
             // A fresh start must first be fed once; at a border the previous track kept it running.
             if !border { feeding = false }
             if newFormat != format || pcm == nil {
-                guard reopen(for: newFormat, token: token, border: border) else { return }
+                guard reopen(for: newFormat, start: item, border: border) else { return }
                 segments = [Segment(token: token, startFrame: 0, position: position, loudness: loudness)]
-                // At a border the transition was reported as the old PCM played out.
-                if !border { awaitingFirstFrame.insert(token) }
+                awaitingFirstFrame.insert(token)
             } else if border {
                 segments.append(segment)
             } else {
@@ -150,17 +185,9 @@ final class OutputThread {
                 awaitingFirstFrame.insert(token)
             }
         case .audio(let token, let chunk):
-            guard let pcm, let format, let segment = segments.last, segment.token == token else { return }
+            guard pcm != nil, segments.last?.token == token else { return }
             feeding = true
-            do {
-                try write(chunk, of: segment, format: format, to: pcm)
-            } catch let error as AudioOutputError {
-                emit(.outputFailed(token, name: error.name, message: error.message))
-                return
-            } catch {
-                emit(.outputFailed(token, name: "WriteFailed", message: "\(error)"))
-                return
-            }
+            write(chunk, from: 0, item: item)
         case .end(let token, let more):
             guard segments.last?.token == token else { return }
             // Past this track's last frame: only the next track (if any) must come in time.
@@ -175,8 +202,7 @@ final class OutputThread {
             publish(running: false)
             let position = segments.last.map { $0.position + Double(written - $0.startFrame) / Double(format?.sampleRate ?? 1) } ?? 0
             emit(.finished(token, position: position))
-            pcm?.close()
-            pcm = nil
+            closeDevice()
             format = nil
             written = 0
             segments = []
@@ -193,85 +219,39 @@ final class OutputThread {
     }
 
     /// Another format needs another PCM: the old one plays out what it holds first. At a border
-    /// (`token` follows the last track in it) that is the moment its last frame is heard and
-    /// the next track's first comes, so the border is reported then, after any still pending.
-    /// False (and `outputFailed` reported) when the new PCM cannot be opened.
-    private func reopen(for newFormat: DecodedFormat, token: TrackToken, border: Bool) -> Bool {
+    /// (`start` follows the last track in it) that is the moment its last frame is heard, so the
+    /// border is reported then, after any still pending; the new track's first frame is reported
+    /// when it is written. False when the new PCM cannot be opened (the start is then held
+    /// until the device opens again).
+    private func reopen(for newFormat: DecodedFormat, start: PipeItem, border: Bool) -> Bool {
+        guard case .start(let token, _, _, _) = start else { return false }
         if let pcm, !segments.isEmpty { try? pcm.drain() }
         if border, !pipe.flushPending, let rate = format?.sampleRate {
-            for (index, segment) in segments.enumerated() {
-                let end = index + 1 < segments.count ? segments[index + 1].startFrame : written
-                let to = index + 1 < segments.count ? segments[index + 1].token : token
-                emit(.transitioned(from: segment.token, to: to,
-                                   endPosition: segment.position + Double(end - segment.startFrame) / Double(rate)))
-            }
+            reportBordersPassed(rate: rate, endingAt: written, next: token)
         }
-        pcm?.close()
-        pcm = nil
-        format = nil
+        closeDevice()
+        format = newFormat
         written = 0
         segments = []
         deviceKeepsTime = false
         do {
-            pcm = try PCMOutput(device: settings.device, configuration: settings.configuration(for: newFormat))
-            format = newFormat
+            try openDevice(newFormat)
             return true
         } catch {
-            emit(.outputFailed(token, name: error.name, message: error.message))
+            deviceFailed(error, holding: start, token: token, resume: nil)
             return false
         }
     }
 
-    /// Writes `chunk` in pieces of at most one period, each scaled by the volume its track has
-    /// under the settings of that moment: the gain follows the track (so it changes exactly at
-    /// a border) and a settings change applies from the next piece on. The position is published
-    /// after every piece, so it never lags behind a device buffer smaller than a chunk.
-    private func write(_ chunk: AudioChunk, of segment: Segment, format: DecodedFormat, to pcm: PCMOutput) throws {
-        let bytesPerFrame = format.bytesPerFrame
-        let piece = max(64, min(pcm.parameters.periodFrames, 4_096)) * bytesPerFrame
-        try chunk.samples.withUnsafeBytes { all in
-            var offset = 0
-            while offset < all.count {
-                let end = min(all.count, offset + piece)
-                let part = UnsafeRawBufferPointer(rebasing: all[offset..<end])
-                let volume = pipe.loudnessSettings.volume(for: segment.loudness)
-                if volume == 1 {
-                    try pcm.write(bytes: part)
-                } else {
-                    if scratch.count < part.count { scratch = [UInt8](repeating: 0, count: piece) }
-                    try scratch.withUnsafeMutableBytes { buffer in
-                        let scaled = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<part.count])
-                        scaled.copyMemory(from: part)
-                        LoudnessGain.apply(volume, to: scaled, format: format.sampleFormat)
-                        try pcm.write(bytes: UnsafeRawBufferPointer(scaled))
-                    }
-                }
-                written += part.count / bytesPerFrame
-                if awaitingFirstFrame.remove(segment.token) != nil { emit(.firstFrame(segment.token, position: segment.position)) }
-                publish()
-                offset = end
-            }
+    /// The transitions of every track in the device but the last, and of the last to `next`:
+    /// their audio has played out (or was lost with the device), and the next one is not heard yet.
+    func reportBordersPassed(rate: Int, endingAt end: Int, next: TrackToken?) {
+        for (index, segment) in segments.enumerated() {
+            let last = index + 1 == segments.count
+            guard let to = last ? next : segments[index + 1].token else { continue }
+            let stop = last ? end : segments[index + 1].startFrame
+            emit(.transitioned(from: segment.token, to: to,
+                               endPosition: segment.position + Double(stop - segment.startFrame) / Double(rate), heard: false))
         }
-    }
-
-    /// Publishes the heard position and reports any border the device has now played past.
-    private func publish(running: Bool = true) {
-        guard let pcm, let format, !segments.isEmpty else { return }
-        let delay = (try? pcm.delay()) ?? 0
-        if delay > 0 { deviceKeepsTime = true }
-        let played = max(0, written - delay)
-        let rate = Double(format.sampleRate)
-        while segments.count > 1 && played >= segments[1].startFrame {
-            let previous = segments.removeFirst()
-            emit(.transitioned(from: previous.token, to: segments[0].token,
-                               endPosition: previous.position + Double(segments[0].startFrame - previous.startFrame) / rate))
-        }
-        let audible = segments[0]
-        let end = segments.count > 1 ? segments[1].startFrame : written
-        pipe.publish(PositionSnapshot(
-            token: audible.token,
-            position: audible.position + Double(max(0, played - audible.startFrame)) / rate,
-            writtenUpTo: audible.position + Double(end - audible.startFrame) / rate,
-            at: .now, running: running && !devicePaused))
     }
 }

@@ -49,17 +49,26 @@ enum PipelineEvent: Sendable {
     /// The first frame of `token` was written to the device (after a load, a play or a seek);
     /// `position`: where in the track that frame is.
     case firstFrame(TrackToken, position: Double)
-    /// The first frame of `to` comes right after the last frame of `from`, heard now: a gapless
-    /// border, or the device reopened for `to`'s format. `endPosition`: where `from` ended.
-    case transitioned(from: TrackToken, to: TrackToken, endPosition: Double)
+    /// The last frame of `from` was heard (or lost with a failed device) and `to` comes next.
+    /// `endPosition`: where `from` ended. `heard`: `to`'s first frame is heard now (a gapless
+    /// border); false when `to` still has to be written (the device reopens for its format, or
+    /// failed), and `firstFrame` tells when it is.
+    case transitioned(from: TrackToken, to: TrackToken, endPosition: Double, heard: Bool)
     /// Everything of `token` was played out and nothing follows.
     case finished(TrackToken, position: Double)
     /// Opening or decoding `token` failed.
     case failed(TrackToken, name: String, message: String)
     /// The bytes of `token` stalled, resumed or failed (a file being downloaded, a stream).
     case source(TrackToken, ByteSourceEvent)
-    /// The device failed under `token`.
+    /// The output refused `token`'s samples (a mismatch inside the player, not the device).
     case outputFailed(TrackToken, name: String, message: String)
+    /// The device could not be opened, or failed, under `token` (nil: with nothing playing).
+    /// `reason` is ALSA's. The output thread closed it and keeps trying to open it again,
+    /// holding the audio it could not write.
+    case outputUnavailable(TrackToken?, reason: String)
+    /// The device opened again after `outputUnavailable`; the held audio follows (with a
+    /// `firstFrame` of the track it belongs to).
+    case outputRestored
     /// The device ran dry while playing `token`: nothing more was decoded in time, and nothing
     /// is heard until enough is buffered again (STALLED).
     case starved(TrackToken)

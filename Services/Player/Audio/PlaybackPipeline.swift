@@ -5,15 +5,18 @@ import Foundation
 final class PlaybackPipeline: Sendable {
     let pipe: AudioPipe
     let events: AsyncStream<PipelineEvent>
+    /// What the output thread says of the device (status, watchdog).
+    let outputHealth: OutputHealth
     private let continuation: AsyncStream<PipelineEvent>.Continuation
 
     /// - Parameter aheadBytes: how much decoded PCM may wait between decoder and device.
     init(output: OutputSettings, aheadBytes: Int) {
         pipe = AudioPipe(capacityBytes: aheadBytes)
+        outputHealth = OutputHealth(device: output.device)
         (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
         let continuation = continuation
         _ = DecodeThread.start(pipe: pipe) { continuation.yield($0) }
-        _ = OutputThread.start(pipe: pipe, settings: output) { continuation.yield($0) }
+        _ = OutputThread.start(pipe: pipe, settings: output, health: outputHealth) { continuation.yield($0) }
     }
 
     /// Adds an event from outside the audio threads (a byte source's stall) to the same ordered stream.

@@ -15,7 +15,10 @@ extension PlaybackEngine {
     /// for it to start), then goes IDLE.
     func fail(_ error: RPCError) {
         let (name, message) = (error.name, error.message)
-        if let token = active?.token { outcomes.settle(token, error) }
+        if let token = active?.token {
+            outcomes.settle(token, error)
+            sounds.settle(token, error)
+        }
         let product = active?.product
         logger.warning("playback failed", metadata: ["error": "\(name): \(message)", "productId": "\(product?.productId ?? "-")"])
         endActivePlay()

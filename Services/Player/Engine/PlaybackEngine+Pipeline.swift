@@ -19,14 +19,21 @@ extension PlaybackEngine {
                 lastStartLatency = .now - asked
                 playRequestedAt = nil
             }
-            if state == .stalled { setState(.playing) }
+            active?.sounded = true
+            active?.sourceWaiting = false
+            sounds.settle(token, nil)
+            if state == .stalled && outputTrouble == nil { setState(.playing) }
             // The play starts at the frame first heard, however late this event is handled.
             beginPlay(at: position)
-        case .transitioned(let from, let to, let endPosition):
+        case .transitioned(let from, let to, let endPosition, let heard):
             guard active?.token == from, let queued = next, queued.token == to else { return }
             becomeActive(queued, previousEnd: endPosition)
-            // A track queued behind another is played from its start.
-            beginPlay(at: 0)
+            // A track queued behind another is played from its start, once its first frame is
+            // heard: now at a gapless border, else when `firstFrame` says so.
+            if heard {
+                active?.sounded = true
+                beginPlay(at: 0)
+            }
         case .finished(let token, let position):
             guard active?.token == token else { return }
             finished(at: position)
@@ -42,11 +49,15 @@ extension PlaybackEngine {
         case .outputFailed(let token, let name, let message):
             guard active?.token == token else { return }
             fail(name: PlayerError.Code.outputFailed.name, message: "\(name): \(message)")
+        case .outputUnavailable(_, let reason):
+            outputUnavailable(reason)
+        case .outputRestored:
+            outputRestored()
         case .starved(let token):
             guard active?.token == token, state == .playing else { return }
             setState(.stalled)
         case .fed:
-            guard state == .stalled else { return }
+            guard state == .stalled, outputTrouble == nil else { return }
             setState(wantPlaying ? .playing : .notPlaying)
         }
     }
@@ -57,7 +68,18 @@ extension PlaybackEngine {
     private func sourceEvent(_ token: TrackToken, _ event: ByteSourceEvent) {
         switch event {
         case .stalled, .resumed:
-            if active?.token == token { logger.debug("source of the active product \(event == .stalled ? "waits for bytes" : "has bytes again")") }
+            guard active?.token == token else { return }
+            logger.debug("source of the active product \(event == .stalled ? "waits for bytes" : "has bytes again")")
+            active?.sourceStalled = event == .stalled
+            if event == .resumed { active?.sourceWaiting = false }
+            // Before its first frame nothing is buffered that could play on: a wait that lasts
+            // is what is heard (nothing), STALLED. Short waits of a fast link are not reported.
+            if event == .stalled, active?.sounded == false {
+                Task {
+                    try? await Task.sleep(for: Self.silentStartGrace)
+                    self.firstBytesStillLate(token)
+                }
+            }
         case .failed(let name, let message):
             if active?.token == token {
                 fail(name: name, message: message)
@@ -65,6 +87,16 @@ extension PlaybackEngine {
                 next?.failure = (name, message)
             }
         }
+    }
+
+    /// How long the active product's source may wait for its first bytes before STALLED.
+    static let silentStartGrace: Duration = .milliseconds(500)
+
+    private func firstBytesStillLate(_ token: TrackToken) {
+        guard var current = active, current.token == token, current.sourceStalled, !current.sounded else { return }
+        current.sourceWaiting = true
+        active = current
+        if state == .playing { setState(.stalled) }
     }
 
     /// The decoder saw what the file really is: fills what the catalog did not say, and tells
@@ -116,6 +148,7 @@ extension PlaybackEngine {
         active?.track?.close()
         // Already opened behind the previous one: nobody need wait for it to start.
         if queued.failure == nil, queued.track != nil { outcomes.settle(queued.token, nil) }
+        if let replaced = active?.token { sounds.settle(replaced, nil) }
         var current = Active(product: queued.product, token: queued.token, stationId: queued.stationId, previous: previous)
         current.track = queued.track
         current.submitted = queued.handedOver

@@ -127,6 +127,9 @@ extension PlaybackEngine {
             }
             self.stationItemsArrived(stationId, result)
         }
+        // Nothing queued after the active item: its end waits for the answer (released by
+        // `stationRanDry` when none comes).
+        if next == nil, let current = active, current.submitted { pipe.expectNext(after: current.token) }
     }
 
     private func stationItemsArrived(_ stationId: String, _ result: Result<(name: String?, items: [StationItem]), any Error>) {

@@ -16,7 +16,7 @@ extension PlaybackEngine {
         let what = station.map { "\($0.id) (\($0.name))" } ?? active?.product.productId ?? ""
         switch state {
         case .playing: return "playing \(what)"
-        case .stalled: return "buffering \(what)"
+        case .stalled: return outputTrouble == nil ? "buffering \(what)" : "no audio device: \(what)"
         case .notPlaying: return active == nil ? "stopped" : "paused"
         case .idle: return "stopped"
         }
@@ -34,6 +34,7 @@ extension PlaybackEngine {
             "offlineMode": .bool(config.offlineMode),
             "availability": .string(availability.rawValue),
             "startLatencyMs": lastStartLatency.map { .number(Self.milliseconds($0)) } ?? .null,
+            "output": pipeline.outputHealth.json,
         ]
         fields.merge(TrackInfo.displayFields(of: active?.context?.track)) { current, _ in current }
         return .object(fields)

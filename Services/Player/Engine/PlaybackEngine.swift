@@ -26,6 +26,12 @@ actor PlaybackEngine {
         var announced = false
         /// What clients heard of as active before this product.
         var previous: MediaProduct?
+        /// Its first frame reached the device.
+        var sounded = false
+        /// Its source waits for bytes (a stream, a file still downloading).
+        var sourceStalled = false
+        /// It has waited for its first bytes past `silentStartGrace`: nothing can be heard (STALLED).
+        var sourceWaiting = false
     }
 
     /// The product clients last heard of as active: the active one once its transition was
@@ -96,6 +102,14 @@ actor PlaybackEngine {
     var stationFetch: Task<Void, Never>?
     /// How loaded products started, for callers who wait to hear it.
     var outcomes = LoadOutcomes()
+    /// Whether loaded products reached the device (first frame queued) or why not, for the
+    /// callers of `station.tune` and `player.play`.
+    var sounds = LoadOutcomes()
+    /// Why the device is unavailable (ALSA's reason), while it is; the output thread keeps
+    /// trying to open it.
+    var outputTrouble: String?
+    /// When the state last became PLAYING (the watchdog's silence is counted from then at most).
+    var playingSince: ContinuousClock.Instant = .now
     /// The format of the product last made active, to tell when the next one differs.
     var heardFormat: AudioFormatKey?
     var lastStartLatency: Duration?
@@ -128,6 +142,7 @@ actor PlaybackEngine {
     func setState(_ new: PlaybackState) {
         guard new != state else { return }
         state = new
+        if new == .playing { playingSince = .now }
         publish("PlaybackStateChanged", ["playbackState": .string(new.rawValue)])
         syncPrivilege()
     }
@@ -165,7 +180,10 @@ actor PlaybackEngine {
     @discardableResult
     func load(_ product: MediaProduct, stationId: String? = nil, keepPlaying: Bool = false) -> TrackToken {
         let previous = announcedProduct
-        if let replaced = active?.token { outcomes.settle(replaced, nil) }
+        if let replaced = active?.token {
+            outcomes.settle(replaced, nil)
+            sounds.settle(replaced, nil)
+        }
         endActivePlay()
         pipe.stop()
         abandonTracks()
@@ -200,7 +218,7 @@ actor PlaybackEngine {
         guard state != .idle, active != nil else { return }
         let wasPaused = !wantPlaying
         wantPlaying = true
-        if state == .notPlaying, active?.context != nil { setState(.playing) }
+        if state == .notPlaying, active?.context != nil { setState(soundingState) }
         playRequestedAt = .now
         if wasPaused { recordAction("resume") }
         // After a revocation, playing a stream again takes the privilege back.
@@ -280,7 +298,10 @@ actor PlaybackEngine {
     /// Closes the open play, silences the pipeline and forgets the active, next and station
     /// state; the caller publishes what the app should hear about it.
     func stopAndForget() {
-        if let token = active?.token { outcomes.settle(token, nil) }
+        if let token = active?.token {
+            outcomes.settle(token, nil)
+            sounds.settle(token, nil)
+        }
         endActivePlay()
         pipe.stop()
         abandonTracks()
@@ -314,7 +335,7 @@ actor PlaybackEngine {
                                               referenceId: product.referenceId, startAssetPosition: current.startPosition)
             active = current
             publishTransition(previous: previous, active: current)
-            if wantPlaying && state == .notPlaying { setState(.playing) }
+            if wantPlaying && state == .notPlaying { setState(soundingState) }
             stationItemStarted(current)
             submitActive()
         } catch {
@@ -382,6 +403,10 @@ actor PlaybackEngine {
             } else {
                 expecting = current.token
             }
+        } else if next == nil, station?.streaming == true, stationFetch != nil {
+            // A streaming station whose next items are still being asked for: the end waits for
+            // them (STALLED if it comes first) rather than ending the station.
+            expecting = current.token
         }
         pipe.replace(jobs: jobs, expecting: expecting)
     }
