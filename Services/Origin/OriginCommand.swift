@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
+import Wire
 
 /// `cassette-origin`: the reference content origin of docs/origin.md, for tests and demos.
 /// The entry point only parses arguments; `CatalogGenerator` and `HTTPServer` do the work.
@@ -78,10 +79,29 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds between streaming-session heartbeats the origin asks of clients.")
     var heartbeatSeconds: Int = OriginLimits.defaultHeartbeatSeconds
 
+    @Option(help: ArgumentHelp(
+        "Faults queued before the first request, as POST /_control/faults takes them: {\"path\":\"/v1/plays\",\"faults\":[…]}.",
+        discussion: "For tests whose client may reach the origin the moment it listens."))
+    var faults: String?
+
     @OptionGroup var generation: GenerationOptions
 
     func validate() throws {
         guard (1...3_600).contains(heartbeatSeconds) else { throw ValidationError("--heartbeat-seconds must be 1…3600") }
+        if faults != nil { _ = try startupFaults() }
+    }
+
+    /// `--faults` parsed: the path prefix and its faults.
+    func startupFaults() throws -> (path: String, faults: [Fault])? {
+        guard let faults else { return nil }
+        let value: JSONValue
+        do { value = try JSONValue.parse(Array(faults.utf8)) } catch { throw ValidationError("--faults is not JSON: \(error)") }
+        guard let path = value["path"]?.stringValue, path.hasPrefix("/"), let list = value["faults"]?.arrayValue else {
+            throw ValidationError("--faults must be {\"path\":\"/…\",\"faults\":[…]}")
+        }
+        do { return (path, try list.map { try Fault(json: $0) }) } catch let error as FaultError {
+            throw ValidationError("--faults: \(error.message)")
+        }
     }
 
     func run() async throws {
@@ -94,6 +114,7 @@ struct Serve: AsyncParsableCommand {
             token: environment["CASSETTE_CLIENT_TOKEN"] ?? OriginLimits.defaultClientToken,
             secret: environment["CASSETTE_CLIENT_SECRET"] ?? OriginLimits.defaultClientSecret,
             heartbeatSeconds: heartbeatSeconds)
+        if let (path, queued) = try startupFaults() { origin.faults.enqueue(prefix: path, faults: queued) }
         let host = self.host
         let portFile = self.portFile
         let server = HTTPServer(host: host, port: port, origin: origin) { boundPort in

@@ -93,9 +93,9 @@ final class ReporterDeliveryTests: XCTestCase {
         let ids = try await Records.recordPlays(3 * batch, into: reporter, connections: 2, perConnection: 4)
         XCTAssertEqual(Set(ids).count, 3 * batch)
 
-        try origin.start()
-        // The first request goes through; the second is held at the origin for 30 s.
-        try await origin.injectFaults("/v1/plays", [["delayMs": 0], ["delayMs": 30_000]])
+        // The first request goes through; the second is held at the origin for 30 s. Queued as
+        // the origin starts: the reporter, probing every 0.1 s, delivers the moment it listens.
+        try origin.start(faults: ["path": "/v1/plays", "faults": [["delayMs": 0], ["delayMs": 30_000]]])
         _ = try await waitForStatus(reporter, "the first request's answer marked") { $0["delivered"]?.intValue == batch }
         try await Task.sleep(nanoseconds: 200_000_000)
         let held = try await waitForStatus(reporter, "the second request out") { $0["delivery"]?["state"]?.stringValue == "delivering" }

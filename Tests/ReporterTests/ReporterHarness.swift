@@ -21,12 +21,17 @@ final class PinnedOrigin: @unchecked Sendable {
         dataDirectory = try OriginFixture.freshDataDirectory()
     }
 
-    func start() throws {
+    /// `faults` (`{"path","faults"}`, as `/_control/faults` takes them) are queued before the
+    /// origin listens, so not even a client that is already knocking gets past them.
+    func start(faults: [String: Any]? = nil) throws {
         let portFile = dataDirectory.appendingPathComponent("port")
         try? FileManager.default.removeItem(at: portFile)
         let process = Process()
         process.executableURL = try OriginFixture.binary()
         process.arguments = ["serve", "--data", dataDirectory.path, "--port", "\(port)", "--port-file", portFile.path]
+        if let faults {
+            process.arguments! += ["--faults", String(decoding: try JSONSerialization.data(withJSONObject: faults), as: UTF8.self)]
+        }
         let log = dataDirectory.appendingPathComponent("origin.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
