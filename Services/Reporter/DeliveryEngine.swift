@@ -2,6 +2,7 @@ import Foundation
 import HTTPClient
 import Logging
 import OriginClient
+import ServiceLifecycle
 import Systemd
 import Wire
 
@@ -28,7 +29,8 @@ actor DeliveryEngine {
     private var lastError: JSONValue?
     private var inFlight = false
     private var lastAttempt: DeliveryAttempt?
-    private var flushWaiters: [CheckedContinuation<DeliveryAttempt?, Never>] = []
+    private var flushWaiters: [Int: CheckedContinuation<FlushOutcome, Never>] = [:]
+    private var nextFlushWaiter = 0
     /// The loop will take no more work (it could not open the outbox, or it stopped): a flush
     /// then answers at once instead of waiting for an attempt that never comes.
     private var stopped = false
@@ -237,6 +239,13 @@ actor DeliveryEngine {
             }
             guard let request, let sent = await sending else { continue }
             switch sent {
+            case .failure(let refused) where refused.error is CancellationError:
+                // Cut off by the stop: not a failed attempt. Nothing left `pending`, so the
+                // records go again after the restart (the origin deduplicates by id).
+                logger.info("delivery cut off by the stop; the records in flight go again after the restart",
+                            metadata: ["records": "\(request.records.count)"])
+                if case .failed(let earlier) = ending { fail(error: earlier, pending: store.snapshot.pending) }
+                return
             case .failure(let refused):
                 let attempt = DeliveryAttempt(startedAt: refused.startedAt, endedAt: Date(), records: request.records.count,
                                               accepted: 0, rejected: 0, result: .failed, error: Self.describe(refused.error))
@@ -339,7 +348,8 @@ actor DeliveryEngine {
 
     /// One request with the records' stored bodies, and the verdict read from its answer. An
     /// error answer fails with the server's `Retry-After`; no answer with the client's `OriginError`.
-    /// A usable answer is noted (`OutboxStore.note`) before this returns.
+    /// A usable answer is noted (`OutboxStore.note`) before this returns. A stop (the service
+    /// group's graceful shutdown) cuts the request off at once: `CancellationError`.
     private nonisolated static func send(_ request: Request, client: OriginClient, store: OutboxStore) async
         -> Result<UnrecordedVerdict, RefusedBatch> {
         let startedAt = Date()
@@ -347,7 +357,7 @@ actor DeliveryEngine {
                                body: request.body, timeoutSeconds: 30)
         let response: HTTPResponse
         do {
-            response = try await client.send(http, retry: .none)
+            response = try await cancelWhenGracefulShutdown { try await client.send(http, retry: .none) }
         } catch {
             return .failure(RefusedBatch(startedAt: startedAt, error: error))
         }
@@ -433,11 +443,28 @@ actor DeliveryEngine {
 
     // MARK: Flush and status
 
-    /// Rings for an attempt now and returns once one has ended (nil when nothing was pending).
-    func flush() async -> DeliveryAttempt? {
-        guard !stopped else { return nil }
+    /// What `playlog.flush` learnt within its bound.
+    enum FlushOutcome: Sendable, Equatable {
+        /// An attempt ended (nil: nothing was pending, or delivery has stopped).
+        case ended(DeliveryAttempt?)
+        /// The attempt was still at the origin when the bound ran out; it goes on in the
+        /// background and its end is published (`Delivered`, `DeliveryFailed`).
+        case stillDelivering
+    }
+
+    /// Rings for an attempt now and returns once one has ended, or after `seconds` while it
+    /// still runs (an origin that never answers holds a request for its whole timeout).
+    func flush(within seconds: Double) async -> FlushOutcome {
+        guard !stopped else { return .ended(nil) }
+        let id = nextFlushWaiter
+        nextFlushWaiter += 1
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            await self?.answerFlush(id, .stillDelivering)
+        }
+        defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
-            flushWaiters.append(continuation)
+            flushWaiters[id] = continuation
             bell.ring(.flush)
         }
     }
@@ -449,8 +476,12 @@ actor DeliveryEngine {
 
     private func answerFlushes(_ attempt: DeliveryAttempt?) {
         let waiters = flushWaiters
-        flushWaiters = []
-        for waiter in waiters { waiter.resume(returning: attempt) }
+        flushWaiters = [:]
+        for waiter in waiters.values { waiter.resume(returning: .ended(attempt)) }
+    }
+
+    private func answerFlush(_ id: Int, _ outcome: FlushOutcome) {
+        flushWaiters.removeValue(forKey: id)?.resume(returning: outcome)
     }
 
     var hasOrigin: Bool { client != nil }

@@ -19,12 +19,14 @@ extension PlaybackEngine {
     func setOrigin(_ origin: OriginClient?) { self.origin = origin }
 
     /// Asks the origin for its stations once (no retries) and publishes what that means; in
-    /// offline mode the origin is not asked and counts as unreachable.
+    /// offline mode the origin is not asked and counts as unreachable. A check cut off by a
+    /// stop changes nothing.
     func checkAvailability() async {
         var reachable = false
         // In offline mode the player sends nothing to the origin: only what the device holds counts.
         if let origin, await !currentConfig().offlineMode {
             reachable = (try? await origin.get("/v1/stations", retry: .none)) != nil
+            if Task.isCancelled { return }
         }
         let local = await localStationCount()
         let new: Availability = reachable ? .available : (local > 0 ? .offlineOnly : .notAvailable)
@@ -50,13 +52,15 @@ extension PlaybackEngine {
 
     /// Why a station that is not on the device cannot be tuned, asking the origin what it is:
     /// an offline station not synced yet, a streaming station whose play queue was refused
-    /// (`refused`), or one the origin does not know.
-    func remoteStationRefusal(_ stationId: String, refused: OriginError? = nil) async -> any Error {
+    /// (`refused`), or one the origin does not know. `retry` bounds the question (the caller's
+    /// deadline, when it already asked the origin something).
+    func remoteStationRefusal(_ stationId: String, refused: OriginError? = nil,
+                              retry: RetryPolicy = .interactive) async -> any Error {
         guard let origin else {
             return PlayerError(.stationNotPlayable, "Station \(stationId) is not on this device and no origin is configured.")
         }
         do {
-            let answer = try await origin.get("/v1/stations", retry: .interactive)
+            let answer = try await origin.get("/v1/stations", retry: retry)
             let streaming = answer["stations"]?.arrayValue?.first { $0["id"]?.stringValue == stationId }
             let offline = answer["offlineStations"]?.arrayValue?.contains { $0["id"]?.stringValue == stationId } ?? false
             if offline {
