@@ -1,8 +1,6 @@
 import Foundation
-import HTTPClient
 import Logging
 import OriginClient
-import ServiceLifecycle
 import Systemd
 import Wire
 
@@ -29,11 +27,12 @@ actor DeliveryEngine {
     private var lastError: JSONValue?
     private var inFlight = false
     private var lastAttempt: DeliveryAttempt?
-    private var flushWaiters: [Int: CheckedContinuation<FlushOutcome, Never>] = [:]
-    private var nextFlushWaiter = 0
+    /// `playlog.flush` calls waiting for an attempt to end (`DeliveryEngine+Flush`), by id.
+    var flushWaiters: [Int: CheckedContinuation<FlushOutcome, Never>] = [:]
+    var nextFlushWaiter = 0
     /// The loop will take no more work (it could not open the outbox, or it stopped): a flush
     /// then answers at once instead of waiting for an attempt that never comes.
-    private var stopped = false
+    var stopped = false
     /// The origin's answers that the outbox's disk would not take yet, oldest first.
     private var unrecorded: [UnrecordedVerdict] = []
 
@@ -312,7 +311,7 @@ actor DeliveryEngine {
 
     /// Marks a verdict's records: with its note when it has one (the attempt is logged with
     /// the note), else in one transaction that also logs the attempt.
-    private nonisolated static func apply(_ held: UnrecordedVerdict, store: OutboxStore) async throws
+    nonisolated static func apply(_ held: UnrecordedVerdict, store: OutboxStore) async throws
         -> (delivered: Int, rejected: [BatchVerdict.Rejection]) {
         if let note = held.note {
             return try await store.apply(noted: note, held.verdict, sent: held.sent, at: held.attempt.endedAt)
@@ -335,72 +334,6 @@ actor DeliveryEngine {
         }
         if outbox.noteFreed(pendingBytes: counts.pendingBytes) {
             events.queueAvailable(queuedBytes: counts.pendingBytes, maxQueueBytes: outbox.maxQueueBytes)
-        }
-    }
-
-    /// A request that got no usable answer: when it started, what went wrong, and the server's
-    /// `Retry-After` when it answered with an error.
-    struct RefusedBatch: Error {
-        var startedAt: Date
-        var error: Error
-        var retryAfter: Double?
-    }
-
-    /// One request with the records' stored bodies, and the verdict read from its answer. An
-    /// error answer fails with the server's `Retry-After`; no answer with the client's `OriginError`.
-    /// A usable answer is noted (`OutboxStore.note`) before this returns. A stop (the service
-    /// group's graceful shutdown) cuts the request off at once: `CancellationError`.
-    private nonisolated static func send(_ request: Request, client: OriginClient, store: OutboxStore) async
-        -> Result<UnrecordedVerdict, RefusedBatch> {
-        let startedAt = Date()
-        let http = HTTPRequest(method: "POST", url: client.baseURL + request.kind.path, headers: ["Content-Type": "application/json"],
-                               body: request.body, timeoutSeconds: 30)
-        let response: HTTPResponse
-        do {
-            response = try await cancelWhenGracefulShutdown { try await client.send(http, retry: .none) }
-        } catch {
-            return .failure(RefusedBatch(startedAt: startedAt, error: error))
-        }
-        guard (200..<300).contains(response.status) else {
-            let retryAfter = response.headers["retry-after"].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            return .failure(RefusedBatch(startedAt: startedAt, error: OriginError(status: response.status, body: response.body),
-                                         retryAfter: retryAfter))
-        }
-        guard let answer = try? JSONValue.parse(response.body), answer.objectValue != nil else {
-            return .failure(RefusedBatch(startedAt: startedAt, error: OriginError(
-                name: "BadOriginResponse", message: "the origin's answer to \(request.kind.path) is not a JSON object")))
-        }
-        let verdict = DeliveryBatch.verdict(answer: answer, kind: request.kind, sent: request.records)
-        let decided = verdict.accepted.count + verdict.rejected.count
-        let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: request.records.count,
-                                      accepted: verdict.accepted.count, rejected: verdict.rejected.count,
-                                      result: decided > 0 ? .delivered : .failed,
-                                      error: decided > 0 ? Optional<JSONValue>.none : unusableAnswer)
-        var answered = UnrecordedVerdict(kind: request.kind, verdict: verdict, sent: request.records, attempt: attempt)
-        do {
-            answered.note = try await store.note(verdict, attempt: attempt)
-        } catch {
-            answered.noteFailure = describe(error)
-        }
-        return .success(answered)
-    }
-
-    private nonisolated static func commit(_ held: UnrecordedVerdict, store: OutboxStore) async
-        -> Result<(delivered: Int, rejected: [BatchVerdict.Rejection]), Error> {
-        do {
-            return .success(try await apply(held, store: store))
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    /// The batch after rowid `after`, nil when there is none.
-    private nonisolated static func read(_ store: OutboxStore, after: Int64, limit: Int) async -> Result<[PendingRecord]?, Error> {
-        do {
-            let batch = try await store.nextBatch(after: after, limit: limit)
-            return .success(batch.isEmpty ? nil : batch)
-        } catch {
-            return .failure(error)
         }
     }
 
@@ -441,48 +374,7 @@ actor DeliveryEngine {
         return ["name": "DeliveryError", "message": .string("\(error)")]
     }
 
-    // MARK: Flush and status
-
-    /// What `playlog.flush` learnt within its bound.
-    enum FlushOutcome: Sendable, Equatable {
-        /// An attempt ended (nil: nothing was pending, or delivery has stopped).
-        case ended(DeliveryAttempt?)
-        /// The attempt was still at the origin when the bound ran out; it goes on in the
-        /// background and its end is published (`Delivered`, `DeliveryFailed`).
-        case stillDelivering
-    }
-
-    /// Rings for an attempt now and returns once one has ended, or after `seconds` while it
-    /// still runs (an origin that never answers holds a request for its whole timeout).
-    func flush(within seconds: Double) async -> FlushOutcome {
-        guard !stopped else { return .ended(nil) }
-        let id = nextFlushWaiter
-        nextFlushWaiter += 1
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
-            await self?.answerFlush(id, .stillDelivering)
-        }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            flushWaiters[id] = continuation
-            bell.ring(.flush)
-        }
-    }
-
-    private func park() {
-        stopped = true
-        answerFlushes(nil)
-    }
-
-    private func answerFlushes(_ attempt: DeliveryAttempt?) {
-        let waiters = flushWaiters
-        flushWaiters = [:]
-        for waiter in waiters.values { waiter.resume(returning: .ended(attempt)) }
-    }
-
-    private func answerFlush(_ id: Int, _ outcome: FlushOutcome) {
-        flushWaiters.removeValue(forKey: id)?.resume(returning: outcome)
-    }
+    // MARK: Status
 
     var hasOrigin: Bool { client != nil }
 
