@@ -30,13 +30,17 @@ struct Playlog: AsyncParsableCommand {
             table.add(["delivery", text])
         }
         if r["queueFull"]?.boolValue == true { table.add(["queue", "FULL: new records are refused"]) }
+        if r["inProgress"]?.boolValue == true {
+            table.add(["flush", "the origin has not answered yet; delivery goes on in the background (`cassettectl watch reporter`)"])
+        }
         return table.render()
     }
 
-    /// The failure of a flush whose delivery attempt failed; nil when it delivered or there
-    /// was nothing to send.
+    /// The failure of a flush whose delivery attempt failed; nil when it delivered, there was
+    /// nothing to send, or the attempt was still going on when the reporter answered.
     static func flushFailure(_ r: JSONValue) -> CtlFailure? {
-        guard r["attempted"]?.boolValue == true, r["lastAttempt"]?["result"]?.stringValue == "failed" else { return nil }
+        guard r["attempted"]?.boolValue == true, r["inProgress"]?.boolValue != true,
+              r["lastAttempt"]?["result"]?.stringValue == "failed" else { return nil }
         let error = r["lastAttempt"]?["error"]
         let name = error?["name"]?.stringValue ?? "DeliveryFailed"
         var message = "delivery failed"

@@ -13,12 +13,8 @@ struct CallDeadline: Sendable {
 
     var hasPassed: Bool { ContinuousClock.now >= end }
 
-    /// `policy`, whose whole request (attempts and waits) must end within the time left.
+    /// `policy`, whose requests (attempts and waits) end by the call's deadline.
     func bounding(_ policy: RetryPolicy) -> RetryPolicy {
-        let left = ContinuousClock.now.duration(to: end)
-        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
-        var bounded = policy
-        bounded.deadlineSeconds = min(policy.deadlineSeconds ?? .infinity, seconds)
-        return bounded
+        policy.ending(by: end)
     }
 }

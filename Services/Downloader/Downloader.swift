@@ -182,6 +182,8 @@ enum DownloaderServices {
                 guard !core.gate.policy.offlineMode else { return nil }
                 do {
                     _ = try await core.expiry.extend(retry: StationSync.quickPolicy)
+                } catch is CancellationError {
+                    // Cut off by the stop.
                 } catch {
                     logger.info("offline extension at start failed: \(error)")
                 }
@@ -191,7 +193,13 @@ enum DownloaderServices {
             // expired by the trusted time is applied as soon.
             RepeatingService("offline expiry", parts: core) { core in
                 await core.clock.capture()
-                do { try await core.expiry.expire() } catch { logger.warning("offline expiry check failed: \(error)") }
+                do {
+                    try await core.expiry.expire()
+                } catch is CancellationError {
+                    return nil
+                } catch {
+                    logger.warning("offline expiry check failed: \(error)")
+                }
                 return .seconds(2)
             },
             // TIDAL: re-validate at start and every revalidateIntervalSeconds, within the policy
@@ -206,6 +214,8 @@ enum DownloaderServices {
                 guard core.origin != nil else { return nil }
                 do {
                     _ = try await core.catalog.refresh(retry: StationSync.quickPolicy)
+                } catch is CancellationError {
+                    return nil
                 } catch {
                     logger.info("catalog refresh failed: \(error)")
                     return .seconds(max(min(30, core.settings.catalog.refreshSeconds), RetryPolicy.minimumDelay(after: error)))

@@ -89,9 +89,10 @@ enum DownloaderMethods {
             if let minutes = p.targetMinutes, !(minutes.isFinite && minutes >= 0) {
                 throw RPCError.invalidParams("params.targetMinutes must be a non-negative number or absent.")
             }
+            let retry = RetryPolicy.interactive.startingNow()
             let ready = try await core.value
             do {
-                return try await ready.stations.sync(stationId: p.stationId, targetMinutes: p.targetMinutes, retry: .interactive)
+                return try await ready.stations.sync(stationId: p.stationId, targetMinutes: p.targetMinutes, retry: retry)
             } catch {
                 await ready.stations.recordFailure(stationId: p.stationId, error: error)
                 throw error
@@ -125,31 +126,35 @@ enum DownloaderMethods {
             try checkId(p.productId, field: "productId")
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
+            let retry = RetryPolicy.interactive.startingNow()
             return try await core.value.products.preloadLicense(productId: p.productId, productType: p.productType,
-                                                                quality: p.quality, terms: terms, retry: .interactive)
+                                                                quality: p.quality, terms: terms, retry: retry)
         }
         router.register("offline.renewLicense", params: RenewParams.self) { p, _ in
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
-            return try await core.value.products.renewLicense(token: p.token, terms: terms, retry: .interactive)
+            let retry = RetryPolicy.interactive.startingNow()
+            return try await core.value.products.renewLicense(token: p.token, terms: terms, retry: retry)
         }
         router.register("offline.add", params: AddParams.self) { p, _ in
             try checkId(p.productId, field: "productId")
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
             let presentation = try presentationChoice(p)
+            let retry = RetryPolicy.interactive.startingNow()
             let ready = try await core.value
             // Without its own quality, an item gets the policy's offline audio or video quality.
             let quality = p.quality ?? ready.gate.policy.offlineQuality(productType: p.productType)
             return try await ready.products.add(productId: p.productId, productType: p.productType, quality: quality,
                                                 allowCellular: p.allowCellular ?? false, terms: terms,
-                                                presentation: presentation, retry: .interactive)
+                                                presentation: presentation, retry: retry)
         }
         router.register("offline.variants", params: VariantsParams.self) { p, _ in
             try checkId(p.productId, field: "productId")
             if let quality = p.quality { try checkId(quality, field: "quality") }
+            let retry = RetryPolicy.interactive.startingNow()
             let ready = try await core.value
             let quality = p.quality ?? ready.gate.policy.offlineQuality(productType: "VIDEO")
-            return try await ready.products.variants(productId: p.productId, quality: quality, retry: .interactive)
+            return try await ready.products.variants(productId: p.productId, quality: quality, retry: retry)
         }
         router.register("offline.status", params: TokenParams.self) { p, _ in
             try await core.value.products.status(token: p.token)
@@ -174,7 +179,8 @@ enum DownloaderMethods {
             }
             for (i, id) in ids.enumerated() { try checkId(id, field: p.productId != nil && i == 0 ? "productId" : "productIds[\(i)]") }
             if let quality = p.quality { try checkId(quality, field: "quality") }
-            return try await core.value.estimate.run(productIds: ids, productType: p.productType, quality: p.quality, retry: .interactive)
+            let retry = RetryPolicy.interactive.startingNow()
+            return try await core.value.estimate.run(productIds: ids, productType: p.productType, quality: p.quality, retry: retry)
         }
         // The persisted policy and the network as the policy sees it.
         router.register("policy.get", params: Empty.self) { _, _ in await (try await core.value).policy.getPolicy() }

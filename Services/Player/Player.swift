@@ -70,14 +70,16 @@ enum Player {
             await engine.saveProgress()
             return .seconds(settings.playProgressSeconds)
         }
-        // Asked again and again, so that `availability` follows the origin going away and coming back.
+        // The first look at the origin at start, then again and again, so that `availability`
+        // follows the origin going away and coming back. Without an origin only the stations
+        // on the device count: one look. A stop cuts a look off (the origin may never answer).
         let availability = RepeatingService("origin availability", parts: engine) { engine in
             let atLeast = await engine.checkAvailability()
-            return .seconds(max(settings.availabilityCheckSeconds, atLeast))
+            return origin == nil ? nil : .seconds(max(settings.availabilityCheckSeconds, atLeast))
         }
         var services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
-                                       PlaybackService(engine: engine, pipeline: pipeline), progress, sender, mediaServer]
-        if origin != nil { services.append(availability) }
+                                       PlaybackService(engine: engine, pipeline: pipeline), progress, sender, mediaServer,
+                                       availability]
         // First in the group, so stopped last: a request to an origin that hangs cannot hold up
         // the stop of the playback and the play log, and the session is ended after the playback.
         if let privilege { services.insert(StreamingPrivilegeService(privilege: privilege), at: 0) }
@@ -103,15 +105,14 @@ enum Player {
     }
 }
 
-/// Runs the engine for the life of the daemon: the engine fed with the pipeline's events (and a
-/// first look at the origin, and the app's offline mode told to the downloader), and on SIGTERM the open play closed before the threads stop and
+/// Runs the engine for the life of the daemon: the engine fed with the pipeline's events (and
+/// the app's offline mode told to the downloader), and on SIGTERM the open play closed before the threads stop and
 /// the play-event queue ended, so the writer, shut down after this, drains it.
 struct PlaybackService: Service {
     let engine: PlaybackEngine
     let pipeline: PlaybackPipeline
 
     func run() async throws {
-        async let availability = engine.checkAvailability()
         async let offlineMode: Void = engine.tellDownloaderOfflineMode()
         await withGracefulShutdownHandler {
             await engine.run()
@@ -120,7 +121,6 @@ struct PlaybackService: Service {
         }
         await engine.endActivePlay()
         engine.playWrites.finish()
-        _ = await availability
         await offlineMode
     }
 }

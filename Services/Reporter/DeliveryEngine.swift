@@ -1,5 +1,4 @@
 import Foundation
-import HTTPClient
 import Logging
 import OriginClient
 import Systemd
@@ -28,10 +27,12 @@ actor DeliveryEngine {
     private var lastError: JSONValue?
     private var inFlight = false
     private var lastAttempt: DeliveryAttempt?
-    private var flushWaiters: [CheckedContinuation<DeliveryAttempt?, Never>] = []
+    /// `playlog.flush` calls waiting for an attempt to end (`DeliveryEngine+Flush`), by id.
+    var flushWaiters: [Int: CheckedContinuation<FlushOutcome, Never>] = [:]
+    var nextFlushWaiter = 0
     /// The loop will take no more work (it could not open the outbox, or it stopped): a flush
     /// then answers at once instead of waiting for an attempt that never comes.
-    private var stopped = false
+    var stopped = false
     /// The origin's answers that the outbox's disk would not take yet, oldest first.
     private var unrecorded: [UnrecordedVerdict] = []
 
@@ -237,6 +238,13 @@ actor DeliveryEngine {
             }
             guard let request, let sent = await sending else { continue }
             switch sent {
+            case .failure(let refused) where refused.error is CancellationError:
+                // Cut off by the stop: not a failed attempt. Nothing left `pending`, so the
+                // records go again after the restart (the origin deduplicates by id).
+                logger.info("delivery cut off by the stop; the records in flight go again after the restart",
+                            metadata: ["records": "\(request.records.count)"])
+                if case .failed(let earlier) = ending { fail(error: earlier, pending: store.snapshot.pending) }
+                return
             case .failure(let refused):
                 let attempt = DeliveryAttempt(startedAt: refused.startedAt, endedAt: Date(), records: request.records.count,
                                               accepted: 0, rejected: 0, result: .failed, error: Self.describe(refused.error))
@@ -306,7 +314,7 @@ actor DeliveryEngine {
 
     /// Marks a verdict's records: with its note when it has one (the attempt is logged with
     /// the note), else in one transaction that also logs the attempt.
-    private nonisolated static func apply(_ held: UnrecordedVerdict, store: OutboxStore) async throws
+    nonisolated static func apply(_ held: UnrecordedVerdict, store: OutboxStore) async throws
         -> (delivered: Int, rejected: [BatchVerdict.Rejection]) {
         if let note = held.note {
             return try await store.apply(noted: note, held.verdict, sent: held.sent, at: held.attempt.endedAt)
@@ -329,71 +337,6 @@ actor DeliveryEngine {
         }
         if outbox.noteFreed(pendingBytes: counts.pendingBytes) {
             events.queueAvailable(queuedBytes: counts.pendingBytes, maxQueueBytes: outbox.maxQueueBytes)
-        }
-    }
-
-    /// A request that got no usable answer: when it started, what went wrong, and the server's
-    /// `Retry-After` when it answered with an error.
-    struct RefusedBatch: Error {
-        var startedAt: Date
-        var error: Error
-        var retryAfter: Double?
-    }
-
-    /// One request with the records' stored bodies, and the verdict read from its answer. An
-    /// error answer fails with the server's `Retry-After`; no answer with the client's `OriginError`.
-    /// A usable answer is noted (`OutboxStore.note`) before this returns.
-    private nonisolated static func send(_ request: Request, client: OriginClient, store: OutboxStore) async
-        -> Result<UnrecordedVerdict, RefusedBatch> {
-        let startedAt = Date()
-        let http = HTTPRequest(method: "POST", url: client.baseURL + request.kind.path, headers: ["Content-Type": "application/json"],
-                               body: request.body, timeoutSeconds: 30)
-        let response: HTTPResponse
-        do {
-            response = try await client.send(http, retry: .none)
-        } catch {
-            return .failure(RefusedBatch(startedAt: startedAt, error: error))
-        }
-        guard (200..<300).contains(response.status) else {
-            let retryAfter = response.headers["retry-after"].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            return .failure(RefusedBatch(startedAt: startedAt, error: OriginError(status: response.status, body: response.body),
-                                         retryAfter: retryAfter))
-        }
-        guard let answer = try? JSONValue.parse(response.body), answer.objectValue != nil else {
-            return .failure(RefusedBatch(startedAt: startedAt, error: OriginError(
-                name: "BadOriginResponse", message: "the origin's answer to \(request.kind.path) is not a JSON object")))
-        }
-        let verdict = DeliveryBatch.verdict(answer: answer, kind: request.kind, sent: request.records)
-        let decided = verdict.accepted.count + verdict.rejected.count
-        let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: request.records.count,
-                                      accepted: verdict.accepted.count, rejected: verdict.rejected.count,
-                                      result: decided > 0 ? .delivered : .failed,
-                                      error: decided > 0 ? Optional<JSONValue>.none : unusableAnswer)
-        var answered = UnrecordedVerdict(kind: request.kind, verdict: verdict, sent: request.records, attempt: attempt)
-        do {
-            answered.note = try await store.note(verdict, attempt: attempt)
-        } catch {
-            answered.noteFailure = describe(error)
-        }
-        return .success(answered)
-    }
-
-    private nonisolated static func commit(_ held: UnrecordedVerdict, store: OutboxStore) async
-        -> Result<(delivered: Int, rejected: [BatchVerdict.Rejection]), Error> {
-        do {
-            return .success(try await apply(held, store: store))
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    /// The batch after rowid `after`, nil when there is none.
-    private nonisolated static func read(_ store: OutboxStore, after: Int64, limit: Int) async -> Result<[PendingRecord]?, Error> {
-        do {
-            let batch = try await store.nextBatch(after: after, limit: limit)
-            return .success(batch.isEmpty ? nil : batch)
-        } catch {
-            return .failure(error)
         }
     }
 
@@ -435,27 +378,7 @@ actor DeliveryEngine {
         return ["name": "DeliveryError", "message": .string("\(error)")]
     }
 
-    // MARK: Flush and status
-
-    /// Rings for an attempt now and returns once one has ended (nil when nothing was pending).
-    func flush() async -> DeliveryAttempt? {
-        guard !stopped else { return nil }
-        return await withCheckedContinuation { continuation in
-            flushWaiters.append(continuation)
-            bell.ring(.flush)
-        }
-    }
-
-    private func park() {
-        stopped = true
-        answerFlushes(nil)
-    }
-
-    private func answerFlushes(_ attempt: DeliveryAttempt?) {
-        let waiters = flushWaiters
-        flushWaiters = []
-        for waiter in waiters { waiter.resume(returning: attempt) }
-    }
+    // MARK: Status
 
     var hasOrigin: Bool { client != nil }
 

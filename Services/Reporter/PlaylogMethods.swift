@@ -25,9 +25,12 @@ struct PlaylogMethods: Sendable {
                 throw ReporterError(kind: .noOrigin,
                                     message: "No origin is configured, so there is nowhere to deliver to; records are kept. Set --origin or the config's origin.")
             }
-            let attempt = await engine.flush()
+            // Answers within the interactive deadline whatever the origin does: an attempt still
+            // at the origin then goes on in the background (docs/protocol.md, playlog.flush).
+            let outcome = await engine.flush(within: RetryPolicy.interactive.deadlineSeconds ?? 8)
             var result = try await status()
-            result["attempted"] = .bool(attempt != nil)
+            result["attempted"] = .bool(outcome != .ended(nil))
+            result["inProgress"] = .bool(outcome == .stillDelivering)
             return .object(result)
         }
     }

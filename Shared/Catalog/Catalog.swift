@@ -32,6 +32,11 @@ public final class Catalog: Sendable {
         config.busyMode = .timeout(busyTimeout)
         config.foreignKeysEnabled = true
         config.label = "catalog"
+        // GRDB's default (.userInitiated) makes libdispatch raise its worker threads' priority
+        // (nice -2, setpriority(2)): the catalog's work is no more urgent than the rest of the
+        // service, so its threads keep the ordinary nice value (docs/operations.md, "Thread
+        // priorities").
+        config.qos = .default
         config.prepareDatabase { db in
             // FULL: a transaction that returned is on disk, even across power loss; the play
             // log's "durable before we answer" promise rests on this.

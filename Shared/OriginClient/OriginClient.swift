@@ -188,8 +188,10 @@ public final class OriginClient: Sendable {
     /// `retry.networkRetries` with a doubling, capped delay that starts over when `progressed`
     /// says bytes moved; an answer for which `retryable` returns one (a 5xx or 429) is
     /// retried per `retry.statusRetries`, honouring its `Retry-After`. With
-    /// `retry.deadlineSeconds`, `attempt` gets the time left (to bound its own timeout), no wait
-    /// runs past the deadline, and giving up on a network failure or a 5xx is `OriginUnreachable`.
+    /// `retry.deadlineSeconds` or `retry.endsBy`, `attempt` gets the time left (to bound its own
+    /// timeout), no wait runs past the deadline, and giving up on a network failure or a 5xx is
+    /// `OriginUnreachable`. A transfer stopped because the calling task was cancelled (a stop)
+    /// throws `CancellationError`: that is not the origin failing.
     nonisolated(nonsending)
     private func withRetries<Outcome>(_ retry: RetryPolicy,
                                       progressed: (HTTPClientError) -> Bool = { _ in false },
@@ -200,7 +202,17 @@ public final class OriginClient: Sendable {
             let duration = ContinuousClock.now - started
             return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         }
-        func timeLeft() -> Double? { retry.deadlineSeconds.map { $0 - elapsed() } }
+        func timeLeft() -> Double? {
+            let relative = retry.deadlineSeconds.map { $0 - elapsed() }
+            let absolute = retry.endsBy.map { end -> Double in
+                let left = ContinuousClock.now.duration(to: end)
+                return Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            }
+            switch (relative, absolute) {
+            case let (r?, a?): return min(r, a)
+            case let (r, a): return r ?? a
+            }
+        }
         func fits(_ delay: Double) -> Bool { timeLeft().map { delay < $0 } ?? true }
         var statusRetries = 0
         var networkRetries = 0
@@ -217,6 +229,7 @@ public final class OriginClient: Sendable {
                 networkRetries += 1
                 continue
             } catch let error as HTTPClientError {
+                if error.code == .cancelled, Task.isCancelled { throw CancellationError() }
                 throw OriginError(transport: error)
             }
             networkRetries = 0
@@ -227,7 +240,7 @@ public final class OriginClient: Sendable {
                 statusRetries += 1
                 continue
             }
-            if retry.deadlineSeconds != nil, (500..<600).contains(answer.status) {
+            if retry.hasDeadline, (500..<600).contains(answer.status) {
                 throw OriginError.unreachable(status: answer.status, body: answer.body, after: elapsed())
             }
             return outcome

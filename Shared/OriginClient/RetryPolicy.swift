@@ -19,6 +19,10 @@ public struct RetryPolicy: Sendable, Equatable {
     /// bound beyond the retry counts. Past it, an origin that did not answer usefully (no
     /// connection, no answer, only 5xx) is `OriginUnreachable`.
     public var deadlineSeconds: Double?
+    /// One end shared by every request made with this policy (`startingNow()`): a socket call
+    /// that makes several requests in turn passes the same policy to each, and all of them
+    /// together end by then. Past it, like past `deadlineSeconds`, the origin is `OriginUnreachable`.
+    public var endsBy: ContinuousClock.Instant?
 
     public init(statusRetries: Int, baseDelay: Double = 0.5, maxStatusDelay: Double = 60,
                 networkRetries: Int?, maxNetworkDelay: Double, deadlineSeconds: Double? = nil) {
@@ -30,6 +34,25 @@ public struct RetryPolicy: Sendable, Equatable {
         self.deadlineSeconds = deadlineSeconds
     }
 
+    /// This policy for one socket call, starting now: every request made with the result ends
+    /// within `deadlineSeconds` of this moment, however many the call makes one after another
+    /// (each request's own `deadlineSeconds` still applies too). Unchanged without a deadline.
+    public func startingNow() -> RetryPolicy {
+        guard let deadlineSeconds else { return self }
+        return ending(by: .now + .milliseconds(Int64(deadlineSeconds * 1000)))
+    }
+
+    /// This policy with every request made with it ending by `instant` at the latest.
+    public func ending(by instant: ContinuousClock.Instant) -> RetryPolicy {
+        var bounded = self
+        bounded.endsBy = min(endsBy ?? instant, instant)
+        return bounded
+    }
+
+    /// Whether giving up is bounded in time (`deadlineSeconds` or `endsBy`): running out of it
+    /// with no useful answer is then `OriginUnreachable`.
+    public var hasDeadline: Bool { deadlineSeconds != nil || endsBy != nil }
+
     /// Downloads for offline use: nobody is waiting, so be patient.
     public static let offlining = RetryPolicy(statusRetries: 9, networkRetries: nil, maxNetworkDelay: 30)
     /// Streaming while someone listens: give up on a failing server quickly, keep trying a flaky link.
@@ -38,6 +61,10 @@ public struct RetryPolicy: Sendable, Equatable {
     /// schedule, cut off after 8 s in all; then `OriginUnreachable`.
     public static let interactive = RetryPolicy(statusRetries: 9, maxStatusDelay: 2, networkRetries: nil,
                                                 maxNetworkDelay: 2, deadlineSeconds: 8)
+    /// One attempt within the interactive deadline: a call someone waits for, to an origin
+    /// already known to be unreachable (an answer in time still counts, a silence ends at 8 s).
+    public static let interactiveOnce = RetryPolicy(statusRetries: 0, networkRetries: 0, maxNetworkDelay: 0,
+                                                    deadlineSeconds: 8)
     /// One attempt; the caller has its own schedule (the reporter's delivery loop).
     public static let none = RetryPolicy(statusRetries: 0, networkRetries: 0, maxNetworkDelay: 0)
 

@@ -54,5 +54,8 @@ final class PlayerOutcomeTests: XCTestCase {
         XCTAssertTrue(failure.message.contains("HTTP 503") && failure.message.contains("2 record(s) still pending"), failure.message)
         XCTAssertNil(Playlog.flushFailure(["attempted": true, "lastAttempt": ["result": "delivered"]]))
         XCTAssertNil(Playlog.flushFailure(["attempted": false, "lastAttempt": ["result": "failed"]]), "nothing was pending: an old failure")
+        let going: JSONValue = ["attempted": true, "inProgress": true, "pending": 2, "lastAttempt": ["result": "failed"]]
+        XCTAssertNil(Playlog.flushFailure(going), "the attempt still runs: the failure shown is an earlier one")
+        XCTAssertTrue(Playlog.render(going).contains("delivery goes on in the background"), Playlog.render(going))
     }
 }

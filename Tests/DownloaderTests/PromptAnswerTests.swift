@@ -14,6 +14,8 @@ final class PromptAnswerTests: XCTestCase {
         ("offline.estimate", ["productId": "tr-1"]),
         ("offline.preloadLicense", ["productId": "tr-2", "purchase": true]),
         ("sync.now", [:]),
+        ("offline.variants", ["productId": "vid-1"]),
+        ("catalog.refresh", [:]),
     ]
 
     func testEveryOriginCallAnswersWithinTenSecondsWhenThePortIsClosed() async throws {
@@ -130,6 +132,42 @@ final class PromptAnswerTests: XCTestCase {
         XCTAssertTrue(h.mediaFiles().contains { $0.hasSuffix(".part") }, "the partial download is gone: \(h.mediaFiles())")
     }
 
+    /// `offline.estimate` asks for each product's playbackinfo in turn: with every answer
+    /// taking 4 s, three products would take 12 s. The call's requests share one deadline, so
+    /// it answers within 10 s (what came in time, `OriginUnreachable` for the rest).
+    func testAnEstimateOfSeveralSlowProductsAnswersWithinTenSeconds() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try await h.api.injectFaults("/v1/playbackinfo/", [["delayMs": 4_000, "repeat": 100]])
+        let service = try h.start()
+        let client = try await service.client()
+        let started = ContinuousClock.now
+        let outcome = await client.callWithin(20, "offline.estimate", ["productIds": ["tr-1", "tr-2", "tr-3"]])
+        let elapsed = started.duration(to: .now)
+        await client.close()
+        XCTAssertTrue(outcome.isAcceptedOrOriginUnreachable, "offline.estimate: \(outcome)")
+        XCTAssertLessThan(elapsed, .seconds(10), "offline.estimate answered after \(elapsed): \(outcome)")
+        print("offline.estimate of three slow products: \(outcome) after \(elapsed)")
+    }
+
+    /// A background catalog refresh that hangs on the origin (each request held 60 s) is shared
+    /// by `catalog.refresh`, which still answers within 10 s: `OriginUnreachable`, the mirror as
+    /// it was.
+    func testCatalogRefreshJoiningAHungRefreshAnswersWithinTenSeconds() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try await h.api.injectFaults("/v1/catalog/", [["delayMs": 60_000, "repeat": 100]])
+        let service = try h.start()
+        let client = try await service.client()
+        let started = ContinuousClock.now
+        let outcome = await client.callWithin(20, "catalog.refresh")
+        let elapsed = started.duration(to: .now)
+        await client.close()
+        guard case .error(let error) = outcome else { return XCTFail("catalog.refresh: \(outcome)") }
+        XCTAssertEqual(error.name, RPCErrorKind.originUnreachable.name, "\(error)")
+        XCTAssertLessThan(elapsed, .seconds(10), "catalog.refresh answered after \(elapsed)")
+    }
+
     // MARK: Helpers
 
     static func startDownloader(in dir: TestDirectory, origin: String) throws -> ServiceProcess {
@@ -145,7 +183,10 @@ final class PromptAnswerTests: XCTestCase {
         for (method, params) in originCalls {
             let client = try await service.client()
             calls.append((method, Task {
-                let outcome = await client.callWithin(10, method, params)
+                let started = ContinuousClock.now
+                var outcome = await client.callWithin(10, method, params)
+                // The contract's bound: an answer at 10.0 s is already too late.
+                if started.duration(to: .now) >= .seconds(10) { outcome = .noAnswer("answered after \(started.duration(to: .now)): \(outcome)") }
                 await client.close()
                 return outcome
             }))

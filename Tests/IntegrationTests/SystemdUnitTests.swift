@@ -60,6 +60,27 @@ final class SystemdUnitTests: XCTestCase {
         }
     }
 
+    /// libdispatch sets each worker thread's nice value with setpriority(2): systemd's own reading
+    /// of the filter lets that call through although the rest of @resources stays denied, and
+    /// `LimitNICE=` lets the service go down to the nice value libdispatch's manager thread asks
+    /// for (ThreadPriorityTests checks what the daemons ask for against it).
+    func testServicesLetLibdispatchSetThreadPriorities() throws {
+        let dir = try unitsForThisMachine()
+        defer { dir.remove() }
+        for service in Self.services {
+            let result = try Command.run("/usr/bin/systemd-analyze", ["security", "--offline=true", "--no-pager",
+                                                                      "\(dir.path)/cassette-\(service).service"])
+            let line = result.output.split(separator: "\n").first { $0.contains("SystemCallFilter=~@resources") } ?? ""
+            XCTAssertTrue(line.contains("setpriority is allowed"), "\(service): \(line)")
+            let unit = try String(contentsOf: unitsDirectory.appendingPathComponent("cassette-\(service).service"), encoding: .utf8)
+            XCTAssertTrue(unit.split(separator: "\n").contains("LimitNICE=-4"), service)
+            for denied in ["@privileged", "@mount", "@obsolete"] {
+                let named = result.output.split(separator: "\n").first { $0.contains("SystemCallFilter=~\(denied)") } ?? ""
+                XCTAssertTrue(named.hasPrefix("✓"), "\(service): \(named)")
+            }
+        }
+    }
+
     /// One descriptor per client connection: the default soft limit (1024) runs out near
     /// 1000 clients.
     func testServicesRaiseTheirDescriptorLimit() throws {

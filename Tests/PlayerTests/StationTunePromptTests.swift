@@ -24,6 +24,29 @@ final class StationTunePromptTests: XCTestCase {
         try await assertPromptTune(origin: origin.baseURL)
     }
 
+    /// Once the player's own look at the origin found no answer (availability NOT_AVAILABLE),
+    /// a tune tries once: that one try still ends by the interactive deadline, not after the
+    /// request's whole timeout.
+    func testTuneAnswersWithinTenSecondsOnceTheOriginIsKnownUnreachable() async throws {
+        let port = try SilentPort()
+        let h = try PlayerHarness()
+        try await h.start(extraArgs: ["--origin", port.url])
+        defer { h.player?.kill9() }
+        guard let player = h.player else { return XCTFail("no player") }
+        try await waitUntil("availability NOT_AVAILABLE\n\(player.log)", timeout: 30) {
+            try await h.status()["availability"]?.stringValue == "NOT_AVAILABLE"
+        }
+        let client = try await player.client()
+        let started = ContinuousClock.now
+        let outcome = await client.callWithin(20, "station.tune", ["stationId": "st-9"])
+        let elapsed = started.duration(to: .now)
+        await client.close()
+        guard case .error(let error) = outcome else { return XCTFail("station.tune: \(outcome)") }
+        XCTAssertEqual(error.name, RPCErrorKind.originUnreachable.name, "\(error)")
+        XCTAssertLessThan(elapsed, .seconds(10), "station.tune answered after \(elapsed)")
+        print("station.tune against a silent origin known unreachable: \(error.name) after \(elapsed)")
+    }
+
     func testSigtermWhileTuneWaitsOnTheOriginEndsWithinTenSeconds() async throws {
         let port = try SilentPort()
         let h = try PlayerHarness()
@@ -41,10 +64,13 @@ final class StationTunePromptTests: XCTestCase {
         defer { h.player?.kill9() }
         guard let player = h.player else { return XCTFail("no player") }
         let client = try await player.client()
+        let started = ContinuousClock.now
         let outcome = await client.callWithin(10, "station.tune", ["stationId": "st-9"])
+        let elapsed = started.duration(to: .now)
         await client.close()
         guard case .error(let error) = outcome else { return XCTFail("station.tune: \(outcome)") }
         XCTAssertEqual(error.name, RPCErrorKind.originUnreachable.name, "\(error)")
         XCTAssertEqual(error.code, 1010)
+        XCTAssertLessThan(elapsed, .seconds(10), "station.tune answered after \(elapsed)")
     }
 }

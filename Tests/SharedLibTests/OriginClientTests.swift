@@ -150,6 +150,44 @@ final class OriginClientTests: XCTestCase {
         }
     }
 
+    /// A socket call's requests share one end (`startingNow`): against an origin that never
+    /// answers, the first request takes the whole deadline and the second fails at once.
+    func testRequestsOfOneCallShareItsDeadline() async throws {
+        let silent = try SilentPort()
+        let client = try OriginClient(baseURL: silent.url, credentials: nil)
+        let policy = RetryPolicy(statusRetries: 9, networkRetries: nil, maxNetworkDelay: 1, deadlineSeconds: 2).startingNow()
+        let started = ContinuousClock.now
+        for path in ["/v1/stations", "/v1/catalog/items"] {
+            do {
+                _ = try await client.get(path, retry: policy)
+                XCTFail("expected OriginUnreachable")
+            } catch let error as OriginError {
+                XCTAssertEqual(error.name, "OriginUnreachable", path)
+            }
+        }
+        let elapsed = started.duration(to: .now)
+        XCTAssertLessThan(elapsed, .milliseconds(3_500), "two requests of one 2 s call took \(elapsed)")
+    }
+
+    /// A request to an origin that never answers ends soon after its task is cancelled (curl's
+    /// progress callback sees the flag), as `CancellationError`: a stop is not the origin failing.
+    func testCancellingARequestToASilentOriginThrowsCancellation() async throws {
+        let silent = try SilentPort()
+        let client = try OriginClient(baseURL: silent.url, credentials: nil)
+        let call = Task { try await client.get("/v1/stations", retry: .none) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let cancelled = ContinuousClock.now
+        call.cancel()
+        do {
+            _ = try await call.value
+            XCTFail("expected the cancelled call to throw")
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)")
+        }
+        let elapsed = cancelled.duration(to: .now)
+        XCTAssertLessThan(elapsed, .seconds(3), "the request ended \(elapsed) after its cancellation")
+    }
+
     func testCancellationEndsTheRetriesOfAnUnreachableOrigin() async throws {
         let refusing = try RefusingPort()
         let client = try OriginClient(baseURL: refusing.url, credentials: nil)

@@ -14,6 +14,10 @@ public final class ServiceProcess {
         /// Self-bound, started through `taskset -c <cpus>`: the service (and every thread it
         /// makes) runs on those CPUs only, e.g. "0" for a one-core device.
         case pinned(cpus: String)
+        /// Self-bound, started as the last argument of `command` (e.g. `strace` and its
+        /// options). `pid` and `signal` are the wrapper's: stop the service through the pid its
+        /// `service.status` names.
+        case wrapped(command: [String])
     }
 
     public let name: String
@@ -53,6 +57,9 @@ public final class ServiceProcess {
         case .pinned(let cpus):
             process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
             args = ["-c", cpus, Binaries.path(name)] + args
+        case .wrapped(let command):
+            process.executableURL = URL(fileURLWithPath: command[0])
+            args = Array(command.dropFirst()) + [Binaries.path(name)] + args
         case .socketActivated:
             process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
             // systemd-socket-activate hands its children only LISTEN_* and what -E names.

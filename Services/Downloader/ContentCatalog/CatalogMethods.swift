@@ -79,9 +79,11 @@ enum CatalogMethods {
             try DownloaderMethods.checkId(p.itemId, field: "itemId")
             return try await core.value.catalog.save(itemId: p.itemId, p.saved)
         }
-        // Someone waits: the interactive deadline, then OriginUnreachable; the mirror stays as it was.
+        // Someone waits: the interactive deadline for the whole call (its three requests and a
+        // refresh already running alike), then OriginUnreachable; the mirror stays as it was.
         router.register("catalog.refresh", params: Empty.self) { _, _ in
-            let delta = try await core.value.catalog.refresh(retry: .interactive)
+            let retry = RetryPolicy.interactive.startingNow()
+            let delta = try await core.value.catalog.refresh(retry: retry)
             return JSONValue.object([
                 "added": .array(delta.added.map(JSONValue.string)), "changed": .array(delta.changed.map(JSONValue.string)),
                 "removed": .array(delta.removed.map(JSONValue.string)),

@@ -30,16 +30,40 @@ actor CatalogMirror {
 
     // MARK: Refresh
 
-    /// One refresh; a call while one runs shares its outcome.
+    /// One refresh; a call while one runs shares its outcome, within its own deadline
+    /// (`retry.endsBy`). When the refresh it joined fails on its own schedule (a background
+    /// round gives up on a 5xx at once), a call with time left tries on its own, within its
+    /// deadline. Cancelling the call that started a refresh (a stop) cancels the refresh.
     func refresh(retry: RetryPolicy) async throws -> ContentCatalogStore.Delta {
-        if let refreshing { return try await refreshing.value }
-        let task = Task { try await self.fetchAndApply(retry: retry) }
+        if let refreshing {
+            do {
+                return try await SharedRefresh.value(of: refreshing, until: retry.endsBy)
+            } catch let error where !(error is CancellationError) && retry.endsBy.map({ ContinuousClock.now < $0 }) == true {
+                if let again = self.refreshing { return try await SharedRefresh.value(of: again, until: retry.endsBy) }
+            }
+        }
+        return try await startRefresh(retry: retry)
+    }
+
+    private func startRefresh(retry: RetryPolicy) async throws -> ContentCatalogStore.Delta {
+        // Runs on this actor, which is busy until the wait below: `refreshing` is set before
+        // the task can clear it, and it is cleared when the refresh ends, not when a waiter
+        // gives up, so two refreshes never apply at once.
+        let task = Task {
+            defer { refreshing = nil }
+            return try await self.fetchAndApply(retry: retry)
+        }
         refreshing = task
-        defer { refreshing = nil }
         do {
-            let delta = try await task.value
+            let delta = try await withTaskCancellationHandler {
+                try await SharedRefresh.value(of: task, until: retry.endsBy)
+            } onCancel: {
+                task.cancel()
+            }
             lastRefresh = (Date(), nil)
             return delta
+        } catch is CancellationError {
+            throw CancellationError()
         } catch {
             lastRefresh = (Date(), "\(error)")
             throw error

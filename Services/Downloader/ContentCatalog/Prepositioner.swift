@@ -53,6 +53,9 @@ actor Prepositioner {
             if try await reclaimIfShort(rows, waiting: waiting, now: now) { return .seconds(2) }
             // Explicit requests waiting for room come first.
             if waiting.explicit == nil { try await queueWanted(rows) }
+        } catch is CancellationError {
+            // The stop: not a failure; the next start looks again.
+            logger.debug("prepositioning round cut off by the stop")
         } catch {
             logger.warning("prepositioning round failed: \(error)")
         }
@@ -156,6 +159,8 @@ actor Prepositioner {
                 let wait = RetryPolicy.minimumDelay(after: error)
                 originHeldUntil = wait > 0 ? ContinuousClock.now + .seconds(wait) : nil
                 return
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
                 logger.warning("catalog item \(row.item.id) not prepositioned: \(error)")
                 refused[row.item.id] = row.item

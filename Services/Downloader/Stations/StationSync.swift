@@ -203,6 +203,9 @@ actor StationSync {
         for id in ids {
             do {
                 _ = try await sync(stationId: id, targetMinutes: nil, keepStoredTarget: true)
+            } catch is CancellationError {
+                // Cut off by the stop: not a failure; the next start re-syncs.
+                return
             } catch {
                 logger.warning("re-sync of a station failed; it is tried again at the next round",
                                metadata: ["station": "\(id)", "error": "\(error)"])

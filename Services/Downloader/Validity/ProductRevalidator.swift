@@ -112,6 +112,9 @@ actor ProductRevalidator {
                                                         "result": .string(result.rawValue)])
             }
             return Outcome(token: token, productId: productId, result: result)
+        } catch is CancellationError {
+            // Cut off by the stop: nothing changed and nothing failed; the next round re-validates it.
+            return Outcome(token: token, productId: productId, result: .failed, error: "Cancelled")
         } catch {
             let name = (error as? any RPCErrorConvertible)?.rpcError.name ?? "RevalidationFailed"
             let message = "\(error)"

@@ -20,7 +20,8 @@ extension PlaybackEngine {
 
     /// Asks the origin for its stations once (no retries) and publishes what that means; in
     /// offline mode the origin is not asked and counts as unreachable. Returns the shortest
-    /// wait before asking again (`RetryPolicy.minimumDelay`: a minute after a TLS failure).
+    /// wait before asking again (`RetryPolicy.minimumDelay`: a minute after a TLS failure). A
+    /// check cut off by a stop changes nothing.
     @discardableResult
     func checkAvailability() async -> Double {
         var reachable = false
@@ -31,6 +32,7 @@ extension PlaybackEngine {
                 _ = try await origin.get("/v1/stations", retry: .none)
                 reachable = true
             } catch {
+                if Task.isCancelled { return 0 }
                 wait = RetryPolicy.minimumDelay(after: error)
             }
         }
@@ -59,13 +61,15 @@ extension PlaybackEngine {
 
     /// Why a station that is not on the device cannot be tuned, asking the origin what it is:
     /// an offline station not synced yet, a streaming station whose play queue was refused
-    /// (`refused`), or one the origin does not know.
-    func remoteStationRefusal(_ stationId: String, refused: OriginError? = nil) async -> any Error {
+    /// (`refused`), or one the origin does not know. `retry` bounds the question (the caller's
+    /// deadline, when it already asked the origin something).
+    func remoteStationRefusal(_ stationId: String, refused: OriginError? = nil,
+                              retry: RetryPolicy = .interactive) async -> any Error {
         guard let origin else {
             return PlayerError(.stationNotPlayable, "Station \(stationId) is not on this device and no origin is configured.")
         }
         do {
-            let answer = try await origin.get("/v1/stations", retry: .interactive)
+            let answer = try await origin.get("/v1/stations", retry: retry)
             let streaming = answer["stations"]?.arrayValue?.first { $0["id"]?.stringValue == stationId }
             let offline = answer["offlineStations"]?.arrayValue?.contains { $0["id"]?.stringValue == stationId } ?? false
             if offline {

@@ -34,8 +34,10 @@ extension PlaybackEngine {
                               reason: RPCErrorKind.offlineMode.name)
         }
         // Known unreachable already (the last check found no answer): one try, so that a station
-        // on the device plays at once rather than after the interactive retries.
-        let retry: RetryPolicy = [.offlineOnly, .notAvailable].contains(availability) ? .none : .interactive
+        // on the device plays at once rather than after the interactive retries. Either way
+        // every request of the call, the refusal's question below included, ends within the
+        // interactive deadline counted from here.
+        let retry = ([.offlineOnly, .notAvailable].contains(availability) ? RetryPolicy.interactiveOnce : .interactive).startingNow()
         do {
             let (name, items) = try await StationQueue.next(stationId: stationId, played: [], origin: origin, retry: retry)
             guard !items.isEmpty else {
@@ -59,7 +61,7 @@ extension PlaybackEngine {
             setAvailability(.offlineOnly)
             return Tuned(stationId: local, streaming: false, fallback: true)
         } catch let error as OriginError {
-            throw await remoteStationRefusal(stationId, refused: error)
+            throw await remoteStationRefusal(stationId, refused: error, retry: retry)
         }
     }
 

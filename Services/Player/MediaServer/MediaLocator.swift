@@ -14,6 +14,8 @@ struct MediaLocator: Sendable {
     let offlineMode: @Sendable () async -> Bool
 
     func locate(productId: String) async throws -> JSONValue {
+        // The interactive deadline counts from the call's arrival, the catalog's read included.
+        let retry = RetryPolicy.interactive.startingNow()
         if let product = try await stores().product(productId),
            product.validity == .offlinedAndValid || product.isDownloading || product.isPartial {
             let entry = "/p/\(product.productId)/\(product.main.name)"
@@ -32,7 +34,7 @@ struct MediaLocator: Sendable {
         guard let origin else {
             throw PlayerError(.notPlayable, "\(productId) is not on this device and no origin is configured.")
         }
-        let info = try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "stream"], retry: .interactive)
+        let info = try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "stream"], retry: retry)
         guard let raw = info["manifest"]?["url"]?.stringValue else {
             throw PlayerError(.notPlayable, "the origin gave no URL for \(productId).")
         }

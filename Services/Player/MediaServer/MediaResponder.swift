@@ -65,6 +65,9 @@ struct MediaResponder: Sendable {
                 return try await relay(file, origin: store.origin, range: request.headers.first(name: "Range"))
             }
             return try await content(file, range: request.headers.first(name: "Range"))
+        } catch is CancellationError {
+            // The player is stopping.
+            return .error(.serviceUnavailable, "the player is stopping")
         } catch {
             logger.warning("media server: \(path): \(error)")
             return .error(.internalServerError, "\(error)")

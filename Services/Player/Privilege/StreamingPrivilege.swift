@@ -28,6 +28,9 @@ final class StreamingPrivilege: Sendable {
 
     /// How long to wait before asking again for a session the origin did not grant.
     static let retryInterval: Duration = .seconds(5)
+    /// Ending the session at a stop: one try, short enough for the stop's budget (an origin that
+    /// does not answer lets the session lapse by its missed heartbeats instead).
+    static let closeAtStop = RetryPolicy(statusRetries: 0, networkRetries: 0, maxNetworkDelay: 0, deadlineSeconds: 2)
 
     private let origin: OriginClient
     private let device: Device
@@ -96,11 +99,14 @@ final class StreamingPrivilege: Sendable {
         if let held = session { await close(held) }
     }
 
+    /// Asks for a session; a stop cuts the request off (nil, nothing logged).
     private func open() async -> Session? {
         do {
-            let answer = try await origin.post("/v1/streaming/sessions",
-                                               body: ["deviceId": .string(device.id), "deviceName": .string(device.name)],
-                                               retry: .none)
+            let answer = try await cancelWhenGracefulShutdown { [origin, device] in
+                try await origin.post("/v1/streaming/sessions",
+                                      body: ["deviceId": .string(device.id), "deviceName": .string(device.name)],
+                                      retry: .none)
+            }
             guard let id = answer["sessionId"]?.stringValue, OriginID.isValid(id) else {
                 logger.warning("streaming session: the origin named no usable sessionId")
                 return nil
@@ -109,16 +115,23 @@ final class StreamingPrivilege: Sendable {
             let interval = Duration.milliseconds(Int64(seconds * 1000))
             logger.info("streaming session \(id) started (heartbeat every \(seconds) s)")
             return Session(id: id, heartbeat: interval, nextBeat: .now + interval)
+        } catch is CancellationError {
+            return nil
         } catch {
             logger.warning("streaming session could not be started: \(error)")
             return nil
         }
     }
 
-    /// One heartbeat; the other device's name when the privilege was taken (409).
+    /// One heartbeat; the other device's name when the privilege was taken (409). A stop cuts
+    /// the request off.
     private func beat(_ session: Session) async -> String? {
         do {
-            _ = try await origin.post("/v1/streaming/sessions/\(session.id)/heartbeat", body: [:], retry: .none)
+            _ = try await cancelWhenGracefulShutdown { [origin] in
+                try await origin.post("/v1/streaming/sessions/\(session.id)/heartbeat", body: [:], retry: .none)
+            }
+            return nil
+        } catch is CancellationError {
             return nil
         } catch let error as OriginError where error.status == 409 {
             return error.answer?["otherDevice"]?.stringValue ?? "another device"
@@ -130,8 +143,9 @@ final class StreamingPrivilege: Sendable {
     }
 
     private func close(_ session: Session) async {
+        let retry: RetryPolicy = stopping.withLockedValue { $0 } ? Self.closeAtStop : .none
         do {
-            _ = try await origin.delete("/v1/streaming/sessions/\(session.id)", retry: .none)
+            _ = try await origin.delete("/v1/streaming/sessions/\(session.id)", retry: retry)
             logger.info("streaming session \(session.id) ended")
         } catch {
             logger.info("streaming session \(session.id) could not be ended: \(error)")
