@@ -74,6 +74,8 @@ final class ProgressTicker: Sendable {
     func add(_ follow: Follow) { following.withLock { $0[follow.job.fileId] = follow } }
     func remove(_ fileId: Int64) { following.withLock { _ = $0.removeValue(forKey: fileId) } }
     var isIdle: Bool { following.withLock { $0.isEmpty } }
+    /// The transfers followed now, by file (what `SlotWatch` samples).
+    var current: [Int64: Follow] { following.withLock { $0 } }
 
     /// Reports until `stopWhenIdle` (asked when nothing is followed) says to end.
     func run(answersAgain: @Sendable (FileJob) async -> [ProductRef], stopWhenIdle: @Sendable () async -> Bool) async {
