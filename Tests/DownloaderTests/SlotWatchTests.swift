@@ -58,17 +58,15 @@ final class SlotWatchTests: XCTestCase {
         XCTAssertEqual(verdicts.first?.verdict.reason, "Stalled: 2.0 kB/s over 15 s, far below the other downloads' 900.0 kB/s")
     }
 
-    /// The others are small files that start and end between two looks: their bytes still count.
+    /// The others are small files that start and end between two looks: their bytes and time still count.
     func testFilesThatEndBetweenLooksCountForTheOthersRate() {
         var watch = SlotWatch(limits: limits)
         var verdicts: [(Int, Int64, SlotWatch.Verdict)] = []
         for second in 0..<20 {
-            // File 100+second ran and ended since the last look, 500 kB in all.
+            // File 100+second came and went since the last look: 500 kB in half a second.
             if second > 0 {
-                let fileId = Int64(100 + second)
-                _ = watch.tick(now: Double(second) - 0.5, running: [SlotWatch.Sample(fileId: 1, attempt: 1, bytes: Int64(second) * 2_000 - 1_000),
-                                                                    SlotWatch.Sample(fileId: fileId, attempt: 1, bytes: 0)], waiting: 3)
-                watch.ended(fileId: fileId, attempt: 1, bytes: 500_000)
+                watch.ended(fileId: Int64(100 + second), attempt: 1, bytes: 500_000, now: Double(second) - 0.1,
+                            startedAt: Double(second) - 0.6, startBytes: 0)
             }
             for (fileId, verdict) in watch.tick(now: Double(second), running: [SlotWatch.Sample(fileId: 1, attempt: 1, bytes: Int64(second) * 2_000)],
                                                 waiting: 3) {
@@ -77,6 +75,16 @@ final class SlotWatchTests: XCTestCase {
         }
         XCTAssertEqual(verdicts.first?.0, 15, "\(verdicts)")
         XCTAssertEqual(Set(verdicts.map(\.1)), [1], "\(verdicts)")
+        XCTAssertEqual(verdicts.first?.2.reason, "Stalled: 2.0 kB/s over 15 s, far below the other downloads' 1.0 MB/s")
+    }
+
+    /// A slot held by a trickle does not make the link look slow: the others' rate is that of
+    /// the transfers whose data moves.
+    func testATrickleDoesNotLowerTheOthersRate() {
+        var watch = SlotWatch(limits: limits)
+        let verdicts = run(&watch, seconds: 16, rates: [1: 100, 2: 100_000, 3: 3_000], waiting: 2)
+        XCTAssertEqual(verdicts.map(\.fileId), [1, 3], "\(verdicts)")
+        XCTAssertEqual(verdicts.last?.verdict.reason, "Stalled: 3.0 kB/s over 15 s, far below the other downloads' 100.1 kB/s")
     }
 
     func testNoMoreGiveWayThanFilesWaitTheSlowestFirst() {

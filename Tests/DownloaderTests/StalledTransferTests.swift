@@ -4,18 +4,19 @@ import TestSupport
 import Wire
 import XCTest
 
-/// A stalled transfer never blocks the others (docs/configuration.md, "Slow transfers"): the
-/// first three of four files whose server misbehaves take the three slots — one server accepts
-/// and sends nothing, one sends the headers and nothing, one trickles at 1 byte a second, and
-/// the fourth sends 64 KiB then nothing — and a healthy station queued behind them still
-/// downloads, every file of it within a bound far below the 90 s the three stalls held the
-/// slots before; its progress never stops for long. Once the server is healthy again the four
+/// A stalled transfer never blocks the others (docs/configuration.md, "Slow transfers"): five
+/// files whose server misbehaves are queued first, and the first three take the three slots —
+/// one server accepts and sends nothing, one sends the headers and nothing, one trickles at
+/// 1 byte a second; the fourth sends 64 KiB then nothing, the fifth comes at 1 kB/s once (far
+/// below the others, above the floor) — and a healthy station queued behind them still
+/// downloads, every file of it within a bound far below the 90 s the stalls held the slots
+/// before; its progress never stops for long. Once the server is healthy again the stalled
 /// files complete by themselves (the one cut off resumed with `Range`), verified. On one core
 /// (`taskset -c 0`) and on all of them.
 final class StalledTransferTests: XCTestCase {
     static let faulty = "st-stall"
     static let healthy = "st-ok"
-    static let healthyFiles = 16
+    static let healthyFiles = 48
     /// All the healthy station's files are verified within this many seconds of its sync.
     static let healthyBound = 45.0
     /// The healthy station's progress (one more file verified) never pauses longer than this.
@@ -30,11 +31,11 @@ final class StalledTransferTests: XCTestCase {
     }
 
     private func stallsGiveWay(_ setting: CoreSetting) async throws {
-        let h = try DownloaderHarness(synthetic: ["\(Self.faulty)=4x256k", "\(Self.healthy)=\(Self.healthyFiles)x128k"])
+        let h = try DownloaderHarness(synthetic: ["\(Self.faulty)=5x256k", "\(Self.healthy)=\(Self.healthyFiles)x128k"])
         defer { h.discard() }
         let faulty = try await h.manifest(Self.faulty)
         let healthy = try await h.manifest(Self.healthy)
-        XCTAssertEqual(faulty.count, 4)
+        XCTAssertEqual(faulty.count, 5)
         XCTAssertEqual(healthy.count, Self.healthyFiles)
         let paths = faulty.keys.sorted().map { Self.path(of: faulty[$0]!.url) }
         // In queue order: the first three take the three slots.
@@ -42,9 +43,10 @@ final class StalledTransferTests: XCTestCase {
         try await h.api.injectFaults(paths[1], [["stallAfter": 0, "repeat": 1_000]])
         try await h.api.injectFaults(paths[2], [["bytesPerSecond": 1, "repeat": 1_000]])
         try await h.api.injectFaults(paths[3], [["stallAfter": 65_536, "repeat": 1_000]])
-        // The healthy files take about 1.3 s each, so that they still wait once the trickle was
-        // watched for a whole window.
-        try await h.api.injectFaults("/media/synthetic/\(Self.healthy)-", [["bytesPerSecond": 100_000, "repeat": 1_000]])
+        try await h.api.injectFaults(paths[4], [["bytesPerSecond": 1_000]])
+        // The healthy files take about 0.65 s each, so that they still wait once the slow files
+        // were watched for a whole window.
+        try await h.api.injectFaults("/media/synthetic/\(Self.healthy)-", [["bytesPerSecond": 200_000, "repeat": 1_000]])
 
         try await h.startOnline(on: setting)
         let began = Date()
@@ -84,7 +86,9 @@ final class StalledTransferTests: XCTestCase {
                           "healthy files waited \(Int(longestPause)) s while stalled files held the slots")
         // The stalls were seen for what they are: the items wait idle with NetworkError, saying why.
         XCTAssertTrue(reasons.contains { $0.hasPrefix("NetworkError: Stalled: no data from the origin for ") }, "\(reasons)")
-        XCTAssertTrue(reasons.contains { $0.hasPrefix("NetworkError: Stalled: ") && $0.contains(" B/s over ") }, "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("NetworkError: Stalled: 1 B/s over ") }, "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("NetworkError: Stalled: ") && $0.contains(", far below the other downloads' ") },
+                      "\(reasons)")
         let partial = try await pool.read { db in
             try Int64.fetchOne(db, sql: "SELECT bytesOnDisk FROM files WHERE urlPath LIKE ?", arguments: ["%\(paths[3])"]) ?? 0
         }

@@ -269,10 +269,10 @@ actor DownloadEngine {
                     Task { await self.bodyArrived(job.fileId, attempt: attempt) }
                 })
             } catch {
-                watch.ended(fileId: job.fileId, attempt: attempt, bytes: follow.seen.bytes)
+                transferEnded(follow, attempt: attempt)
                 throw error
             }
-            watch.ended(fileId: job.fileId, attempt: attempt, bytes: follow.seen.bytes)
+            transferEnded(follow, attempt: attempt)
             ticker.remove(job.fileId)
             switch result {
             case .complete:
@@ -367,8 +367,7 @@ actor DownloadEngine {
             running.append(SlotWatch.Sample(fileId: fileId, attempt: attempt, bytes: seen.bytes,
                                             holdsSlot: !committing.contains(fileId)))
         }
-        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
-        for (fileId, verdict) in watch.tick(now: now, running: running, waiting: max(ready.count, waitingSeen)) {
+        for (fileId, verdict) in watch.tick(now: Self.watchClock(), running: running, waiting: max(ready.count, waitingSeen)) {
             guard let attempt = attemptOf[fileId], preempted[fileId] == nil, let task = active[fileId] else { continue }
             preempted[fileId] = (attempt, verdict)
             task.cancel()
@@ -376,14 +375,31 @@ actor DownloadEngine {
         return true
     }
 
+    /// What a transfer received since the slot watch last looked counts for the others' rate.
+    private func transferEnded(_ follow: ProgressTicker.Follow, attempt: Int) {
+        let seen = follow.seen
+        guard let first = seen.first else { return }
+        watch.ended(fileId: follow.job.fileId, attempt: attempt, bytes: seen.bytes, now: Self.watchClock(),
+                    startedAt: Double(seen.firstAt) / 1e9, startBytes: first)
+    }
+
+    /// The slot watch's clock: seconds of uptime.
+    private static func watchClock() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
     /// A transfer the slot watch stopped: the `.part` keeps its bytes, the file's owners wait
     /// `idle` (`NetworkError`, the verdict's reason) and it is tried again after a backoff,
     /// behind the files that did not stall.
+    ///
+    /// Recorded from a task of its own: the transfer's task was cancelled to stop it, and the
+    /// catalog's writes refuse to start in a cancelled task.
     private func gaveUpSlot(_ job: FileJob, _ verdict: SlotWatch.Verdict) async {
         let count = (stalls[job.fileId] ?? 0) + 1
         stalls[job.fileId] = count
-        await noteInterrupted(job)
-        await gate?.transferStalled(job, stalls: count, reason: verdict.reason)
+        let gate = gate
+        await Task {
+            await self.noteInterrupted(job)
+            await gate?.transferStalled(job, stalls: count, reason: verdict.reason)
+        }.value
     }
 
     /// Asked by the ticker when it follows nothing: true lets it end (a transfer that starts

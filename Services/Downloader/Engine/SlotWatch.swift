@@ -8,9 +8,9 @@
 ///   lets a trickle live for ever), and no link that still carries data gives one file this
 ///   little.
 /// - **Slow**: while other files wait for a slot, a transfer whose rate over the last
-///   `windowSeconds` is below 1/`ratio` of the other transfers' (their bytes per slot-second over
-///   the same window, files that ended meanwhile included). At most as many as files wait,
-///   slowest first. A transfer alone, or among others as slow as itself (a slow link), keeps
+///   `windowSeconds` is below 1/`ratio` of the other transfers' (their bytes per second of
+///   moving data over the same window, files that ended meanwhile included; a slot held by a
+///   hung transfer does not count). At most as many as files wait, slowest first. A transfer alone, or among others as slow as itself (a slow link), keeps
 ///   its slot.
 ///
 /// A value type fed by the engine (`tick`, `ended`), so that its rules are tested without time.
@@ -65,34 +65,54 @@ struct SlotWatch {
         let since: Double
         var bytes: Int64
         var changedAt: Double
-        /// (time, bytes) at each tick, back to the last one at or before the window's start.
-        var history: [(at: Double, bytes: Int64)]
+        var sampledAt: Double
+        /// Seconds this transfer held its slot while data moved (`moving`), in all.
+        var moving: Double = 0
+        /// (time, bytes, moving) at each tick, back to the last one at or before the window's start.
+        var history: [(at: Double, bytes: Int64, moving: Double)]
     }
 
     private struct Tick {
         var at: Double
         /// Bytes every transfer received since the tick before.
         var bytes: Int64
-        /// Seconds of slot use since the tick before, summed over the transfers holding one.
-        var slotSeconds: Double
+        /// Seconds of slot use while data moved since the tick before, summed over the transfers.
+        var moving: Double
     }
 
     let limits: Limits
     private var tracks: [Int64: Track] = [:]
     private var ticks: [Tick] = []
     private var lastTick: Double?
-    /// Bytes of transfers that ended since the last tick (their last bytes were not sampled).
+    /// What transfers that ended since the last tick received and moved since last sampled.
     private var endedBytes: Int64 = 0
+    private var endedMoving = 0.0
 
     init(limits: Limits) {
         self.limits = limits
     }
 
-    /// A transfer ended (whatever the outcome): its last bytes count for the others' rate.
-    mutating func ended(fileId: Int64, attempt: Int, bytes: Int64) {
-        guard let track = tracks[fileId], track.attempt == attempt else { return }
-        endedBytes += max(0, bytes - track.bytes)
-        tracks[fileId] = nil
+    /// Whether `bytes` in `seconds` is data moving, not a stall or a trickle: the others' rate
+    /// is that of the transfers that moved, per second they moved, so that a slot held by a
+    /// hung transfer does not make the link look slow.
+    private func moved(_ bytes: Int64, in seconds: Double) -> Bool {
+        seconds > 0 && Double(bytes) >= limits.floorBytesPerSecond * seconds
+    }
+
+    /// A transfer ended (whatever the outcome) at `now`, holding `bytes`; it started at
+    /// `startedAt` from `startBytes`. What it received since last sampled (or at all, for a
+    /// file that came and went between two looks) counts for the others' rate.
+    mutating func ended(fileId: Int64, attempt: Int, bytes: Int64, now: Double, startedAt: Double, startBytes: Int64) {
+        let (from, since): (Int64, Double)
+        if let track = tracks[fileId], track.attempt == attempt {
+            (from, since) = (track.bytes, track.sampledAt)
+            tracks[fileId] = nil
+        } else {
+            (from, since) = (startBytes, startedAt)
+        }
+        let received = max(0, bytes - from)
+        endedBytes += received
+        if moved(received, in: now - since) { endedMoving += now - since }
     }
 
     /// Nothing runs: the next tick starts afresh.
@@ -101,6 +121,7 @@ struct SlotWatch {
         ticks = []
         lastTick = nil
         endedBytes = 0
+        endedMoving = 0
     }
 
     /// Samples the running transfers at `now` (seconds on a monotonic clock) and returns those
@@ -109,36 +130,41 @@ struct SlotWatch {
         let elapsed = lastTick.map { max(0, now - $0) } ?? 0
         lastTick = now
         var received = endedBytes
-        endedBytes = 0
-        var slotSeconds = 0.0
+        var moving = endedMoving
+        (endedBytes, endedMoving) = (0, 0)
         var present = Set<Int64>()
         for sample in running {
             present.insert(sample.fileId)
-            if sample.holdsSlot { slotSeconds += elapsed }
             guard var track = tracks[sample.fileId], track.attempt == sample.attempt else {
                 tracks[sample.fileId] = Track(attempt: sample.attempt, since: now, bytes: sample.bytes, changedAt: now,
-                                              history: [(now, sample.bytes)])
+                                              sampledAt: now, history: [(now, sample.bytes, 0)])
                 continue
             }
+            let delta = max(0, sample.bytes - track.bytes)
+            received += delta
+            if sample.holdsSlot, moved(delta, in: now - track.sampledAt) {
+                moving += now - track.sampledAt
+                track.moving += now - track.sampledAt
+            }
             if sample.bytes != track.bytes {
-                received += max(0, sample.bytes - track.bytes)
                 track.bytes = sample.bytes
                 track.changedAt = now
             }
-            track.history.append((now, sample.bytes))
+            track.sampledAt = now
+            track.history.append((now, sample.bytes, track.moving))
             if let keep = track.history.lastIndex(where: { $0.at <= now - limits.windowSeconds }), keep > 0 {
                 track.history.removeFirst(keep)
             }
             tracks[sample.fileId] = track
         }
         tracks = tracks.filter { present.contains($0.key) }
-        if elapsed > 0 { ticks.append(Tick(at: now, bytes: received, slotSeconds: slotSeconds)) }
+        if elapsed > 0 { ticks.append(Tick(at: now, bytes: received, moving: moving)) }
         ticks.removeAll { $0.at <= now - limits.windowSeconds }
 
         var verdicts: [(fileId: Int64, verdict: Verdict)] = []
         var slow: [(fileId: Int64, verdict: Verdict, rate: Double)] = []
         let windowBytes = ticks.reduce(Int64(0)) { $0 + $1.bytes }
-        let windowSlotSeconds = ticks.reduce(0.0) { $0 + $1.slotSeconds }
+        let windowMoving = ticks.reduce(0.0) { $0 + $1.moving }
         for sample in running where sample.holdsSlot {
             guard let track = tracks[sample.fileId] else { continue }
             let silent = now - track.changedAt
@@ -148,12 +174,11 @@ struct SlotWatch {
             }
             guard now - track.since >= limits.windowSeconds,
                   let start = track.history.last(where: { $0.at <= now - limits.windowSeconds }) else { continue }
-            let span = now - start.at
             let own = track.bytes - start.bytes
-            let rate = Double(own) / span
-            // The others: every byte received in the window but this transfer's, per second of
-            // slot use but this transfer's (it held its slot through the window's ticks).
-            let otherSeconds = windowSlotSeconds - span
+            let rate = Double(own) / (now - start.at)
+            // The others: every byte received in the window but this transfer's, per second
+            // the others' data moved.
+            let otherSeconds = windowMoving - (track.moving - start.moving)
             let others = otherSeconds >= 1 ? Double(max(0, windowBytes - own)) / otherSeconds : nil
             if rate < limits.floorBytesPerSecond {
                 verdicts.append((sample.fileId, .slow(bytesPerSecond: rate, threshold: limits.floorBytesPerSecond, others: others)))
