@@ -62,8 +62,8 @@ actor DownloadEngine {
     /// Counts `forgetReady` calls: a round that began before one keeps nothing for later, and a
     /// job read before one asks the catalog again whether a product waits for it.
     private var readyEpoch = 0
-    /// Which transfers give up their slot (no data, or a trickle while files wait), judged every
-    /// `watchIntervalNanos` while transfers run.
+    /// Which transfers give up their slot (no data, a trickle, or far slower than the others
+    /// while files wait), judged every `watchIntervalNanos` while transfers run.
     private var watch: SlotWatch
     private var watchRunning = false
     private static let watchIntervalNanos: UInt64 = 1_000_000_000
