@@ -14,14 +14,32 @@ struct DownloaderSettings: Sendable {
     /// Failed attempts (checksum mismatch, body too long, refused by the origin) before a file's
     /// owners are Failed and its partial content removed.
     var maxAttempts = 3
-    /// A download that receives nothing for this long is retried from the bytes on disk.
-    var stallTimeoutSeconds: Double = 30
+    /// A download that receives no byte for this long (the wait for the answer's headers
+    /// included) gives up its slot, whether or not other files wait: a hung connection. Its
+    /// items wait `idle` (`NetworkError`, reason `Stalled: …`) and it is tried again later from
+    /// the bytes on disk, behind the files that did not stall (`SlotWatch`).
+    var stallTimeoutSeconds: Double = 10
     /// Re-queue a verified file found missing or of the wrong size at start.
     var requeueMissing = true
     /// The content catalog's mirror and prepositioning (`downloader.catalog`).
     var catalog = CatalogSettings()
 
     init() {}
+
+    // MARK: A slow transfer among others (`SlotWatch`; docs/configuration.md, "Slow transfers")
+
+    /// How long a transfer's rate is measured before it may be judged slow, and the window it
+    /// is measured over: a transfer is never given up on for a moment's dip.
+    static let slowTransferWindowSeconds: Double = 15
+    /// A transfer whose rate over the window is below 1/this of the other running transfers'
+    /// (bytes per slot and second over the same window) gives up its slot while other files
+    /// wait: the link is not what is slow, the server of this file is. Relative, so that on a
+    /// slow cellular link, where every transfer is slow alike, none is given up on.
+    static let slowTransferRatio: Double = 20
+    /// A transfer below this rate (4 kbit/s) over the window gives up its slot, whether or not
+    /// other files wait: a connection all but hung (a trickle from a broken edge), which a new
+    /// one may cure. Far below what a slow cellular link still gives one file.
+    static let slowTransferFloorBytesPerSecond: Double = 512
 
     static let keys: Set<String> = ["maxParallel", "resyncIntervalSeconds", "revalidateIntervalSeconds", "maxAttempts",
                                     "stallTimeoutSeconds", "requeueMissing", "catalog"]

@@ -12,6 +12,9 @@ struct Fault: Sendable, Equatable {
     var bytesPerSecond: Int?
     /// Advertise the full Content-Length, then close after this many body bytes.
     var truncateAfter: Int?
+    /// Send the head and this many body bytes, then nothing more: the connection stays open and
+    /// silent (a hung edge) until the client closes it, or for `OriginLimits.maxFaultDelayMs`.
+    var stallAfter: Int?
     /// Close (with a TCP reset) without answering and without processing.
     var reset = false
     /// Process the request fully (e.g. record plays), then reset without answering.
@@ -39,7 +42,7 @@ struct Fault: Sendable, Equatable {
             return bool
         }
         let known: Set<String> = ["status", "subStatus", "userMessage", "retryAfter", "delayMs", "bytesPerSecond",
-                                  "truncateAfter", "reset", "commitThenReset", "ignoreRange", "repeat", "body"]
+                                  "truncateAfter", "stallAfter", "reset", "commitThenReset", "ignoreRange", "repeat", "body"]
         if let unknown = fields.keys.first(where: { !known.contains($0) }) {
             throw FaultError("unknown fault field \(unknown)")
         }
@@ -52,6 +55,7 @@ struct Fault: Sendable, Equatable {
         delayMs = try int("delayMs")
         bytesPerSecond = try int("bytesPerSecond")
         truncateAfter = try int("truncateAfter")
+        stallAfter = try int("stallAfter")
         reset = try flag("reset")
         commitThenReset = try flag("commitThenReset")
         ignoreRange = try flag("ignoreRange")
@@ -72,6 +76,7 @@ struct Fault: Sendable, Equatable {
         if let delayMs { fields["delayMs"] = .int(delayMs) }
         if let bytesPerSecond { fields["bytesPerSecond"] = .int(bytesPerSecond) }
         if let truncateAfter { fields["truncateAfter"] = .int(truncateAfter) }
+        if let stallAfter { fields["stallAfter"] = .int(stallAfter) }
         if reset { fields["reset"] = true }
         if commitThenReset { fields["commitThenReset"] = true }
         if ignoreRange { fields["ignoreRange"] = true }

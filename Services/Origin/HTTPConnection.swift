@@ -122,13 +122,16 @@ struct HTTPConnection {
         return try await write(response, for: request, fault: fault, forceClose: false)
     }
 
-    /// Writes head and body, applying `bytesPerSecond` and `truncateAfter`; returns whether
-    /// the connection may be reused.
+    /// Writes head and body, applying `bytesPerSecond`, `truncateAfter` and `stallAfter`;
+    /// returns whether the connection may be reused.
     private func write(_ response: OriginResponse, for request: OriginRequest, fault: Fault?, forceClose: Bool)
         async throws -> Bool
     {
         let length = response.body.length
-        let sendLimit = min(length, max(0, fault?.truncateAfter ?? Int.max))
+        let hasBody = request.method != .HEAD && response.status.mayHaveResponseBody
+        // A stall within the body (or right after the head) sends that much, then goes silent.
+        let stallAt = fault?.stallAfter.flatMap { hasBody && $0 < length ? $0 : nil }
+        let sendLimit = min(length, max(0, fault?.truncateAfter ?? Int.max), stallAt ?? Int.max)
         let keepAlive = request.keepAlive && !forceClose && sendLimit == length
         var headers = response.headers
         headers.replaceOrAdd(name: "Date", value: ServerClock.httpDate(origin.clock.now()))
@@ -140,7 +143,7 @@ struct HTTPConnection {
         if isFile && response.status == .partialContent && request.method == .GET {
             origin.stats.countRangeAnswer(path: request.path)
         }
-        if request.method == .HEAD || !response.status.mayHaveResponseBody {
+        if !hasBody {
             try await send(.end(nil))
             return keepAlive
         }
@@ -160,6 +163,10 @@ struct HTTPConnection {
                     try await Task.sleep(nanoseconds: UInt64(Double(slice.count) / Double(throttle) * 1e9))
                 }
             }
+        }
+        if let stallAt, sent == stallAt {
+            await holdSilent()
+            return false
         }
         guard sent == length else { return false }
         try await send(.end(nil))
@@ -195,6 +202,17 @@ struct HTTPConnection {
     }
 
     private struct ShortFile: Error {}
+
+    /// Sends nothing until the client closes the connection (or the server stops); after
+    /// `OriginLimits.maxFaultDelayMs` it is closed here.
+    private func holdSilent() async {
+        let channel = channel.channel
+        let limit = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(OriginLimits.maxFaultDelayMs))) {
+            channel.close(promise: nil)
+        }
+        try? await channel.closeFuture.get()
+        limit.cancel()
+    }
 
     private func send(_ part: HTTPServerResponsePart) async throws {
         try await channel.channel.writeAndFlush(part).get()

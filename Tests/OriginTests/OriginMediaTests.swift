@@ -69,6 +69,29 @@ final class OriginMediaTests: OriginTestCase {
         XCTAssertEqual(whole.body.count, item.size)
     }
 
+    /// `stallAfter`: the head and that many body bytes, then silence on an open connection (a
+    /// client's stall timeout ends it, with what arrived on disk); the next request is served.
+    func testStallAfterSendsTheHeadAndSomeBytesThenNothing() async throws {
+        let api = try api
+        let item = try await firstItem()
+        try await api.injectFaults(item.url, [["stallAfter": 1000]])
+        let directory = try TestDirectory(prefix: "stall")
+        defer { directory.remove() }
+        let path = directory.path + "/body"
+        let client = HTTPClient(credentials: BasicCredentials(token: "demo", secret: "demo"))
+        let started = Date()
+        do {
+            let result = try await client.download(HTTPRequest(url: try origin.baseURL + item.url, timeoutSeconds: 2), to: path)
+            XCTFail("a stalled body was accepted: \(result.status) \(result.fileSize)")
+        } catch let error as HTTPClientError {
+            XCTAssertEqual(error.code, .timeout, "\(error)")
+            XCTAssertEqual(error.bytesOnDisk, 1000)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30, "the client's stall timeout ended it, not the origin")
+        let whole = try await api.get(item.url)
+        XCTAssertEqual(whole.body.count, item.size)
+    }
+
     func testUnknownMediaPathIs404() async throws {
         let api = try api
         let traversal = try await api.get("/media/../catalog.json").status

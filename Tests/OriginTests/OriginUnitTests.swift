@@ -81,6 +81,14 @@ final class FaultInjectorTests: XCTestCase {
     func testUnknownFaultFieldsAreRefused() {
         XCTAssertThrowsError(try Fault(json: ["stauts": 503]))
         XCTAssertThrowsError(try Fault(json: ["status": "503"]))
+        XCTAssertThrowsError(try Fault(json: ["stallAfter": -1]))
+    }
+
+    func testStallAfterIsReadAndListed() throws {
+        let fault = try Fault(json: ["stallAfter": 0, "repeat": 3])
+        XCTAssertEqual(fault.stallAfter, 0)
+        XCTAssertEqual(fault.json["stallAfter"]?.intValue, 0)
+        XCTAssertEqual(fault.json["repeat"]?.intValue, 3)
     }
 }
 

@@ -62,6 +62,19 @@ actor DownloadEngine {
     /// Counts `forgetReady` calls: a round that began before one keeps nothing for later, and a
     /// job read before one asks the catalog again whether a product waits for it.
     private var readyEpoch = 0
+    /// Which transfers give up their slot (no data, a trickle, or far slower than the others
+    /// while files wait), judged every `watchIntervalNanos` while transfers run.
+    private var watch: SlotWatch
+    private var watchRunning = false
+    private static let watchIntervalNanos: UInt64 = 1_000_000_000
+    /// Transfers the watch stopped, and why: their cancellation is a stall, not a pause.
+    private var preempted: [Int64: (attempt: Int, verdict: SlotWatch.Verdict)] = [:]
+    /// Files that gave up their slot, with how many times in a row: they start behind the files
+    /// that did not, and each retry waits longer (`PolicyGate.transferStalled`).
+    private var stalls: [Int64: Int] = [:]
+    /// How many files the last admission round left waiting for a slot, less those started
+    /// since: what `ready` holds, through the moment a kick empties it for the next round.
+    private var waitingSeen = 0
 
     func attach(gate: PolicyGate) { self.gate = gate }
     /// Told of a verified file a re-validation waits for, to switch a product to it (the commit
@@ -81,6 +94,7 @@ actor DownloadEngine {
         self.logger = logger
         self.maxParallel = settings.maxParallel
         self.maxAttempts = settings.maxAttempts
+        self.watch = SlotWatch(limits: SlotWatch.Limits(stallSeconds: settings.stallTimeoutSeconds))
     }
 
     var activeFileIds: [Int64] { Array(active.keys) }
@@ -116,6 +130,7 @@ actor DownloadEngine {
             guard active[job.fileId] == nil else { continue }
             start(job, epoch: readyEpoch)
         }
+        waitingSeen = min(waitingSeen, ready.count)
     }
 
     private func start(_ job: FileJob, epoch: Int) {
@@ -169,7 +184,11 @@ actor DownloadEngine {
             return
         }
         let held = Set(ready.map(\.fileId))
-        let waiting = jobs.filter { active[$0.fileId] == nil && !held.contains($0.fileId) && !endedSinceQueueRead.contains($0.fileId) }
+        var waiting = jobs.filter { active[$0.fileId] == nil && !held.contains($0.fileId) && !endedSinceQueueRead.contains($0.fileId) }
+        if !stalls.isEmpty {
+            // Files that gave up their slot start behind those that did not.
+            waiting = waiting.filter { stalls[$0.fileId] == nil } + waiting.filter { stalls[$0.fileId] != nil }
+        }
         let slots = max(0, maxParallel - transferring - ready.count)
         let runnable: [FileJob]
         if let gate {
@@ -187,6 +206,7 @@ actor DownloadEngine {
                 ready.append(job)
             }
         }
+        waitingSeen = ready.count
     }
 
     /// Cancels transfers of files no owner wants any more (paused, cancelled, deleted); their
@@ -209,6 +229,7 @@ actor DownloadEngine {
         await dropUnwanted()
         for file in files {
             await cancelAndWait(fileId: file.id)
+            stalls[file.id] = nil
             await store.delete(file.path)
         }
     }
@@ -240,10 +261,18 @@ actor DownloadEngine {
         let follow = ProgressTicker.Follow(job: job, probing: probing, owners: initialOwners)
         ticker.add(follow)
         startTickerIfNeeded()
+        startWatchIfNeeded()
         do {
-            let result = try await transfer.run(job, onBytes: { bytes in follow.note(bytes) }, onReceived: {
-                Task { await self.bodyArrived(job.fileId, attempt: attempt) }
-            })
+            let result: TransferResult
+            do {
+                result = try await transfer.run(job, onBytes: { bytes in follow.note(bytes) }, onReceived: {
+                    Task { await self.bodyArrived(job.fileId, attempt: attempt) }
+                })
+            } catch {
+                transferEnded(follow, attempt: attempt)
+                throw error
+            }
+            transferEnded(follow, attempt: attempt)
             ticker.remove(job.fileId)
             switch result {
             case .complete:
@@ -252,10 +281,12 @@ actor DownloadEngine {
                 kickSoon()
                 defer { committing.remove(job.fileId) }
                 let verified = try await committer.commit(job)
+                stalls[job.fileId] = nil
                 await fileVerified(job, verified)
             case .refused(let error, let reason):
                 // The origin answered: the next try of this file is a download again, not a probe.
                 gate?.originAnswered(job.fileId)
+                stalls[job.fileId] = nil
                 await attemptFailed(job, error: error, reason: reason)
             case .originFailing(let error, let reason):
                 await noteInterrupted(job)
@@ -263,7 +294,9 @@ actor DownloadEngine {
             }
         } catch {
             ticker.remove(job.fileId)
-            if Task.isCancelled || error is CancellationError {
+            if let stop = preempted[job.fileId], stop.attempt == attempt, Task.isCancelled || error is CancellationError {
+                await gaveUpSlot(job, stop.verdict)
+            } else if Task.isCancelled || error is CancellationError {
                 await noteInterrupted(job)
             } else if let shortage = error as? StorageShortage {
                 await noteInterrupted(job)
@@ -274,6 +307,7 @@ actor DownloadEngine {
         }
         active[job.fileId] = nil
         attemptOf[job.fileId] = nil
+        if preempted[job.fileId]?.attempt == attempt { preempted[job.fileId] = nil }
         // A body that arrived and then failed its checks frees what `bodyArrived` marked.
         committing.remove(job.fileId)
         activeJobs.removeAll { $0.fileId == job.fileId }
@@ -302,6 +336,70 @@ actor DownloadEngine {
         let answersAgain: @Sendable (FileJob) async -> [ProductRef] = { job in await self.originAnswersAgain(job) }
         let idle: @Sendable () async -> Bool = { await self.tickerMayStop() }
         Task { [ticker] in await ticker.run(answersAgain: answersAgain, stopWhenIdle: idle) }
+    }
+
+    /// Runs the slot watch while transfers run; it stops by itself once none does.
+    private func startWatchIfNeeded() {
+        guard !watchRunning else { return }
+        watchRunning = true
+        watch.reset()
+        Task {
+            repeat {
+                try? await Task.sleep(nanoseconds: Self.watchIntervalNanos)
+            } while await self.watchTick()
+        }
+    }
+
+    /// One look of the slot watch: the running transfers' bytes go to `SlotWatch`, and each it
+    /// names is cancelled (its end is handled as a stall in `perform`). False when nothing runs
+    /// any more, which ends the watch (the next transfer starts it again).
+    private func watchTick() -> Bool {
+        let follows = ticker.current
+        guard !follows.isEmpty, !stopped else {
+            watchRunning = false
+            return false
+        }
+        var running: [SlotWatch.Sample] = []
+        for (fileId, follow) in follows {
+            let seen = follow.seen
+            // Before its first note the transfer is still reading its `.part`: not yet on the network.
+            guard let attempt = attemptOf[fileId], seen.first != nil else { continue }
+            running.append(SlotWatch.Sample(fileId: fileId, attempt: attempt, bytes: seen.bytes,
+                                            holdsSlot: !committing.contains(fileId)))
+        }
+        for (fileId, verdict) in watch.tick(now: Self.watchClock(), running: running, waiting: max(ready.count, waitingSeen)) {
+            guard let attempt = attemptOf[fileId], preempted[fileId] == nil, let task = active[fileId] else { continue }
+            preempted[fileId] = (attempt, verdict)
+            task.cancel()
+        }
+        return true
+    }
+
+    /// What a transfer received since the slot watch last looked counts for the others' rate.
+    private func transferEnded(_ follow: ProgressTicker.Follow, attempt: Int) {
+        let seen = follow.seen
+        guard let first = seen.first else { return }
+        watch.ended(fileId: follow.job.fileId, attempt: attempt, bytes: seen.bytes, now: Self.watchClock(),
+                    startedAt: Double(seen.firstAt) / 1e9, startBytes: first)
+    }
+
+    /// The slot watch's clock: seconds of uptime.
+    private static func watchClock() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// A transfer the slot watch stopped: the `.part` keeps its bytes, the file's owners wait
+    /// `idle` (`NetworkError`, the verdict's reason) and it is tried again after a backoff,
+    /// behind the files that did not stall.
+    ///
+    /// Recorded from a task of its own: the transfer's task was cancelled to stop it, and the
+    /// catalog's writes refuse to start in a cancelled task.
+    private func gaveUpSlot(_ job: FileJob, _ verdict: SlotWatch.Verdict) async {
+        let count = (stalls[job.fileId] ?? 0) + 1
+        stalls[job.fileId] = count
+        let gate = gate
+        await Task {
+            await self.noteInterrupted(job)
+            await gate?.transferStalled(job, stalls: count, reason: verdict.reason)
+        }.value
     }
 
     /// Asked by the ticker when it follows nothing: true lets it end (a transfer that starts

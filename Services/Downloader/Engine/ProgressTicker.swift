@@ -39,12 +39,17 @@ final class ProgressTicker: Sendable {
     /// What a transfer reported: the bytes on disk, first as found at its start.
     struct Transferred: Sendable {
         var first: Int64?
+        /// When `first` was noted (uptime nanoseconds): the request went out then.
+        var firstAt: UInt64 = 0
         var bytes: Int64 = -1
         /// Bytes arrived since the transfer started.
         var moved: Bool { first.map { bytes > $0 } ?? false }
 
         mutating func note(_ size: Int64) {
-            if first == nil { first = size }
+            if first == nil {
+                first = size
+                firstAt = DispatchTime.now().uptimeNanoseconds
+            }
             bytes = size
         }
     }
@@ -74,6 +79,8 @@ final class ProgressTicker: Sendable {
     func add(_ follow: Follow) { following.withLock { $0[follow.job.fileId] = follow } }
     func remove(_ fileId: Int64) { following.withLock { _ = $0.removeValue(forKey: fileId) } }
     var isIdle: Bool { following.withLock { $0.isEmpty } }
+    /// The transfers followed now, by file (what `SlotWatch` samples).
+    var current: [Int64: Follow] { following.withLock { $0 } }
 
     /// Reports until `stopWhenIdle` (asked when nothing is followed) says to end.
     func run(answersAgain: @Sendable (FileJob) async -> [ProductRef], stopWhenIdle: @Sendable () async -> Bool) async {

@@ -18,8 +18,9 @@ final class PolicyGate: Sendable {
         /// Files that hit a full disk while writing: not retried before this time, so a disk
         /// that statvfs calls roomy but refuses writes (quota, inodes) is not hammered.
         var spaceRetryAfter: [Int64: Date] = [:]
-        /// Files whose origin failed (no connection, timeout, 5xx): not retried before `after`,
-        /// which doubles with each failure in a row (`originRetryDelay`).
+        /// Files whose origin failed (no connection, timeout, 5xx) or whose transfer stalled
+        /// (`transferStalled`): not retried before `after`, which doubles with each failure in a
+        /// row (`originRetryDelay`).
         var originRetry: [Int64: (after: Date, failures: Int)] = [:]
         /// Why downloads last waited, as logged: the same reason is logged again only after a minute.
         var lastWait: (why: String, at: Date)?
@@ -172,7 +173,19 @@ final class PolicyGate: Sendable {
         await markIdle([job.fileId], error: error, reason)
     }
 
-    /// Whether the file's last transfer ended on a failing origin (its owners may show `NetworkError`).
+    /// A transfer gave up its slot, the `stalls`-th time in a row (`SlotWatch`: no data, or a
+    /// trickle while other files wait): its owners wait Idle with `NetworkError` and the reason
+    /// (`Stalled: …`), and it is tried again after `originRetryDelay(failures: stalls)`,
+    /// resuming from the `.part`, as after a failing origin.
+    func transferStalled(_ job: FileJob, stalls: Int, reason: String) async {
+        let delay = Self.originRetryDelay(failures: stalls)
+        state.withLock { $0.originRetry[job.fileId] = (Date().addingTimeInterval(delay), stalls) }
+        logger.warning("a download gave up its slot; it is tried again by itself",
+                       metadata: ["file": "\(job.relative)", "retryInSeconds": "\(Int(delay))", "reason": "\(reason)"])
+        await markIdle([job.fileId], .networkError, reason)
+    }
+
+    /// Whether the file's last transfer ended on a failing origin or stalled (its owners may show `NetworkError`).
     func originFailedBefore(_ fileId: Int64) -> Bool { state.withLock { $0.originRetry[fileId] != nil } }
 
     /// The origin answers for this file again (bytes arrived, it refused the file, or the file
