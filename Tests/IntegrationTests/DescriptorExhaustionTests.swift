@@ -21,14 +21,8 @@ final class DescriptorExhaustionTests: XCTestCase {
     func testOutOfDescriptorsBacksOffLogsOnceAndRecovers() throws {
         let service = try ServiceProcess("reporter", in: dir)
         defer { service.kill9() }
-        try service.waitReady()
-        try lowerDescriptorLimit(of: service.pid, to: Self.descriptorLimit)
-
-        var clients: [Int32] = []
+        var clients = try saturate(service)
         defer { clients.forEach { _ = Glibc.close($0) } }
-        for _ in 0..<Self.clients {
-            clients.append(try connectNonBlocking(service.socketPath))
-        }
         try waitUntil(timeout: 20, "\(service.log)") {
             openDescriptors(of: service.pid) >= Self.descriptorLimit - 2 || warnings(in: service.log) >= 1
         }
@@ -60,14 +54,8 @@ final class DescriptorExhaustionTests: XCTestCase {
     func testDownloaderOutOfDescriptorsKeepsItsNetworkState() throws {
         let service = try ServiceProcess("downloader", in: dir)
         defer { service.kill9() }
-        try service.waitReady()
-        try lowerDescriptorLimit(of: service.pid, to: Self.descriptorLimit)
-
-        var clients: [Int32] = []
+        var clients = try saturate(service)
         defer { clients.forEach { _ = Glibc.close($0) } }
-        for _ in 0..<Self.clients {
-            clients.append(try connectNonBlocking(service.socketPath))
-        }
         try waitUntil(timeout: 20, "\(service.log)") { warnings(in: service.log) >= 1 }
         // The monitor polls every second; its next round finds no descriptor to open /proc with.
         try waitUntil(timeout: 10, "\(service.log)") { service.log.contains("network state unknown") }
@@ -78,6 +66,20 @@ final class DescriptorExhaustionTests: XCTestCase {
         XCTAssertEqual(answer?["result"]?["service"], "downloader")
         XCTAssertFalse(service.log.contains("network changed"), "running out of descriptors was taken for a network change:\n\(service.log)")
         XCTAssertEqual(service.log.components(separatedBy: "network state unknown").count - 1, 1, "said once:\n\(service.log)")
+    }
+
+    /// Waits for `service`, lowers its descriptor limit and connects `clients` clients to it.
+    func saturate(_ service: ServiceProcess) throws -> [Int32] {
+        try service.waitReady()
+        try lowerDescriptorLimit(of: service.pid, to: Self.descriptorLimit)
+        var clients: [Int32] = []
+        do {
+            for _ in 0..<Self.clients { clients.append(try connectNonBlocking(service.socketPath)) }
+        } catch {
+            clients.forEach { _ = Glibc.close($0) }
+            throw error
+        }
+        return clients
     }
 
     func warnings(in log: String) -> Int {
