@@ -11,14 +11,12 @@ struct DownloaderEvents: Sendable {
     }
 
     /// `OfflineProgress` of a product over all its files (`ProductFileStore.statusFields`:
-    /// `bytesOnDisk`, `sizeBytes`, `segments`), the same figures `offline.status` gives.
+    /// `progress`, `bytesOnDisk`, `sizeBytes`, `sizeKnown`, `files`, `segments`), the same
+    /// figures `offline.status` gives.
     func offlineProgress(_ product: ProductRef, totals: [String: JSONValue]) {
         var data = totals
         data["token"] = .string(product.token)
         data["productId"] = .string(product.productId)
-        if let size = totals["sizeBytes"]?.doubleValue, let bytes = totals["bytesOnDisk"]?.doubleValue {
-            data["progress"] = .number(size > 0 ? (bytes * 100 / size).rounded(.down) : 0)
-        }
         data.removeValue(forKey: "images")
         downloads("OfflineProgress", data)
     }

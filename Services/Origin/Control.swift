@@ -6,6 +6,9 @@ extension Origin {
     ///
     /// - `GET /_control/stats`, `GET /_control/health`
     /// - `GET|POST|DELETE /_control/faults` with `{"path":"/v1/plays","faults":[FAULT,…]}`
+    /// - `GET|POST|DELETE /_control/head` with `{"status":403}`: every `HEAD` of a media file,
+    ///   image or key is answered with that status (an edge of GET-only signed URLs) until
+    ///   DELETE, `DELETE /_control/faults` or a reset
     /// - `POST /_control/reset`: forgets plays, consumption, request counts and faults, puts
     ///   the demo content catalog back, and sets the clock offset back to zero
     /// - `GET|POST /_control/clock` with `{"offsetSeconds":n}`
@@ -27,7 +30,8 @@ extension Origin {
             return ok(["ok": true])
         case (.GET, "stats"):
             return ok(["plays": await plays.stats, "consumption": await consumption.stats, "requests": stats.json,
-                       "media": stats.mediaJSON, "catalogItemsServed": .int(stats.catalogItemsServed),
+                       "methods": stats.methodsJSON, "media": stats.mediaJSON,
+                       "catalogItemsServed": .int(stats.catalogItemsServed),
                        "playbackInfoQualities": stats.qualitiesJSON,
                        "clockOffsetSeconds": .number(clock.offsetSeconds)])
         case (.GET, "faults"):
@@ -37,6 +41,21 @@ extension Origin {
             return ok(["pending": faults.pending])
         case (.POST, "faults"):
             return queueFaults(request)
+        case (.GET, "head"):
+            return ok(["head": faults.headRefusalJSON])
+        case (.DELETE, "head"):
+            faults.refuseHead(with: nil)
+            return ok(["head": faults.headRefusalJSON])
+        case (.POST, "head"):
+            let body: [String: JSONValue]
+            switch objectBody(request, emptyAllowed: true) {
+            case .success(let object): body = object
+            case .failure(let failure): return failure.response
+            }
+            let status = body["status"].map { $0.intValue } ?? 403
+            guard let status, (400...599).contains(status) else { return badRequest("status must be 400…599.", request) }
+            faults.refuseHead(with: status)
+            return ok(["head": faults.headRefusalJSON])
         case (.POST, "reset"):
             faults.clear()
             stats.reset()
@@ -84,7 +103,7 @@ extension Origin {
             let name = body["deviceName"]?.stringValue ?? "Another device"
             _ = streaming.start(deviceId: "other-" + name, deviceName: name)
             return ok(["streaming": streamingJSON])
-        case (_, "health"), (_, "stats"), (_, "faults"), (_, "reset"), (_, "clock"), (_, "redeliver"), (_, "streaming"),
+        case (_, "health"), (_, "stats"), (_, "faults"), (_, "head"), (_, "reset"), (_, "clock"), (_, "redeliver"), (_, "streaming"),
              (_, "takeover"):
             return methodNotAllowed(request, "see /_control/ documentation")
         default:

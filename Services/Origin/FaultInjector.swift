@@ -95,6 +95,19 @@ struct FaultError: Error {
 /// targeted more precisely than `/media/` when both are queued.
 final class FaultInjector: Sendable {
     private let queues = Locked<[String: [Fault]]>([:])
+    /// `/_control/head`: the status every `HEAD` of a media file, image or key is answered with
+    /// (an edge whose signed URLs are valid for `GET` only), nil to serve `HEAD` normally.
+    private let headRefusal = Locked<Int?>(nil)
+
+    func refuseHead(with status: Int?) { headRefusal.withLock { $0 = status } }
+
+    /// The status to answer this request with instead of serving it, when `HEAD` is refused.
+    func headRefusal(method: String, path: String) -> Int? {
+        guard method == "HEAD", ["/media/", "/img/", "/v1/keys/"].contains(where: path.hasPrefix) else { return nil }
+        return headRefusal.current
+    }
+
+    var headRefusalJSON: JSONValue { headRefusal.current.map { ["status": .int($0)] } ?? .null }
 
     func enqueue(prefix: String, faults: [Fault]) {
         queues.withLock { $0[prefix, default: []].append(contentsOf: faults) }
@@ -119,8 +132,10 @@ final class FaultInjector: Sendable {
         }
     }
 
+    /// Drops every queued fault and the `HEAD` refusal.
     func clear() {
         queues.withLock { $0.removeAll() }
+        refuseHead(with: nil)
     }
 
     /// The pending faults per prefix, for `GET /_control/faults`.

@@ -92,7 +92,13 @@ struct HTTPConnection {
         let isControl = request.path.hasPrefix("/_control/")
         var fault: Fault?
         if !isControl {
-            origin.stats.countRequest(path: request.path)
+            origin.stats.countRequest(path: request.path, method: request.method.rawValue)
+            // A refused `HEAD` is answered before any queued fault, which stays for the `GET`s.
+            if let status = origin.faults.headRefusal(method: request.method.rawValue, path: request.path) {
+                let refusal = origin.error(HTTPResponseStatus(statusCode: status), subStatus: 0,
+                                           "HEAD is not allowed here; this URL is valid for GET only.", path: request.path)
+                return try await write(refusal, for: request, fault: nil, forceClose: false)
+            }
             fault = origin.faults.pop(for: request.path)
         }
         if let delay = fault?.delayMs, delay > 0 {

@@ -126,6 +126,8 @@ actor PlayLogStore {
 /// Requests per path (without query), for `GET /_control/stats`.
 final class RequestStats: Sendable {
     private let counts = Locked<[String: Int]>([:])
+    /// Requests per HTTP method, all paths together (`GET`, `HEAD`, `POST`, …).
+    private let methods = Locked<[String: Int]>([:])
     /// Per media path: 200 answers whose whole body was written (a complete download from byte 0).
     private let fullBodies = Locked<[String: Int]>([:])
     /// Per media path: 206 answers started (a client resuming with `Range`).
@@ -151,8 +153,13 @@ final class RequestStats: Sendable {
         .object(qualities.current.mapValues { .int($0) })
     }
 
-    func countRequest(path: String) {
+    func countRequest(path: String, method: String) {
         counts.withLock { $0[path, default: 0] += 1 }
+        methods.withLock { $0[method, default: 0] += 1 }
+    }
+
+    var methodsJSON: JSONValue {
+        .object(methods.current.mapValues { .int($0) })
     }
 
     func countFullBody(path: String) {
@@ -165,6 +172,7 @@ final class RequestStats: Sendable {
 
     func reset() {
         counts.withLock { $0.removeAll() }
+        methods.withLock { $0.removeAll() }
         fullBodies.withLock { $0.removeAll() }
         rangeAnswers.withLock { $0.removeAll() }
         catalogItems.withLock { $0 = 0 }

@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import Synchronization
 import Systemd
 import Wire
@@ -143,10 +144,21 @@ actor DownloadEngine {
 
     /// A transfer's body arrived whole: its slot goes to the next file while its last bytes
     /// reach the disk and it is checked and committed.
-    private func bodyArrived(_ fileId: Int64, attempt: Int) {
+    private func bodyArrived(_ fileId: Int64, attempt: Int, learned: Int64? = nil) {
         guard attemptOf[fileId] == attempt, !committing.contains(fileId) else { return }
+        if let learned { sizeLearned(fileId, learned) }
         committing.insert(fileId)
         startReady()
+        kickSoon()
+    }
+
+    /// A running file of unknown size whose `GET` announced more than its estimate: admission
+    /// reserves what it announced from now on, and what was admitted ahead on estimates is
+    /// weighed again (a product bigger than estimated stops at the storage limit).
+    private func sizeLearned(_ fileId: Int64, _ size: Int64) {
+        guard let index = activeJobs.firstIndex(where: { $0.fileId == fileId }), activeJobs[index].sizeBytes != size else { return }
+        activeJobs[index].sizeBytes = size
+        forgetReady()
         kickSoon()
     }
 
@@ -265,8 +277,14 @@ actor DownloadEngine {
         do {
             let result: TransferResult
             do {
+                // A size learned is handed to `bodyArrived` too, which may run first.
+                let learned = NIOLockedValueBox<Int64?>(nil)
                 result = try await transfer.run(job, onBytes: { bytes in follow.note(bytes) }, onReceived: {
-                    Task { await self.bodyArrived(job.fileId, attempt: attempt) }
+                    let size = learned.withLockedValue { $0 }
+                    Task { await self.bodyArrived(job.fileId, attempt: attempt, learned: size) }
+                }, onSizeLearned: { size in
+                    learned.withLockedValue { $0 = size }
+                    Task { await self.sizeLearned(job.fileId, size) }
                 })
             } catch {
                 transferEnded(follow, attempt: attempt)
@@ -275,14 +293,20 @@ actor DownloadEngine {
             transferEnded(follow, attempt: attempt)
             ticker.remove(job.fileId)
             switch result {
-            case .complete:
+            case .complete(let sizeBytes):
                 committing.insert(job.fileId)
+                // A file of unknown size that held more than it was admitted for: what was
+                // admitted ahead on estimates is weighed again against what is really held.
+                if job.sizeIsEstimate, sizeBytes > job.sizeBytes { forgetReady() }
                 startReady()
                 kickSoon()
                 defer { committing.remove(job.fileId) }
-                let verified = try await committer.commit(job)
+                // A file of unknown size keeps the length its `GET` announced.
+                var done = job
+                (done.sizeBytes, done.sizeIsEstimate) = (sizeBytes, false)
+                let verified = try await committer.commit(done)
                 stalls[job.fileId] = nil
-                await fileVerified(job, verified)
+                await fileVerified(done, verified)
             case .refused(let error, let reason):
                 // The origin answered: the next try of this file is a download again, not a probe.
                 gate?.originAnswered(job.fileId)

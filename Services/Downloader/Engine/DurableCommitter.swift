@@ -101,6 +101,7 @@ final class DurableCommitter: Sendable {
         // Step 5: the catalog, last; synchronous=FULL makes the commit itself durable.
         let now = Date()
         let fileIds = jobs.map(\.fileId)
-        return try catalog.writeBlocking { db in try DownloadQueueStore.markVerified(fileIds, now: now, db: db) }
+        let sizes = Dictionary(jobs.map { ($0.fileId, $0.sizeBytes) }, uniquingKeysWith: { _, last in last })
+        return try catalog.writeBlocking { db in try DownloadQueueStore.markVerified(fileIds, sizes: sizes, now: now, db: db) }
     }
 }

@@ -2,6 +2,7 @@ import BlockingIO
 import Foundation
 import Glibc
 import HTTPClient
+import NIOConcurrencyHelpers
 import OriginClient
 
 /// One file to fetch, as the queue hands it out.
@@ -11,6 +12,8 @@ struct FileJob: Sendable, Equatable {
     /// configured origin when fetched).
     var url: String
     var relative: String
+    /// The declared size; with `sizeIsEstimate`, what the storage admission counts the file
+    /// for until its `GET` tells the size (then the length that `GET` announced is checked).
     var sizeBytes: Int64
     /// nil for a file the origin declares no checksum for (an HLS segment, an image): its size
     /// is checked.
@@ -23,6 +26,12 @@ struct FileJob: Sendable, Equatable {
     var listed = false
     /// What its `.part` held when admission looked (0: none), nil when nobody looked.
     var partBytes: Int64? = nil
+    /// No size was declared (`files.sizeBytes` null: a segment or an image, planned without
+    /// asking the origin): `sizeBytes` is an estimate.
+    var sizeIsEstimate = false
+
+    /// The size the transfer holds the file to before its `GET` answers: nil while unknown.
+    var declaredSize: Int64? { sizeIsEstimate ? nil : sizeBytes }
 
     /// This job with what admission found in its `.part`.
     func withPart(_ bytes: Int64?) -> FileJob {
@@ -34,8 +43,9 @@ struct FileJob: Sendable, Equatable {
 
 /// How one attempt ended.
 enum TransferResult: Sendable, Equatable {
-    /// `<relative>.part` holds exactly the declared bytes with the declared SHA-256.
-    case complete
+    /// `<relative>.part` holds exactly the declared bytes with the declared SHA-256; `sizeBytes`
+    /// is its length (for a file of unknown size, the length its `GET` announced).
+    case complete(sizeBytes: Int64)
     /// The attempt counts as failed and its content was removed: `error` is the stable name.
     case refused(error: String, reason: String)
     /// The origin did not answer usefully (no connection, a timeout, 5xx or 429 after the
@@ -66,12 +76,16 @@ struct FileTransfer: Sendable {
     /// `onReceived` is called (on the transfer thread) once a body arrived whole from the
     /// network, before its last bytes are in the file and before it is checked.
     ///
+    /// `onSizeLearned` is called (on the transfer thread, once) when the `GET` of a file of
+    /// unknown size announces more than the estimate it was admitted with.
+    ///
     /// Runs on the engine's executor (`nonisolated(nonsending)`, as does the download below
     /// it): nothing here blocks, and a transfer's start and end skip a hop through the global
     /// pool each.
     nonisolated(nonsending)
     func run(_ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void,
-             onReceived: (@Sendable () -> Void)? = nil) async throws -> TransferResult {
+             onReceived: (@Sendable () -> Void)? = nil,
+             onSizeLearned: (@Sendable (Int64) -> Void)? = nil) async throws -> TransferResult {
         guard let origin else { throw DownloaderError.noOrigin() }
         let part = try store.partPath(job.relative)
         let (onDisk, hasher): (Int64, StreamingSHA256)
@@ -80,28 +94,45 @@ struct FileTransfer: Sendable {
             // to read or create, so no hop to the blocking pool (a station of many small files
             // paid one per file). Should a `.part` have appeared meanwhile, the download starts
             // from byte 0 and truncates it.
-            (onDisk, hasher) = (0, StreamingSHA256(path: part, declaredSize: job.sizeBytes, onReceived: onReceived))
+            (onDisk, hasher) = (0, StreamingSHA256(path: part, declaredSize: job.declaredSize ?? HostileInput.maxFileBytes,
+                                                   onReceived: onReceived))
         } else {
             (onDisk, hasher) = try await Self.prepare(part, job, onReceived: onReceived)
         }
         onBytes(onDisk)
 
-        // The file's length as the download left it (nil when nothing was downloaded).
+        // The file's length as the download left it (nil when nothing was downloaded), and the
+        // length it must have: the declared one, or the one the `GET` announced.
         var received: Int64?
-        if onDisk < job.sizeBytes {
-            let declared = job.sizeBytes
+        var expected = job.declaredSize
+        if onDisk < job.declaredSize ?? .max {
+            let declared = job.declaredSize ?? HostileInput.maxFileBytes
+            let learned = NIOLockedValueBox(false)
             do {
                 let result = try await origin.download(origin.mediaURL(job.url), to: part, resumeFrom: onDisk, retry: .fileTransfer,
-                                                       stallTimeout: stallTimeout, observer: hasher) { fileSize, _ in
+                                                       stallTimeout: stallTimeout, observer: hasher) { fileSize, announced in
                     onBytes(fileSize)
-                    // Past the declared size the body is not what the manifest promised:
-                    // stop now rather than fill the disk.
-                    return fileSize <= declared && !Task.isCancelled
+                    if job.sizeIsEstimate, let announced, announced > job.sizeBytes,
+                       learned.withLockedValue({ seen in defer { seen = true }; return !seen }) {
+                        onSizeLearned?(announced)
+                    }
+                    // Past the declared size (or, for a file of unknown size, the length its
+                    // `GET` announced) the body is not what was promised: stop now rather than
+                    // fill the disk.
+                    return fileSize <= min(declared, announced ?? declared) && !Task.isCancelled
                 }
                 if result.status == 416 {
-                    return await refuse(part, "SizeMismatch", "the origin has fewer bytes than the \(declared) it declared")
+                    // Nothing after the `.part`'s bytes: complete already when the origin's
+                    // length is exactly theirs (a file of unknown size resumed after its body
+                    // arrived whole), otherwise shorter than promised.
+                    guard job.sizeIsEstimate, onDisk > 0, result.headers["content-range"].flatMap(Self.completeLength) == onDisk else {
+                        return await refuse(part, "SizeMismatch", "the origin has fewer bytes than the \(expected.map(String.init) ?? "\(onDisk) kept") it declared")
+                    }
+                    expected = onDisk
+                } else {
+                    received = result.fileSize
+                    expected = expected ?? result.expectedSize ?? result.fileSize
                 }
-                received = result.fileSize
             } catch {
                 if hasher.overflowed {
                     return await refuse(part, "BodyTooLong", "the origin sent more than the \(declared) bytes it declared")
@@ -134,14 +165,24 @@ struct FileTransfer: Sendable {
         } else {
             (size, digest) = await BlockingIO.run { (MediaStore.size(part) ?? 0, hasher.hexDigest()) }
         }
-        guard size == job.sizeBytes, hasher.position == size else {
-            return await refuse(part, size > job.sizeBytes ? "BodyTooLong" : "SizeMismatch",
-                          "received \(size) bytes, the manifest declared \(job.sizeBytes)")
+        let wanted = expected ?? size
+        guard size == wanted, hasher.position == size else {
+            return await refuse(part, size > wanted ? "BodyTooLong" : "SizeMismatch",
+                          "received \(size) bytes, the \(job.sizeIsEstimate ? "origin's answer" : "manifest") declared \(wanted)")
+        }
+        if job.sizeIsEstimate, size == 0 {
+            return await refuse(part, "SizeMismatch", "the origin answered an empty body")
         }
         if let declared = job.sha256, digest != declared {
             return await refuse(part, "ChecksumMismatch", "SHA-256 \(digest) differs from the declared \(declared)")
         }
-        return .complete
+        return .complete(sizeBytes: size)
+    }
+
+    /// The complete length of `Content-Range: bytes */1234` (or `bytes 0-9/1234`); nil for `*`.
+    static func completeLength(_ contentRange: String) -> Int64? {
+        guard let slash = contentRange.lastIndex(of: "/") else { return nil }
+        return Int64(contentRange[contentRange.index(after: slash)...].trimmingCharacters(in: .whitespaces))
     }
 
     /// Resuming hashes what the `.part` already holds: file I/O, off the cooperative pool.
@@ -151,12 +192,12 @@ struct FileTransfer: Sendable {
             // Presentations and images live in folders of their own (hls/<id>/v0/, images/<id>/).
             try MediaStore.makeParentDirectories(of: part)
             var onDisk = MediaStore.size(part) ?? 0
-            if onDisk > job.sizeBytes {
+            if onDisk > job.declaredSize ?? HostileInput.maxFileBytes {
                 // Longer than the manifest says: not a prefix of the wanted file.
                 unlink(part)
                 onDisk = 0
             }
-            let hasher = StreamingSHA256(path: part, declaredSize: job.sizeBytes, onReceived: onReceived)
+            let hasher = StreamingSHA256(path: part, declaredSize: job.declaredSize ?? HostileInput.maxFileBytes, onReceived: onReceived)
             try hasher.absorbExisting(length: onDisk)
             return (onDisk, hasher)
         }

@@ -4,8 +4,11 @@ import Wire
 
 /// `offline.estimate` (Brightcove's estimateSize): what offlining these products would take
 /// and what the policy leaves room for. Sizes come from the origin's offline playbackinfo at
-/// the quality `offline.add` would use; what is already on disk (verified, or the `.part` of
-/// an unfinished download) is not counted again. A product is `canBeDownloaded` exactly when
+/// the quality `offline.add` would use, and from the playlists of an HLS presentation; a file
+/// whose size only its `GET` would tell (a segment, an image) and that the catalog does not
+/// know counts for what the plan expects of it (`UnknownSizes`: a presentation's
+/// `BANDWIDTH` × duration), and the product's `sizeKnown` is false. What is already on disk
+/// (verified, or the `.part` of an unfinished download) is not counted again. A product is `canBeDownloaded` exactly when
 /// `offline.add` would take it (`OfflineProducts.offlineItem`); one it would refuse carries the
 /// error `offline.add` would answer (`error`, `reason`). Nothing is written.
 struct Estimate: Sendable {
@@ -33,15 +36,21 @@ struct Estimate: Sendable {
                     do {
                         let files = try await OfflineProducts.presentationFiles(info, productId: productId, origin: origin,
                                                                                 choice: .init(), retry: retry)
-                        var size: Int64 = 0, onDisk: Int64 = 0
+                        var size: Int64 = 0, onDisk: Int64 = 0, unknown = 0
                         for file in files where seenFiles.insert(file.urlPath).inserted {
-                            size += file.sizeBytes
-                            if let known = try await self.files.file(urlPath: file.urlPath), known.isVerified { onDisk += file.sizeBytes }
+                            let held = try await self.files.file(urlPath: file.urlPath)
+                            guard let fileSize = file.sizeBytes ?? held?.sizeBytes else {
+                                unknown += 1
+                                continue
+                            }
+                            size += fileSize
+                            if let held, held.isVerified { onDisk += fileSize }
                         }
+                        size += UnknownSizes(files).bytes(unknown: unknown)
                         needed += size - onDisk
                         items.append(["productId": .string(productId), "sizeBytes": .number(Double(size)),
                                       "onDiskBytes": .number(Double(onDisk)), "neededBytes": .number(Double(size - onDisk)),
-                                      "canBeDownloaded": true])
+                                      "sizeKnown": .bool(unknown == 0), "canBeDownloaded": true])
                         continue
                     } catch let error as DownloaderError {
                         refusal = (error.name, error.message)
@@ -52,18 +61,31 @@ struct Estimate: Sendable {
                 }
                 switch OfflineProducts.offlineItem(info, productId: productId, productType: productType, origin: origin) {
                 case .success(let item):
-                    // The file and its images, as `offline.add` would list them (an image the
-                    // origin cannot size refuses the product there, so it does here).
+                    // The file and its images, as `offline.add` would list them (an image whose
+                    // URL it refuses refuses the product there, so it does here). An image of
+                    // unknown size counts for the size the catalog learned, or for the plan's guess.
                     let images: [PlannedFile]
                     do {
-                        images = try await OfflineProducts.progressiveImages(productId: item.id, info: info, origin: origin, retry: retry)
+                        images = try OfflineProducts.progressiveImages(productId: item.id, info: info, origin: origin)
                     } catch let error as DownloaderError {
                         refusal = (error.name, error.message)
                         break
                     }
-                    let listed: [(urlPath: String, sizeBytes: Int64)] = [(item.urlPath, item.sizeBytes)]
-                        + images.map { ($0.urlPath, $0.sizeBytes) }
-                    let size = listed.reduce(0) { $0 + $1.sizeBytes }
+                    var listed: [(urlPath: String, sizeBytes: Int64)] = [(item.urlPath, item.sizeBytes)]
+                    var unknown = 0
+                    for image in images {
+                        var known = image.sizeBytes
+                        if known == nil { known = try await files.file(urlPath: image.urlPath)?.sizeBytes }
+                        if let known {
+                            listed.append((image.urlPath, known))
+                        } else {
+                            unknown += 1
+                            listed.append((image.urlPath, UnknownSizes(images).bytes(unknown: 1)))
+                        }
+                    }
+                    // As `offline.status` counts them: the unknown ones together.
+                    let size = listed.reduce(0) { $0 + $1.sizeBytes } - Int64(unknown) * UnknownSizes(images).bytes(unknown: 1)
+                        + UnknownSizes(images).bytes(unknown: unknown)
                     var onDisk: Int64 = 0, need: Int64 = 0
                     for file in listed {
                         let weighed = try await weigh(urlPath: file.urlPath, sizeBytes: file.sizeBytes, seenFiles: &seenFiles, room: room)
@@ -73,7 +95,7 @@ struct Estimate: Sendable {
                     needed += need
                     items.append(["productId": .string(productId), "sizeBytes": .number(Double(size)),
                                   "onDiskBytes": .number(Double(onDisk)), "neededBytes": .number(Double(need)),
-                                  "canBeDownloaded": true])
+                                  "sizeKnown": .bool(unknown == 0), "canBeDownloaded": true])
                     continue
                 case .failure(let error):
                     refusal = (error.name, error.message)

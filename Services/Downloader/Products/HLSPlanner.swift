@@ -18,10 +18,16 @@ struct PlannedFile: Sendable, Equatable, Codable {
     /// origin address still reaches it); `urlPath` is the cache key.
     var url: String
     var urlPath: String
-    var sizeBytes: Int64
+    /// Known for what was read while planning (the master and media playlists); nil for
+    /// segments, init sections and images, whose size the `GET` that downloads them tells (the
+    /// origin is never asked for a size alone: an edge may refuse any method but `GET`).
+    var sizeBytes: Int64?
+    /// A file of unknown size: what the planner expects it to hold (`estimatedBytes`), for
+    /// `offline.estimate` and the storage admission until its `GET` answers.
+    var estimatedBytes: Int64?
     /// Playlists: the SHA-256 of the bytes parsed when the product was added, so the engine's
     /// copy is the one that was planned. Segments and images: nil (the origin gives none), the
-    /// size is checked.
+    /// length the `GET` announced is checked.
     var sha256: String?
     var mimeType: String?
     /// Relative to the media directory.
@@ -36,6 +42,48 @@ struct PlannedFile: Sendable, Equatable, Codable {
         guard let seconds, role == .segment, let start = startSeconds else { return true }
         return start < seconds
     }
+
+    /// What a file of unknown size counts for when its product kept no estimate, and what a
+    /// poster is expected to hold; a thumbnail is expected to hold `guessedThumbnailBytes`.
+    static let guessedBytes: Int64 = 32 << 10
+    static let guessedThumbnailBytes: Int64 = 4 << 10
+}
+
+/// What the files of unknown size of one product are expected to hold together (`bytes`) and
+/// how many they are (`files`), as `offline.add` keeps it in `offlineProducts.options`
+/// (`estimate`): `offline.status` counts `bytes × unknown / files` for the `unknown` files
+/// whose size no `GET` told yet, the storage admission `bytes / files` for each of them, and
+/// `offline.estimate` the same, so the three agree.
+struct UnknownSizes: Sendable, Equatable {
+    var bytes: Int64
+    var files: Int
+
+    /// The planned files of unknown size.
+    init(_ planned: [PlannedFile]) {
+        let unknown = planned.filter { $0.sizeBytes == nil }
+        bytes = unknown.reduce(0) { $0 + ($1.estimatedBytes ?? PlannedFile.guessedBytes) }
+        files = unknown.count
+    }
+
+    init(bytes: Int64, files: Int) {
+        self.bytes = bytes
+        self.files = files
+    }
+
+    /// What `unknown` of the files still count for.
+    func bytes(unknown: Int) -> Int64 {
+        guard files > 0 else { return Int64(unknown) * PlannedFile.guessedBytes }
+        return bytes * Int64(unknown) / Int64(files)
+    }
+
+    /// `options.estimate`.
+    var json: JSONValue { ["bytes": .number(Double(bytes)), "files": .number(Double(files))] }
+
+    init?(options: JSONValue?) {
+        guard let estimate = options?["estimate"], let bytes = estimate["bytes"]?.doubleValue,
+              let files = estimate["files"]?.intValue, files > 0, bytes >= 0 else { return nil }
+        self.init(bytes: Int64(bytes), files: files)
+    }
 }
 
 /// An HLS product's download, as `offline.add` stores it: the master playlist (the product's
@@ -49,12 +97,18 @@ struct HLSPlan: Sendable {
 
 /// Reads an HLS presentation from the origin and lists what offlining it takes: the chosen
 /// variant's and renditions' media playlists, each segment and init section once (a resource
-/// read in byte ranges is one file), their sizes (from `HEAD`, or the largest byte range when
-/// the origin gives no length), and the key ids of every `EXT-X-KEY` (`/v1/keys/{keyId}`).
+/// read in byte ranges is one file), and the key ids of every `EXT-X-KEY` (`/v1/keys/{keyId}`).
+///
+/// Only playlists are fetched (`GET`). Segments, init sections and images are not asked for
+/// their size (signed URLs are often valid for `GET` only, and an edge may refuse any other
+/// method); each is listed with an estimate instead, and its `GET` tells its size when it is
+/// downloaded. A segment of the variant's playlist is expected to hold `AVERAGE-BANDWIDTH` (or
+/// `BANDWIDTH`) × its `EXTINF` duration, a resource read in byte ranges at least its largest
+/// range's end; a rendition's segments count for nothing of their own, since the variant's
+/// `BANDWIDTH` covers its renditions (RFC 8216 §4.3.4.2); a poster `PlannedFile.guessedBytes`,
+/// a thumbnail `guessedThumbnailBytes`.
 struct HLSPlanner: Sendable {
     let origin: OriginClient
-    /// HEAD requests at once while sizing segments.
-    static let parallelHeads = 8
 
     /// The master playlist a playbackinfo names, fetched and parsed.
     func master(productId: String, info: JSONValue, retry: RetryPolicy) async throws -> (url: String, bytes: [UInt8], playlist: HLSMasterPlaylist) {
@@ -84,8 +138,10 @@ struct HLSPlanner: Sendable {
         var resources: [(url: String, rangeEnd: Int64?, role: PlannedFile.Role)] = []
         var keyIds: [String] = []
         var starts: [String: Double] = [:]
+        // Seconds of the variant's own playlist each resource plays (its bytes are estimated from them).
+        var variantSeconds: [String: Double] = [:]
         let playlistURIs = [choice.variant.uri] + (choice.audio + choice.subtitles).compactMap(\.uri)
-        for uri in playlistURIs {
+        for (index, uri) in playlistURIs.enumerated() {
             guard let url = HLSURL.resolve(uri, against: masterURL) else { throw DownloaderError.hostileManifest("cannot resolve \(uri)") }
             let checked = try resolve(url)
             let urlPath = HLSURL.path(of: checked)
@@ -110,6 +166,7 @@ struct HLSPlanner: Sendable {
                 if let url = HLSURL.resolve(segment.uri, against: checked) {
                     let path = HLSURL.path(of: url)
                     starts[path] = min(starts[path] ?? start, start)
+                    if index == 0 { variantSeconds[path, default: 0] += max(0, segment.duration) }
                 }
                 start += segment.duration
             }
@@ -134,10 +191,15 @@ struct HLSPlanner: Sendable {
             guard seen.insert(urlPath).inserted else { continue }
             unique.append((resource.url, urlPath, resource.rangeEnd, resource.role))
         }
-        let sizes = try await self.sizes(unique.map { ($0.url, $0.rangeEnd) }, retry: retry)
-        for (resource, size) in zip(unique, sizes) {
+        let bytesPerSecond = Double(choice.variant.averageBandwidth ?? choice.variant.bandwidth) / 8
+        for resource in unique {
+            if let end = resource.rangeEnd, end > HostileInput.maxFileBytes {
+                throw DownloaderError.hostileManifest("a byte range of \(resource.urlPath) ends past \(HostileInput.maxFileBytes) bytes")
+            }
             let name = try names.name(for: resource.urlPath)
-            files.append(PlannedFile(name: name, role: resource.role, url: try stored(resource.url), urlPath: resource.urlPath, sizeBytes: size,
+            let timed = Int64((bytesPerSecond * (variantSeconds[resource.urlPath] ?? 0)).rounded())
+            files.append(PlannedFile(name: name, role: resource.role, url: try stored(resource.url), urlPath: resource.urlPath, sizeBytes: nil,
+                                     estimatedBytes: max(resource.rangeEnd ?? 0, timed),
                                      sha256: nil, mimeType: Self.mimeType(Self.fileExtension(resource.urlPath)),
                                      localPath: names.localPath(name),
                                      startSeconds: resource.role == .segment ? starts[resource.urlPath] : nil))
@@ -145,25 +207,27 @@ struct HLSPlanner: Sendable {
         return HLSPlan(master: masterFile, files: files, keyIds: keyIds, choice: choice)
     }
 
-    /// The product's poster and thumbnail (`images` of its playbackinfo), sized with `HEAD`.
-    func images(productId: String, info: JSONValue, retry: RetryPolicy) async throws -> [PlannedFile] {
+    /// The product's poster and thumbnail (`images` of its playbackinfo), listed without asking
+    /// the origin anything: their `GET` tells their size.
+    func images(productId: String, info: JSONValue) throws -> [PlannedFile] {
         var wanted: [(kind: String, url: String)] = []
         for kind in ["poster", "thumbnail"] {
             guard let raw = info["images"]?[kind]?.stringValue else { continue }
             wanted.append((kind, try resolve(raw)))
         }
-        let sizes = try await self.sizes(wanted.map { ($0.url, nil) }, retry: retry)
-        return try zip(wanted, sizes).map { image, size in
+        return try wanted.map { image in
             let urlPath = HLSURL.path(of: image.url)
             let ext = MediaStore.fileExtension(urlPath: urlPath, mimeType: nil)
-            return PlannedFile(name: "images/\(image.kind).\(ext)", role: .image, url: try stored(image.url), urlPath: urlPath, sizeBytes: size,
-                               sha256: nil, mimeType: Self.mimeType(ext), localPath: "images/\(productId)/\(image.kind).\(ext)")
+            return PlannedFile(name: "images/\(image.kind).\(ext)", role: .image, url: try stored(image.url), urlPath: urlPath, sizeBytes: nil,
+                               estimatedBytes: image.kind == "thumbnail" ? PlannedFile.guessedThumbnailBytes : PlannedFile.guessedBytes,
+                               sha256: nil, mimeType: Self.mimeType(ext),
+                               localPath: "images/\(productId)/\(image.kind).\(ext)")
         }
     }
 
     /// The product's media item, whose file is the master playlist as the origin served it.
     func masterItem(_ master: PlannedFile, productId: String, info: JSONValue) throws -> ManifestItem {
-        let fields: JSONValue = ["url": .string(master.url), "sizeBytes": .number(Double(master.sizeBytes)),
+        let fields: JSONValue = ["url": .string(master.url), "sizeBytes": .number(Double(master.sizeBytes ?? 0)),
                                  "sha256": .string(master.sha256 ?? ""), "mimeType": master.mimeType.map(JSONValue.string) ?? .null]
         switch HostileInput.item(id: .string(productId), fileFields: fields, meta: info, origin: origin) {
         case .success(var item):
@@ -199,40 +263,6 @@ struct HLSPlanner: Sendable {
             throw DownloaderError.hostileManifest("\(HLSURL.path(of: url)) is larger than a playlist may be")
         }
         return response.body
-    }
-
-    /// Each resource's size: `Content-Length` of a `HEAD`, else the end of its largest byte range.
-    private func sizes(_ resources: [(url: String, rangeEnd: Int64?)], retry: RetryPolicy) async throws -> [Int64] {
-        try await withThrowingTaskGroup(of: (Int, Int64).self) { group in
-            var result = [Int64](repeating: 0, count: resources.count)
-            var next = 0
-            func start() {
-                guard next < resources.count else { return }
-                let index = next
-                next += 1
-                let resource = resources[index]
-                group.addTask { (index, try await self.size(resource.url, rangeEnd: resource.rangeEnd, retry: retry)) }
-            }
-            for _ in 0..<Self.parallelHeads { start() }
-            while let (index, size) = try await group.next() {
-                result[index] = size
-                start()
-            }
-            return result
-        }
-    }
-
-    private func size(_ url: String, rangeEnd: Int64?, retry: RetryPolicy) async throws -> Int64 {
-        let response = try await origin.send(HTTPRequest(method: "HEAD", url: url), retry: retry)
-        guard (200..<300).contains(response.status) else { throw OriginError(status: response.status, body: response.body) }
-        let length = response.headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
-        guard let size = length ?? rangeEnd, size > 0, size <= HostileInput.maxFileBytes else {
-            throw DownloaderError.hostileManifest("\(HLSURL.path(of: url)) has no usable size")
-        }
-        if let rangeEnd, rangeEnd > size {
-            throw DownloaderError.hostileManifest("a byte range of \(HLSURL.path(of: url)) ends at \(rangeEnd), past its \(size) bytes")
-        }
-        return size
     }
 
     /// `/v1/keys/{keyId}` → keyId (docs/origin.md: keys are fetched under the license, by id).

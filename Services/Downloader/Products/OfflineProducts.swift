@@ -90,9 +90,12 @@ actor OfflineProducts {
                                               subtitleLanguages: presentation.subtitleLanguages, retry: retry)
             item = try planner.masterItem(plan.master, productId: actual, info: info)
             item.productType = info["productType"]?.stringValue ?? productType ?? "VIDEO"
-            files = plan.files + (try await planner.images(productId: actual, info: info, retry: retry))
+            files = plan.files + (try planner.images(productId: actual, info: info))
             keyIds = plan.keyIds
             var choice = plan.choice.json.objectValue ?? [:]
+            // What the files of unknown size are expected to hold, for status and admission
+            // until their `GET`s tell (`UnknownSizes`).
+            choice["estimate"] = UnknownSizes(files).json
             if let bitrate = presentation.bitrate { choice["bitrate"] = .number(Double(bitrate)) }
             if let limit { choice["prepositionSeconds"] = .number(limit) }
             options = String(decoding: JSONValue.object(choice).serialized(), as: UTF8.self)
@@ -102,10 +105,12 @@ actor OfflineProducts {
             }
             item = try Self.offlineItem(info, productId: productId, productType: productType, origin: origin).get()
             // A progressive product's poster and thumbnail are its `productFiles`, as a
-            // presentation's are: planned, sized and refused the same way, and counted with the
-            // main file in its `sizeBytes`, `bytesOnDisk` and `progress`; it is `cached` once
-            // they are verified too. A re-offline stages and swaps them with the file.
-            files = try await Self.progressiveImages(productId: item.id, info: info, origin: origin, retry: retry)
+            // presentation's are: planned and refused the same way (their size told by their
+            // `GET`), and counted with the main file in its `sizeBytes`, `bytesOnDisk` and
+            // `progress`; it is `cached` once they are verified too. A re-offline stages and
+            // swaps them with the file.
+            files = try Self.progressiveImages(productId: item.id, info: info, origin: origin)
+            if !files.isEmpty { options = String(decoding: JSONValue.object(["estimate": UnknownSizes(files).json]).serialized(), as: UTF8.self) }
         }
         let actual = item.id
         let token = existing?.token ?? UUID().uuidString.lowercased()
@@ -192,14 +197,13 @@ actor OfflineProducts {
         let planner = HLSPlanner(origin: origin)
         let plan = try await planner.plan(productId: actual, info: info, bitrate: choice.bitrate, audioLanguages: choice.audioLanguages,
                                           subtitleLanguages: choice.subtitleLanguages, retry: retry)
-        return [plan.master] + plan.files + (try await planner.images(productId: actual, info: info, retry: retry))
+        return [plan.master] + plan.files + (try planner.images(productId: actual, info: info))
     }
 
     /// A progressive product's images (`HLSPlanner.images`): the one plan `offline.add`,
     /// `offline.estimate` and a re-offline share.
-    static func progressiveImages(productId: String, info: JSONValue, origin: OriginClient,
-                                  retry: RetryPolicy) async throws -> [PlannedFile] {
-        try await HLSPlanner(origin: origin).images(productId: productId, info: info, retry: retry)
+    static func progressiveImages(productId: String, info: JSONValue, origin: OriginClient) throws -> [PlannedFile] {
+        try HLSPlanner(origin: origin).images(productId: productId, info: info)
     }
 
     /// What `offline.add` downloads for this offline playbackinfo, or why it refuses it:

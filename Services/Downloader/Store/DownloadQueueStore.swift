@@ -28,19 +28,21 @@ struct DownloadQueueStore: Sendable {
     /// (fewer when one file is wanted by several owners); a file without a checksum only when a
     /// product lists it or a staged re-offline does. The walk follows the `downloads_queue`
     /// index in request order and stops at `limit`, so a round costs the same with 10 or 10 000
-    /// files wanted.
+    /// files wanted. A file whose size no `GET` told yet comes with what the admission counts it
+    /// for (`ProductFileStore.admittedSizeSQL`) and `sizeIsEstimate`.
     func next(limit: Int, maxAttempts: Int) async throws -> [FileJob] {
         try await catalog.read { db in
             var seen = Set<Int64>()
             return try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT f.id, f.url, f.localPath, f.sizeBytes, f.sha256,
+                SELECT f.id, f.url, f.localPath, \(ProductFileStore.admittedSizeSQL), f.sha256,
                        EXISTS (SELECT 1 FROM downloads p WHERE p.fileId = f.id AND p.ownerKind = 'product' AND p.state = 'queued')
                            AS productWaits,
                        (EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id)
-                        OR EXISTS (SELECT 1 FROM mediaItems m WHERE m.fileId = f.id AND m.manifestType = 'hls')) AS listed
+                        OR EXISTS (SELECT 1 FROM mediaItems m WHERE m.fileId = f.id AND m.manifestType = 'hls')) AS listed,
+                       f.sizeBytes IS NULL AS sizeIsEstimate
                 FROM downloads d INDEXED BY downloads_queue JOIN files f ON f.id = d.fileId
                 WHERE d.state = 'queued' AND f.state IN ('pending', 'partial', 'corrupt') AND f.attempts < ?
-                  AND f.url IS NOT NULL AND f.sizeBytes IS NOT NULL
+                  AND f.url IS NOT NULL
                   AND (f.sha256 IS NOT NULL OR EXISTS (SELECT 1 FROM productFiles pf WHERE pf.fileId = f.id)
                        OR EXISTS (SELECT 1 FROM offlineProducts p, json_each(p.staged, '$.files') s
                                   WHERE p.staged IS NOT NULL AND json_extract(s.value, '$.fileId') = f.id))
@@ -50,7 +52,7 @@ struct DownloadQueueStore: Sendable {
                 // compares every column's name, for each of the rows a round reads.
                 .filter { seen.insert($0[0]).inserted }
                 .map { FileJob(fileId: $0[0], url: $0[1], relative: $0[2], sizeBytes: $0[3], sha256: $0[4],
-                               productWaits: $0[5], listed: $0[6]) }
+                               productWaits: $0[5], listed: $0[6], sizeIsEstimate: $0[7]) }
         }
     }
 
@@ -187,8 +189,9 @@ struct DownloadQueueStore: Sendable {
 
     /// The files are verified, their requests done and the products waiting for them cached;
     /// inside the committer's one transaction for the whole batch (`DurableCommitter`, on a
-    /// thread of its own).
-    static func markVerified(_ fileIds: [Int64], now: Date, db: Database) throws -> [Int64: Verified] {
+    /// thread of its own). `sizes`: each file's length as verified, which a file whose size
+    /// was unknown (`files.sizeBytes` null) keeps from now on.
+    static func markVerified(_ fileIds: [Int64], sizes: [Int64: Int64], now: Date, db: Database) throws -> [Int64: Verified] {
         var verified: [Int64: Verified] = [:]
         var unfinished: [String: (ProductRef, Int64?, Int64)] = [:]
         var unfinishedOrder: [String] = []
@@ -205,9 +208,9 @@ struct DownloadQueueStore: Sendable {
         for fileId in fileIds {
             // Cached statements: a batch runs these once per file, compiled once per connection.
             try db.cachedStatement(sql: """
-                UPDATE files SET state = 'verified', bytesOnDisk = sizeBytes, completedAt = ?, error = NULL, reason = NULL
-                WHERE id = ?
-                """).execute(arguments: [stamp, fileId])
+                UPDATE files SET state = 'verified', sizeBytes = COALESCE(sizeBytes, ?), bytesOnDisk = COALESCE(sizeBytes, ?),
+                completedAt = ?, error = NULL, reason = NULL WHERE id = ?
+                """).execute(arguments: [sizes[fileId], sizes[fileId], stamp, fileId])
             try db.cachedStatement(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE fileId = ? AND state IN ('queued', 'failed')")
                 .execute(arguments: [stamp, fileId])
             let stations = try String.fetchAll(db.cachedStatement(sql: """

@@ -51,12 +51,14 @@ enum ProductFileStore {
     }
 
     /// The `files` row for `planned`, by URL path or local path. A file whose declared content
-    /// changed (size or checksum) starts over; the old local path is returned for deletion.
+    /// changed (size or checksum) starts over; the old local path is returned for deletion. A
+    /// planned file of unknown size declares none: the size a `GET` told the row is kept.
     private static func upsertFile(_ planned: PlannedFile, db: Database, now: Date) throws -> (Int64, Bool, String?) {
         if let row = try Row.fetchOne(db, sql: "SELECT id, sha256, sizeBytes, state, localPath FROM files WHERE urlPath = ? OR localPath = ?",
                                       arguments: [planned.urlPath, planned.localPath]) {
             let fileId: Int64 = row["id"]
-            let same = (row["sizeBytes"] as Int64?) == planned.sizeBytes && (row["sha256"] as String?) == planned.sha256
+            let sameSize = planned.sizeBytes == nil || (row["sizeBytes"] as Int64?) == planned.sizeBytes
+            let same = sameSize && (row["sha256"] as String?) == planned.sha256
                 && (row["localPath"] as String) == planned.localPath
             if same {
                 try db.execute(sql: "UPDATE files SET url = ?, mimeType = ? WHERE id = ?", arguments: [planned.url, planned.mimeType, fileId])
@@ -113,8 +115,15 @@ enum ProductFileStore {
     }
 
     /// `offline.status` of a product with listed files: bytes and size over all its files,
-    /// `segments {done,total}` (segments and init sections) and `images` (paths relative to the
-    /// state directory) when it has any.
+    /// `files {done,total}` (every file, the main one included), `segments {done,total}`
+    /// (segments and init sections) and `images` (paths relative to the state directory) when it
+    /// has any, and `progress`.
+    ///
+    /// Until every file's `GET` told its size (`sizeKnown` false), `sizeBytes` counts the files
+    /// of unknown size for what the product's `UnknownSizes` (in `options`) expects of them, and
+    /// `progress` counts files: done of total for a presentation (its segments), bytes of that
+    /// estimated size for a single file with images, short of 100 until the product is complete.
+    /// Once all sizes are known, both are exact bytes.
     static func statusFields(productId: String, mainFileId: Int64?, db: Database) throws -> [String: JSONValue]? {
         let rows = try Row.fetchAll(db, sql: """
             SELECT pf.name, pf.role, f.state, f.bytesOnDisk, f.sizeBytes, f.localPath FROM productFiles pf JOIN files f ON f.id = pf.fileId
@@ -123,17 +132,27 @@ enum ProductFileStore {
         guard !rows.isEmpty else { return nil }
         var bytes: Int64 = 0
         var size: Int64 = 0
+        var unknown = 0
+        var filesDone = 0, filesTotal = 0
+        func count(state: String, sizeBytes: Int64?, bytesOnDisk: Int64?) {
+            filesTotal += 1
+            if state == "verified" { filesDone += 1 }
+            guard let sizeBytes else {
+                unknown += 1
+                bytes += bytesOnDisk ?? 0
+                return
+            }
+            size += sizeBytes
+            bytes += state == "verified" ? sizeBytes : (bytesOnDisk ?? 0)
+        }
         if let mainFileId, let main = try Row.fetchOne(db, sql: "SELECT state, bytesOnDisk, sizeBytes FROM files WHERE id = ?", arguments: [mainFileId]) {
-            size += main["sizeBytes"] ?? 0
-            bytes += (main["state"] as String) == "verified" ? (main["sizeBytes"] ?? 0) : (main["bytesOnDisk"] ?? 0)
+            count(state: main["state"], sizeBytes: main["sizeBytes"], bytesOnDisk: main["bytesOnDisk"])
         }
         var done = 0, total = 0
         var images: [String: JSONValue] = [:]
         for row in rows {
             let state: String = row["state"]
-            let fileSize: Int64 = row["sizeBytes"] ?? 0
-            size += fileSize
-            bytes += state == "verified" ? fileSize : (row["bytesOnDisk"] ?? 0)
+            count(state: state, sizeBytes: row["sizeBytes"], bytesOnDisk: row["bytesOnDisk"])
             let role: String = row["role"]
             if role == "segment" || role == "init" {
                 total += 1
@@ -145,11 +164,44 @@ enum ProductFileStore {
                 images[kind] = .string("media/" + (row["localPath"] as String))
             }
         }
-        var fields: [String: JSONValue] = ["bytesOnDisk": .number(Double(bytes)), "sizeBytes": .number(Double(size))]
+        if unknown > 0 { size += try unknownSizes(productId: productId, db: db).bytes(unknown: unknown) }
+        let progress: Int64
+        if unknown == 0 {
+            progress = size > 0 ? min(100, bytes * 100 / size) : 0
+        } else if total > 0 {
+            progress = Int64(filesDone * 100 / max(1, filesTotal))
+        } else {
+            progress = size > 0 ? min(99, bytes * 100 / size) : 0
+        }
+        var fields: [String: JSONValue] = ["bytesOnDisk": .number(Double(bytes)), "sizeBytes": .number(Double(size)),
+                                           "sizeKnown": .bool(unknown == 0), "progress": .number(Double(progress)),
+                                           "files": ["done": .number(Double(filesDone)), "total": .number(Double(filesTotal))]]
         if total > 0 { fields["segments"] = ["done": .number(Double(done)), "total": .number(Double(total))] }
         if !images.isEmpty { fields["images"] = .object(images) }
         return fields
     }
+
+    /// What the product's files of unknown size are expected to hold, as `offline.add` kept it
+    /// (the latest request's); a guess per file for a product that kept none (a progressive
+    /// product's images).
+    static func unknownSizes(productId: String, db: Database) throws -> UnknownSizes {
+        let options = try String.fetchOne(db, sql: """
+            SELECT options FROM offlineProducts WHERE productId = ? AND options IS NOT NULL ORDER BY requestedAt DESC LIMIT 1
+            """, arguments: [productId])
+        return UnknownSizes(options: options.flatMap { try? JSONValue.parse(Array($0.utf8)) }) ?? UnknownSizes(bytes: 0, files: 0)
+    }
+
+    /// SQL: what the storage admission counts a file `f` for, its size or, while no `GET` told
+    /// it, what a product that wants it expects of each of its files of unknown size
+    /// (`UnknownSizes`; at least a byte, so that a full cache refuses it), else
+    /// `PlannedFile.guessedBytes`.
+    static let admittedSizeSQL = """
+        COALESCE(f.sizeBytes,
+                 MAX(1, (SELECT CAST(json_extract(p.options, '$.estimate.bytes') / json_extract(p.options, '$.estimate.files') AS INTEGER)
+                         FROM downloads o JOIN offlineProducts p ON p.token = o.ownerId
+                         WHERE o.fileId = f.id AND o.ownerKind = 'product' AND json_extract(p.options, '$.estimate.files') > 0 LIMIT 1)),
+                 \(PlannedFile.guessedBytes))
+        """
 
     /// Adds content keys to a license already held (a preloaded license that did not carry every
     /// key the playlists name).

@@ -65,9 +65,7 @@ extension ProductStore {
             if state != "deleted", let productId = row["productId"] as String?,
                let more = try ProductFileStore.statusFields(productId: productId, mainFileId: row["mainFileId"], db: db) {
                 fields.merge(more) { _, new in new }
-                if let total = more["sizeBytes"]?.doubleValue, let onDisk = more["bytesOnDisk"]?.doubleValue, state != "cached" {
-                    fields["progress"] = .number(total > 0 ? (onDisk * 100 / total).rounded(.down) : 0)
-                }
+                if state == "cached" { fields["progress"] = 100 }
             }
             if (row["manifestType"] as String?) == "hls", let options = (row["options"] as String?).flatMap({ try? JSONValue.parse(Array($0.utf8)) }),
                let object = options.objectValue {

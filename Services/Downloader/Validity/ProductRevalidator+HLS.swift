@@ -21,16 +21,14 @@ extension ProductRevalidator {
         let master = plan.master.staged(mark: mark)
         var item = try planner.masterItem(master, productId: actual, info: info)
         item.urlPath = master.urlPath
-        let images = try await planner.images(productId: actual, info: info, retry: retry)
+        let images = try planner.images(productId: actual, info: info)
         return (item, (plan.files + images).map { $0.staged(mark: mark) }, plan.keyIds)
     }
 
     /// A changed progressive product's images (`images` of its new playbackinfo), each given its
     /// staged place as a presentation's files are, so the swap moves them with the file and
     /// collects the held ones; none when the playbackinfo names none (the swap drops the held).
-    func planImages(_ actual: String, info: JSONValue, mark: String, origin: OriginClient,
-                    retry: RetryPolicy) async throws -> [PlannedFile] {
-        try await OfflineProducts.progressiveImages(productId: actual, info: info, origin: origin, retry: retry)
-            .map { $0.staged(mark: mark) }
+    func planImages(_ actual: String, info: JSONValue, mark: String, origin: OriginClient) throws -> [PlannedFile] {
+        try OfflineProducts.progressiveImages(productId: actual, info: info, origin: origin).map { $0.staged(mark: mark) }
     }
 }

@@ -186,8 +186,7 @@ actor ProductRevalidator {
             case .success(let parsed): item = parsed
             case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
             }
-            files = try await planImages(item.id, info: info, mark: mark, origin: origin,
-                                         retry: deadline?.bounding(.offlining) ?? .offlining)
+            files = try planImages(item.id, info: info, mark: mark, origin: origin)
         }
         item.productType = info["productType"]?.stringValue ?? "TRACK"
         var license = try await freshLicense()

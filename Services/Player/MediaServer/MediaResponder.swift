@@ -103,11 +103,12 @@ struct MediaResponder: Sendable {
     }
 
     /// A file of a partial product that is not on disk, fetched whole from the origin (with the
-    /// player's credentials) and answered as from disk, `Range` included. Only a file of the
-    /// size the downloader listed is relayed.
+    /// player's credentials) and answered as from disk, `Range` included. A file of the size
+    /// the downloader listed is relayed only with that size; one whose size the downloader does
+    /// not know yet (listed without asking the origin) with the length the origin's answer has.
     private func relay(_ file: MediaServerStore.ServedFile, origin: OriginClient?, range: String?) async throws -> MediaResponse {
         guard let origin, let stored = file.url else { return .error(.notFound, "\(file.name) is not on this device and no origin is configured") }
-        guard let expected = file.sizeBytes, expected <= Self.maxRelayBytes else {
+        if let listed = file.sizeBytes, listed > Self.maxRelayBytes {
             return .error(.badGateway, "\(file.name) has no size the server may relay")
         }
         let response: HTTPResponse
@@ -116,7 +117,8 @@ struct MediaResponder: Sendable {
         } catch {
             return .error(.badGateway, "\(file.name) is not on this device and the origin did not answer: \(error)")
         }
-        guard response.status == 200, Int64(response.body.count) == expected else {
+        let expected = file.sizeBytes ?? Int64(response.body.count)
+        guard response.status == 200, Int64(response.body.count) == expected, expected > 0, expected <= Self.maxRelayBytes else {
             return .error(.badGateway, "\(file.name) is not on this device and the origin answered \(response.status) with \(response.body.count) bytes")
         }
         var headers: [(String, String)] = [("Content-Type", file.mimeType ?? "application/octet-stream"), ("Accept-Ranges", "bytes")]
