@@ -52,18 +52,23 @@ final class ProgressiveImagesTests: XCTestCase {
         XCTAssertEqual(Set(images.keys), ["poster", "thumbnail"], "the reference origin's tr-1 has both")
         let total = try await fileSize(h, "tr-1") + images.values.reduce(0) { $0 + $1.bytes.count }
 
-        // The estimate counts what offline.add downloads: the file and its images.
+        // The estimate counts what offline.add downloads: the file and its images, which only
+        // their GET will size (the origin is asked nothing else): until then a poster counts
+        // for 32 KiB and a thumbnail for 4 KiB (docs/protocol.md).
         let estimate = try await h.call("offline.estimate", ["productId": "tr-1"])
         let weighed = try XCTUnwrap(estimate["items"]?.arrayValue?.first)
         XCTAssertEqual(weighed["canBeDownloaded"]?.boolValue, true)
-        XCTAssertEqual(weighed["sizeBytes"]?.intValue, total, "\(estimate)")
+        let guessed = try await fileSize(h, "tr-1") + 32_768 + 4_096
+        XCTAssertEqual(weighed["sizeBytes"]?.intValue, guessed, "\(estimate)")
+        XCTAssertEqual(weighed["sizeKnown"]?.boolValue, false)
         XCTAssertEqual(weighed["onDiskBytes"]?.intValue, 0)
-        XCTAssertGreaterThanOrEqual(weighed["neededBytes"]?.intValue ?? 0, total, "three files, counted in blocks: \(estimate)")
+        XCTAssertGreaterThanOrEqual(weighed["neededBytes"]?.intValue ?? 0, guessed, "three files, counted in blocks: \(estimate)")
 
         let added = try await h.call("offline.add", ["productId": "tr-1"])
         let token = try XCTUnwrap(added["token"]?.stringValue)
         let cached = try await h.waitProduct(token, state: "cached")
         XCTAssertEqual(cached["sizeBytes"]?.intValue, total, "the product's size counts its images: \(cached)")
+        XCTAssertEqual(cached["sizeKnown"]?.boolValue, true)
         XCTAssertEqual(cached["bytesOnDisk"]?.intValue, total)
         XCTAssertEqual(cached["progress"]?.intValue, 100)
         let paths = try assertImages(cached, equal: images, h)
@@ -79,7 +84,8 @@ final class ProgressiveImagesTests: XCTestCase {
         // Once offlined, nothing more is needed; a second estimate finds all three on disk.
         let again = try await h.call("offline.estimate", ["productId": "tr-1"])
         let held = try XCTUnwrap(again["items"]?.arrayValue?.first)
-        XCTAssertEqual(held["sizeBytes"]?.intValue, total)
+        XCTAssertEqual(held["sizeBytes"]?.intValue, total, "the sizes the GETs told are known now")
+        XCTAssertEqual(held["sizeKnown"]?.boolValue, true)
         XCTAssertEqual(held["onDiskBytes"]?.intValue, total, "\(again)")
         XCTAssertEqual(held["neededBytes"]?.intValue, 0)
 
@@ -92,7 +98,9 @@ final class ProgressiveImagesTests: XCTestCase {
 
     /// The progress a client follows is the status's: while the file arrives slowly, every
     /// `OfflineProgress` counts the images with it (size and bytes over the three files), so the
-    /// events and `offline.status` never disagree on how far the product is.
+    /// events and `offline.status` never disagree on how far the product is. An image whose GET
+    /// has not told its size yet counts for an estimate (`sizeKnown` false, `progress` short of
+    /// 100); once both are verified the size is exact.
     func testProgressEventsCountTheImagesAsTheStatusDoes() async throws {
         let h = try DownloaderHarness()
         defer { h.discard() }
@@ -112,14 +120,24 @@ final class ProgressiveImagesTests: XCTestCase {
         XCTAssertEqual(cached["sizeBytes"]?.intValue, total)
         let progress = events.of("OfflineProgress").filter { $0.data["token"]?.stringValue == token }.map(\.data)
         XCTAssertGreaterThanOrEqual(progress.count, 2, "the slow file was reported as it arrived: \(progress)")
-        XCTAssertEqual(progress.compactMap { $0["sizeBytes"]?.intValue }, Array(repeating: total, count: progress.count),
+        let known = progress.filter { $0["sizeKnown"]?.boolValue == true }
+        XCTAssertFalse(known.isEmpty, "the images were verified while the file arrived: \(progress)")
+        XCTAssertEqual(known.compactMap { $0["sizeBytes"]?.intValue }, Array(repeating: total, count: known.count),
                        "every event counts the file and its images: \(progress)")
+        let file = try await fileSize(h, "tr-1")
         let bytes = progress.compactMap { $0["bytesOnDisk"]?.intValue }
         XCTAssertEqual(bytes, bytes.sorted(), "bytes only grow: \(bytes)")
         XCTAssertLessThan(bytes.last ?? total, total, "reported before the product was complete")
         for event in progress {
             let onDisk = event["bytesOnDisk"]?.intValue ?? -1
-            XCTAssertEqual(event["progress"]?.intValue, onDisk * 100 / total, "\(event)")
+            let size = event["sizeBytes"]?.intValue ?? 0
+            XCTAssertEqual(event["files"]?["total"]?.intValue, 3, "\(event)")
+            if event["sizeKnown"]?.boolValue == true {
+                XCTAssertEqual(event["progress"]?.intValue, onDisk * 100 / total, "\(event)")
+            } else {
+                XCTAssertGreaterThan(size, file, "the file and an estimate for the images: \(event)")
+                XCTAssertEqual(event["progress"]?.intValue, min(99, onDisk * 100 / size), "\(event)")
+            }
         }
     }
 
@@ -228,31 +246,38 @@ final class ProgressiveImagesTests: XCTestCase {
         XCTAssertEqual(h.mediaFiles(), [])
     }
 
-    /// An image the origin refuses when it is sized refuses the product at `offline.add`, as a
-    /// presentation's image does, and `offline.estimate` says so with the same error; nothing is
-    /// stored or written.
-    func testAnImageTheOriginRefusesRefusesTheProductAsForAPresentation() async throws {
+    /// Nothing is asked of an image before its download (no `HEAD`: its `GET` tells its size),
+    /// so an image the origin refuses does not refuse the product at `offline.add` or in
+    /// `offline.estimate`: its download fails as a segment's would, failing the product with the
+    /// image named, and `offline.resume` completes it once the origin serves it; the same for a
+    /// presentation's image.
+    func testAnImageTheOriginRefusesFailsTheProductNamingIt() async throws {
         let h = try DownloaderHarness()
         defer { h.discard() }
         try h.start()
         _ = try await h.call("network.set", ["type": "wifi"])
         let images = try await originImages(h, "tr-1")
         let poster = try XCTUnwrap(images["poster"]?.path)
-        try await h.api.injectFaults(poster, [["status": 404, "repeat": 2]])
-        let estimate = try await h.call("offline.estimate", ["productId": "tr-1"])
-        let weighed = try XCTUnwrap(estimate["items"]?.arrayValue?.first)
-        XCTAssertEqual(weighed["canBeDownloaded"]?.boolValue, false, "\(estimate)")
-        let refused = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "tr-1"]) }
-        let name = try XCTUnwrap((refused as? RPCError)?.name, "\(String(describing: refused))")
-        XCTAssertEqual(weighed["error"]?.stringValue, name, "estimate and add name the same refusal")
-        let list = try await h.call("offline.list")
-        XCTAssertEqual(list["items"]?.arrayValue?.count, 0, "nothing stored: \(list)")
-        XCTAssertEqual(h.mediaFiles(), [])
-        // The same for vid-1's poster: the rule is the presentations' own.
         let info = try h.api.json(try await h.api.get("/v1/playbackinfo/vid-1?mode=offline"))
         let vidPoster = try XCTUnwrap(info.object("images")["poster"] as? String)
-        try await h.api.injectFaults(vidPoster, [["status": 404]])
-        let hls = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "vid-1"]) }
-        XCTAssertEqual((hls as? RPCError)?.name, name, "\(String(describing: hls))")
+        for (productId, path) in [("tr-1", poster), ("vid-1", vidPoster)] {
+            try await h.api.injectFaults(path, [["status": 404, "repeat": 20]])
+            let estimate = try await h.call("offline.estimate", ["productId": .string(productId)])
+            let weighed = try XCTUnwrap(estimate["items"]?.arrayValue?.first)
+            XCTAssertEqual(weighed["canBeDownloaded"]?.boolValue, true, "\(estimate)")
+            let added = try await h.call("offline.add", ["productId": .string(productId)])
+            let token = try XCTUnwrap(added["token"]?.stringValue)
+            let failed = try await h.waitProduct(token, state: "failed", timeout: 60)
+            XCTAssertEqual(failed["error"]?.stringValue, "DownloadFailed", "\(failed)")
+            let reason = try XCTUnwrap(failed["reason"]?.stringValue)
+            XCTAssertTrue(reason.hasPrefix("images/poster.png: NotFound"), reason)
+            XCTAssertNil(failed["images"]?["poster"], "\(failed)")
+
+            _ = try await h.api.delete("/_control/faults")
+            _ = try await h.call("offline.resume", ["token": .string(token)])
+            let cached = try await h.waitProduct(token, state: "cached", timeout: 60)
+            XCTAssertNotNil(cached["images"]?["poster"], "\(cached)")
+            print("progressive images: \(productId) failed as \(reason.prefix(60))…, resume completes it")
+        }
     }
 }
