@@ -99,4 +99,45 @@ final class OriginMediaTests: OriginTestCase {
         let missing = try await api.get("/media/nothing.flac").status
         XCTAssertEqual(missing, 404)
     }
+    /// `/_control/head`: an edge whose signed URLs are valid for GET only. HEAD of media,
+    /// images and keys is refused with the status asked; GET (and a fault queued for it) is
+    /// untouched; DELETE and a reset serve HEAD again; `stats.methods` counts both.
+    func testHeadRefusalLeavesGetAlone() async throws {
+        let api = try api
+        let item = try await firstItem()
+        func head(_ path: String) async throws -> Int {
+            try await api.anonymous.send(HTTPRequest(method: "HEAD", url: try origin.baseURL + path, timeoutSeconds: 15)).status
+        }
+        let servedBefore = try await head(item.url)
+        XCTAssertEqual(servedBefore, 200)
+        let set = try await api.post("/_control/head", ["status": 405], authorized: false)
+        XCTAssertEqual(set.status, 200)
+        XCTAssertEqual(try api.json(set).object("head").int("status"), 405)
+        try await api.injectFaults(item.url, [["ignoreRange": true]])
+        let refused = try await head(item.url)
+        XCTAssertEqual(refused, 405)
+        let refusedImage = try await head("/img/tr-1-poster.png")
+        XCTAssertEqual(refusedImage, 405)
+        let ranged = try await api.get(item.url, headers: ["Range": "bytes=10-19"])
+        XCTAssertEqual(ranged.status, 200, "the queued fault was left for the GET")
+        XCTAssertEqual(ranged.body.count, item.size)
+        let plainGet = try await api.get(item.url).status
+        XCTAssertEqual(plainGet, 200)
+        let bad = try await api.post("/_control/head", ["status": 200], authorized: false)
+        XCTAssertEqual(bad.status, 400)
+
+        let methods = try await api.stats().object("methods")
+        XCTAssertEqual(methods.int("HEAD"), 3)
+        XCTAssertGreaterThanOrEqual(methods.int("GET") ?? 0, 2)
+        let cleared = try await api.delete("/_control/head")
+        XCTAssertEqual(cleared.status, 200)
+        let servedAgain = try await head(item.url)
+        XCTAssertEqual(servedAgain, 200)
+        _ = try await api.post("/_control/head", [:], authorized: false)
+        let refusedByDefault = try await head(item.url)
+        XCTAssertEqual(refusedByDefault, 403, "403 when no status is named")
+        _ = try await api.post("/_control/reset", [:], authorized: false)
+        let afterReset = try await head(item.url)
+        XCTAssertEqual(afterReset, 200, "a reset serves HEAD again")
+    }
 }
