@@ -105,8 +105,8 @@ struct HLSBench: AsyncParsableCommand {
         let median = { (values: [Double]) in values.sorted()[values.count / 2] }
         var lines = [
             "HLS offline of vid-1 (\(segments.count) segments of the default variant, \(segmentBytes) bytes; median of \(rounds)):",
-            String(format: "  cassette offline.add → OfflineDone  %7.2f s  (also 3 playlists, subtitles, 2 images; sizes by HEAD; fsync + commit)", median(cassette)),
-            String(format: "    of which offline.add's answer     %7.2f s  (playbackinfo, license and key, playlists, a HEAD per file)", median(answered)),
+            String(format: "  cassette offline.add → OfflineDone  %7.2f s  (also 3 playlists, subtitles, 2 images; sizes from the GETs; fsync + commit)", median(cassette)),
+            String(format: "    of which offline.add's answer     %7.2f s  (playbackinfo, license and key, playlists)", median(answered)),
             String(format: "  ffmpeg -i master.m3u8 -c copy       %7.2f s  (decrypts and remuxes; no fsync)", median(ffmpeg)),
             String(format: "  curl --parallel-max %-2d segment list %7.2f s  (no fsync, no check)", parallel, median(curl)),
             String(format: "  ratio cassette / curl %.2f×, cassette / ffmpeg %.2f×", median(cassette) / median(curl), median(cassette) / median(ffmpeg)),

@@ -126,7 +126,8 @@ struct FileTransfer: Sendable {
                     // length is exactly theirs (a file of unknown size resumed after its body
                     // arrived whole), otherwise shorter than promised.
                     guard job.sizeIsEstimate, onDisk > 0, result.headers["content-range"].flatMap(Self.completeLength) == onDisk else {
-                        return await refuse(part, "SizeMismatch", "the origin has fewer bytes than the \(expected.map(String.init) ?? "\(onDisk) kept") it declared")
+                        let promised = expected.map { "the \($0) it declared" } ?? "the \(onDisk) the .part holds"
+                        return await refuse(part, "SizeMismatch", "the origin has fewer bytes than \(promised)")
                     }
                     expected = onDisk
                 } else {

@@ -110,7 +110,9 @@ actor OfflineProducts {
             // `progress`; it is `cached` once they are verified too. A re-offline stages and
             // swaps them with the file.
             files = try Self.progressiveImages(productId: item.id, info: info, origin: origin)
-            if !files.isEmpty { options = String(decoding: JSONValue.object(["estimate": UnknownSizes(files).json]).serialized(), as: UTF8.self) }
+            if !files.isEmpty {
+                options = String(decoding: JSONValue.object(["estimate": UnknownSizes(files).json]).serialized(), as: UTF8.self)
+            }
         }
         let actual = item.id
         let token = existing?.token ?? UUID().uuidString.lowercased()
