@@ -50,6 +50,7 @@ final class HTTPSEdgeTests: XCTestCase {
         XCTAssertTrue(requests.contains { $0.path.hasPrefix("/media/") }, "media came through the edge: \(requests)")
         XCTAssertTrue(requests.contains { $0.path.hasPrefix("/v1/playbackinfo/tr-1") }, "\(requests)")
         XCTAssertEqual(requests.filter { $0.proto != "HTTP/2.0" }.map(\.description), [], "every request over HTTP/2")
+        XCTAssertEqual(requests.filter { $0.method == "HEAD" }.map(\.description), [], "GET only")
     }
 
     /// Without the CA the edge's certificate is not trusted: the calls answer `TLSFailed`
