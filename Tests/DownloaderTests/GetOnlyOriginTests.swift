@@ -146,4 +146,38 @@ final class GetOnlyOriginTests: XCTestCase {
         let counted = try await methods(h)
         XCTAssertNil(counted["HEAD"], "no HEAD reached the origin: \(counted)")
     }
+    /// A segment whose body arrived whole but was not committed when the downloader stopped
+    /// (its size still unknown to the catalog, the final-named file back to `.part` at start)
+    /// is verified by the `GET` that resumes it: the origin answers 416 with the length the
+    /// `.part` already holds, and nothing is downloaded again.
+    func testASegmentCompleteOnDiskButNotCommittedIsVerifiedWithoutDownloadingIt() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try await refuseHead(h)
+        let (token, _) = try await h.startAndOffline("vid-1")
+        try h.stop()
+        let segment = "hls/vid-1/v0/seg000.ts"
+        let pool = try h.catalogPool()
+        try await pool.write { db in
+            let fileId = try XCTUnwrap(try Int64.fetchOne(db, sql: "SELECT id FROM files WHERE localPath = ?", arguments: [segment]))
+            try db.execute(sql: "UPDATE files SET state = 'partial', sizeBytes = NULL, completedAt = NULL WHERE id = ?", arguments: [fileId])
+            try db.execute(sql: "UPDATE downloads SET state = 'queued' WHERE fileId = ?", arguments: [fileId])
+            try db.execute(sql: "UPDATE offlineProducts SET state = 'downloading', endedAt = NULL WHERE token = ?", arguments: [token])
+        }
+        let before = try await h.mediaStats()
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let cached = try await h.waitProduct(token, state: "cached")
+        XCTAssertEqual(cached["sizeKnown"]?.boolValue, true, "\(cached)")
+        XCTAssertEqual(cached["bytesOnDisk"], cached["sizeBytes"])
+        let after = try await h.mediaStats()
+        let path = "/media/vid-1/v0/seg000.ts"
+        XCTAssertEqual(after.full[path], before.full[path], "no second full body")
+        XCTAssertEqual(after.ranged[path], before.ranged[path], "no ranged body either")
+        let local = try Data(contentsOf: URL(fileURLWithPath: h.mediaDir + "/" + segment))
+        let remote = try Data(contentsOf: h.origin.dataDirectory.appendingPathComponent("media/vid-1/v0/seg000.ts"))
+        XCTAssertEqual(local, remote)
+        let size = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT sizeBytes FROM files WHERE localPath = ?", arguments: [segment]) }
+        XCTAssertEqual(size, remote.count, "the catalog learned the size again")
+    }
 }
