@@ -28,6 +28,9 @@ actor DownloadEngine {
     private var progressFlushing = false
     private static let progressIntervalNanos: UInt64 = 200_000_000
     private var kickScheduled = false
+    /// What running files of unknown size turned out to hold beyond their admission since the
+    /// last admission round (`sizeLearned`).
+    private var unreservedBytes: Int64 = 0
     /// The one progress ticker of all running transfers (`ProgressTicker`), and whether it runs.
     private let ticker: ProgressTicker
     private var tickerRunning = false
@@ -152,12 +155,17 @@ actor DownloadEngine {
         kickSoon()
     }
 
-    /// A running file of unknown size whose `GET` announced more than its estimate: admission
-    /// reserves what it announced from now on, and what was admitted ahead on estimates is
-    /// weighed again (a product bigger than estimated stops at the storage limit).
+    /// A running file of unknown size whose `GET` told its size: admission reserves that from
+    /// now on. Once running files together hold more than they were admitted for than the room
+    /// the last round left, what was admitted ahead is weighed again (a product bigger than
+    /// estimated stops at the storage limit).
     private func sizeLearned(_ fileId: Int64, _ size: Int64) {
         guard let index = activeJobs.firstIndex(where: { $0.fileId == fileId }), activeJobs[index].sizeBytes != size else { return }
+        let excess = size - activeJobs[index].sizeBytes
         activeJobs[index].sizeBytes = size
+        guard excess > 0 else { return }
+        unreservedBytes += excess
+        guard unreservedBytes > gate?.roomLeft ?? 0 else { return }
         forgetReady()
         kickSoon()
     }
@@ -204,6 +212,8 @@ actor DownloadEngine {
         let slots = max(0, maxParallel - transferring - ready.count)
         let runnable: [FileJob]
         if let gate {
+            // This round weighs the running files at the sizes learned so far.
+            unreservedBytes = 0
             runnable = await gate.admit(waiting, slots: slots, prefetch: ahead, running: activeJobs + ready)
         } else {
             runnable = Array(waiting.prefix(slots + ahead))
@@ -295,9 +305,8 @@ actor DownloadEngine {
             switch result {
             case .complete(let sizeBytes):
                 committing.insert(job.fileId)
-                // A file of unknown size that held more than it was admitted for: what was
-                // admitted ahead on estimates is weighed again against what is really held.
-                if job.sizeIsEstimate, sizeBytes > job.sizeBytes { forgetReady() }
+                // A file of unknown size whose `GET` announced no length learns it here.
+                if job.sizeIsEstimate { sizeLearned(job.fileId, sizeBytes) }
                 startReady()
                 kickSoon()
                 defer { committing.remove(job.fileId) }

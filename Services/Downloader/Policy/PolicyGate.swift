@@ -24,6 +24,8 @@ final class PolicyGate: Sendable {
         var originRetry: [Int64: (after: Date, failures: Int)] = [:]
         /// Why downloads last waited, as logged: the same reason is logged again only after a minute.
         var lastWait: (why: String, at: Date)?
+        /// The room the last admission round left once it reserved what it admitted.
+        var roomLeft: Int64 = 0
     }
 
     private let state: Mutex<State>
@@ -50,6 +52,9 @@ final class PolicyGate: Sendable {
     }
 
     var policy: DownloadPolicy { state.withLock { $0.policy } }
+    /// The room the last admission round left: files admitted ahead still fit as long as the
+    /// running ones did not outgrow their admission by more (a file of unknown size, `FileJob.sizeIsEstimate`).
+    var roomLeft: Int64 { state.withLock { $0.roomLeft } }
     var network: NetworkState { state.withLock { $0.network } }
     var verdict: NetworkVerdict { state.withLock { $0.policy.verdict(on: $0.network) } }
 
@@ -125,6 +130,8 @@ final class PolicyGate: Sendable {
             }
         }
         for (job, reason) in refused { await markIdle([job.fileId], .cacheLimit, reason) }
+        let left = room.available
+        state.withLock { $0.roomLeft = left }
         return admitted
     }
 
