@@ -46,7 +46,7 @@ struct OfflineEstimate: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
     @Argument(help: "Product id.") var productId: String
-    @Option(help: "Audio quality.") var quality: String?
+    @Option(help: "Quality, as for offline add (default: the policy's, by the product's type).") var quality: String?
 
     func run() async throws {
         var params: [String: JSONValue] = ["productId": .string(productId)]

@@ -127,8 +127,10 @@ enum DownloaderMethods {
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
             let retry = RetryPolicy.interactive.startingNow()
-            return try await core.value.products.preloadLicense(productId: p.productId, productType: p.productType,
-                                                                quality: p.quality, terms: terms, retry: retry)
+            let ready = try await core.value
+            let quality = QualityChoice(requested: p.quality, productType: p.productType, policy: ready.gate.policy)
+            return try await ready.products.preloadLicense(productId: p.productId, productType: p.productType,
+                                                           quality: quality, terms: terms, retry: retry)
         }
         router.register("offline.renewLicense", params: RenewParams.self) { p, _ in
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
@@ -143,7 +145,7 @@ enum DownloaderMethods {
             let retry = RetryPolicy.interactive.startingNow()
             let ready = try await core.value
             // Without its own quality, an item gets the policy's offline audio or video quality.
-            let quality = p.quality ?? ready.gate.policy.offlineQuality(productType: p.productType)
+            let quality = QualityChoice(requested: p.quality, productType: p.productType, policy: ready.gate.policy)
             return try await ready.products.add(productId: p.productId, productType: p.productType, quality: quality,
                                                 allowCellular: p.allowCellular ?? false, terms: terms,
                                                 presentation: presentation, retry: retry)

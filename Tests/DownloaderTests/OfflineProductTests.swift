@@ -49,4 +49,24 @@ final class OfflineProductTests: XCTestCase {
         let v5 = try await h.call("offline.state", ["productId": "tr-7"])
         XCTAssertEqual(v5["state"]?.stringValue, "NOT_OFFLINED")
     }
+
+    /// `offline.add` of a video that names neither a type nor a quality gets the policy's video
+    /// quality (the origin's answer says it is a video), not the audio one; a track keeps the
+    /// audio one, and a quality the request names is used as it is.
+    func testAnOfflineWithoutATypeTakesTheQualityOfTheProductsType() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("policy.set", ["offlineAudioQuality": "LOSSLESS", "offlineVideoQuality": "LOW"])
+        let video = try await h.call("offline.add", ["productId": "vid-1"])
+        XCTAssertEqual(video["quality"]?.stringValue, "LOW", "\(video)")
+        let track = try await h.call("offline.add", ["productId": "tr-1"])
+        XCTAssertEqual(track["quality"]?.stringValue, "LOSSLESS", "\(track)")
+        let named = try await h.call("offline.estimate", ["productId": "vid-1", "quality": "MEDIUM"])
+        XCTAssertEqual(named["items"]?.arrayValue?.first?["canBeDownloaded"]?.boolValue, true, "\(named)")
+        let asked = try await h.api.stats().object("playbackInfoQualities")
+        XCTAssertEqual(asked["offline:LOW"] as? Int, 1, "vid-1 at the video quality: \(asked)")
+        XCTAssertEqual(asked["offline:MEDIUM"] as? Int, 1, "the quality named: \(asked)")
+        XCTAssertEqual(asked["offline:LOSSLESS"] as? Int, 2, "tr-1, and vid-1's first look before its type was known: \(asked)")
+    }
 }

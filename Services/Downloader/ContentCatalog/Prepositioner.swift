@@ -136,7 +136,7 @@ actor Prepositioner {
         guard gate.allowsBackgroundTraffic else { return }
         for row in wanted {
             guard used + row.item.sizeBytes <= settings.maxAutoBytes else { break }
-            let quality = gate.policy.offlineQuality(productType: row.item.type)
+            let quality = QualityChoice(requested: nil, productType: row.item.type, policy: gate.policy)
             do {
                 let status = try await products.add(productId: row.item.productId, productType: row.item.type, quality: quality,
                                                     automatic: true,

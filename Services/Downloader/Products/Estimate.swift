@@ -21,7 +21,7 @@ struct Estimate: Sendable {
         guard let origin else { throw DownloaderError.noOrigin() }
         let policy = gate.policy
         // Without its own quality a product gets the policy's, as in `offline.add`.
-        let quality = quality ?? policy.offlineQuality(productType: productType)
+        let choice = QualityChoice(requested: quality, productType: productType, policy: policy)
         var items: [JSONValue] = []
         var needed: Int64 = 0
         var seenFiles = Set<String>()
@@ -29,7 +29,7 @@ struct Estimate: Sendable {
         for productId in productIds {
             let refusal: (name: String, message: String)
             do {
-                let info = try await OfflineProducts.offlinePlaybackInfo(productId, quality: quality, origin: origin, retry: retry)
+                let (info, _) = try await OfflineProducts.offlinePlaybackInfo(productId, choice: choice, origin: origin, retry: retry)
                 // An HLS presentation: what `offline.add` would download with the default choice,
                 // planned the same way (its playlists read, its segments sized).
                 if info["manifestType"]?.stringValue == "hls", info["canBeDownloaded"]?.boolValue == true {

@@ -55,7 +55,7 @@ actor OfflineProducts {
     /// `prepositionSeconds` (automatic requests of HLS products only): only the segments that
     /// cover the presentation's first seconds are downloaded; every file is still listed. The
     /// product ends `partiallyCached`. An explicit request for such a product downloads the rest.
-    func add(productId: String, productType: String?, quality: String?, allowCellular: Bool = false,
+    func add(productId: String, productType: String?, quality choice: QualityChoice, allowCellular: Bool = false,
              terms: LicenseTerms? = nil, presentation: PresentationChoice = PresentationChoice(),
              automatic: Bool = false, prepositionSeconds: Double? = nil, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
@@ -73,7 +73,7 @@ actor OfflineProducts {
             }
             return try await status(token: existing.token)
         }
-        let info = try await playbackInfo(productId, quality: quality, retry: retry)
+        let (info, quality) = try await playbackInfo(productId, choice: choice, retry: retry)
         let manifestType = info["manifestType"]?.stringValue ?? "progressive"
         let planner = HLSPlanner(origin: origin)
         var item: ManifestItem
@@ -181,6 +181,23 @@ actor OfflineProducts {
         return info
     }
 
+    /// The offline playbackinfo at the quality `choice` settles on, and that quality.
+    private func playbackInfo(_ productId: String, choice: QualityChoice, retry: RetryPolicy) async throws -> (JSONValue, String) {
+        guard let origin else { throw DownloaderError.noOrigin() }
+        let (info, quality) = try await Self.offlinePlaybackInfo(productId, choice: choice, origin: origin, retry: retry)
+        guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(productId) }
+        return (info, quality)
+    }
+
+    /// The offline playbackinfo at `choice.first`, asked again at the video quality when the
+    /// answer says the product is a video the request did not name (`QualityChoice`).
+    static func offlinePlaybackInfo(_ productId: String, choice: QualityChoice, origin: OriginClient,
+                                    retry: RetryPolicy) async throws -> (JSONValue, String) {
+        let info = try await offlinePlaybackInfo(productId, quality: choice.first, origin: origin, retry: retry)
+        guard let again = choice.again(after: info) else { return (info, choice.first) }
+        return (try await offlinePlaybackInfo(productId, quality: again, origin: origin, retry: retry), again)
+    }
+
     /// `GET /v1/playbackinfo/{productId}?mode=offline` at `quality` (`HIGH` when none is named;
     /// the methods pass the policy's offline quality).
     static func offlinePlaybackInfo(_ productId: String, quality: String?, origin: OriginClient,
@@ -236,14 +253,14 @@ actor OfflineProducts {
     /// later without a license exchange (Brightcove "Preload a FairPlay license"). It makes the
     /// offline token, state `discovered`, that a later `offline.add` of the product downloads
     /// into. A product already requested gets its license renewed instead.
-    func preloadLicense(productId: String, productType: String?, quality: String?, terms: LicenseTerms?,
+    func preloadLicense(productId: String, productType: String?, quality choice: QualityChoice, terms: LicenseTerms?,
                         retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
         if let existing = try await products.openRequest(productId: productId), existing.state != "failed" {
             let held = try await licenseStore.currentTerms(token: existing.token)
             return try await renewLicense(token: existing.token, terms: terms ?? held ?? .purchase, retry: retry)
         }
-        let info = try await playbackInfo(productId, quality: quality, retry: retry)
+        let (info, quality) = try await playbackInfo(productId, choice: choice, retry: retry)
         let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
         let token = UUID().uuidString.lowercased()
         let type = info["productType"]?.stringValue ?? productType ?? "TRACK"
