@@ -17,7 +17,7 @@ DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev
 # with `deps`. Kept out of `deps`: the mpd package's scripts may start a system mpd.
 BENCH_PACKAGES := mpd aria2
 
-.PHONY: all deps bench-deps install-packages build build-tests test demo bench release install deb deb-test clean
+.PHONY: all deps bench-deps install-packages build build-tests test demo bench release install deb deb-test vm-test clean
 
 all: build
 
@@ -145,6 +145,15 @@ deb: release
 # Needs root (mount namespaces). Not part of `make test`: it needs the release build.
 deb-test: deb
 	bash deploy/deb-test.sh $(DEB_OUT)/cassette_$(VERSION)-$(DEB_REVISION)_$$(dpkg --print-architecture).deb
+
+# Boots a Debian VM (qemu; KVM when it works here, else TCG) whose PID 1 is systemd, installs
+# the package there with apt-get and checks socket activation, the users, a sync and a play
+# against the reference origin in the VM, restarts after kill -9 and the watchdog, stop times,
+# the journal, network detection, a reboot with offline plays delivered later, and remove and
+# purge. Needs root; installs debootstrap and qemu itself. The VM image is built once from the
+# machine's apt mirror and cached in /var/cache/cassette-vm (VM_CACHE); see deploy/vm/vm-test.sh.
+vm-test: deb
+	RELEASE_BIN=$(RELEASE_BIN) bash deploy/vm/vm-test.sh $(DEB_OUT)/cassette_$(VERSION)-$(DEB_REVISION)_$$(dpkg --print-architecture).deb
 
 clean:
 	rm -rf .build
