@@ -63,13 +63,16 @@ echo 5a1e77e0c0de4ca55e77e0000000c0de >"$ROOT/etc/machine-id"
 printf '/dev/vda\t/\text4\trw,relatime\t0\t1\nvmtest\t/mnt/vmtest\t9p\ttrans=virtio,version=9p2000.L,msize=262144,nofail\t0\t0\n' >"$ROOT/etc/fstab"
 mkdir -p "$ROOT/mnt/vmtest" "$ROOT/var/log/journal"
 printf '9p\n9pnet_virtio\n' >"$ROOT/etc/modules-load.d/vmtest-9p.conf"
-# systemd-networkd brings the NIC up with DHCP (qemu's user network answers it).
+# systemd-networkd brings the NIC up with DHCP (qemu's user network answers it). With
+# restrict=on that network announces no router: its gateway address is made the default
+# route by hand, as on a LAN without Internet (the gateway forwards nothing out of the VM).
 cat >"$ROOT/etc/systemd/network/80-vm.network" <<'EOF'
 [Match]
 Name=en* eth*
 
 [Network]
 DHCP=ipv4
+Gateway=10.0.2.2
 EOF
 cat >"$ROOT/etc/systemd/system/vmtest-runner.service" <<'EOF'
 [Unit]

@@ -2,22 +2,9 @@
 # checks 1-8 and the offline half of 9. The clean part (install, start, sync, play, stop)
 # comes first and check 7 reads its journal before anything is killed on purpose.
 
-# The sockets listen and the services wait for their first connection.
-sockets_listen_services_wait() {
-    local s
-    for s in "${SERVICES[@]}"; do
-        [ "$(systemctl is-enabled "cassette-$s.socket" 2>&1)" = enabled ] || why "cassette-$s.socket is $(systemctl is-enabled "cassette-$s.socket" 2>&1), not enabled" || return 1
-        is_active "cassette-$s.socket" || why "cassette-$s.socket is $(systemctl is-active "cassette-$s.socket"), not active" || return 1
-        [ -S "/run/cassette/$s.sock" ] || why "/run/cassette/$s.sock is not a socket" || return 1
-        [ "$(systemctl is-active "cassette-$s.service")" = inactive ] \
-            || why "cassette-$s.service is $(systemctl is-active "cassette-$s.service") before any connection" || return 1
-    done
-    ! pgrep -u cassette >/dev/null || why "a process of user cassette runs before any connection: $(pgrep -a -u cassette | head -n1)" || return 1
-}
-
 install_package() {
     say "apt-get install ./cassette.deb"
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-download "$SHARE/cassette.deb" >"$SHARE/apt-install.log" 2>&1; then
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y "$SHARE/cassette.deb" >"$SHARE/apt-install.log" 2>&1; then
         DETAIL_LINES=("$(tail -n 5 "$SHARE/apt-install.log")")
         why "apt-get install failed (apt-install.log)"; return 1
     fi
@@ -143,15 +130,22 @@ check_journal_fields() {
     DETAIL="SYSLOG_IDENTIFIER, CODE_*, MESSAGE_ID (listening, stopped, sync completed, plays delivered), CASSETTE_* from each service"
 }
 
+# Warning-or-worse entries, and anything the services wrote to stdout or stderr instead of
+# logging it (they log to the journal natively: a line on the stream is some library's).
 check_journal_clean() {
-    local lines
+    local lines stream
     lines=$(journalctl -b -p warning -u 'cassette-*' --no-pager -q -o short-monotonic)
-    if [ -n "$lines" ]; then
-        mapfile -t DETAIL_LINES < <(head -n 20 <<<"$lines")
-        why "$(wc -l <<<"$lines") warning-or-worse line(s) in journalctl -p warning -u 'cassette-*'"
+    stream=$(journalctl -b -u 'cassette-*' -o json --output-fields=_TRANSPORT,SYSLOG_IDENTIFIER,MESSAGE,PRIORITY \
+        | jq -r 'select(._TRANSPORT == "stdout") | "\(.SYSLOG_IDENTIFIER) (stdout/stderr, priority \(.PRIORITY)): \(.MESSAGE)"')
+    if [ -n "$lines" ] || [ -n "$stream" ]; then
+        local nl=0 ns=0
+        [ -n "$lines" ] && nl=$(wc -l <<<"$lines")
+        [ -n "$stream" ] && ns=$(wc -l <<<"$stream")
+        mapfile -t DETAIL_LINES < <( { [ -n "$lines" ] && head -n 15 <<<"$lines"; [ -n "$stream" ] && sed "s/0x[0-9a-f]*/0x.../g" <<<"$stream" | sort | uniq -c | sort -rn | head -n 10; } )
+        why "$nl warning-or-worse line(s) (journalctl -p warning -u 'cassette-*'), $ns line(s) written to stdout/stderr"
         return 1
     fi
-    DETAIL="no warning-or-worse line from install, start, sync, play and stop"
+    DETAIL="nothing at warning or worse, nothing on stdout/stderr, from install, start, sync, play and stop"
 }
 
 # kill -9 one service: systemd restarts it and only it.

@@ -43,8 +43,14 @@ check_network_nm() {
     local iface
     iface=$(ip -4 route show default | awk '{print $5; exit}')
     systemctl stop systemd-networkd.service systemd-networkd.socket
-    [ -n "$iface" ] && { ip -4 route flush dev "$iface"; ip -4 addr flush dev "$iface"; }
+    [ -n "$iface" ] || why "no default route before the switch to NetworkManager" || return 1
+    ip -4 route flush dev "$iface"
+    ip -4 addr flush dev "$iface"
     systemctl start NetworkManager.service || why "NetworkManager did not start" || return 1
+    # The same network as under networkd: DHCP, and the gateway the VM's network does not announce.
+    nmcli connection add type ethernet ifname "$iface" con-name vmtest ipv4.method auto \
+        ipv4.routes "0.0.0.0/0 10.0.2.2" ipv6.method ignore >/dev/null || why "nmcli connection add failed" || return 1
+    nmcli connection up vmtest >/dev/null || why "nmcli connection up failed" || return 1
     wait_until 90 sh -c '[ "$(nmcli -t -f STATE general)" = connected ]' \
         || why "NetworkManager not connected within 90 s ($(nmcli -t -f STATE general))" || return 1
     systemctl restart cassette-downloader.service

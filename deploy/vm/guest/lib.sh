@@ -18,7 +18,7 @@ result() {
     shift 3
     {
         echo "$verdict $id $text"
-        for line in "$@"; do printf '    | %s\n' "$line"; done
+        for line in "$@"; do printf '%s\n' "$line" | sed 's/^/    | /'; done
     } >>"$RESULTS"
     say "$verdict $id $text"
     sync
@@ -72,6 +72,19 @@ start_origin() {
     wait_until 120 origin_up
 }
 stop_origin() { systemctl stop vmtest-origin.service; }
+
+# The sockets listen and the services wait for their first connection.
+sockets_listen_services_wait() {
+    local s
+    for s in "${SERVICES[@]}"; do
+        [ "$(systemctl is-enabled "cassette-$s.socket" 2>&1)" = enabled ] || why "cassette-$s.socket is $(systemctl is-enabled "cassette-$s.socket" 2>&1), not enabled" || return 1
+        is_active "cassette-$s.socket" || why "cassette-$s.socket is $(systemctl is-active "cassette-$s.socket"), not active" || return 1
+        [ -S "/run/cassette/$s.sock" ] || why "/run/cassette/$s.sock is not a socket" || return 1
+        [ "$(systemctl is-active "cassette-$s.service")" = inactive ] \
+            || why "cassette-$s.service is $(systemctl is-active "cassette-$s.service") before any connection" || return 1
+    done
+    ! pgrep -u cassette >/dev/null || why "a process of user cassette runs before any connection: $(pgrep -a -u cassette | head -n1)" || return 1
+}
 
 player_state() { ctl_json now | jq -r '.playbackState'; }
 player_position() { ctl_json now | jq -r '.assetPosition // 0 | floor'; }
