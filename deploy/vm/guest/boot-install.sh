@@ -130,22 +130,26 @@ check_journal_fields() {
     DETAIL="SYSLOG_IDENTIFIER, CODE_*, MESSAGE_ID (listening, stopped, sync completed, plays delivered), CASSETTE_* from each service"
 }
 
-# Warning-or-worse entries, and anything the services wrote to stdout or stderr instead of
-# logging it (they log to the journal natively: a line on the stream is some library's).
+# Warning-or-worse entries, and anything the services' processes put in the journal other
+# than through their own logger (SYSLOG_IDENTIFIER=cassette-<name>): a library's syslog(3)
+# or a line on stdout/stderr is noise an operator reads too.
 check_journal_clean() {
-    local lines stream
+    local lines foreign
     lines=$(journalctl -b -p warning -u 'cassette-*' --no-pager -q -o short-monotonic)
-    stream=$(journalctl -b -u 'cassette-*' -o json --output-fields=_TRANSPORT,SYSLOG_IDENTIFIER,MESSAGE,PRIORITY \
-        | jq -r 'select(._TRANSPORT == "stdout") | "\(.SYSLOG_IDENTIFIER) (stdout/stderr, priority \(.PRIORITY)): \(.MESSAGE)"')
-    if [ -n "$lines" ] || [ -n "$stream" ]; then
-        local nl=0 ns=0
+    foreign=$(journalctl -b -u 'cassette-*' -o json --output-fields=_SYSTEMD_UNIT,_TRANSPORT,SYSLOG_IDENTIFIER,MESSAGE,PRIORITY \
+        | jq -r 'select((._SYSTEMD_UNIT // "") | test("^cassette-.*[.]service$"))
+            | select((.SYSLOG_IDENTIFIER // "") != (._SYSTEMD_UNIT | sub("[.]service$"; "")))
+            | "\(._SYSTEMD_UNIT): \(.SYSLOG_IDENTIFIER) via \(._TRANSPORT), priority \(.PRIORITY): \(.MESSAGE)"')
+    if [ -n "$lines" ] || [ -n "$foreign" ]; then
+        local nl=0 nf=0
         [ -n "$lines" ] && nl=$(wc -l <<<"$lines")
-        [ -n "$stream" ] && ns=$(wc -l <<<"$stream")
-        mapfile -t DETAIL_LINES < <( { [ -n "$lines" ] && head -n 15 <<<"$lines"; [ -n "$stream" ] && sed "s/0x[0-9a-f]*/0x.../g" <<<"$stream" | sort | uniq -c | sort -rn | head -n 10; } )
-        why "$nl warning-or-worse line(s) (journalctl -p warning -u 'cassette-*'), $ns line(s) written to stdout/stderr"
+        [ -n "$foreign" ] && nf=$(wc -l <<<"$foreign")
+        mapfile -t DETAIL_LINES < <( { [ -n "$lines" ] && head -n 15 <<<"$lines"
+            [ -n "$foreign" ] && sed 's/0x[0-9a-f]*/0x.../g' <<<"$foreign" | sort | uniq -c | sort -rn | head -n 10; } )
+        why "$nl warning-or-worse line(s) (journalctl -p warning -u 'cassette-*'), $nf line(s) not from the services' loggers (counted below)"
         return 1
     fi
-    DETAIL="nothing at warning or worse, nothing on stdout/stderr, from install, start, sync, play and stop"
+    DETAIL="nothing at warning or worse, nothing but the services' own log entries, from install, start, sync, play and stop"
 }
 
 # kill -9 one service: systemd restarts it and only it.
