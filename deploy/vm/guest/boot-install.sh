@@ -172,14 +172,14 @@ check_kill9() {
     DETAIL="cassette-$victim pid $old → $new, the other two kept their pids"
 }
 
-# SIGSTOP one service: the watchdog (lowered to 5 s by a runtime drop-in, instead of the
+# SIGSTOP one service: the watchdog (lowered to 10 s by a runtime drop-in, instead of the
 # unit's 30 s, to keep the test short) kills it and systemd restarts it, and only it.
 check_watchdog() {
     local victim=downloader s old new
     mkdir -p "/run/systemd/system/cassette-$victim.service.d"
-    printf '[Service]\nWatchdogSec=5s\nTimeoutAbortSec=5s\n' >"/run/systemd/system/cassette-$victim.service.d/vmtest-watchdog.conf"
+    printf '[Service]\nWatchdogSec=10s\nTimeoutAbortSec=5s\n' >"/run/systemd/system/cassette-$victim.service.d/vmtest-watchdog.conf"
     systemctl daemon-reload
-    systemctl restart "cassette-$victim.service" || why "restart with the 5 s watchdog failed" || return 1
+    systemctl restart "cassette-$victim.service" || why "restart with the 10 s watchdog failed" || return 1
     ctl status >/dev/null || why "cassettectl status failed before SIGSTOP" || return 1
     declare -A pids
     for s in "${SERVICES[@]}"; do pids[$s]=$(main_pid "$s"); done
@@ -200,7 +200,7 @@ check_watchdog() {
     done
     rm -r "/run/systemd/system/cassette-$victim.service.d"
     systemctl daemon-reload
-    DETAIL="WatchdogSec=5s drop-in: cassette-$victim pid $old stopped, killed by the watchdog, restarted as $new; the others kept their pids"
+    DETAIL="WatchdogSec=10s drop-in: cassette-$victim pid $old stopped, killed by the watchdog, restarted as $new; the others kept their pids"
 }
 
 # The first half of 9: the origin goes away, the station plays from the device, and the
