@@ -64,10 +64,13 @@ SUITE=$(. /etc/os-release && echo "$VERSION_CODENAME")
 host_sources() {
     local f
     for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -f "$f" ] && awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/) break; print "deb", $i, $(i+1), $(i+2) }' "$f"
+        if [ -f "$f" ]; then
+            awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/) break; print "deb", $i, $(i+1), $(i+2) }' "$f"
+        fi
     done
     for f in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$f" ] && awk '
+        [ -f "$f" ] || continue
+        awk '
             function flush() { if (types ~ /(^| )deb( |$)/ && enabled != "no") { n = split(uris, u, " "); m = split(suites, s, " ");
                 for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) print "deb", u[i], s[j], comps } types = uris = suites = comps = ""; enabled = "" }
             /^[ \t]*$/ { flush(); next }
@@ -88,6 +91,8 @@ DEPENDS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[
 mapfile -t PACKAGES < <(printf '%s\n' "${GUEST_PACKAGES[@]}" $DEPENDS | sort -u)
 KEY=$( { printf '%s\n' "${PACKAGES[@]}"; echo "$SOURCES_TEXT"; cat deploy/vm/build-image.sh; } | sha256sum | cut -c1-16)
 IMAGE=$CACHE/image-$KEY
+# Building (and pruning) takes the cache's lock alone; a run holds it shared until it ends,
+# so no other run removes the image under its VM.
 mkdir -p "$CACHE"
 exec 9>"$CACHE/.lock"
 flock 9
@@ -104,7 +109,7 @@ if [ ! -f "$IMAGE/ready" ]; then
     find "$CACHE" -mindepth 1 -maxdepth 1 -name 'image-*' ! -name "image-$KEY" -exec rm -rf {} +
     IMAGE_NOTE="built in $((SECONDS - build_start)) s"
 fi
-flock -u 9
+flock -s 9
 
 WORK=$(mktemp -d /var/tmp/cassette-vm-test.XXXXXX)
 SHARE=$WORK/share
