@@ -65,7 +65,7 @@ host_sources() {
     local f
     for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
         if [ -f "$f" ]; then
-            awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/) break; print "deb", $i, $(i+1), $(i+2) }' "$f"
+            awk '$1 == "deb" { sub(/\[[^]]*\][ \t]*/, ""); print "deb", $2, $3, $4 }' "$f"
         fi
     done
     for f in /etc/apt/sources.list.d/*.sources; do
