@@ -204,7 +204,7 @@ for id in "${EXPECTED[@]}"; do
         failed=$((failed + 1))
     fi
 done
-if [ "$(cat "$SHARE/state" 2>/dev/null)" != done ]; then
+if [ "$(cat "$SHARE/state" 2>/dev/null)" != "done" ]; then
     echo "FAIL the guest did not finish (qemu exit $qemu_status); last console lines:"
     grep -v '^\[' "$WORK/console.log" | tail -n 15 | sed 's/^/    | /'
     failed=$((failed + 1))

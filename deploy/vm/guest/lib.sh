@@ -4,6 +4,8 @@
 SHARE=/mnt/vmtest
 RESULTS=$SHARE/results
 SERVICES=(downloader player reporter)
+# The reference origin listens on the VM's own loopback, where nothing else does: a fixed
+# port, so the config written at the install still names it after the reboot.
 ORIGIN_PORT=8765
 ORIGIN=http://127.0.0.1:$ORIGIN_PORT
 ORIGIN_DATA=/var/lib/vmtest-origin

@@ -18,7 +18,7 @@ say "boot $boots, phase $state"
 # A test that reboots more often than it means to stops here.
 if [ "$boots" -gt 3 ]; then
     result FAIL boot "the VM booted $boots times; the test reboots once"
-    echo done >"$SHARE/state"
+    echo "done" >"$SHARE/state"
     systemctl poweroff
     exit 0
 fi
@@ -37,7 +37,7 @@ case "$state" in
         # shellcheck source=boot-reboot.sh
         . "$HERE/boot-reboot.sh"
         save_journal boot2
-        echo done >"$SHARE/state"
+        echo "done" >"$SHARE/state"
         sync
         say "powering off"
         systemctl poweroff
