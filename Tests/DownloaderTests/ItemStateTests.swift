@@ -71,6 +71,41 @@ final class ItemStateTests: XCTestCase {
         _ = try await h.waitProduct(other, state: "cached", timeout: 60)
     }
 
+    /// A product of many files (vid-1's segments) while its origin fails: one event into `idle`
+    /// and nothing more while the origin keeps failing, though each of its files is tried in
+    /// turn; once the origin answers, one event out (`downloading`, as bytes flow), then `cached`.
+    func testAManyFileProductStaysIdleWithoutFlappingWhileTheOriginFails() async throws {
+        let h = try DownloaderHarness()
+        defer { h.discard() }
+        try h.start()
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let (client, events) = try await downloadEvents(h)
+        defer { Task { await client.close() } }
+        // offline.add reads the playlists while the origin answers; no file is downloaded yet (no
+        // network), then the origin fails, and the network comes back to meet the outage.
+        _ = try await h.call("network.set", ["type": "none"])
+        let token = try PolicyTest.token(try await h.call("offline.add", ["productId": "vid-1", "productType": "VIDEO"]))
+        try await h.api.injectFaults("/media/", [["status": 503, "repeat": 100_000]])
+        try await h.api.injectFaults("/img/", [["status": 503, "repeat": 100_000]])
+        _ = try await h.call("network.set", ["type": "wifi"])
+        let idleAt = try await events.waitPosition("vid-1 idle with NetworkError", timeout: 30) {
+            $0.type == "ItemStateChanged" && $0.data["token"]?.stringValue == token && $0.data["state"]?.stringValue == "idle"
+                && $0.data["error"]?.stringValue == "NetworkError"
+        }
+        try await Task.sleep(nanoseconds: 12_000_000_000)
+        let mine = { (e: RPCEvent) in e.data["token"]?.stringValue == token && ["ItemStateChanged", "OfflineStarted"].contains(e.type) }
+        let meanwhile = events.all[(idleAt + 1)...].filter(mine)
+        XCTAssertEqual(meanwhile.count, 0, "vid-1 changed state while the origin failed: \(meanwhile.map { "\($0.type) \($0.data)" })")
+        let tried = try await h.api.stats().object("requests").keys.filter { $0.hasPrefix("/media/vid-1/") && $0.contains("/seg") }.count
+        XCTAssertGreaterThan(tried, 1, "several of its files were tried meanwhile")
+
+        let recoveredAt = events.all.count
+        _ = try await h.api.delete("/_control/faults")
+        _ = try await h.waitProduct(token, state: "cached", timeout: 90)
+        let after = events.all[recoveredAt...].filter { $0.type == "ItemStateChanged" && mine($0) }.map { $0.data["state"]?.stringValue ?? "?" }
+        XCTAssertEqual(after, ["downloading", "cached"], "one event out of idle as bytes flow, then cached")
+    }
+
     func testAFailedStationItemIsRetriedByTheNextSyncAndAtStart() async throws {
         let h = try DownloaderHarness(config: #"{"downloader":{"maxAttempts":1}}"#)
         defer { h.discard() }

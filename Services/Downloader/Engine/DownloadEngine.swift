@@ -278,8 +278,13 @@ actor DownloadEngine {
     private func perform(_ job: FileJob, readAt epoch: Int, attempt: Int) async {
         // A retry after the origin failed this file keeps its items `idle` with the origin's
         // error until bytes arrive again: a probe of a dead origin is not a download.
-        let probing = gate?.originFailedBefore(job.fileId) ?? false
-        let initialOwners = probing ? [] : await markStarted(job, mayHaveChanged: epoch != readyEpoch)
+        // So does a file of a product the origin's failure left `idle` (another of its files
+        // failed): its start alone does not flip the product back to `downloading`.
+        var probing = gate?.originFailedBefore(job.fileId) ?? false
+        var initialOwners: [ProductRef] = []
+        if !probing {
+            (initialOwners, probing) = await markStarted(job, mayHaveChanged: epoch != readyEpoch, keepOriginWaits: true)
+        }
         let follow = ProgressTicker.Follow(job: job, probing: probing, owners: initialOwners)
         ticker.add(follow)
         startTickerIfNeeded()
@@ -304,6 +309,8 @@ actor DownloadEngine {
             ticker.remove(job.fileId)
             switch result {
             case .complete(let sizeBytes):
+                // Bytes came, maybe between two looks of the ticker: a probe's owners are downloading.
+                if probing { _ = await originAnswersAgain(job) }
                 committing.insert(job.fileId)
                 // A file of unknown size whose `GET` announced no length learns it here.
                 if job.sizeIsEstimate { sizeLearned(job.fileId, sizeBytes) }
@@ -446,39 +453,44 @@ actor DownloadEngine {
     /// Products waiting for this file become Downloading (OfflineStarted once per token). After
     /// a failing origin (see `perform`), once bytes arrive again: the file drops that error.
     /// `mayHaveChanged`: something happened since the queue said whether a product waits.
-    private func markStarted(_ job: FileJob, mayHaveChanged: Bool) async -> [ProductRef] {
+    /// `keepOriginWaits`: the transfer only starts (see `DownloadQueueStore.startProducts`);
+    /// `heldForOrigin` then says a product stays idle until bytes arrive.
+    private func markStarted(_ job: FileJob, mayHaveChanged: Bool, keepOriginWaits: Bool = false) async
+        -> (owners: [ProductRef], heldForOrigin: Bool) {
         let now = Date()
         if let gate, gate.originFailedBefore(job.fileId) {
             _ = try? await queue.clearOriginWait(fileId: job.fileId)
         }
         let changed: [ProductRef]
         let owners: [ProductRef]
+        var held = false
         do {
             // Most files (station items) have no product waiting: the queue's answer spares them
             // a write transaction, and a read when nothing changed since.
-            guard job.productWaits || mayHaveChanged else { return [] }
-            guard try await queue.productWaits(for: job.fileId) else { return [] }
+            guard job.productWaits || mayHaveChanged else { return ([], false) }
+            guard try await queue.productWaits(for: job.fileId) else { return ([], false) }
             if job.listed, let started = try await queue.productsAlreadyStarted(waitingFor: job.fileId) {
                 (owners, changed) = (started, [])
             } else {
-                (owners, changed) = try await queue.startProducts(waitingFor: job.fileId, now: now)
+                (owners, changed, held) = try await queue.startProducts(waitingFor: job.fileId, now: now,
+                                                                        keepOriginWaits: keepOriginWaits)
             }
         } catch {
             logger.error("cannot mark \(job.relative) started: \(error)")
-            return []
+            return ([], false)
         }
         for owner in changed {
             events.downloads("OfflineStarted", ["token": .string(owner.token), "productId": .string(owner.productId)])
             events.downloads("ItemStateChanged", ["token": .string(owner.token), "productId": .string(owner.productId),
                                                   "state": "downloading"])
         }
-        return owners
+        return (owners, held)
     }
 
     /// Bytes arrive again for a file whose origin had failed: its items are downloading, and a
     /// later failure starts the backoff over.
     private func originAnswersAgain(_ job: FileJob) async -> [ProductRef] {
-        let owners = await markStarted(job, mayHaveChanged: true)
+        let owners = await markStarted(job, mayHaveChanged: true).owners
         gate?.originAnswered(job.fileId)
         return owners
     }

@@ -91,14 +91,22 @@ struct DownloadQueueStore: Sendable {
     /// The products waiting for a file whose transfer starts (`waiting`), and those of them that
     /// became `downloading` now (`started`). A cached product fetching a re-offline's file stays
     /// cached (and playable) until the swap; its OfflineStarted came from the re-validation.
-    func startProducts(waitingFor fileId: Int64, now: Date) async throws -> (waiting: [ProductRef], started: [ProductRef]) {
+    /// With `keepOriginWaits` (a transfer only starting, no byte yet), a product `idle` for a
+    /// failing origin (`PolicyGate.originWaitErrors`) stays so, and `heldForOrigin` says one
+    /// did: it becomes `downloading` once bytes arrive, so a probe of a dead origin is no news.
+    func startProducts(waitingFor fileId: Int64, now: Date, keepOriginWaits: Bool = false) async throws
+        -> (waiting: [ProductRef], started: [ProductRef], heldForOrigin: Bool) {
         try await catalog.write { db in
             let rows = try Row.fetchAll(db, sql: """
-                SELECT p.token, p.productId, p.state FROM offlineProducts p JOIN downloads d
+                SELECT p.token, p.productId, p.state, p.error FROM offlineProducts p JOIN downloads d
                   ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.fileId = ? AND d.state = 'queued'
                 """, arguments: [fileId])
             let all = rows.map { ProductRef(token: $0["token"], productId: $0["productId"] ?? "") }
-            let starting = rows.filter { !["downloading", "cached"].contains($0["state"] as String) }
+            let waitsForOrigin = { (row: Row) -> Bool in
+                row["state"] == "idle" && PolicyGate.originWaitErrors.contains(row["error"] as String? ?? "")
+            }
+            let held = keepOriginWaits && rows.contains(where: waitsForOrigin)
+            let starting = rows.filter { !["downloading", "cached"].contains($0["state"] as String) && !(keepOriginWaits && waitsForOrigin($0)) }
                 .map { ProductRef(token: $0["token"], productId: $0["productId"] ?? "") }
             for owner in starting {
                 try db.execute(sql: """
@@ -106,7 +114,7 @@ struct DownloadQueueStore: Sendable {
                     WHERE token = ?
                     """, arguments: [now.databaseText, owner.token])
             }
-            return (all, starting)
+            return (all, starting, held)
         }
     }
 
