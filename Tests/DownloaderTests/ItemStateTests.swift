@@ -131,6 +131,18 @@ final class ItemStateTests: XCTestCase {
         try await waitUntil("the item failed", timeout: 30) { try await stationRequest().state == "failed" }
         let firstAttempts = try await stationRequest().attempts
         XCTAssertEqual(firstAttempts, 1)
+        // The item that failed for good says so, and the sync completes once, not once per path
+        // (the failure and the last verified file) that finds nothing pending.
+        try await events.wait("the station item's failed event", timeout: 10) {
+            $0.type == "ItemStateChanged" && $0.data["stationId"]?.stringValue == "st-11" && $0.data["itemId"]?.stringValue == item
+                && $0.data["state"]?.stringValue == "failed" && $0.data["error"]?.stringValue == "DownloadFailed"
+        }
+        try await events.wait("st-11 complete", timeout: 60) {
+            $0.type == "StationDownloadComplete" && $0.data["stationId"]?.stringValue == "st-11"
+        }
+        try await Task.sleep(nanoseconds: 2_000_000_000)
+        let completions = events.of("StationDownloadComplete").filter { $0.data["stationId"]?.stringValue == "st-11" }
+        XCTAssertEqual(completions.count, 1, "\(completions.map(\.data))")
 
         // The next sync queues it again (attempts reset); the origin refuses it once more.
         let again = try await h.call("stations.sync", ["stationId": "st-11"])

@@ -555,7 +555,7 @@ actor DownloadEngine {
     private func attemptFailed(_ job: FileJob, error: String, reason: String) async {
         let now = Date()
         do {
-            let (attempts, failed, stations) = try await queue.recordFailedAttempt(
+            let (attempts, failed, failedItems, stations) = try await queue.recordFailedAttempt(
                 fileId: job.fileId, error: error, reason: reason, maxAttempts: maxAttempts, now: now)
             let about: Logger.Metadata = ["file": "\(job.relative)", "attempt": "\(attempts) of \(maxAttempts)",
                                           "error": "\(error)", "reason": "\(reason)"]
@@ -571,6 +571,11 @@ actor DownloadEngine {
                                                    "reason": .string(product.reason ?? reason)])
                 events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
                                                       "state": "failed", "error": .string(ItemError.downloadFailed.rawValue)])
+            }
+            for item in failedItems {
+                events.downloads("ItemStateChanged", ["stationId": .string(item.stationId), "itemId": .string(item.itemId),
+                                                      "state": "failed", "error": .string(ItemError.downloadFailed.rawValue),
+                                                      "reason": .string("\(error): \(reason)")])
             }
             await publishStationProgress(stations)
         } catch {
@@ -595,14 +600,24 @@ actor DownloadEngine {
         applying[station] = left > 0 ? left : nil
     }
 
-    /// StationDownloadProgress for each station, and StationDownloadComplete when none is pending.
-    func publishStationProgress(_ stations: [String]) async {
+    /// Stations whose StationDownloadComplete went out since their last sync: one per sync,
+    /// however many paths (a file verified, one failed for good) then find nothing pending.
+    private var completeAnnounced: Set<String> = []
+
+    /// StationDownloadProgress for each station, and StationDownloadComplete when none is pending
+    /// (once per sync: `afterSync` is the sync's own call, which allows the next one).
+    func publishStationProgress(_ stations: [String], afterSync: Bool = false) async {
         for station in stations where applying[station] == nil {
+            if afterSync { completeAnnounced.remove(station) }
             guard let progress = try? await stationStore.progress(station, maxAttempts: maxAttempts) else { continue }
             let data: [String: JSONValue] = ["stationId": .string(station), "pending": .number(Double(progress.pending)),
                                              "failed": .number(Double(progress.failed)), "total": .number(Double(progress.total))]
             events.downloads("StationDownloadProgress", data)
-            if progress.pending == 0 {
+            guard progress.pending == 0 else {
+                completeAnnounced.remove(station)
+                continue
+            }
+            if completeAnnounced.insert(station).inserted {
                 logger.notice("station downloaded", metadata: ["station": "\(station)", "items": "\(progress.total)",
                                                              "failed": "\(progress.failed)"])
                 events.downloads("StationDownloadComplete", data)

@@ -145,7 +145,7 @@ actor StationSync {
         // refuses again at once would otherwise be answered as failed or not by chance.
         let progress = applied.progress
         await engine.kick()
-        await engine.publishStationProgress([stationId])
+        await engine.publishStationProgress([stationId], afterSync: true)
         logger.notice("station synced", metadata: LogMessageID.syncCompleted.metadata([
             "station": "\(stationId)", "added": "\(applied.added.count)", "removed": "\(removeList.count)",
             "refused": "\(refused.count)", "pending": "\(progress.pending)", "total": "\(progress.total)"]))

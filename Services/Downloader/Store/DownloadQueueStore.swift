@@ -158,10 +158,11 @@ struct DownloadQueueStore: Sendable {
     }
 
     /// A failed attempt: the file starts over and counts it. At `maxAttempts` its requests and
-    /// the products waiting for it fail (`failed`); `stations` hold the file (their progress changed).
-    func recordFailedAttempt(fileId: Int64, error: String, reason: String, maxAttempts: Int,
-                             now: Date) async throws -> (attempts: Int, failed: [ProductRef], stations: [String]) {
-        try await catalog.write { db -> (Int, [ProductRef], [String]) in
+    /// the products waiting for it fail (`failed`), and so do the station items that wanted it
+    /// (`failedItems`); `stations` hold the file (their progress changed).
+    func recordFailedAttempt(fileId: Int64, error: String, reason: String, maxAttempts: Int, now: Date) async throws
+        -> (attempts: Int, failed: [ProductRef], failedItems: [(stationId: String, itemId: String)], stations: [String]) {
+        try await catalog.write { db -> (Int, [ProductRef], [(stationId: String, itemId: String)], [String]) in
             try db.execute(sql: """
                 UPDATE files SET attempts = attempts + 1, error = ?, reason = ?, state = 'corrupt', bytesOnDisk = 0 WHERE id = ?
                 """, arguments: [error, reason, fileId])
@@ -169,7 +170,12 @@ struct DownloadQueueStore: Sendable {
             let stations = try String.fetchAll(db, sql: """
                 SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
                 """, arguments: [fileId])
-            guard attempts >= maxAttempts else { return (attempts, [], []) }
+            guard attempts >= maxAttempts else { return (attempts, [], [], []) }
+            let failedItems = try Row.fetchAll(db, sql: """
+                SELECT DISTINCT si.stationId, si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
+                JOIN downloads d ON d.ownerKind = 'station' AND d.ownerId = si.stationId AND d.fileId = m.fileId AND d.state = 'queued'
+                WHERE m.fileId = ?
+                """, arguments: [fileId]).map { (stationId: $0["stationId"] as String, itemId: $0["itemId"] as String) }
             try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = ?, attempts = ?, updatedAt = ? WHERE fileId = ? AND state = 'queued'",
                            arguments: ["\(error): \(reason)", attempts, now.databaseText, fileId])
             let products = try Row.fetchAll(db, sql: """
@@ -189,7 +195,7 @@ struct DownloadQueueStore: Sendable {
                 product.reason = why
                 failed.append(product)
             }
-            return (attempts, failed, stations)
+            return (attempts, failed, failedItems, stations)
         }
     }
 
