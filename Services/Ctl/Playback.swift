@@ -44,17 +44,27 @@ struct Tune: AsyncParsableCommand {
 
     func run() async throws {
         if waiting.noWait {
-            return try await Playback.send(connection, output, "station.tune", ["stationId": .string(stationId)], done: "tuned to \(stationId)")
+            let answer = try await CtlClient.call(connection, .player, "station.tune", ["stationId": .string(stationId)], json: output.json)
+            CtlOutput.show(answer, json: output.json) { Self.line(asked: stationId, answer: $0) }
+            return
         }
         let player = try await Connection.open(connection, .player, json: output.json)
         defer { Task { await player.close() } }
         try await player.subscribe(["player"])
         let answer = try await PlayerOutcome.start(player, "station.tune", ["stationId": .string(stationId)], goal: .tuned(stationId))
-        // With the origin unreachable the player may play a station on the device instead.
         let tuned = answer["stationId"]?.stringValue ?? stationId
-        let line = tuned == stationId ? "tuned to \(stationId)" : "\(stationId) cannot be reached; playing \(tuned) from the device"
+        let line = Self.line(asked: stationId, answer: answer)
         try await PlayerOutcome.wait(player, for: .tuned(tuned), what: "the first item of \(tuned)", timeout: connection.timeout)
         try await Playback.finish(player, json: output.json, line: line)
+    }
+}
+
+extension Tune {
+    /// What the player's answer means: the station asked for, or, with the origin unreachable,
+    /// the one on the device it played instead (`fallback`).
+    static func line(asked: String, answer: JSONValue) -> String {
+        let tuned = answer["stationId"]?.stringValue ?? asked
+        return tuned == asked ? "tuned to \(asked)" : "\(asked) cannot be reached; playing \(tuned) from the device"
     }
 }
 

@@ -60,6 +60,14 @@ final class HintsTests: XCTestCase {
         XCTAssertEqual(failure.hint, hint)
     }
 
+    /// `tune` names the station that plays when the player fell back to one on the device,
+    /// with or without `--no-wait`.
+    func testTuneLineNamesTheFallbackStation() {
+        XCTAssertEqual(Tune.line(asked: "st-1", answer: ["ok": true, "stationId": "st-1", "fallback": false]), "tuned to st-1")
+        XCTAssertEqual(Tune.line(asked: "st-1", answer: ["ok": true, "stationId": "st-10", "fallback": true]),
+                       "st-1 cannot be reached; playing st-10 from the device")
+    }
+
     /// The stations table says why the origin's list is missing, not always "not reachable".
     func testStationsOriginLineNamesTheCause() {
         XCTAssertEqual(Stations.originLine(["available": true]), "origin: reachable")
