@@ -336,10 +336,7 @@ public final class OriginClient: Sendable {
     private func record(_ date: Date) {
         let sample = ServerTimeSample(serverTime: date)
         lastSample.withLockedValue { current in
-            if let current {
-                let elapsed = Double(sample.bootNanos &- current.bootNanos) / 1e9
-                if current.serverTime.addingTimeInterval(elapsed) > date { return }
-            }
+            if let current, current.carriedForward(to: sample.bootNanos) > date { return }
             current = sample
         }
     }

@@ -14,6 +14,14 @@ public struct ServerTimeSample: Sendable, Equatable {
         self.bootNanos = bootNanos
     }
 
+    /// The server time carried forward on the boot clock to `bootNanos`, a later reading of it
+    /// (the time passed since the sample arrived, suspend included); the sample itself for an
+    /// earlier reading.
+    public func carriedForward(to bootNanos: UInt64 = ServerTimeSample.bootClockNanos()) -> Date {
+        guard bootNanos > self.bootNanos else { return serverTime }
+        return serverTime.addingTimeInterval(Double(bootNanos - self.bootNanos) / 1e9)
+    }
+
     public static func bootClockNanos() -> UInt64 {
         var spec = timespec()
         clock_gettime(CLOCK_BOOTTIME, &spec)

@@ -25,8 +25,8 @@ final class PlayClock: Sendable {
         if let anchor = anchor.withLock({ $0 }) {
             candidates.append(TrustedClock.now(anchor: anchor, readings: readings))
         }
-        if let sample = origin?.lastServerTime, readings.bootNanos >= sample.bootNanos {
-            candidates.append(sample.serverTime.addingTimeInterval(Double(readings.bootNanos - sample.bootNanos) / 1e9))
+        if let sample = origin?.lastServerTime {
+            candidates.append(sample.carriedForward(to: readings.bootNanos))
         }
         return candidates.max() ?? readings.device
     }

@@ -236,8 +236,7 @@ final class SourceResolver: Sendable {
     static func trustedNow(_ origin: OriginClient?, db: Database) throws -> Date {
         let persisted = try TrustedClock.now(db: db)
         guard let sample = origin?.lastServerTime else { return persisted }
-        let elapsed = Double(ServerTimeSample.bootClockNanos() &- sample.bootNanos) / 1e9
-        return max(persisted, sample.serverTime.addingTimeInterval(max(0, elapsed)))
+        return max(persisted, sample.carriedForward())
     }
 
     private func log(_ requested: String, _ actual: String, _ what: String) {
