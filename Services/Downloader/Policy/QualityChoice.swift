@@ -8,23 +8,21 @@ import Wire
 struct QualityChoice: Sendable, Equatable {
     var requested: String?
     var productType: String?
-    var audio: String
-    var video: String
+    var policy: DownloadPolicy
 
     init(requested: String?, productType: String?, policy: DownloadPolicy) {
         self.requested = requested
         self.productType = productType
-        audio = policy.offlineAudioQuality
-        video = policy.offlineVideoQuality
+        self.policy = policy
     }
 
     /// What the origin is asked first.
-    var first: String { requested ?? (productType?.uppercased() == "VIDEO" ? video : audio) }
+    var first: String { requested ?? policy.offlineQuality(productType: productType) }
 
     /// The quality to ask again at after `info`, the answer to `first`; nil when `first` was right.
     func again(after info: JSONValue) -> String? {
-        guard requested == nil, productType == nil, video != audio,
+        guard requested == nil, productType == nil, policy.offlineVideoQuality != policy.offlineAudioQuality,
               info["productType"]?.stringValue?.uppercased() == "VIDEO" else { return nil }
-        return video
+        return policy.offlineVideoQuality
     }
 }
