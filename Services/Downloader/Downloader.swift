@@ -23,10 +23,6 @@ enum Downloader {
             let catalog = try await context.catalog()
             let store = MediaStore(stateDirectory: context.settings.stateDir)
             try await BlockingIO.run { try store.prepare() }
-            let engine = DownloadEngine(catalog: catalog, store: store,
-                                        transfer: FileTransfer(origin: origin, store: store,
-                                                               stallTimeout: settings.stallTimeoutSeconds),
-                                        events: events, settings: settings, logger: context.logger)
             // The policy (config defaults, then what policy.set persisted), the network
             // monitor, the gate the engine asks before each file, and the enforcer for running ones.
             let policyStore = PolicyStore(catalog: catalog)
@@ -35,7 +31,20 @@ enum Downloader {
             let monitor = await NetworkMonitor(sources: [NetworkManagerSource(), KernelRouteSource()], events: events, logger: context.logger)
             let gate = PolicyGate(catalog: catalog, store: store, events: events, logger: context.logger,
                                   policy: policy, network: await monitor.state, offlineSwitch: offlineSwitch)
-            await engine.attach(gate: gate)
+            // The engine schedules transfers; products, stations and the policy hear how they
+            // end. The queue's signal wakes it whenever a writer makes a file wanted.
+            let stationProgress = StationProgress(catalog: catalog, events: events, maxAttempts: settings.maxAttempts,
+                                                  logger: context.logger)
+            let (stagedVerified, staged) = AsyncStream.makeStream(of: Int64.self)
+            let outcomes = TransferOutcomes(
+                products: ProductTransfers(queue: DownloadQueueStore(catalog: catalog), events: events, logger: context.logger),
+                stations: stationProgress, gate: gate, stagedVerified: staged, logger: context.logger)
+            let engine = DownloadEngine(catalog: catalog, store: store,
+                                        transfer: FileTransfer(origin: origin, store: store,
+                                                               stallTimeout: settings.stallTimeoutSeconds),
+                                        gate: gate, listener: outcomes, settings: settings, maxParallel: settings.maxParallel,
+                                        logger: context.logger)
+            let queueSignal = try await QueueSignal.install(on: catalog)
             let enforcer = PolicyEnforcer(gate: gate, engine: engine, logger: context.logger)
             await monitor.onChange { state in
                 gate.update(network: state)
@@ -52,12 +61,11 @@ enum Downloader {
             let licenses = origin.map { origin in LicenseClient(origin: origin, now: { await clock.now() }) }
             let revalidator = ProductRevalidator(catalog: catalog, origin: origin, licenses: licenses, store: store,
                                                  engine: engine, events: events, clock: clock, logger: context.logger)
-            await engine.onFileVerified { fileId in await revalidator.fileVerified(fileId) }
             // A re-offline whose file was verified just before a kill is switched now.
             await revalidator.promoteReady()
             // Station items that had failed are tried again at every start.
             let stations = StationSync(catalog: catalog, origin: origin, quickOrigin: quickOrigin, store: store,
-                                       engine: engine, events: events, logger: context.logger)
+                                       engine: engine, progress: stationProgress, events: events, logger: context.logger)
             await stations.requeueFailedAtStart()
             // Waits on a failing origin are not carried over a restart: those items are tried at once.
             await gate.releaseOriginWaits()
@@ -71,7 +79,8 @@ enum Downloader {
             let mirror = CatalogMirror(store: catalogStore, origin: origin, products: products, events: events,
                                        logger: context.logger, wake: { await prepositioner.wake() })
             return DownloaderCore(
-                settings: settings, origin: origin, store: store, engine: engine,
+                settings: settings, origin: origin, store: store, engine: engine, queueSignal: queueSignal,
+                stagedVerified: stagedVerified,
                 stations: stations,
                 products: products,
                 gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
@@ -144,6 +153,10 @@ struct DownloaderCore: Sendable {
     let origin: OriginClient?
     let store: MediaStore
     let engine: DownloadEngine
+    /// Rings when a writer made a file wanted (`QueueSignal`); the queue service follows it.
+    let queueSignal: AsyncStream<Void>
+    /// Files of a staged re-offline that were verified; the re-validator switches products to them.
+    let stagedVerified: AsyncStream<Int64>
     let stations: StationSync
     let products: OfflineProducts
     let gate: PolicyGate
@@ -169,6 +182,11 @@ enum DownloaderServices {
     static func all(core: Task<DownloaderCore, Error>, logger: Logger) -> [any Service] {
         [
             DownloadQueueService(core: core),
+            // A re-offline switches to its new files as soon as they are verified.
+            RepeatingService("re-offline switch", parts: core) { core in
+                for await fileId in core.stagedVerified { await core.revalidator.fileVerified(fileId) }
+                return nil
+            },
             RepeatingService("network monitor", parts: core) { core in
                 await core.monitor.refresh()
                 return .seconds(core.monitor.pollSeconds)
@@ -234,8 +252,8 @@ enum DownloaderServices {
     }
 }
 
-/// Runs the queue: starts what the catalog says is wanted, and on SIGTERM stops transfers
-/// (their bytes stay for next time).
+/// Runs the queue: starts what the catalog says is wanted, again whenever its signal rings, and
+/// on SIGTERM stops transfers (their bytes stay for next time).
 struct DownloadQueueService: Service {
     let core: Task<DownloaderCore, Error>
 
@@ -247,7 +265,7 @@ struct DownloadQueueService: Service {
             return
         }
         await core.engine.kick()
-        try? await gracefulShutdown()
+        await cancelWhenGracefulShutdown { await core.engine.follow(core.queueSignal) }
         await core.engine.stop()
     }
 }

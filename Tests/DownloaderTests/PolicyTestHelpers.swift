@@ -62,5 +62,11 @@ extension DownloaderHarness {
     func activeDownloads() async throws -> Int { try await call("service.status")["activeDownloads"]?.intValue ?? -1 }
 
     /// The catalog, opened as the player would (to set `stationItems.playedAt`).
-    func catalogPool() throws -> DatabasePool { try DatabasePool(path: dir.stateDir + "/catalog.sqlite") }
+    /// The test's own connection to the daemon's catalog; it waits for the daemon's writes as the
+    /// services do rather than failing at once on a busy database.
+    func catalogPool() throws -> DatabasePool {
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        return try DatabasePool(path: dir.stateDir + "/catalog.sqlite", configuration: config)
+    }
 }

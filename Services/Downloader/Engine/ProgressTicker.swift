@@ -1,18 +1,16 @@
 import Foundation
 import Synchronization
-import Wire
 
 /// The download engine's one progress ticker: every running transfer's bytes go into the
-/// catalog (`files.bytesOnDisk`, about every second as docs/catalog.md says) and, for a
-/// product's own file, into `OfflineProgress` events (over all the product's files when it has
-/// others).
+/// catalog (`files.bytesOnDisk`, about every second as docs/catalog.md says) and to the
+/// engine's listener (a product's `OfflineProgress`).
 ///
 /// One task follows every transfer rather than one sleeping task per transfer: a station of
 /// many small files would otherwise create, arm and cancel a timer for each file, although
 /// hardly any of them runs long enough to tick. A transfer is first reported half a second
 /// after it started, then every half second while its bytes change. The ticker runs beside
-/// the engine's actor and comes back to it only for a transfer whose origin failed before
-/// (`answersAgain`, once its bytes move again).
+/// the engine's actor; a transfer whose origin failed before is told to the listener once its
+/// bytes move again (`flowingAgain`).
 final class ProgressTicker: Sendable {
     /// One running transfer, as the ticker sees it. The transfer thread notes its bytes here.
     final class Follow: Sendable {
@@ -65,15 +63,15 @@ final class ProgressTicker: Sendable {
     }
 
     private let queue: DownloadQueueStore
-    private let events: DownloaderEvents
+    private let listener: any TransferListener
     private let following = Mutex<[Int64: Follow]>([:])
     static let intervalNanos: UInt64 = 500_000_000
     /// How often the ticker looks; each transfer is reported at most every `intervalNanos`.
     static let lookNanos: UInt64 = 250_000_000
 
-    init(queue: DownloadQueueStore, events: DownloaderEvents) {
+    init(queue: DownloadQueueStore, listener: any TransferListener) {
         self.queue = queue
-        self.events = events
+        self.listener = listener
     }
 
     func add(_ follow: Follow) { following.withLock { $0[follow.job.fileId] = follow } }
@@ -83,7 +81,7 @@ final class ProgressTicker: Sendable {
     var current: [Int64: Follow] { following.withLock { $0 } }
 
     /// Reports until `stopWhenIdle` (asked when nothing is followed) says to end.
-    func run(answersAgain: @Sendable (FileJob) async -> [ProductRef], stopWhenIdle: @Sendable () async -> Bool) async {
+    func run(stopWhenIdle: @Sendable () async -> Bool) async {
         var reported: [Int64: Reported] = [:]
         while true {
             try? await Task.sleep(nanoseconds: Self.lookNanos)
@@ -101,27 +99,13 @@ final class ProgressTicker: Sendable {
                 if !state.started {
                     guard seen.moved else { continue }
                     state.started = true
-                    state.owners = await answersAgain(follow.job)
+                    state.owners = await listener.flowingAgain(follow.job)
                 }
                 let bytes = seen.bytes
                 guard bytes != state.written, bytes >= 0 else { continue }
                 state.written = bytes
-                let job = follow.job
                 _ = try? await queue.recordProgress(fileId: fileId, bytesOnDisk: bytes)
-                // A product's listed files report for the product once each is verified; its own
-                // file reports as it arrives, over all the product's files when it has others (a
-                // progressive product's images), as `offline.status` counts them.
-                for owner in state.owners where !job.listed {
-                    if let totals = try? await queue.productTotals(productId: owner.productId, mainFileId: fileId) {
-                        events.offlineProgress(owner, totals: totals)
-                        continue
-                    }
-                    events.downloads("OfflineProgress", [
-                        "token": .string(owner.token), "productId": .string(owner.productId),
-                        "progress": .number(Double(bytes * 100 / max(1, job.sizeBytes))),
-                        "bytesOnDisk": .number(Double(bytes)), "sizeBytes": .number(Double(job.sizeBytes)),
-                    ])
-                }
+                await listener.progressed(follow.job, bytes: bytes, owners: state.owners)
             }
         }
     }

@@ -1,3 +1,4 @@
+import Dispatch
 /// Which running transfers give up their download slot, judged once a second from the bytes
 /// each has on disk (docs/configuration.md, "Slow transfers"):
 ///
@@ -87,6 +88,9 @@ struct SlotWatch {
     /// What transfers that ended since the last tick received and moved since last sampled.
     private var endedBytes: Int64 = 0
     private var endedMoving = 0.0
+
+    /// The slot watch's clock: seconds of uptime.
+    static func clock() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     init(limits: Limits) {
         self.limits = limits

@@ -67,7 +67,7 @@ final class PolicyGate: Sendable {
     /// Re-validation and station re-sync (background traffic) follow the global verdict only.
     var allowsBackgroundTraffic: Bool { verdict == .allowed }
 
-    // MARK: Admission (called by DownloadEngine.kick, one round at a time)
+    // MARK: Admission (asked by the engine, one round at a time)
 
     /// The candidates that may start now, at most `slots`, in order. `running` are the files
     /// already downloading: what they will still write is reserved before anything is admitted,
@@ -135,8 +135,20 @@ final class PolicyGate: Sendable {
         return admitted
     }
 
+    /// What a transfer's end means for admission: an origin that answered starts its backoff
+    /// over; a failing origin, a stall or a full disk make the file wait, its owners `idle`.
+    func transferEnded(_ job: FileJob, _ outcome: FileOutcome) async {
+        switch outcome {
+        case .verified, .failed(_, byOrigin: true): originAnswered(job.fileId)
+        case .failed, .interrupted(.stopped): break
+        case .interrupted(.originFailing(let error, let reason)): await originFailed(job, error: error, reason: reason)
+        case .interrupted(.stalled(let times, let reason)): await transferStalled(job, stalls: times, reason: reason)
+        case .interrupted(.noSpace(let shortage)): await stoppedForSpace(job, shortage)
+        }
+    }
+
     /// A transfer stopped by a full disk (ENOSPC): its owners wait with CacheLimit.
-    func stoppedForSpace(_ job: FileJob, _ shortage: StorageShortage) async {
+    private func stoppedForSpace(_ job: FileJob, _ shortage: StorageShortage) async {
         state.withLock { $0.spaceRetryAfter[job.fileId] = Date().addingTimeInterval(Self.spaceRetrySeconds) }
         let onDisk = await store.partSize(job.relative)
         let room = await budget.room(policy: policy, running: []).room
@@ -168,7 +180,7 @@ final class PolicyGate: Sendable {
     /// The origin failed this file's transfer (after the transfer's own quick retries): its
     /// owners wait Idle with `error` (`NetworkError`, `TLSFailed`, `Unauthorized`) and the
     /// reason, and it is tried again after a growing delay, resuming from the `.part`.
-    func originFailed(_ job: FileJob, error: String, reason: String) async {
+    private func originFailed(_ job: FileJob, error: String, reason: String) async {
         let delay = state.withLock { s -> Double in
             let failures = (s.originRetry[job.fileId]?.failures ?? 0) + 1
             let delay = Self.originRetryDelay(failures: failures, error: error)
@@ -184,7 +196,7 @@ final class PolicyGate: Sendable {
     /// trickle while other files wait): its owners wait Idle with `NetworkError` and the reason
     /// (`Stalled: …`), and it is tried again after `originRetryDelay(failures: stalls)`,
     /// resuming from the `.part`, as after a failing origin.
-    func transferStalled(_ job: FileJob, stalls: Int, reason: String) async {
+    private func transferStalled(_ job: FileJob, stalls: Int, reason: String) async {
         let delay = Self.originRetryDelay(failures: stalls)
         state.withLock { $0.originRetry[job.fileId] = (Date().addingTimeInterval(delay), stalls) }
         logger.warning("a download gave up its slot; it is tried again by itself",

@@ -69,7 +69,7 @@ actor OfflineProducts {
             if allowCellular {
                 // Asked again with the cellular override: it applies to the existing request.
                 try await products.allowCellular(token: existing.token)
-                await engine.kick()
+                await engine.weigh()
             }
             return try await status(token: existing.token)
         }
@@ -156,7 +156,7 @@ actor OfflineProducts {
         if let license { licenseEvent("LicenseAcquired", token: token, productId: productId, license) }
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(actual), "state": .string(state.rawValue)])
         if state == .cached { events.downloads("OfflineDone", ["token": .string(token), "productId": .string(actual)]) }
-        await engine.kick()
+        await engine.weigh()
         return try await status(token: token)
     }
 
@@ -341,7 +341,7 @@ actor OfflineProducts {
         let now = Date()
         let newState = try await products.resume(token: token, now: now)
         events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": .string(newState.rawValue)])
-        await engine.kick()
+        await engine.weigh()
         return try await status(token: token)
     }
 

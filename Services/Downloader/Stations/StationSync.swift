@@ -15,17 +15,21 @@ actor StationSync {
     private let quickOrigin: OriginClient?
     private let store: MediaStore
     private let engine: DownloadEngine
+    /// Stations' download progress, which holds back a station's counts while its manifest is
+    /// written in parts.
+    private let progressReport: StationProgress
     private let events: DownloaderEvents
     private let logger: Logger
     private var lastAvailability: String?
 
     init(catalog: Catalog, origin: OriginClient?, quickOrigin: OriginClient?, store: MediaStore,
-         engine: DownloadEngine, events: DownloaderEvents, logger: Logger) {
+         engine: DownloadEngine, progress: StationProgress, events: DownloaderEvents, logger: Logger) {
         self.stations = StationStore(catalog: catalog)
         self.origin = origin
         self.quickOrigin = quickOrigin
         self.store = store
         self.engine = engine
+        self.progressReport = progress
         self.events = events
         self.logger = logger
     }
@@ -144,8 +148,7 @@ actor StationSync {
         // transaction), not as the engine has changed it since: a re-queued item that the origin
         // refuses again at once would otherwise be answered as failed or not by chance.
         let progress = applied.progress
-        await engine.kick()
-        await engine.publishStationProgress([stationId], afterSync: true)
+        await progressReport.publish([stationId], afterSync: true)
         logger.notice("station synced", metadata: LogMessageID.syncCompleted.metadata([
             "station": "\(stationId)", "added": "\(applied.added.count)", "removed": "\(removeList.count)",
             "refused": "\(refused.count)", "pending": "\(progress.pending)", "total": "\(progress.total)"]))
@@ -160,17 +163,16 @@ actor StationSync {
     private func apply(_ manifest: StationStore.Manifest) async throws -> StationStore.Applied {
         let head = 4 * max(1, await engine.maxParallel)
         guard manifest.items.count > 2 * head else { return try await stations.apply(manifest, now: Date()) }
-        await engine.beginApplying(manifest.stationId)
+        await progressReport.beginApplying(manifest.stationId)
         do {
             let first = try await stations.applyFirst(manifest, count: head, now: Date())
-            if first.stale.isEmpty { await engine.kick() }
             var rest = try await stations.apply(manifest, from: head, now: Date())
-            await engine.endApplying(manifest.stationId)
+            await progressReport.endApplying(manifest.stationId)
             rest.added = first.added + rest.added
             rest.stale = first.stale + rest.stale
             return rest
         } catch {
-            await engine.endApplying(manifest.stationId)
+            await progressReport.endApplying(manifest.stationId)
             throw error
         }
     }

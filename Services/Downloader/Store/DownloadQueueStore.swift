@@ -157,12 +157,27 @@ struct DownloadQueueStore: Sendable {
         }
     }
 
+    /// What one failed attempt changed, for the events of the file's owners.
+    struct FailedAttempt: Sendable {
+        var error: String
+        var reason: String
+        /// The attempts counted so far, of `maxAttempts`.
+        var attempts: Int
+        var maxAttempts: Int
+        /// Products that failed for good with this attempt.
+        var products: [ProductRef] = []
+        /// Station items that failed for good with this attempt.
+        var items: [(stationId: String, itemId: String)] = []
+        /// Stations holding the file (their progress changed).
+        var stations: [String] = []
+        var isFinal: Bool { attempts >= maxAttempts }
+    }
+
     /// A failed attempt: the file starts over and counts it. At `maxAttempts` its requests and
     /// the products waiting for it fail (`failed`), and so do the station items that wanted it
     /// (`failedItems`); `stations` hold the file (their progress changed).
-    func recordFailedAttempt(fileId: Int64, error: String, reason: String, maxAttempts: Int, now: Date) async throws
-        -> (attempts: Int, failed: [ProductRef], failedItems: [(stationId: String, itemId: String)], stations: [String]) {
-        try await catalog.write { db -> (Int, [ProductRef], [(stationId: String, itemId: String)], [String]) in
+    func recordFailedAttempt(fileId: Int64, error: String, reason: String, maxAttempts: Int, now: Date) async throws -> FailedAttempt {
+        try await catalog.write { db -> FailedAttempt in
             try db.execute(sql: """
                 UPDATE files SET attempts = attempts + 1, error = ?, reason = ?, state = 'corrupt', bytesOnDisk = 0 WHERE id = ?
                 """, arguments: [error, reason, fileId])
@@ -170,7 +185,9 @@ struct DownloadQueueStore: Sendable {
             let stations = try String.fetchAll(db, sql: """
                 SELECT DISTINCT si.stationId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId WHERE m.fileId = ?
                 """, arguments: [fileId])
-            guard attempts >= maxAttempts else { return (attempts, [], [], []) }
+            guard attempts >= maxAttempts else {
+                return FailedAttempt(error: error, reason: reason, attempts: attempts, maxAttempts: maxAttempts, stations: stations)
+            }
             let failedItems = try Row.fetchAll(db, sql: """
                 SELECT DISTINCT si.stationId, si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
                 JOIN downloads d ON d.ownerKind = 'station' AND d.ownerId = si.stationId AND d.fileId = m.fileId AND d.state = 'queued'
@@ -195,7 +212,8 @@ struct DownloadQueueStore: Sendable {
                 product.reason = why
                 failed.append(product)
             }
-            return (attempts, failed, failedItems, stations)
+            return FailedAttempt(error: error, reason: reason, attempts: attempts, maxAttempts: maxAttempts, products: failed,
+                                 items: failedItems, stations: stations)
         }
     }
 

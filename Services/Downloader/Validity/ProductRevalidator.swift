@@ -169,7 +169,6 @@ actor ProductRevalidator {
             // Already staging this manifest: make sure its files are still wanted (a file that
             // gave up starts over), and let the engine go on.
             try await revalidations.keepStaging(fileIds: previous.fileIds, token: token, now: Date())
-            await engine.kick()
             return try await promote(token: token) ? .replaced : .staged
         }
         var item: ManifestItem
@@ -207,7 +206,6 @@ actor ProductRevalidator {
         logger.info("\(requestedProductId) (\(token)) has a new manifest: re-offlining \(item.id) beside the old file")
         // TIDAL: the offline messages are sent for re-validations too.
         events.downloads("OfflineStarted", ["token": .string(token), "productId": .string(item.id), "revalidation": true])
-        await engine.kick()
         return try await promote(token: token) ? .replaced : .staged
     }
 
