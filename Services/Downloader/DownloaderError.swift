@@ -1,43 +1,81 @@
 import Wire
 
-/// The downloader's own failures, codes 1000–1999 (docs/protocol.md), each with a stable name.
-/// Failures that come from the origin keep the origin client's `OriginError` (4000–4999).
+/// The downloader's numbered errors, codes 1000–1999 (docs/protocol.md), all of them in this one
+/// table, each with a stable name. The errors every service shares (`OriginUnreachable` 1010,
+/// `StorageFull` 1011, `OfflineMode` 1012, `TLSFailed` 1013) are `RPCErrorKind`'s; failures that
+/// come from the origin keep the origin client's `OriginError` (4000–4999).
 struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConvertible {
-    var code: Int
-    var name: String
+    enum Kind: Int, Sendable, CaseIterable {
+        case noOrigin = 1000
+        case notDownloadable = 1001
+        case unknownToken = 1002
+        case badManifest = 1003
+        case notSupported = 1004
+        case invalidState = 1005
+        case storageError = 1006
+        case noLicense = 1007
+        // The content catalog (PCD/VOC).
+        case unknownSource = 1020
+        case unknownCategory = 1021
+        case unknownItem = 1022
+
+        var name: String {
+            switch self {
+            case .noOrigin: "NoOrigin"
+            case .notDownloadable: "NotDownloadable"
+            case .unknownToken: "UnknownToken"
+            case .badManifest: "BadManifest"
+            case .notSupported: "NotSupported"
+            case .invalidState: "InvalidState"
+            case .storageError: "StorageError"
+            case .noLicense: "NoLicense"
+            case .unknownSource: "UnknownSource"
+            case .unknownCategory: "UnknownCategory"
+            case .unknownItem: "UnknownItem"
+            }
+        }
+    }
+
+    var kind: Kind
     var message: String
 
+    init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    var code: Int { kind.rawValue }
+    var name: String { kind.name }
     var description: String { "\(name): \(message)" }
     var rpcError: RPCError { RPCError(code: code, name: name, message: message) }
 
     static func noOrigin() -> DownloaderError {
-        DownloaderError(code: 1000, name: "NoOrigin",
-                        message: "No origin is configured; set origin in the config file or pass --origin.")
+        DownloaderError(.noOrigin, "No origin is configured; set origin in the config file or pass --origin.")
     }
     static func notDownloadable(_ id: String) -> DownloaderError {
-        DownloaderError(code: 1001, name: "NotDownloadable",
-                        message: "\(id) may be streamed but not downloaded (canBeDownloaded is false).")
+        DownloaderError(.notDownloadable, "\(id) may be streamed but not downloaded (canBeDownloaded is false).")
     }
     static func unknownToken(_ token: String) -> DownloaderError {
-        DownloaderError(code: 1002, name: "UnknownToken",
-                        message: "No offline request has the token \(token); offline.list shows the known ones.")
+        DownloaderError(.unknownToken, "No offline request has the token \(token); offline.list shows the known ones.")
     }
     static func hostileManifest(_ why: String) -> DownloaderError {
-        DownloaderError(code: 1003, name: "BadManifest",
-                        message: "The origin sent a manifest Cassette refuses: \(why). Nothing was written.")
+        DownloaderError(.badManifest, "The origin sent a manifest Cassette refuses: \(why). Nothing was written.")
     }
-    static func notSupported(_ what: String) -> DownloaderError {
-        DownloaderError(code: 1004, name: "NotSupported", message: what)
-    }
-    static func invalidState(_ what: String) -> DownloaderError {
-        DownloaderError(code: 1005, name: "InvalidState", message: what)
-    }
-    static func storage(_ what: String) -> DownloaderError {
-        DownloaderError(code: 1006, name: "StorageError", message: what)
-    }
+    static func notSupported(_ what: String) -> DownloaderError { DownloaderError(.notSupported, what) }
+    static func invalidState(_ what: String) -> DownloaderError { DownloaderError(.invalidState, what) }
+    static func storage(_ what: String) -> DownloaderError { DownloaderError(.storageError, what) }
     static func noLicense(_ token: String) -> DownloaderError {
-        DownloaderError(code: 1007, name: "NoLicense",
-                        message: "\(token) has no license to renew; offline.preloadLicense or offline.add with rentalSeconds or purchase requests one.")
+        DownloaderError(.noLicense,
+                        "\(token) has no license to renew; offline.preloadLicense or offline.add with rentalSeconds or purchase requests one.")
+    }
+    static func unknownSource(_ id: String) -> DownloaderError {
+        DownloaderError(.unknownSource, "No source \(id) in the catalog; catalog.sources lists them (catalog.refresh fetches the newest).")
+    }
+    static func unknownCategory(_ id: String) -> DownloaderError {
+        DownloaderError(.unknownCategory, "No category \(id) in the catalog; catalog.categories lists them.")
+    }
+    static func unknownItem(_ id: String) -> DownloaderError {
+        DownloaderError(.unknownItem, "No item \(id) in the catalog; catalog.items lists them.")
     }
     /// -32602 naming the field, for ids that are not plain tokens.
     static func badParam(_ field: String, _ value: String) -> RPCError {

@@ -1,8 +1,9 @@
 import Wire
 
-/// The player's own failures, codes 2000–2099 (2100–2199 belong to source selection, 4000+ are
-/// the origin's). `name` is stable: it is the wire's `error.data.name` and the type of the error
-/// event published on topic `player`.
+/// The player's numbered errors, all of them in this one table: the engine's (2000–2099) and
+/// source selection's (2100–2199, carried by `SourceError`); 4000+ are the origin's. `name` is
+/// stable: it is the wire's `error.data.name` and the type of the error event published on
+/// topic `player`.
 struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible, RPCErrorConvertible {
     struct Code: Hashable, Sendable {
         let name: String
@@ -35,6 +36,34 @@ struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible, RPCErro
         static let outputUnavailable = Code(name: "OutputUnavailable", number: 2011)
         /// Anything else unexpected inside the player (TIDAL's UnexpectedError).
         static let unexpected = Code(name: "UnexpectedError", number: 2099)
+
+        // Source selection (the TIDAL table) and byte sources: `SourceError`.
+
+        /// Offline mode and the product is not offlined (TIDAL: an illegal playback request).
+        static let illegalPlaybackRequest = Code(name: "IllegalPlaybackRequest", number: 2100)
+        /// Offlined, but its validity ended (past `offlineValidUntil` or the station's expiry).
+        static let offlineNotValid = Code(name: "OfflineNotValid", number: 2101)
+        /// Online, not on the device, and no origin configured to stream it from.
+        static let notOfflined = Code(name: "NotOfflined", number: 2102)
+        /// The bytes cannot be had: an unusable playbackinfo or media answer, a missing local file.
+        static let sourceUnavailable = Code(name: "SourceUnavailable", number: 2103)
+        /// The download a playing file depended on failed; the error carries the downloader's own
+        /// name for it when it recorded one.
+        static let downloadFailed = Code(name: "DownloadFailed", number: 2104)
+        /// A read or seek after (or during) the source's `close()`.
+        static let sourceClosed = Code(name: "SourceClosed", number: 2105)
+        /// The local file under a source (a download's `.part`, a cache file) could not be read.
+        static let readFailed = Code(name: "ReadFailed", number: 2106)
+        /// The origin changed the stream's bytes (another ETag) between two ranges of one playback.
+        static let streamChanged = Code(name: "StreamChanged", number: 2107)
+
+        /// Every code above, for the check against docs/protocol.md.
+        static let all: [Code] = [
+            nothingToPlay, fileMissing, corruptFile, outputFailed, stationNotPlayable, notPlayable, invalidConfig,
+            catalogFailed, sourceFailed, mediaServerFailed, outputUnavailable, unexpected,
+            illegalPlaybackRequest, offlineNotValid, notOfflined, sourceUnavailable, downloadFailed, sourceClosed,
+            readFailed, streamChanged,
+        ]
     }
 
     var code: Code

@@ -1,8 +1,10 @@
 import Wire
 
-/// The reporter's own errors (codes 3000–3999, docs/protocol.md). Names are stable; match on them.
+/// The reporter's numbered errors (codes 3000–3999, docs/protocol.md), all of them in this one
+/// table; `StorageFull` 1011 and the origin's errors are shared (`RPCErrorKind`). Names are
+/// stable; match on them.
 struct ReporterError: Error, Sendable, RPCErrorConvertible, CustomStringConvertible {
-    enum Kind: String, Sendable {
+    enum Kind: String, Sendable, CaseIterable {
         /// The outbox holds `maxQueueBytes` of undelivered records: the caller keeps the record
         /// and records it again after a `QueueAvailable` event.
         case queueFull = "QueueFull"

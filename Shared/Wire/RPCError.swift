@@ -51,7 +51,7 @@ extension RPCError {
     /// The one error every service answers when a write found its disk full (the catalog's or
     /// the media folder's): nothing of the call was kept; free space and call again.
     public static func storageFull(_ message: String) -> RPCError {
-        RPCError(code: 1011, name: "StorageFull", message: message)
+        RPCErrorKind.storageFull.error(message)
     }
 
     public static func internalError(_ message: String) -> RPCError {

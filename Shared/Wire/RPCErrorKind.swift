@@ -1,4 +1,5 @@
-/// A wire error that more than one service returns, with its code and stable name defined once.
+/// The wire errors more than one service returns, each with its code and stable name defined
+/// once: the shared part of every service's error table.
 public struct RPCErrorKind: Sendable, Equatable {
     public let code: Int
     public let name: String
@@ -16,6 +17,10 @@ public struct RPCErrorKind: Sendable, Equatable {
     /// connection, no answer in time, or only 5xx answers (docs/protocol.md: within 10 s).
     public static let originUnreachable = RPCErrorKind(code: 1010, name: "OriginUnreachable")
 
+    /// The disk holding the catalog (or the downloader's media folder) is full; nothing of the
+    /// call was kept. The one name for a full disk in every service.
+    public static let storageFull = RPCErrorKind(code: 1011, name: "StorageFull")
+
     /// The app is in offline mode (`offlineMode`): a call that needs the content origin was not
     /// sent at all. Turning offline mode off lets it through again.
     public static let offlineMode = RPCErrorKind(code: 1012, name: "OfflineMode")
@@ -27,4 +32,7 @@ public struct RPCErrorKind: Sendable, Equatable {
 
     /// The service is stopping (SIGTERM) and gave up on this request; its effects so far stay.
     public static let shuttingDown = RPCErrorKind(code: -32603, name: "ShuttingDown")
+
+    /// The numbered errors every service shares, for the check against docs/protocol.md.
+    public static let numbered: [RPCErrorKind] = [originUnreachable, storageFull, offlineMode, tlsFailed]
 }

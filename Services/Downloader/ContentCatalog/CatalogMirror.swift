@@ -138,7 +138,7 @@ actor CatalogMirror {
         case .selected: chosen = all.filter(\.selected)
         case .selectedWithContent: chosen = all.filter { $0.selected && counts[$0.id, default: 0] > 0 }
         case .subcategories(let parent):
-            guard all.contains(where: { $0.id == parent }) else { throw ContentCatalogError.unknownCategory(parent) }
+            guard all.contains(where: { $0.id == parent }) else { throw DownloaderError.unknownCategory(parent) }
             chosen = all.filter { $0.parentId == parent }
         }
         let sorted = CatalogQuery.sortedNamed(chosen, by: sort, id: \.id, name: \.name, count: { counts[$0.id, default: 0] })
@@ -150,7 +150,7 @@ actor CatalogMirror {
 
     func items(filter: CatalogQuery.ItemFilter, categoryId: String?, sort: [CatalogQuery.SortKey]) async throws -> JSONValue {
         if let categoryId, !(try await store.categories()).contains(where: { $0.id == categoryId }) {
-            throw ContentCatalogError.unknownCategory(categoryId)
+            throw DownloaderError.unknownCategory(categoryId)
         }
         let rows = CatalogQuery.sorted(CatalogQuery.items(try await store.items(), filter: filter, categoryId: categoryId), by: sort)
         return ["items": .array(rows.map(Self.json))]
@@ -172,7 +172,7 @@ actor CatalogMirror {
     // MARK: Choices
 
     func subscribe(sourceId: String, _ on: Bool) async throws -> JSONValue {
-        guard let changed = try await store.setSubscribed(sourceId, on) else { throw ContentCatalogError.unknownSource(sourceId) }
+        guard let changed = try await store.setSubscribed(sourceId, on) else { throw DownloaderError.unknownSource(sourceId) }
         if changed {
             events.catalog("SourcesChanged", ["sourceId": .string(sourceId), "subscribed": .bool(on)])
             await wake()
@@ -181,7 +181,7 @@ actor CatalogMirror {
     }
 
     func select(categoryId: String, _ on: Bool) async throws -> JSONValue {
-        guard let changed = try await store.setSelected(categoryId, on) else { throw ContentCatalogError.unknownCategory(categoryId) }
+        guard let changed = try await store.setSelected(categoryId, on) else { throw DownloaderError.unknownCategory(categoryId) }
         if changed {
             events.catalog("CategoriesChanged", ["categoryId": .string(categoryId), "selected": .bool(on)])
             await wake()
@@ -190,7 +190,7 @@ actor CatalogMirror {
     }
 
     func save(itemId: String, _ on: Bool) async throws -> JSONValue {
-        guard let outcome = try await store.setSaved(itemId, on) else { throw ContentCatalogError.unknownItem(itemId) }
+        guard let outcome = try await store.setSaved(itemId, on) else { throw DownloaderError.unknownItem(itemId) }
         if let token = outcome.tokenToDelete { _ = try? await products.delete(token: token) }
         if outcome.forgotten {
             publishItemsChanged(removed: [itemId])
@@ -198,18 +198,5 @@ actor CatalogMirror {
             publishItemsChanged(changed: [itemId])
         }
         return ["itemId": .string(itemId), "saved": .bool(on), "forgotten": .bool(outcome.forgotten)]
-    }
-}
-
-/// The catalog's named errors (1020–1029).
-enum ContentCatalogError {
-    static func unknownSource(_ id: String) -> DownloaderError {
-        DownloaderError(code: 1020, name: "UnknownSource", message: "No source \(id) in the catalog; catalog.sources lists them (catalog.refresh fetches the newest).")
-    }
-    static func unknownCategory(_ id: String) -> DownloaderError {
-        DownloaderError(code: 1021, name: "UnknownCategory", message: "No category \(id) in the catalog; catalog.categories lists them.")
-    }
-    static func unknownItem(_ id: String) -> DownloaderError {
-        DownloaderError(code: 1022, name: "UnknownItem", message: "No item \(id) in the catalog; catalog.items lists them.")
     }
 }
