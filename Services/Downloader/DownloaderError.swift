@@ -6,9 +6,11 @@ struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConver
     var code: Int
     var name: String
     var message: String
+    /// Machine-readable fields for `error.data` beside `name`.
+    var details: [String: JSONValue] = [:]
 
     var description: String { "\(name): \(message)" }
-    var rpcError: RPCError { RPCError(code: code, name: name, message: message) }
+    var rpcError: RPCError { RPCError(code: code, name: name, message: message, details: details) }
 
     static func noOrigin() -> DownloaderError {
         DownloaderError(code: 1000, name: "NoOrigin",
@@ -38,6 +40,15 @@ struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConver
     static func noLicense(_ token: String) -> DownloaderError {
         DownloaderError(code: 1007, name: "NoLicense",
                         message: "\(token) has no license to renew; offline.preloadLicense or offline.add with rentalSeconds or purchase requests one.")
+    }
+    /// An HLS product asked for in a language it has no rendition in (Brightcove secondary
+    /// tracks): `data` names the field and the languages offered.
+    static func languageNotOffered(field: String, wanted: String, type: String, offered: [String], bandwidth: Int) -> DownloaderError {
+        let list = offered.isEmpty ? "none" : offered.joined(separator: ", ")
+        return DownloaderError(code: 1008, name: "LanguageNotOffered",
+                               message: "params.\(field): the chosen variant (BANDWIDTH \(bandwidth)) has no \(type) rendition in \(wanted.prefix(40).debugDescription); offered: \(list). offline.variants lists them.",
+                               details: ["field": .string(field), "language": .string(String(wanted.prefix(40))),
+                                         "offered": .array(offered.map(JSONValue.string))])
     }
     /// -32602 naming the field, for ids that are not plain tokens.
     static func badParam(_ field: String, _ value: String) -> RPCError {

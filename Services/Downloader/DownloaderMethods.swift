@@ -24,9 +24,12 @@ enum DownloaderMethods {
         var bitrate: Double?
         var audioLanguages: [String]?
         var subtitleLanguages: [String]?
+        /// The name a person sees for the download (Brightcove); the app's id looped back in events (TIDAL).
+        var displayName: String?
+        var referenceId: String?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case productId, productType, quality, allowCellular, rentalSeconds, purchase
-            case bitrate, audioLanguages, subtitleLanguages
+            case bitrate, audioLanguages, subtitleLanguages, displayName, referenceId
         }
     }
     /// `offline.variants`: what an HLS product offers.
@@ -142,13 +145,15 @@ enum DownloaderMethods {
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
             let presentation = try presentationChoice(p)
+            let properties = TokenProperties(displayName: try TokenProperties.checked(p.displayName, field: "displayName"),
+                                             referenceId: try TokenProperties.checked(p.referenceId, field: "referenceId"))
             let retry = RetryPolicy.interactive.startingNow()
             let ready = try await core.value
             // Without its own quality, an item gets the policy's offline audio or video quality.
             let quality = QualityChoice(requested: p.quality, productType: p.productType, policy: ready.gate.policy)
             return try await ready.products.add(productId: p.productId, productType: p.productType, quality: quality,
                                                 allowCellular: p.allowCellular ?? false, terms: terms,
-                                                presentation: presentation, retry: retry)
+                                                presentation: presentation, properties: properties, retry: retry)
         }
         router.register("offline.variants", params: VariantsParams.self) { p, _ in
             try checkId(p.productId, field: "productId")
