@@ -45,7 +45,9 @@ enum DownloaderMethods {
         var quality: String?
         var rentalSeconds: Double?
         var purchase: Bool?
-        enum CodingKeys: String, CodingKey, CaseIterable { case productId, productType, quality, rentalSeconds, purchase }
+        var displayName: String?
+        var referenceId: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case productId, productType, quality, rentalSeconds, purchase, displayName, referenceId }
     }
     /// `offline.renewLicense`: new terms, or the current license's when none are named.
     struct RenewParams: ClosedParams, Sendable {
@@ -129,11 +131,13 @@ enum DownloaderMethods {
             try checkId(p.productId, field: "productId")
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
+            let properties = TokenProperties(displayName: try TokenProperties.checked(p.displayName, field: "displayName"),
+                                             referenceId: try TokenProperties.checked(p.referenceId, field: "referenceId"))
             let retry = RetryPolicy.interactive.startingNow()
             let ready = try await core.value
             let quality = QualityChoice(requested: p.quality, productType: p.productType, policy: ready.gate.policy)
             return try await ready.products.preloadLicense(productId: p.productId, productType: p.productType,
-                                                           quality: quality, terms: terms, retry: retry)
+                                                           quality: quality, terms: terms, properties: properties, retry: retry)
         }
         router.register("offline.renewLicense", params: RenewParams.self) { p, _ in
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)

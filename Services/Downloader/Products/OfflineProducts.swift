@@ -293,10 +293,14 @@ actor OfflineProducts {
     /// later without a license exchange (Brightcove "Preload a FairPlay license"). It makes the
     /// offline token, state `discovered`, that a later `offline.add` of the product downloads
     /// into. A product already requested gets its license renewed instead.
+    /// `properties` (a display name, the app's `referenceId`) are kept with the token, as
+    /// `offline.add` keeps them.
     func preloadLicense(productId: String, productType: String?, quality choice: QualityChoice, terms: LicenseTerms?,
-                        retry: RetryPolicy = .offlining) async throws -> JSONValue {
+                        properties: TokenProperties = TokenProperties(), retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
         if let existing = try await products.openRequest(productId: productId), existing.state != "failed" {
+            try await products.setProperties(token: existing.token, properties)
+            events.references.set(properties.referenceId, token: existing.token)
             let held = try await licenseStore.currentTerms(token: existing.token)
             return try await renewLicense(token: existing.token, terms: terms ?? held ?? .purchase, retry: retry)
         }
@@ -306,6 +310,8 @@ actor OfflineProducts {
         let type = info["productType"]?.stringValue ?? productType ?? "TRACK"
         try await products.addPreloaded(token: token, requestedProductId: productId, productType: type, quality: quality,
                                         license: license, now: Date())
+        try await products.setProperties(token: token, properties)
+        events.references.set(properties.referenceId, token: token)
         licenseEvent("LicenseAcquired", token: token, productId: productId, license)
         return try await status(token: token)
     }
