@@ -90,7 +90,10 @@ final class TokenPropertiesTests: XCTestCase {
         let status = try await h.call("offline.status", ["token": .string(token)])
         XCTAssertEqual(status["referenceId"], "app-ref-1")
         _ = try await h.call("offline.delete", ["token": .string(token)])
-        try await events.wait("OfflineDeleted", timeout: 10) { $0.type == "OfflineDeleted" }
+        // ItemStateChanged `deleted` comes right after OfflineDeleted.
+        try await events.wait("ItemStateChanged deleted", timeout: 10) {
+            $0.type == "ItemStateChanged" && $0.data["token"]?.stringValue == token && $0.data["state"] == "deleted"
+        }
         mine = events.all.filter { $0.data["token"]?.stringValue == token }
         XCTAssertEqual(Set(mine.map(\.type)), ["OfflineDeleted", "ItemStateChanged"])
         XCTAssertTrue(mine.allSatisfy { $0.data["referenceId"] == "app-ref-1" }, "\(mine.map(\.data))")
