@@ -15,7 +15,7 @@ struct Offline: AsyncParsableCommand {
     /// The table of `offline.status`/`offline.list` entries.
     static func render(_ items: [JSONValue]) -> String {
         guard !items.isEmpty else { return "no offline products" }
-        var table = Table(headers: ["TOKEN", "PRODUCT", "STATE", "PROGRESS", "SIZE", "VALID UNTIL", "LICENSE", "ERROR"])
+        var table = Table(headers: ["TOKEN", "PRODUCT", "NAME", "STATE", "PROGRESS", "SIZE", "VALID UNTIL", "LICENSE", "ERROR"])
         for item in items {
             var product = Format.text(item["productId"])
             if let requested = item["requestedProductId"]?.stringValue, requested != item["productId"]?.stringValue {
@@ -27,7 +27,7 @@ struct Offline: AsyncParsableCommand {
             if let held = item["license"] {
                 license = held["expiresAt"]?.stringValue.map { "\(Format.text(held["kind"])) until \(HumanTime.date($0))" } ?? Format.text(held["kind"])
             }
-            table.add([Format.text(item["token"]), product, Format.text(item["state"]),
+            table.add([Format.text(item["token"]), product, Format.text(item["displayName"]), Format.text(item["state"]),
                        item["progress"]?.doubleValue.map { "\(Int($0))%" } ?? "-",
                        Format.bytes(item["sizeBytes"]?.doubleValue), Format.date(item["offlineValidUntil"]), license,
                        error.isEmpty ? "-" : error])

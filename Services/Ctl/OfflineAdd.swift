@@ -10,7 +10,8 @@ struct OfflineAdd: AsyncParsableCommand {
         discussion: """
             With --wait: a bar with bytes, rate and ETA on a terminal, and why it waits (cellular not \
             allowed, no network, cache full, origin failing); exit status 2 when the offline failed, \
-            75 when --wait-timeout passed.
+            75 when --wait-timeout passed. For a video already offlined, --audio-language and \
+            --subtitle-language add those renditions to it (the same token; it stays playable meanwhile).
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -41,6 +42,12 @@ struct OfflineAdd: AsyncParsableCommand {
     @Option(name: .customLong("subtitle-language"), help: "HLS: a subtitle rendition by language, e.g. en; repeatable.")
     var subtitleLanguages: [String] = []
 
+    @Option(help: "The name shown for this download (default: the product's title).")
+    var displayName: String?
+
+    @Option(help: "The app's own id for this offline, carried back in every event of it.")
+    var referenceId: String?
+
     @Flag(help: "Wait until the product is on the device (or failed).")
     var wait = false
 
@@ -55,6 +62,8 @@ struct OfflineAdd: AsyncParsableCommand {
         if let bitrate { params["bitrate"] = .number(Double(bitrate)) }
         if !audioLanguages.isEmpty { params["audioLanguages"] = .array(audioLanguages.map(JSONValue.string)) }
         if !subtitleLanguages.isEmpty { params["subtitleLanguages"] = .array(subtitleLanguages.map(JSONValue.string)) }
+        if let displayName { params["displayName"] = .string(displayName) }
+        if let referenceId { params["referenceId"] = .string(referenceId) }
         terms.add(to: &params)
         var status = try await connection.call("offline.add", .object(params))
         if wait { status = try await OfflineFollow.follow(connection, status: status, label: productId, wait: waitOptions) }

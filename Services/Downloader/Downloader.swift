@@ -21,6 +21,8 @@ enum Downloader {
         let core = Task { () throws -> DownloaderCore in
             await origin?.openURLParser()
             let catalog = try await context.catalog()
+            // Events name each token's referenceId from the first one sent (the reconcile's).
+            events.references.load(try await ProductStore(catalog: catalog).referenceIds())
             let store = MediaStore(stateDirectory: context.settings.stateDir)
             try await BlockingIO.run { try store.prepare() }
             // The policy (config defaults, then what policy.set persisted), the network

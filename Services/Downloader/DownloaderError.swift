@@ -14,6 +14,7 @@ struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConver
         case invalidState = 1005
         case storageError = 1006
         case noLicense = 1007
+        case languageNotOffered = 1008
         // The content catalog (PCD/VOC).
         case unknownSource = 1020
         case unknownCategory = 1021
@@ -29,6 +30,7 @@ struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConver
             case .invalidState: "InvalidState"
             case .storageError: "StorageError"
             case .noLicense: "NoLicense"
+            case .languageNotOffered: "LanguageNotOffered"
             case .unknownSource: "UnknownSource"
             case .unknownCategory: "UnknownCategory"
             case .unknownItem: "UnknownItem"
@@ -38,16 +40,19 @@ struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConver
 
     var kind: Kind
     var message: String
+    /// Machine-readable fields for `error.data` beside `name`.
+    var details: [String: JSONValue] = [:]
 
-    init(_ kind: Kind, _ message: String) {
+    init(_ kind: Kind, _ message: String, details: [String: JSONValue] = [:]) {
         self.kind = kind
         self.message = message
+        self.details = details
     }
 
     var code: Int { kind.rawValue }
     var name: String { kind.name }
     var description: String { "\(name): \(message)" }
-    var rpcError: RPCError { RPCError(code: code, name: name, message: message) }
+    var rpcError: RPCError { RPCError(code: code, name: name, message: message, details: details) }
 
     static func noOrigin() -> DownloaderError {
         DownloaderError(.noOrigin, "No origin is configured; set origin in the config file or pass --origin.")
@@ -76,6 +81,15 @@ struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConver
     }
     static func unknownItem(_ id: String) -> DownloaderError {
         DownloaderError(.unknownItem, "No item \(id) in the catalog; catalog.items lists them.")
+    }
+    /// An HLS product asked for in a language it has no rendition in (Brightcove secondary
+    /// tracks): `data` names the field and the languages offered.
+    static func languageNotOffered(field: String, wanted: String, type: String, offered: [String], bandwidth: Int) -> DownloaderError {
+        let list = offered.isEmpty ? "none" : offered.joined(separator: ", ")
+        return DownloaderError(.languageNotOffered,
+                               "params.\(field): the chosen variant (BANDWIDTH \(bandwidth)) has no \(type) rendition in \(wanted.prefix(40).debugDescription); offered: \(list). offline.variants lists them.",
+                               details: ["field": .string(field), "language": .string(String(wanted.prefix(40))),
+                                         "offered": .array(offered.map(JSONValue.string))])
     }
     /// -32602 naming the field, for ids that are not plain tokens.
     static func badParam(_ field: String, _ value: String) -> RPCError {

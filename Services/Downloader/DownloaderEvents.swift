@@ -5,8 +5,15 @@ import Wire
 /// (`Available`, `NotAvailable`, `OfflineOnly`) on `network`, next to `NetworkChanged`.
 struct DownloaderEvents: Sendable {
     let hub: EventHub
+    /// The `referenceId` each token's events carry back to the app.
+    let references = ReferenceLoopback()
 
+    /// An event naming a token carries that token's `referenceId` when the app gave one.
     func downloads(_ type: String, _ data: [String: JSONValue]) {
+        var data = data
+        if data["referenceId"] == nil, let token = data["token"]?.stringValue, let referenceId = references.referenceId(token: token) {
+            data["referenceId"] = .string(referenceId)
+        }
         _ = hub.publish(topic: "downloads", type: type, data: .object(data))
     }
 

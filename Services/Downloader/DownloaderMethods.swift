@@ -24,9 +24,12 @@ enum DownloaderMethods {
         var bitrate: Double?
         var audioLanguages: [String]?
         var subtitleLanguages: [String]?
+        /// The name a person sees for the download (Brightcove); the app's id looped back in events (TIDAL).
+        var displayName: String?
+        var referenceId: String?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case productId, productType, quality, allowCellular, rentalSeconds, purchase
-            case bitrate, audioLanguages, subtitleLanguages
+            case bitrate, audioLanguages, subtitleLanguages, displayName, referenceId
         }
     }
     /// `offline.variants`: what an HLS product offers.
@@ -42,7 +45,9 @@ enum DownloaderMethods {
         var quality: String?
         var rentalSeconds: Double?
         var purchase: Bool?
-        enum CodingKeys: String, CodingKey, CaseIterable { case productId, productType, quality, rentalSeconds, purchase }
+        var displayName: String?
+        var referenceId: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case productId, productType, quality, rentalSeconds, purchase, displayName, referenceId }
     }
     /// `offline.renewLicense`: new terms, or the current license's when none are named.
     struct RenewParams: ClosedParams, Sendable {
@@ -126,11 +131,13 @@ enum DownloaderMethods {
             try checkId(p.productId, field: "productId")
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
+            let properties = TokenProperties(displayName: try TokenProperties.checked(p.displayName, field: "displayName"),
+                                             referenceId: try TokenProperties.checked(p.referenceId, field: "referenceId"))
             let retry = RetryPolicy.interactive.startingNow()
             let ready = try await core.value
             let quality = QualityChoice(requested: p.quality, productType: p.productType, policy: ready.gate.policy)
             return try await ready.products.preloadLicense(productId: p.productId, productType: p.productType,
-                                                           quality: quality, terms: terms, retry: retry)
+                                                           quality: quality, terms: terms, properties: properties, retry: retry)
         }
         router.register("offline.renewLicense", params: RenewParams.self) { p, _ in
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
@@ -142,13 +149,15 @@ enum DownloaderMethods {
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
             let presentation = try presentationChoice(p)
+            let properties = TokenProperties(displayName: try TokenProperties.checked(p.displayName, field: "displayName"),
+                                             referenceId: try TokenProperties.checked(p.referenceId, field: "referenceId"))
             let retry = RetryPolicy.interactive.startingNow()
             let ready = try await core.value
             // Without its own quality, an item gets the policy's offline audio or video quality.
             let quality = QualityChoice(requested: p.quality, productType: p.productType, policy: ready.gate.policy)
             return try await ready.products.add(productId: p.productId, productType: p.productType, quality: quality,
                                                 allowCellular: p.allowCellular ?? false, terms: terms,
-                                                presentation: presentation, retry: retry)
+                                                presentation: presentation, properties: properties, retry: retry)
         }
         router.register("offline.variants", params: VariantsParams.self) { p, _ in
             try checkId(p.productId, field: "productId")

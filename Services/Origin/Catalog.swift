@@ -116,6 +116,10 @@ struct CatalogProduct: Codable, Sendable {
     /// Paths below DIR for `images.poster` / `images.thumbnail`.
     var poster: String?
     var thumbnail: String?
+
+    /// The title of a presentation (HLS): its playbackinfo's and its content-catalog item's.
+    /// A progressive product's title is its track's.
+    var presentationTitle: String { productType == "VIDEO" ? "Demo Film" : "Demo HLS Track \(id)" }
 }
 
 extension Catalog {

@@ -125,7 +125,7 @@ extension ContentFeed {
             if let hls = product.hls {
                 size = hls.sizeBytes
                 seconds = hls.durationSeconds
-                title = "Demo Film"
+                title = product.presentationTitle
             } else if let track = product.trackId.flatMap({ index.tracksById[$0] }), let file = index.file(forTrack: track) {
                 size = file.sizeBytes
                 seconds = track.durationSeconds

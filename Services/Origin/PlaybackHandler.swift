@@ -43,6 +43,7 @@ extension Origin {
                 return notFound("Manifest of \(productId)", request)
             }
             body["productId"] = .string(delivered.id)
+            body["title"] = .string(delivered.presentationTitle)
             body["manifestType"] = "hls"
             body["manifest"] = ["url": .string("/" + master.path), "sizeBytes": .int(hls.sizeBytes),
                                 "sha256": .string(master.sha256), "mimeType": .string(master.mimeType)]

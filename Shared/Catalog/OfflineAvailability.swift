@@ -32,7 +32,13 @@ public enum OfflineAvailability {
 
     /// The validity of `productId` (requested or actual id) at `now`.
     ///
-    /// Offlined means: a product offlined with `offline.add` that reached `cached`, or an item of a
+    /// SQL condition on `offlineProducts p`: a presentation that was `cached` and is downloading
+    /// renditions added to it (`options.adding`, the playlists the media server leaves out until
+    /// they are complete). It stays offlined on what it held, also when the addition fails.
+    public static let addingTracksSQL = "json_extract(p.options, '$.adding') IS NOT NULL"
+
+    /// Offlined means: a product offlined with `offline.add` that reached `cached` (or, adding
+    /// renditions, had reached it: `addingTracksSQL`), or an item of a
     /// station whose file is verified. Valid means: not past `offlineValidUntil` nor its rental
     /// license's `expiresAt` (products), or the station's `expiresAt` (stations). `now` is the caller's trusted time, never the raw device
     /// clock alone.
@@ -41,7 +47,8 @@ public enum OfflineAvailability {
             SELECT p.offlineValidUntil, l.expiresAt AS licenseExpiresAt FROM offlineProducts p
             JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
             LEFT JOIN licenses l ON l.id = p.licenseId
-            WHERE (p.requestedProductId = ? OR p.productId = ?) AND p.state = 'cached' AND f.state = 'verified'
+            WHERE (p.requestedProductId = ? OR p.productId = ?) AND f.state = 'verified'
+              AND (p.state = 'cached' OR (\(addingTracksSQL) AND p.state IN ('queued', 'downloading', 'idle', 'paused', 'failed')))
             ORDER BY p.requestedAt DESC LIMIT 1
             """, arguments: [productId, productId]) {
             // Both must hold: the offline window (TIDAL offlineValidUntil) and, for licensed

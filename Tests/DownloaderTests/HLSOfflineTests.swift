@@ -91,7 +91,8 @@ final class HLSOfflineTests: XCTestCase {
         let offer = try await h.call("offline.variants", ["productId": "vid-1"])
         let top = try XCTUnwrap(offer["variants"]?.arrayValue?.compactMap { $0["bandwidth"]?.intValue }.max())
         let bad = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", ["productId": "vid-1", "audioLanguages": ["de"]]) }
-        XCTAssertEqual((bad as? RPCError)?.code, -32602)
+        XCTAssertEqual((bad as? RPCError)?.name, "LanguageNotOffered")
+        XCTAssertEqual((bad as? RPCError)?.code, 1008)
         XCTAssertTrue((bad as? RPCError)?.message.contains("fr") == true, "\(String(describing: bad))")
         let client = try await h.client()
         _ = try await client.call("events.subscribe", ["topics": ["downloads"]])

@@ -141,6 +141,15 @@ final class CtlTests: XCTestCase {
 
         let list = try Command.ctl(stack, ["offline", "list"])
         XCTAssertTrue(list.stdout.contains(token) && list.stdout.contains("cached"), list.all)
+        // A display name for the download (the product's title until one is given), in the table.
+        XCTAssertTrue(list.stdout.contains("NAME"), list.all)
+        let named = try Command.ctl(stack, ["offline", "add", "tr-1", "--display-name", "Kitchen mix", "--reference-id", "app-7"])
+        XCTAssertEqual(named.status, 0, named.all + stack.logs)
+        XCTAssertTrue(named.stdout.contains("Kitchen mix") && named.stdout.contains(token), named.all)
+        let relisted = try Command.ctl(stack, ["offline", "list", "--json"])
+        let entry = relisted.json?["items"]?.arrayValue?.first { $0["token"]?.stringValue == token }
+        XCTAssertEqual(entry?["displayName"], "Kitchen mix", relisted.all)
+        XCTAssertEqual(entry?["referenceId"], "app-7", relisted.all)
 
         // Licenses: renew with rental terms, shown in the table; both terms at once is refused.
         let renewed = try Command.ctl(stack, ["offline", "renew-license", token, "--rental-seconds", "3600"])

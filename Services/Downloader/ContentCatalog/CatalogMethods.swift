@@ -1,3 +1,4 @@
+import Foundation
 import OriginClient
 import Wire
 
@@ -45,9 +46,17 @@ enum CatalogMethods {
         }
         router.register("catalog.categories", params: CategoriesParams.self) { p, _ in
             guard let filter = CatalogQuery.CategoryFilter(p.filter ?? "all") else {
-                throw RPCError.invalidParams("params.filter must be all, selected, selectedWithContent or subcategories:{categoryId}.")
+                throw RPCError.invalidParams("""
+                    params.filter must be all, selected, selectedWithContent, suggestions, subcategories:{categoryId} or search:{text}.
+                    """)
             }
             if case .subcategories(let id) = filter { try DownloaderMethods.checkId(id, field: "filter (subcategories:)") }
+            if case .search(let text) = filter {
+                let trimmed = text.trimmingCharacters(in: .whitespaces)
+                guard !trimmed.isEmpty, trimmed.count <= CatalogQuery.CategoryFilter.maxSearchLength else {
+                    throw RPCError.invalidParams("params.filter search:{text} needs 1 to \(CatalogQuery.CategoryFilter.maxSearchLength) characters of text.")
+                }
+            }
             let sort = try CatalogQuery.sortKeys(p.sort, allowed: CatalogQuery.categorySortKeys)
             return try await core.value.catalog.categories(filter: filter, sort: sort)
         }

@@ -140,12 +140,31 @@ actor CatalogMirror {
         case .subcategories(let parent):
             guard all.contains(where: { $0.id == parent }) else { throw DownloaderError.unknownCategory(parent) }
             chosen = all.filter { $0.parentId == parent }
+        case .search(let text):
+            chosen = all.filter { CatalogQuery.CategoryFilter.matches($0.name, search: text) }
+        case .suggestions:
+            chosen = try await suggested(all, items: items)
         }
         let sorted = CatalogQuery.sortedNamed(chosen, by: sort, id: \.id, name: \.name, count: { counts[$0.id, default: 0] })
         return ["categories": .array(sorted.map {
             ["id": .string($0.id), "name": .string($0.name), "parentId": $0.parentId.map(JSONValue.string) ?? .null,
              "selected": .bool($0.selected), "itemCount": .number(Double(counts[$0.id, default: 0]))]
         })]
+    }
+
+    /// The `suggestions` filter: categories not selected that hold items (not removed) of a
+    /// subscribed source — selecting one would bring content to the device — those with the
+    /// most such items first, then in the origin's order.
+    private func suggested(_ all: [ContentCatalogStore.CategoryRow], items: [ContentCatalogStore.ItemRow]) async throws
+        -> [ContentCatalogStore.CategoryRow] {
+        let subscribed = Set(try await store.sources().filter(\.subscribed).map(\.id))
+        var offered: [String: Int] = [:]
+        for row in items where !row.removed && subscribed.contains(row.item.sourceId) {
+            for category in Set(row.item.categories) { offered[category, default: 0] += 1 }
+        }
+        return all.enumerated().filter { !$0.element.selected && offered[$0.element.id, default: 0] > 0 }
+            .sorted { (offered[$0.element.id]!, $1.offset) > (offered[$1.element.id]!, $0.offset) }
+            .map(\.element)
     }
 
     func items(filter: CatalogQuery.ItemFilter, categoryId: String?, sort: [CatalogQuery.SortKey]) async throws -> JSONValue {

@@ -108,20 +108,40 @@ enum CatalogQuery {
         }.map(\.element)
     }
 
-    /// `catalog.categories` filters: `all`, `selected`, `selectedWithContent`, `subcategories:{id}`.
+    /// `catalog.categories` filters (the PCD/VOC `VocItemCategoryFilter`): `all`, `selected`,
+    /// `selectedWithContent`, `subcategories:{id}`, `search:{text}` (the search field: names
+    /// holding the text) and `suggestions` (categories worth selecting: not selected, holding
+    /// items of a subscribed source).
     enum CategoryFilter: Equatable, Sendable {
-        case all, selected, selectedWithContent
+        case all, selected, selectedWithContent, suggestions
         case subcategories(String)
+        case search(String)
+
+        /// The longest search text, in characters.
+        static let maxSearchLength = 128
 
         init?(_ text: String) {
             switch text {
             case "all": self = .all
             case "selected": self = .selected
             case "selectedWithContent": self = .selectedWithContent
+            case "suggestions": self = .suggestions
             default:
-                guard text.hasPrefix("subcategories:") else { return nil }
-                self = .subcategories(String(text.dropFirst("subcategories:".count)))
+                if text.hasPrefix("subcategories:") {
+                    self = .subcategories(String(text.dropFirst("subcategories:".count)))
+                } else if text.hasPrefix("search:") {
+                    self = .search(String(text.dropFirst("search:".count)))
+                } else {
+                    return nil
+                }
             }
+        }
+
+        /// The search field's match: `text` anywhere in `name`, case and accents aside
+        /// (`vid` finds "Video", `e` finds "É…"); surrounding blanks of the text are ignored.
+        static func matches(_ name: String, search text: String) -> Bool {
+            let needle = text.trimmingCharacters(in: .whitespaces)
+            return name.range(of: needle, options: [.caseInsensitive, .diacriticInsensitive]) != nil
         }
     }
 }

@@ -11,7 +11,8 @@ struct HLSChoice: Sendable, Equatable {
     var audio: [HLSRendition]
     var subtitles: [HLSRendition]
 
-    /// Throws -32602 naming the field when a language is not offered.
+    /// Throws `LanguageNotOffered` (1008) naming the field and the languages offered when a
+    /// language is not offered.
     static func choose(_ master: HLSMasterPlaylist, bitrate: Int?, audioLanguages: [String]?,
                        subtitleLanguages: [String]?) throws -> HLSChoice {
         let byBandwidth = master.variants.sorted { $0.bandwidth < $1.bandwidth }
@@ -22,21 +23,18 @@ struct HLSChoice: Sendable, Equatable {
             variant = byBandwidth.first(where: \.hasVideo) ?? byBandwidth[0]
         }
         func pick(_ type: HLSRendition.MediaType, _ group: String?, _ languages: [String]?, field: String) throws -> [HLSRendition] {
-            guard let group else {
-                if let languages, !languages.isEmpty {
-                    throw RPCError.invalidParams("params.\(field): the chosen variant (BANDWIDTH \(variant.bandwidth)) has no \(type.rawValue.lowercased()) renditions.")
-                }
-                return []
-            }
-            let offered = master.renditions(type, group: group)
+            let offered = group.map { master.renditions(type, group: $0) } ?? []
             guard let languages else { return Array((offered.first(where: \.isDefault) ?? offered.first).map { [$0] } ?? []) }
-            return try languages.map { wanted in
+            var chosen: [HLSRendition] = []
+            for wanted in languages {
                 guard let match = offered.first(where: { Self.sameLanguage($0.language, wanted) }) else {
-                    let names = offered.compactMap(\.language).joined(separator: ", ")
-                    throw RPCError.invalidParams("params.\(field): no \(type.rawValue.lowercased()) rendition in \(wanted.prefix(40).debugDescription); offered: \(names).")
+                    throw DownloaderError.languageNotOffered(field: field, wanted: wanted, type: type.rawValue.lowercased(),
+                                                             offered: offered.compactMap(\.language), bandwidth: variant.bandwidth)
                 }
-                return match
+                // `en` and `en-GB` asked together, or a language asked twice: one rendition once.
+                if !chosen.contains(match) { chosen.append(match) }
             }
+            return chosen
         }
         return HLSChoice(variant: variant,
                          audio: try pick(.audio, variant.audioGroup, audioLanguages, field: "audioLanguages"),

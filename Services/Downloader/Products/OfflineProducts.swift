@@ -55,30 +55,59 @@ actor OfflineProducts {
     /// `prepositionSeconds` (automatic requests of HLS products only): only the segments that
     /// cover the presentation's first seconds are downloaded; every file is still listed. The
     /// product ends `partiallyCached`. An explicit request for such a product downloads the rest.
+    ///
+    /// `properties`: the display name and `referenceId` the app gives the token (a request again
+    /// keeps those it does not name).
+    ///
+    /// An explicit request again for an HLS product held (or downloading) that names languages it
+    /// does not hold adds those renditions to the same token (Brightcove "Downloading Secondary
+    /// Tracks"): planned again with the held variant and languages plus the new ones, only the
+    /// new files are downloaded, and the product stays playable on what it holds meanwhile.
     func add(productId: String, productType: String?, quality choice: QualityChoice, allowCellular: Bool = false,
              terms: LicenseTerms? = nil, presentation: PresentationChoice = PresentationChoice(),
+             properties: TokenProperties = TokenProperties(),
              automatic: Bool = false, prepositionSeconds: Double? = nil, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
         let existing = try await products.openRequest(productId: productId)
+        var held: ProductStore.Held?
+        if let existing { held = try await products.held(token: existing.token) }
         let limit = automatic ? prepositionSeconds : nil
+        var presentation = presentation
+        var choice = choice
+        var addition: SecondaryTracks?
         // The same request twice gets the same token; a failed one is started again (explicit
         // re-request), one that only holds a preloaded license starts its download now, and an
         // explicit request for a partial one plans the whole presentation again.
         if let existing, !["failed", "discovered"].contains(existing.state), automatic || existing.prepositionSeconds == nil {
-            if !automatic { try await products.makeExplicit(token: existing.token) }
-            if allowCellular {
-                // Asked again with the cellular override: it applies to the existing request.
-                try await products.allowCellular(token: existing.token)
-                await engine.weigh()
+            if !automatic, let held, let tracks = try SecondaryTracks(asked: presentation, held: held, productId: productId) {
+                addition = tracks
+                presentation = tracks.choice
+                choice = QualityChoice(requested: held.quality ?? choice.first, productType: choice.productType, policy: choice.policy)
+            } else {
+                if !automatic { try await products.makeExplicit(token: existing.token) }
+                try await products.setProperties(token: existing.token, properties)
+                events.references.set(properties.referenceId, token: existing.token)
+                if allowCellular {
+                    // Asked again with the cellular override: it applies to the existing request.
+                    try await products.allowCellular(token: existing.token)
+                    await engine.weigh()
+                }
+                return try await status(token: existing.token)
             }
-            return try await status(token: existing.token)
         }
         let (info, quality) = try await playbackInfo(productId, choice: choice, retry: retry)
+        if let addition, let held, info["manifestHash"]?.stringValue != held.manifestHash {
+            throw DownloaderError.invalidState("""
+                \(productId) changed at the origin since it was offlined (another manifestHash); \
+                sync.now re-offlines it, then its \(addition.what) can be added.
+                """)
+        }
+        let tokenProperties = properties.over(TokenProperties(options: held?.options))
         let manifestType = info["manifestType"]?.stringValue ?? "progressive"
         let planner = HLSPlanner(origin: origin)
         var item: ManifestItem
         var files: [PlannedFile] = []
-        var options: String?
+        var options: [String: JSONValue] = [:]
         var keyIds: [String] = []
         if manifestType == "hls" {
             let actual = info["productId"]?.stringValue ?? productId
@@ -92,13 +121,22 @@ actor OfflineProducts {
             item.productType = info["productType"]?.stringValue ?? productType ?? "VIDEO"
             files = plan.files + (try planner.images(productId: actual, info: info))
             keyIds = plan.keyIds
-            var choice = plan.choice.json.objectValue ?? [:]
+            var kept = plan.choice.json.objectValue ?? [:]
             // What the files of unknown size are expected to hold, for status and admission
             // until their `GET`s tell (`UnknownSizes`).
-            choice["estimate"] = UnknownSizes(files).json
-            if let bitrate = presentation.bitrate { choice["bitrate"] = .number(Double(bitrate)) }
-            if let limit { choice["prepositionSeconds"] = .number(limit) }
-            options = String(decoding: JSONValue.object(choice).serialized(), as: UTF8.self)
+            kept["estimate"] = UnknownSizes(files).json
+            if let bitrate = presentation.bitrate { kept["bitrate"] = .number(Double(bitrate)) }
+            if let limit { kept["prepositionSeconds"] = .number(limit) }
+            // The playlists of the renditions being added to a presentation that was complete,
+            // which the media server leaves out of the master playlist until the product is
+            // `cached` again (it stays playable on what it held meanwhile). Added to one still
+            // downloading, they are simply more of its files.
+            let before = held?.options["adding"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            if let held, addition != nil, existing?.state == "cached" || !before.isEmpty {
+                let added = before + files.filter { $0.role == .playlist && !held.fileNames.contains($0.name) }.map(\.name)
+                if !added.isEmpty { kept["adding"] = .array(added.map(JSONValue.string)) }
+            }
+            options = kept
         } else {
             if let field = presentation.firstField {
                 throw RPCError.invalidParams("params.\(field) applies to HLS products only; \(productId) is one progressive file.")
@@ -110,10 +148,11 @@ actor OfflineProducts {
             // `progress`; it is `cached` once they are verified too. A re-offline stages and
             // swaps them with the file.
             files = try Self.progressiveImages(productId: item.id, info: info, origin: origin)
-            if !files.isEmpty {
-                options = String(decoding: JSONValue.object(["estimate": UnknownSizes(files).json]).serialized(), as: UTF8.self)
-            }
+            if !files.isEmpty { options = ["estimate": UnknownSizes(files).json] }
         }
+        // The URL the content is downloaded from, kept as a reference (it may expire).
+        let source = info["manifest"]?["url"]?.stringValue.flatMap { try? origin.resolveURL($0) }
+        TokenProperties(onlineSourceURL: source).over(tokenProperties).apply(to: &options)
         let actual = item.id
         let token = existing?.token ?? UUID().uuidString.lowercased()
         var license: GrantedLicense?
@@ -145,9 +184,10 @@ actor OfflineProducts {
         request.automatic = automatic
         request.files = files
         request.wantedSeconds = manifestType == "hls" ? limit : nil
-        request.options = options
+        request.options = options.isEmpty ? nil : String(decoding: JSONValue.object(options).serialized(), as: UTF8.self)
         request.extraKeys = extraKeys
         let (state, stale) = try await products.add(request, now: Date())
+        events.references.set(tokenProperties.referenceId, token: token)
         for (fileId, path) in stale {
             // The origin now promises other content under this name: the old bytes go.
             await engine.cancelAndWait(fileId: fileId)
@@ -253,10 +293,14 @@ actor OfflineProducts {
     /// later without a license exchange (Brightcove "Preload a FairPlay license"). It makes the
     /// offline token, state `discovered`, that a later `offline.add` of the product downloads
     /// into. A product already requested gets its license renewed instead.
+    /// `properties` (a display name, the app's `referenceId`) are kept with the token, as
+    /// `offline.add` keeps them.
     func preloadLicense(productId: String, productType: String?, quality choice: QualityChoice, terms: LicenseTerms?,
-                        retry: RetryPolicy = .offlining) async throws -> JSONValue {
+                        properties: TokenProperties = TokenProperties(), retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
         if let existing = try await products.openRequest(productId: productId), existing.state != "failed" {
+            try await products.setProperties(token: existing.token, properties)
+            events.references.set(properties.referenceId, token: existing.token)
             let held = try await licenseStore.currentTerms(token: existing.token)
             return try await renewLicense(token: existing.token, terms: terms ?? held ?? .purchase, retry: retry)
         }
@@ -266,6 +310,8 @@ actor OfflineProducts {
         let type = info["productType"]?.stringValue ?? productType ?? "TRACK"
         try await products.addPreloaded(token: token, requestedProductId: productId, productType: type, quality: quality,
                                         license: license, now: Date())
+        try await products.setProperties(token: token, properties)
+        events.references.set(properties.referenceId, token: token)
         licenseEvent("LicenseAcquired", token: token, productId: productId, license)
         return try await status(token: token)
     }

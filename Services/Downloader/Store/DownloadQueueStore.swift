@@ -263,8 +263,11 @@ struct DownloadQueueStore: Sendable {
             let products = done.filter(\.1).map(\.0)
             let partial = done.filter { !$0.1 }.map(\.0)
             for (product, whole) in done {
-                try db.cachedStatement(sql: "UPDATE offlineProducts SET state = ?, endedAt = ?, error = NULL, reason = NULL WHERE token = ?")
-                    .execute(arguments: [whole ? "cached" : "partiallyCached", stamp, product.token])
+                let state = whole ? "cached" : "partiallyCached"
+                try db.cachedStatement(sql: """
+                    UPDATE offlineProducts SET state = ?, endedAt = ?, error = NULL, reason = NULL, options = \(ProductStore.optionsOnceCachedSQL)
+                    WHERE token = ?
+                    """).execute(arguments: [state, stamp, state, product.token])
             }
             for row in !productsOpen ? [] : try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT p.token, p.productId, m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId

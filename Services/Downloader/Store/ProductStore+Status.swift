@@ -35,7 +35,8 @@ extension ProductStore {
 
     private static func statusRows(_ db: Database, where condition: String, _ arguments: [String], order: String = "p.requestedAt") throws -> [JSONValue] {
         try Row.fetchAll(db, sql: """
-            SELECT p.*, f.bytesOnDisk, f.sizeBytes, f.state AS fileState, m.fileId AS mainFileId, m.manifestType FROM offlineProducts p
+            SELECT p.*, f.bytesOnDisk, f.sizeBytes, f.state AS fileState, f.localPath AS mainLocalPath, m.fileId AS mainFileId,
+                   m.manifestType, m.title FROM offlineProducts p
             LEFT JOIN mediaItems m ON m.id = p.productId LEFT JOIN files f ON f.id = m.fileId
             WHERE \(condition) ORDER BY \(order)
             """, arguments: StatementArguments(arguments)).map { row in
@@ -67,8 +68,16 @@ extension ProductStore {
                 fields.merge(more) { _, new in new }
                 if state == "cached" { fields["progress"] = 100 }
             }
-            if (row["manifestType"] as String?) == "hls", let options = (row["options"] as String?).flatMap({ try? JSONValue.parse(Array($0.utf8)) }),
-               let object = options.objectValue {
+            let options = (row["options"] as String?).flatMap({ try? JSONValue.parse(Array($0.utf8)) })?.objectValue
+            // Brightcove's token properties: the display name (the app's, else the product's
+            // title, else its id), the app's referenceId (TIDAL), the URL the content came from
+            // and where its main file is, relative to the state directory.
+            let properties = TokenProperties(options: options)
+            fields["displayName"] = .string(properties.displayName ?? (row["title"] as String?) ?? (row["requestedProductId"] as String))
+            fields["referenceId"] = properties.referenceId.map(JSONValue.string) ?? .null
+            fields["onlineSourceURL"] = properties.onlineSourceURL.map(JSONValue.string) ?? .null
+            fields["filePath"] = state == "deleted" ? .null : (row["mainLocalPath"] as String?).map { .string("media/" + $0) } ?? .null
+            if (row["manifestType"] as String?) == "hls", let object = options {
                 fields["manifestType"] = "hls"
                 for key in ["variant", "audioLanguages", "subtitleLanguages", "bitrate", "prepositionSeconds"] {
                     if let value = object[key] { fields[key] = value }

@@ -117,6 +117,8 @@ struct ProductStore: Sendable {
                                                                                      db: db, now: now)
             let verified = mainVerified && othersVerified
             let state: ItemState = verified ? .cached : mainVerified && wantedVerified && request.wantedSeconds != nil ? .partiallyCached : .queued
+            // Renditions being added that are all on disk already (another token fetched them) need no wait.
+            let options = state == .cached ? Self.withoutAdding(request.options) : request.options
             try db.execute(sql: """
                 INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
                     offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular, options,
@@ -130,7 +132,7 @@ struct ProductStore: Sendable {
                 """, arguments: [request.token, request.requestedProductId, request.productId, request.item.productType,
                                  request.quality, state.rawValue, request.manifestHash,
                                  request.validity.revalidateAt?.databaseText, request.validity.validUntil?.databaseText,
-                                 now.databaseText, state == .queued ? nil : now.databaseText, request.allowCellular, request.options, request.automatic])
+                                 now.databaseText, state == .queued ? nil : now.databaseText, request.allowCellular, options, request.automatic])
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: request.token, verified: mainVerified, db: db, now: now)
             if let license = request.license {
                 try LicenseStore.store(license, token: request.token, productId: request.requestedProductId, current: true, db: db)
@@ -205,8 +207,8 @@ struct ProductStore: Sendable {
                 try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: fileVerified, db: db, now: now)
             }
             let newState: ItemState = verified ? .cached : partial && wantedVerified ? .partiallyCached : .queued
-            try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ? WHERE token = ?",
-                           arguments: [newState.rawValue, newState == .queued ? nil : now.databaseText, token])
+            try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ?, options = \(Self.optionsOnceCachedSQL) WHERE token = ?",
+                           arguments: [newState.rawValue, newState == .queued ? nil : now.databaseText, newState.rawValue, token])
             return newState
         }
     }

@@ -10,8 +10,9 @@ import OriginClient
 /// - `/p/{productId}/master.m3u8` and the media playlists of an HLS product: the playlists as
 ///   the origin served them, every URI rewritten to this server (`/p/{productId}/{name}`) and
 ///   keys to `/p/{productId}/keys/{keyId}`; variants and renditions not offlined are left out,
-///   and a media playlist ends before its first segment not yet verified, without
-///   `#EXT-X-ENDLIST` (a player sees a presentation still growing);
+///   and so are renditions being added to a presentation held until the product is `cached`
+///   again (it plays on what it held meanwhile); a media playlist ends before its first segment
+///   not yet verified, without `#EXT-X-ENDLIST` (a player sees a presentation still growing);
 /// - segments, init sections, images and progressive files, with `Range` (a progressive file
 ///   still downloading is served as far as its bytes go);
 /// - keys, only while `MediaServerStore.key` allows it;
@@ -90,6 +91,8 @@ struct MediaResponder: Sendable {
             }
             guard let target = product.file(urlPath: urlPath) else { return nil }
             switch kind {
+            case .rendition where product.adding.contains(target.name):
+                return nil   // added to a presentation held: listed once all of it is on disk
             case .variant, .rendition:
                 return prefix + target.name   // listed: served as far as it is on disk
             case .segment, .map:

@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import GRDB
 import OriginClient
+import Wire
 
 /// What the local media server reads from the catalog: a product's files as the downloader
 /// listed them (`mediaItems.fileId` and `productFiles`), whether it may be served, and a content
@@ -37,6 +38,9 @@ struct MediaServerStore: Sendable {
         var productState: String?
         var main: ServedFile
         var files: [ServedFile]
+        /// Playlists of renditions being added to a presentation already held: left out of its
+        /// master playlist until the product is `cached` again.
+        var adding: Set<String> = []
 
         var isHLS: Bool { manifestType == "hls" }
         /// Being downloaded (or waiting to be): served as far as it is on disk.
@@ -64,9 +68,12 @@ struct MediaServerStore: Sendable {
                   let main = try Row.fetchOne(db, sql: "SELECT f.* FROM mediaItems m JOIN files f ON f.id = m.fileId WHERE m.id = ?",
                                               arguments: [local.actualProductId])
             else { return nil }
-            let productState = try String.fetchOne(db, sql: """
-                SELECT state FROM offlineProducts WHERE requestedProductId = ? OR productId = ? ORDER BY requestedAt DESC LIMIT 1
+            let request = try Row.fetchOne(db, sql: """
+                SELECT state, json_extract(options, '$.adding') AS adding FROM offlineProducts
+                WHERE requestedProductId = ? OR productId = ? ORDER BY requestedAt DESC LIMIT 1
                 """, arguments: [productId, local.actualProductId])
+            let productState: String? = request?["state"]
+            let adding = (request?["adding"] as String?).flatMap { try? JSONValue.parse(Array($0.utf8)) }?.arrayValue?.compactMap(\.stringValue) ?? []
             let isHLS = local.item.manifestType == "hls"
             let mainName = isHLS ? "master.m3u8" : String((main["localPath"] as String).split(separator: "/").last ?? "media")
             var files: [ServedFile] = []
@@ -83,6 +90,7 @@ struct MediaServerStore: Sendable {
             var served = ServedProduct(productId: local.actualProductId, manifestType: local.item.manifestType,
                                        validity: try OfflineAvailability.state(productId: productId, db: db, now: now),
                                        productState: productState, main: Self.served(main, name: mainName, role: "main"), files: files)
+            served.adding = Set(adding)
             if productState == "partiallyCached" { served.isPartial = try Self.windowHolds(productId, db: db, now: now) }
             return served
         }
@@ -95,12 +103,13 @@ struct MediaServerStore: Sendable {
         try await catalog.read { [origin] db in
             let now = try Self.trustedNow(origin, db: db)
             guard let row = try Row.fetchOne(db, sql: """
-                SELECT p.state, p.offlineValidUntil, l.expiresAt, l.keys FROM offlineProducts p JOIN licenses l ON l.id = p.licenseId
+                SELECT p.state, p.offlineValidUntil, l.expiresAt, l.keys, \(OfflineAvailability.addingTracksSQL) AS adding
+                FROM offlineProducts p JOIN licenses l ON l.id = p.licenseId
                 WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
                 """, arguments: [productId, productId]) else { return nil }
             let state: String = row["state"]
             let valid: Bool
-            if state == "cached" {
+            if state == "cached" || (row["adding"] as Bool?) == true {
                 valid = try OfflineAvailability.state(productId: productId, db: db, now: now) == .offlinedAndValid
             } else {
                 let until = row.date("offlineValidUntil")
