@@ -72,9 +72,11 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Shared/HTTPClient"),
         .target(name: "OriginClient", dependencies: [
-            "HTTPClient", "Wire",
+            "HTTPClient", "Wire", "Pacing",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Shared/OriginClient"),
+        // When to try again and how a waiting loop is woken: pure Swift, no I/O.
+        .target(name: "Pacing", path: "Shared/Pacing"),
         // HLS playlists: a strict parser, URL resolution and URI rewriting; pure Swift, no I/O.
         .target(name: "HLS", path: "Shared/HLS"),
         .target(name: "AudioFormat", path: "Shared/AudioFormat"),
@@ -92,14 +94,14 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "downloader", dependencies: [
-            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire", "HLS",
+            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire", "HLS", "Pacing",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Downloader"),
         .executableTarget(name: "player", dependencies: [
-            "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire", "HLS",
+            "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire", "HLS", "Pacing",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -109,7 +111,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Player"),
         .executableTarget(name: "reporter", dependencies: [
-            "ServiceKit", "Systemd", "BlockingIO", "HTTPClient", "OriginClient", "Catalog", "Wire",
+            "ServiceKit", "Systemd", "BlockingIO", "HTTPClient", "OriginClient", "Catalog", "Wire", "Pacing",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -155,7 +157,7 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: [
             "Catalog", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/CatalogTests"),
-        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "BlockingIO", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "TestSupport",
+        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "BlockingIO", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "Pacing", "TestSupport",
                                                       .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                                                       .product(name: "Logging", package: "swift-log")],
                     path: "Tests/SharedLibTests"),

@@ -3,16 +3,17 @@ import Logging
 import OriginClient
 import Systemd
 import Wire
+import Pacing
 
 /// Sends the outbox to the origin: one batch in flight at a time, oldest first; a record
 /// leaves `pending` only when the origin's answer names it. After a failure it waits
-/// (`BackoffSchedule`), but `playlog.flush` cuts the wait short, and so does the origin
+/// (`Backoff`, with jitter), but `playlog.flush` cuts the wait short, and so does the origin
 /// answering TCP connects again after it could not be reached.
 actor DeliveryEngine {
     private let outbox: Outbox
     private let client: OriginClient?
     private let settings: ReporterSettings
-    private let backoff: BackoffSchedule
+    private let backoff: Backoff
     private let events: ReporterEvents
     private let logger: Logger
     /// Made when first needed, after a delivery failed: it parses the origin URL with curl, and
@@ -42,7 +43,7 @@ actor DeliveryEngine {
         self.bell = bell
         self.client = client
         self.settings = settings
-        self.backoff = BackoffSchedule(initial: settings.retryInitialSeconds, cap: settings.retryMaxSeconds)
+        self.backoff = Backoff(initial: settings.retryInitialSeconds, cap: settings.retryMaxSeconds, jitter: 0.2)
         self.events = events
         self.logger = logger
     }

@@ -1,3 +1,4 @@
+import Pacing
 /// How often, and how patiently, a request to the origin is tried again (docs/origin.md, "Retries",
 /// after the TIDAL seed): 5xx and 429 are retried a fixed number of times with a doubling delay
 /// (500, 1000, 2000 ms …) or the server's `Retry-After`; other 4xx never; network errors and
@@ -83,11 +84,11 @@ public struct RetryPolicy: Sendable, Equatable {
     /// `Retry-After` when it gave one, capped either way.
     public func statusDelay(retry: Int, retryAfter: Double?) -> Double {
         if let retryAfter, retryAfter >= 0 { return min(retryAfter, maxStatusDelay) }
-        return min(baseDelay * Double(1 << min(retry, 30)), maxStatusDelay)
+        return Backoff(initial: baseDelay, cap: maxStatusDelay).nominal(afterFailures: retry + 1)
     }
 
     /// The wait before network retry number `retry` since bytes last moved.
     public func networkDelay(retry: Int) -> Double {
-        min(baseDelay * Double(1 << min(retry, 30)), maxNetworkDelay)
+        Backoff(initial: baseDelay, cap: maxNetworkDelay).nominal(afterFailures: retry + 1)
     }
 }

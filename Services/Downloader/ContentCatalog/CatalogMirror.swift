@@ -105,8 +105,8 @@ actor CatalogMirror {
             // A removed item's prepositioned content goes; a station's or an explicit request's stays.
             _ = try? await products.delete(token: token)
         }
-        if delta.sourcesChanged { events.catalog("SourcesChanged", [:]) }
-        if delta.categoriesChanged { events.catalog("CategoriesChanged", [:]) }
+        if delta.sourcesChanged { events.publish(.sourcesChanged()) }
+        if delta.categoriesChanged { events.publish(.categoriesChanged()) }
         if delta.itemsChanged { publishItemsChanged(added: delta.added, changed: delta.changed, removed: delta.removed) }
         if delta.itemsChanged || delta.sourcesChanged || delta.categoriesChanged {
             logger.info("catalog refreshed: \(delta.added.count) added, \(delta.changed.count) changed, \(delta.removed.count) removed")
@@ -116,8 +116,7 @@ actor CatalogMirror {
     }
 
     func publishItemsChanged(added: [String] = [], changed: [String] = [], removed: [String] = []) {
-        events.catalog("ItemsChanged", ["added": .array(added.map(JSONValue.string)), "changed": .array(changed.map(JSONValue.string)),
-                                        "removed": .array(removed.map(JSONValue.string))])
+        events.publish(.itemsChanged(added: added, changed: changed, removed: removed))
     }
 
     // MARK: Reads
@@ -193,7 +192,7 @@ actor CatalogMirror {
     func subscribe(sourceId: String, _ on: Bool) async throws -> JSONValue {
         guard let changed = try await store.setSubscribed(sourceId, on) else { throw DownloaderError.unknownSource(sourceId) }
         if changed {
-            events.catalog("SourcesChanged", ["sourceId": .string(sourceId), "subscribed": .bool(on)])
+            events.publish(.sourcesChanged(sourceId: sourceId, subscribed: on))
             await wake()
         }
         return ["sourceId": .string(sourceId), "subscribed": .bool(on)]
@@ -202,7 +201,7 @@ actor CatalogMirror {
     func select(categoryId: String, _ on: Bool) async throws -> JSONValue {
         guard let changed = try await store.setSelected(categoryId, on) else { throw DownloaderError.unknownCategory(categoryId) }
         if changed {
-            events.catalog("CategoriesChanged", ["categoryId": .string(categoryId), "selected": .bool(on)])
+            events.publish(.categoriesChanged(categoryId: categoryId, selected: on))
             await wake()
         }
         return ["categoryId": .string(categoryId), "selected": .bool(on)]

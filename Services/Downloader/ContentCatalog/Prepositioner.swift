@@ -71,13 +71,12 @@ actor Prepositioner {
             now[row.item.id] = (row.state, row.viewed)
             guard let seen, let before = seen[row.item.id] else { continue }
             if before.state != row.state {
-                events.catalog("ItemStateChanged", ["itemId": .string(row.item.id), "productId": .string(row.item.productId),
-                                                    "state": .string(row.state)])
+                events.publish(.catalogItemStateChanged(itemId: row.item.id, productId: row.item.productId, state: row.state))
             }
             if before.viewed != row.viewed { viewedChanged.append(row.item.id) }
         }
         if !viewedChanged.isEmpty {
-            events.catalog("ItemsChanged", ["added": [], "changed": .array(viewedChanged.map(JSONValue.string)), "removed": []])
+            events.publish(.itemsChanged(added: [], changed: viewedChanged, removed: []))
         }
         seen = now
     }
@@ -148,8 +147,7 @@ actor Prepositioner {
                 let state = status["state"]?.stringValue ?? "queued"
                 if seen?[row.item.id]?.state != state {
                     seen?[row.item.id] = (state, row.viewed)
-                    events.catalog("ItemStateChanged", ["itemId": .string(row.item.id), "productId": .string(row.item.productId),
-                                                        "state": .string(state)])
+                    events.publish(.catalogItemStateChanged(itemId: row.item.id, productId: row.item.productId, state: state))
                 }
                 logger.info("catalog item \(row.item.id) (priority \(row.item.priority)) queued for prepositioning")
             } catch let error as OriginError where error.status == nil {

@@ -75,16 +75,11 @@ struct Reconciler {
             try FileStore.recordReconcile(partial: partial, missing: missingIds, requeueMissing: settings.requeueMissing, now: now, db: db)
         }
         for entry in affected {
-            var data: [String: Wire.JSONValue] = ["state": settings.requeueMissing ? "queued" : "failed", "error": "FileMissing",
-                                                  "reason": "the file was deleted or changed outside Cassette"]
-            if entry.kind == .product {
-                data["token"] = .string(entry.owner)
-                data["productId"] = .string(entry.item)
-            } else {
-                data["stationId"] = .string(entry.owner)
-                data["itemId"] = .string(entry.item)
-            }
-            events.downloads("ItemStateChanged", data)
+            let item: DownloaderEvent.DownloadItem = entry.kind == .product
+                ? .product(ProductRef(token: entry.owner, productId: entry.item))
+                : .stationItem(stationId: entry.owner, itemId: entry.item)
+            events.publish(.itemStateChanged(item, state: settings.requeueMissing ? "queued" : "failed",
+                                             error: ItemError.fileMissing.rawValue, reason: "the file was deleted or changed outside Cassette"))
         }
         for relative in store.listFiles() where !known.contains(relative) {
             logger.info("removing \(relative): not in the catalog")

@@ -81,7 +81,7 @@ actor NetworkMonitor {
             "metered": "\(next.metered)", "source": "\(next.source)"]))
         var data = next.json
         data["previousType"] = .string(previous.type.rawValue)
-        events.network("NetworkChanged", data)
+        events.publish(.networkChanged(data))
         for listener in listeners { await listener(next) }
         return next
     }

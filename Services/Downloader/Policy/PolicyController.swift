@@ -47,7 +47,7 @@ actor PolicyController {
             let changed = changes.keys.sorted().map { "\($0)=\(changes[$0].map(Self.plain) ?? "")" }
             logger.notice("download policy changed", metadata: LogMessageID.policyChanged.metadata(
                 ["changed": "\(changed.joined(separator: " "))"]))
-            events.downloads("PolicyChanged", describe(next).objectValue ?? [:])
+            events.publish(.policyChanged(describe(next).objectValue ?? [:]))
             await enforcer.enforce()
         }
         return describe(next)

@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import Logging
 import OriginClient
+import Pacing
 import Synchronization
 import Systemd
 import Wire
@@ -169,11 +170,14 @@ final class PolicyGate: Sendable {
         }
     }
 
+    /// 2, 4, 8, 16 s, then every 30 s.
+    static let originBackoff = Backoff(initial: 2, cap: 30)
+
     /// The wait before retrying a file whose origin failed `failures` times in a row: 2, 4, 8,
     /// 16 s, then every 30 s, without end; no attempt is counted meanwhile. After a TLS failure
     /// (`TLSFailed`) no sooner than `RetryPolicy.tlsRetrySeconds`.
     static func originRetryDelay(failures: Int, error: String = PolicyBlock.networkError.rawValue) -> Double {
-        let delay = min(30, Double(1 << min(failures, 5)))
+        let delay = originBackoff.nominal(afterFailures: failures)
         return error == PolicyBlock.tlsFailed.rawValue ? max(delay, RetryPolicy.tlsRetrySeconds) : delay
     }
 
@@ -232,12 +236,11 @@ final class PolicyGate: Sendable {
         noteWaiting(fileIds.count, error, reason)
         let (products, stationItems) = (try? await idle.markIdle(fileIds, error, reason)) ?? ([], [])
         for product in products {
-            events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId), "state": "idle",
-                                                  "error": .string(error), "reason": .string(reason)])
+            events.publish(.itemStateChanged(.product(product), state: "idle", error: error, reason: reason))
         }
         for item in stationItems {
-            events.downloads("ItemStateChanged", ["stationId": .string(item.stationId), "itemId": .string(item.itemId), "state": "idle",
-                                                  "error": .string(error), "reason": .string(reason)])
+            events.publish(.itemStateChanged(.stationItem(stationId: item.stationId, itemId: item.itemId), state: "idle",
+                                             error: error, reason: reason))
         }
     }
 
@@ -264,7 +267,7 @@ final class PolicyGate: Sendable {
         if case .perItem = verdict { onlyOverridden = true } else { onlyOverridden = false }
         let released = (try? await idle.releaseNetworkIdle(onlyOverridden: onlyOverridden)) ?? []
         for product in released {
-            events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId), "state": "queued"])
+            events.publish(.itemStateChanged(.product(product), state: "queued"))
         }
     }
 
@@ -294,8 +297,7 @@ final class PolicyGate: Sendable {
             logger.info("evicted \(victim.path) (\(victim.sizeBytes) bytes, heard) to make room")
             for station in victim.stations {
                 for item in victim.items {
-                    events.downloads("ItemEvicted", ["stationId": .string(station), "itemId": .string(item),
-                                                     "sizeBytes": .number(Double(victim.sizeBytes))])
+                    events.publish(.itemEvicted(stationId: station, itemId: item, sizeBytes: victim.sizeBytes))
                 }
             }
         }

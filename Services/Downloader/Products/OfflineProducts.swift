@@ -193,9 +193,10 @@ actor OfflineProducts {
             await engine.cancelAndWait(fileId: fileId)
             await store.delete(path)
         }
-        if let license { licenseEvent("LicenseAcquired", token: token, productId: productId, license) }
-        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(actual), "state": .string(state.rawValue)])
-        if state == .cached { events.downloads("OfflineDone", ["token": .string(token), "productId": .string(actual)]) }
+        if let license { licenseEvent(.acquired, token: token, productId: productId, license) }
+        let product = ProductRef(token: token, productId: actual)
+        events.publish(.itemStateChanged(.product(product), state: state.rawValue))
+        if state == .cached { events.publish(.offlineDone(product)) }
         await engine.weigh()
         return try await status(token: token)
     }
@@ -312,7 +313,7 @@ actor OfflineProducts {
                                         license: license, now: Date())
         try await products.setProperties(token: token, properties)
         events.references.set(properties.referenceId, token: token)
-        licenseEvent("LicenseAcquired", token: token, productId: productId, license)
+        licenseEvent(.acquired, token: token, productId: productId, license)
         return try await status(token: token)
     }
 
@@ -332,13 +333,12 @@ actor OfflineProducts {
         let info = try await playbackInfo(productId, quality: row.quality, retry: retry)
         let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms, retry: retry)
         try await licenseStore.renew(license, token: token, productId: productId)
-        licenseEvent("LicenseRenewed", token: token, productId: productId, license)
+        licenseEvent(.renewed, token: token, productId: productId, license)
         return try await status(token: token)
     }
 
-    private func licenseEvent(_ type: String, token: String, productId: String, _ license: GrantedLicense) {
-        events.downloads(type, ["token": .string(token), "productId": .string(productId), "kind": .string(license.terms.kind),
-                                "expiresAt": license.expiresAt.map { .string(UTCTimestamp.rfc3339($0)) } ?? .null])
+    private func licenseEvent(_ event: DownloaderEvent.LicenseEvent, token: String, productId: String, _ license: GrantedLicense) {
+        events.publish(.license(event, ProductRef(token: token, productId: productId), kind: license.terms.kind, expiresAt: license.expiresAt))
     }
 
     // MARK: Reading
@@ -374,7 +374,7 @@ actor OfflineProducts {
         }
         try await products.pause(token: token, now: Date())
         await engine.dropUnwanted()
-        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "paused"])
+        events.publish(.itemStateChanged(.product(ProductRef(token: token, productId: productId)), state: "paused"))
         return try await status(token: token)
     }
 
@@ -386,7 +386,7 @@ actor OfflineProducts {
         }
         let now = Date()
         let newState = try await products.resume(token: token, now: now)
-        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": .string(newState.rawValue)])
+        events.publish(.itemStateChanged(.product(ProductRef(token: token, productId: productId)), state: newState.rawValue))
         await engine.weigh()
         return try await status(token: token)
     }
@@ -405,25 +405,25 @@ actor OfflineProducts {
             await store.delete(path)
             _ = try? await files.forgetPartial(fileId: fileId)
         }
-        events.downloads("OfflineFailed", ["token": .string(token), "productId": .string(productId), "error": "Cancelled",
-                                           "reason": "cancelled by request"])
-        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "failed",
-                                              "error": "Cancelled"])
+        let product = ProductRef(token: token, productId: productId)
+        events.publish(.offlineFailed(product, error: ItemError.cancelled.rawValue, reason: "cancelled by request"))
+        events.publish(.itemStateChanged(.product(product), state: "failed", error: ItemError.cancelled.rawValue))
         return try await status(token: token)
     }
 
     func delete(token: String) async throws -> JSONValue {
         let (_, productId) = try await current(token)
         try await deleteTokens([token])
-        events.downloads("OfflineDeleted", ["token": .string(token), "productId": .string(productId)])
-        events.downloads("ItemStateChanged", ["token": .string(token), "productId": .string(productId), "state": "deleted"])
+        let product = ProductRef(token: token, productId: productId)
+        events.publish(.offlineDeleted(product))
+        events.publish(.itemStateChanged(.product(product), state: "deleted"))
         return try await status(token: token)
     }
 
     func deleteAll() async throws -> JSONValue {
         let tokens = try await products.activeTokens()
         try await deleteTokens(tokens)
-        events.downloads("AllOfflinesDeleted", ["count": .number(Double(tokens.count))])
+        events.publish(.allOfflinesDeleted(count: tokens.count))
         return ["deleted": .number(Double(tokens.count))]
     }
 

@@ -36,9 +36,8 @@ struct ProductTransfers: Sendable {
             return ([], false)
         }
         for owner in changed {
-            events.downloads("OfflineStarted", ["token": .string(owner.token), "productId": .string(owner.productId)])
-            events.downloads("ItemStateChanged", ["token": .string(owner.token), "productId": .string(owner.productId),
-                                                  "state": "downloading"])
+            events.publish(.offlineStarted(owner))
+            events.publish(.itemStateChanged(.product(owner), state: "downloading"))
         }
         return (owners, held)
     }
@@ -55,41 +54,33 @@ struct ProductTransfers: Sendable {
         guard !job.listed else { return }
         for owner in owners {
             if let totals = try? await queue.productTotals(productId: owner.productId, mainFileId: job.fileId) {
-                events.offlineProgress(owner, totals: totals)
-                continue
+                events.publish(.offlineProgress(owner, totals: totals))
+            } else {
+                events.publish(.fileProgress(owner, bytesOnDisk: bytes, sizeBytes: job.sizeBytes))
             }
-            events.downloads("OfflineProgress", [
-                "token": .string(owner.token), "productId": .string(owner.productId),
-                "progress": .number(Double(bytes * 100 / max(1, job.sizeBytes))),
-                "bytesOnDisk": .number(Double(bytes)), "sizeBytes": .number(Double(job.sizeBytes)),
-            ])
         }
     }
 
     /// A file was verified: the products it completed, or moved on.
     func verified(_ verified: DownloadQueueStore.Verified) {
         for product in verified.products {
-            events.downloads("OfflineDone", ["token": .string(product.token), "productId": .string(product.productId)])
-            events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
-                                                  "state": "cached"])
+            events.publish(.offlineDone(product))
+            events.publish(.itemStateChanged(.product(product), state: "cached"))
         }
         for product in verified.partial {
-            events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
-                                                  "state": "partiallyCached"])
+            events.publish(.itemStateChanged(.product(product), state: "partiallyCached"))
         }
         for (product, totals) in verified.progressed {
-            events.offlineProgress(product, totals: totals)
+            events.publish(.offlineProgress(product, totals: totals))
         }
     }
 
     /// A failed attempt: the products that failed for good with it.
     func failed(_ failure: DownloadQueueStore.FailedAttempt) {
         for product in failure.products {
-            events.downloads("OfflineFailed", ["token": .string(product.token), "productId": .string(product.productId),
-                                               "error": .string(ItemError.downloadFailed.rawValue), "cause": .string(failure.error),
-                                               "reason": .string(product.reason ?? failure.reason)])
-            events.downloads("ItemStateChanged", ["token": .string(product.token), "productId": .string(product.productId),
-                                                  "state": "failed", "error": .string(ItemError.downloadFailed.rawValue)])
+            events.publish(.offlineFailed(product, error: ItemError.downloadFailed.rawValue, cause: failure.error,
+                                          reason: product.reason ?? failure.reason))
+            events.publish(.itemStateChanged(.product(product), state: "failed", error: ItemError.downloadFailed.rawValue))
         }
     }
 }

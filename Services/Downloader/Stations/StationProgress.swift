@@ -63,9 +63,8 @@ actor StationProgress {
     /// A failed attempt of a file these stations hold: the items that failed for good with it.
     func attemptFailed(_ failure: DownloadQueueStore.FailedAttempt) async {
         for item in failure.items {
-            events.downloads("ItemStateChanged", ["stationId": .string(item.stationId), "itemId": .string(item.itemId),
-                                                  "state": "failed", "error": .string(ItemError.downloadFailed.rawValue),
-                                                  "reason": .string("\(failure.error): \(failure.reason)")])
+            events.publish(.itemStateChanged(.stationItem(stationId: item.stationId, itemId: item.itemId), state: "failed",
+                                             error: ItemError.downloadFailed.rawValue, reason: "\(failure.error): \(failure.reason)"))
         }
         await publish(failure.stations)
     }
@@ -90,9 +89,9 @@ actor StationProgress {
         for station in stations where applying[station] == nil {
             if afterSync { completeAnnounced.remove(station) }
             guard let progress = try? await self.stations.progress(station, maxAttempts: maxAttempts) else { continue }
-            let data: [String: JSONValue] = ["stationId": .string(station), "pending": .number(Double(progress.pending)),
-                                             "failed": .number(Double(progress.failed)), "total": .number(Double(progress.total))]
-            events.downloads("StationDownloadProgress", data)
+            let counts = DownloaderEvent.StationCounts(stationId: station, pending: progress.pending, failed: progress.failed,
+                                                       total: progress.total)
+            events.publish(.stationDownloadProgress(counts))
             guard progress.pending == 0 else {
                 completeAnnounced.remove(station)
                 continue
@@ -100,7 +99,7 @@ actor StationProgress {
             if completeAnnounced.insert(station).inserted {
                 logger.notice("station downloaded", metadata: ["station": "\(station)", "items": "\(progress.total)",
                                                              "failed": "\(progress.failed)"])
-                events.downloads("StationDownloadComplete", data)
+                events.publish(.stationDownloadComplete(counts))
             }
         }
     }

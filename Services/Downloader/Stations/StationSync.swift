@@ -58,7 +58,7 @@ actor StationSync {
         let availability = available ? "Available" : (local.isEmpty ? "NotAvailable" : "OfflineOnly")
         if availability != lastAvailability {
             lastAvailability = availability
-            events.network(availability, ["localOffline": .number(Double(local.count))])
+            events.publish(.stationsAvailability(availability, localOffline: local.count))
         }
         var answer: [String: JSONValue] = ["available": .bool(available), "stations": .array(stations),
                                            "remoteOffline": .array(remoteOffline), "localOffline": .array(local)]
@@ -129,7 +129,7 @@ actor StationSync {
         for refusal in refused {
             logger.warning("station item refused", metadata: ["station": "\(stationId)", "item": "\(refusal.id)",
                                                               "reason": "\(refusal.reason)"])
-            events.downloads("ItemRefused", ["stationId": .string(stationId), "itemId": .string(refusal.id), "reason": .string(refusal.reason)])
+            events.publish(.itemRefused(stationId: stationId, itemId: refusal.id, reason: refusal.reason))
         }
         let manifest = StationStore.Manifest(
             stationId: stationId, name: answer["station"]?["name"]?.stringValue, manifestHash: answer["manifestHash"]?.stringValue,
@@ -181,7 +181,7 @@ actor StationSync {
     func publishRequeued(_ items: [StationStore.StationItemRef]) {
         for item in items {
             logger.info("station item queued again after it had failed", metadata: ["station": "\(item.stationId)", "item": "\(item.itemId)"])
-            events.downloads("ItemStateChanged", ["stationId": .string(item.stationId), "itemId": .string(item.itemId), "state": "queued"])
+            events.publish(.itemStateChanged(.stationItem(stationId: item.stationId, itemId: item.itemId), state: "queued"))
         }
     }
 

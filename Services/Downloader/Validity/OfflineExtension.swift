@@ -77,7 +77,7 @@ actor OfflineExtension {
         await engine.discard(garbage)
         for id in expired {
             logger.info("station \(id) expired (onExpiry delete): its files are deleted")
-            events.downloads("StationExpired", ["stationId": .string(id), "onExpiry": "delete"])
+            events.publish(.stationExpired(stationId: id, onExpiry: "delete"))
         }
         return expired
     }

@@ -108,8 +108,7 @@ actor ProductRevalidator {
             let result = try await revalidateOrThrow(token: token, requestedProductId: requestedProductId, deadline: deadline)
             // A swap announces itself (it may also happen later, when the engine verifies the file).
             if result != .replaced {
-                events.downloads("OfflineRevalidated", ["token": .string(token), "productId": .string(productId),
-                                                        "result": .string(result.rawValue)])
+                events.publish(.offlineRevalidated(ProductRef(token: token, productId: productId), result: result.rawValue))
             }
             return Outcome(token: token, productId: productId, result: result)
         } catch is CancellationError {
@@ -120,8 +119,7 @@ actor ProductRevalidator {
             let message = "\(error)"
             logger.info("re-validation of \(requestedProductId) (\(token)) failed, nothing changed: \(message)")
             _ = try? await revalidations.recordFailure(token: token, error: "\(name): \(message)")
-            events.downloads("RevalidationFailed", ["token": .string(token), "productId": .string(productId),
-                                                    "error": .string(name), "reason": .string(message)])
+            events.publish(.revalidationFailed(ProductRef(token: token, productId: productId), error: name, reason: message))
             return Outcome(token: token, productId: productId, result: .failed, error: name)
         }
     }
@@ -205,7 +203,7 @@ actor ProductRevalidator {
         await engine.discard(dropped)
         logger.info("\(requestedProductId) (\(token)) has a new manifest: re-offlining \(item.id) beside the old file")
         // TIDAL: the offline messages are sent for re-validations too.
-        events.downloads("OfflineStarted", ["token": .string(token), "productId": .string(item.id), "revalidation": true])
+        events.publish(.offlineStarted(ProductRef(token: token, productId: item.id), revalidation: true))
         return try await promote(token: token) ? .replaced : .staged
     }
 
@@ -235,9 +233,9 @@ actor ProductRevalidator {
         guard let switched = try await revalidations.swap(token: token, now: now) else { return false }
         await engine.discard(switched.garbage)
         logger.info("re-offline of \(token) committed: now \(switched.productId); \(switched.garbage.count) old file(s) deleted")
-        events.downloads("OfflineDone", ["token": .string(token), "productId": .string(switched.productId), "revalidation": true])
-        events.downloads("OfflineRevalidated", ["token": .string(token), "productId": .string(switched.productId),
-                                                "result": .string(Outcome.Result.replaced.rawValue)])
+        let product = ProductRef(token: token, productId: switched.productId)
+        events.publish(.offlineDone(product, revalidation: true))
+        events.publish(.offlineRevalidated(product, result: Outcome.Result.replaced.rawValue))
         return true
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Wire
+import Pacing
 
 /// Hands closed play events to the reporter (`playlog.record` on `reporter.sock`), oldest first:
 /// first the catalog's (`playerPlays`, each row deleted once the reporter answered success),
@@ -38,11 +39,12 @@ final class PlayLogSender: Service, Sendable {
         var waiter = wakeup.waiter()
         // Rows the reporter has but the catalog would not let go of yet (its disk is full).
         var undeleted: Set<String> = []
+        // 1×, 2×, 4× … up to 32× the interval after repeated failures.
+        let backoff = Backoff(initial: retryInterval, doublings: 5)
         while !Task.isCancelled {
             let delivered = await deliverAll(undeleted: &undeleted)
-            failures = delivered ? 0 : min(failures + 1, 6)
-            // 1×, 2×, 4× … up to 32× the interval after repeated failures.
-            await waiter.wait(upTo: retryInterval * (1 << max(0, failures - 1)))
+            failures = delivered ? 0 : failures + 1
+            await waiter.wait(upTo: backoff.duration(afterFailures: max(1, failures)))
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import Wire
+import Pacing
 
 /// The one writer of play events into `playerPlays`, in the order the engine made them.
 ///
@@ -51,12 +52,13 @@ actor PlayLogWriter {
     private nonisolated func drain(shutdownGrace: Duration) async {
         var waiter = wakeup.waiter()
         var failures = 0
+        // 1×, 2×, 4×, 8× the interval while the catalog keeps refusing.
+        let backoff = Backoff(initial: retryInterval, doublings: 3)
         var deadline: ContinuousClock.Instant?
         while true {
             let stored = await flush()
-            failures = stored ? 0 : min(failures + 1, 4)
-            // 1×, 2×, 4×, 8× the interval while the catalog keeps refusing.
-            let pause = retryInterval * (1 << max(0, failures - 1))
+            failures = stored ? 0 : failures + 1
+            let pause = backoff.duration(afterFailures: max(1, failures))
             guard await inputEnded else {
                 // Still in trouble with nothing left to write (the reporter took it): keep an eye
                 // on the catalog anyway, as new writes do not ring while it refuses.
