@@ -108,6 +108,30 @@ public struct HLSMediaPlaylist: Sendable, Equatable {
     }
 
     public var totalDuration: Double { segments.reduce(0) { $0 + $1.duration } }
+
+    /// Average bits per second of the presentation this playlist plays: the bytes its segments
+    /// read (a byte range's length, else the whole resource's `size`) and each distinct init
+    /// section once, over the sum of its `EXTINF` durations. Measured rather than declared, so
+    /// a rendition playlist (which no `BANDWIDTH` describes) has one too, and it means what a
+    /// progressive file's size over its length means. nil when a size is unknown or the
+    /// playlist lasts no time.
+    public func averageBitRate(size: (String) -> Int64?) -> Int? {
+        let seconds = totalDuration
+        guard seconds > 0, !segments.isEmpty else { return nil }
+        func length(_ uri: String, _ range: HLSByteRange?) -> Int64? { range?.length ?? size(uri) }
+        var bytes: Int64 = 0
+        var maps: [HLSMap] = []
+        for segment in segments {
+            if let map = segment.map, !maps.contains(map) {
+                guard let mapBytes = length(map.uri, map.byteRange) else { return nil }
+                bytes += mapBytes
+                maps.append(map)
+            }
+            guard let segmentBytes = length(segment.uri, segment.byteRange) else { return nil }
+            bytes += segmentBytes
+        }
+        return Int((Double(bytes) * 8 / seconds).rounded())
+    }
 }
 
 /// One resource a media playlist reads, with the end of the largest byte range read from it.

@@ -159,9 +159,8 @@ enum ProductFileStore {
                 if state == "verified" { done += 1 }
             }
             if role == "image", state == "verified" {
-                let name: String = row["name"]
-                let kind = String((name.split(separator: "/").last ?? "").split(separator: ".").first ?? "")
-                images[kind] = .string("media/" + (row["localPath"] as String))
+                let image = ProductImages.entry(name: row["name"], localPath: row["localPath"])
+                images[image.kind] = .string(image.path)
             }
         }
         if unknown > 0 { size += try unknownSizes(productId: productId, db: db).bytes(unknown: unknown) }

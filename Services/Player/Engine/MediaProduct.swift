@@ -48,8 +48,10 @@ struct TrackInfo: Sendable, Equatable {
     /// True when played from the device's own copy.
     var offline: Bool
     var display = DisplayMetadata()
-    /// Bits per second (the file's average, or what the decoder found).
+    /// Bits per second (the file's average, the HLS playlist's, or what the decoder found).
     var bitRate: Int?
+    /// A video's quality (the one it was offlined at); nil for a track.
+    var videoQuality: String?
 
     /// Codec, rate, depth and quality: what `PlaybackQualityChanged` is about.
     var format: AudioFormatKey {
@@ -104,6 +106,7 @@ struct PlaybackContext: Sendable, Equatable {
             "referenceId": opt(referenceId) { .string($0) },
             "offline": .bool(track.offline),
             "audioBitRate": opt(track.bitRate) { .number(Double($0)) },
+            "videoQuality": opt(track.videoQuality) { .string($0) },
         ]
         fields.merge(track.displayFields) { _, display in display }
         return .object(fields)

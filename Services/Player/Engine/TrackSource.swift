@@ -72,7 +72,7 @@ final class ResolverTrackSource: TrackSource {
                              bitDepth: context.bitDepth, durationSeconds: context.durationSeconds,
                              trackGain: context.trackGain, trackPeak: context.trackPeak,
                              albumGain: context.albumGain, albumPeak: context.albumPeak, offline: context.offline,
-                             display: context.display, bitRate: context.bitRate)
+                             display: context.display, bitRate: context.bitRate, videoQuality: context.videoQuality)
         let source = resolved.source
         let output = decoderOutput(bitDepth: context.bitDepth)
         let actual = context.actualProductId

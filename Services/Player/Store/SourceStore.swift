@@ -8,24 +8,46 @@ import GRDB
 struct SourceStore: Sendable {
     let catalog: Catalog
 
-    /// The product's offline state at the time `now` gives (read in the same transaction),
-    /// its local file if the catalog names one, and that file's download status.
-    func lookup(productId: String, now: @escaping @Sendable (Database) throws -> Date) async throws
-        -> (OfflineAvailability.State, OfflineAvailability.LocalFile?, SourceResolver.DownloadStatus?) {
-        try await catalog.read { db in
-            let local = try OfflineAvailability.localFile(productId: productId, db: db)
-            return (try OfflineAvailability.state(productId: productId, db: db, now: now(db)), local,
-                    try local.map { try Self.downloadStatus(of: $0, requestedProductId: productId, db: db) })
-        }
+    /// What the catalog holds of a product on the device.
+    struct Lookup: Sendable {
+        var state: OfflineAvailability.State
+        /// Its local file, if the catalog names one.
+        var local: OfflineAvailability.LocalFile?
+        /// How that file's download stands.
+        var download: SourceResolver.DownloadStatus?
+        /// Its images on disk and the quality it was offlined at.
+        var metadata = LocalMetadata()
     }
 
-    private static func downloadStatus(of local: OfflineAvailability.LocalFile, requestedProductId: String,
-                                       db: Database) throws -> SourceResolver.DownloadStatus {
-        let productState = try String.fetchOne(db, sql: """
-            SELECT state FROM offlineProducts WHERE requestedProductId = ? OR productId = ?
-            ORDER BY requestedAt DESC LIMIT 1
-            """, arguments: [requestedProductId, local.actualProductId])
-        return .init(fileState: local.fileState, bytesOnDisk: local.bytesOnDisk, productState: productState)
+    /// What a product's copy on the device says beyond its `mediaItems` row.
+    struct LocalMetadata: Sendable, Equatable {
+        /// Kind → path relative to the state directory of each image verified on disk
+        /// (`ProductImages`); empty when none is.
+        var images: [String: String] = [:]
+        /// `offlineProducts.quality` of the newest request: the quality asked of the origin when
+        /// it was offlined; nil for a station item.
+        var quality: String?
+    }
+
+    /// The product's offline state at the time `now` gives (read in the same transaction),
+    /// its local file if the catalog names one, that file's download status, and its images and
+    /// offline quality.
+    func lookup(productId: String, now: @escaping @Sendable (Database) throws -> Date) async throws -> Lookup {
+        try await catalog.read { db in
+            let state = try OfflineAvailability.state(productId: productId, db: db, now: now(db))
+            guard let local = try OfflineAvailability.localFile(productId: productId, db: db) else {
+                return Lookup(state: state)
+            }
+            let request = try Row.fetchOne(db, sql: """
+                SELECT state, quality FROM offlineProducts WHERE requestedProductId = ? OR productId = ?
+                ORDER BY requestedAt DESC LIMIT 1
+                """, arguments: [productId, local.actualProductId])
+            let download = SourceResolver.DownloadStatus(fileState: local.fileState, bytesOnDisk: local.bytesOnDisk,
+                                                         productState: request?["state"])
+            let metadata = LocalMetadata(images: try ProductImages.onDisk(productId: local.actualProductId, db: db),
+                                         quality: request?["quality"])
+            return Lookup(state: state, local: local, download: download, metadata: metadata)
+        }
     }
 
     /// What a growing file's reader needs to know at the written end.

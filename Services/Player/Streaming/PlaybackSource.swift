@@ -10,8 +10,12 @@ struct PlaybackContextInfo: Sendable, Equatable {
     var offline: Bool
     /// What a "now playing" screen shows.
     var display = DisplayMetadata()
-    /// Bits per second: the file's size over its length when both are known.
+    /// Bits per second: the file's size over its length when both are known; for an HLS
+    /// presentation, the average of the media playlist played.
     var bitRate: Int?
+    /// A video's quality (`LOW`, `MEDIUM`, `HIGH`, `AUDIO_ONLY`): the one it was offlined at;
+    /// nil for a track.
+    var videoQuality: String?
 }
 
 /// The display metadata of the product actually played: from the catalog's `mediaItems`, the
@@ -20,7 +24,9 @@ struct DisplayMetadata: Sendable, Equatable {
     var title: String?
     var artist: String?
     var album: String?
-    /// Image kind (`poster`, `thumbnail`) → path on the origin, when the origin named any.
+    /// Image kind (`poster`, `thumbnail`) → where the image is: for a product played from the
+    /// device, its file relative to the state directory (`media/images/tr-1/poster.png`);
+    /// otherwise the path on the origin the playbackinfo or station named.
     var images: [String: String]?
 
     /// `self`, with what it lacks taken from `other`.

@@ -10,7 +10,11 @@ extension SourceResolver {
     /// The audio of the offlined presentation of `local`: the offlined audio rendition of the
     /// offlined variant (the default one first) when the variant names an audio group with its
     /// own playlist, else the variant itself. Every piece must be verified on disk.
-    func hlsSource(requested productId: String, local: OfflineAvailability.LocalFile) async throws -> PlaybackSource {
+    ///
+    /// Its bit rate is that playlist's (`HLSMediaPlaylist.averageBitRate`, from the sizes of the
+    /// files on disk), not the whole presentation's with the variants and renditions not played.
+    func hlsSource(requested productId: String, local: OfflineAvailability.LocalFile,
+                   metadata: SourceStore.LocalMetadata) async throws -> PlaybackSource {
         let store = MediaServerStore(catalog: catalog, origin: origin)
         guard let product = try await store.product(productId) else { throw SourceError.notOfflined(productId) }
         let actual = product.productId
@@ -51,8 +55,12 @@ extension SourceResolver {
             pieces.append(try piece(segment.uri, range: segment.byteRange, base: base, key: key, iv: iv, of: product))
         }
         guard !pieces.isEmpty else { throw SourceError.sourceUnavailable("\(playlistFile.name) of \(actual) lists no segment") }
+        var context = Self.context(productId, local, metadata)
+        context.bitRate = playlist.averageBitRate { uri in
+            HLSURL.resolve(uri, against: base).flatMap { product.file(urlPath: HLSURL.path(of: $0)) }.map { $0.sizeBytes ?? $0.bytesOnDisk }
+        }
         logger.info("playing \(actual) from the offlined HLS playlist \(playlistFile.name) (\(pieces.count) pieces)")
-        return PlaybackSource(source: HLSByteSource(pieces: pieces), context: Self.context(productId, local))
+        return PlaybackSource(source: HLSByteSource(pieces: pieces), context: context)
     }
 
     /// The media playlist whose audio is played.

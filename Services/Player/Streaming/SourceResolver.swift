@@ -54,15 +54,16 @@ final class SourceResolver: Sendable {
         guard OriginID.isValid(productId) else { throw SourceError.invalidProductId(productId) }
         let fixedNow = now?()
         let origin = origin
-        let (state, local, download) = try await SourceStore(catalog: catalog).lookup(productId: productId) { db in
+        let found = try await SourceStore(catalog: catalog).lookup(productId: productId) { db in
             try fixedNow ?? Self.trustedNow(origin, db: db)
         }
+        let (state, local, download, metadata) = (found.state, found.local, found.download, found.metadata)
         // An HLS presentation is playlists and segments, not one file: played once complete
         // (`SourceResolver+HLS`); while it downloads, or not offlined, it is streamed.
         if let local, local.item.manifestType == "hls" {
             switch state {
             case .offlinedAndValid:
-                return try await hlsSource(requested: productId, local: local)
+                return try await hlsSource(requested: productId, local: local, metadata: metadata)
             case .offlinedButNotValid:
                 throw SourceError.offlineNotValid(productId)
             case .notOfflined:
@@ -84,7 +85,7 @@ final class SourceResolver: Sendable {
                 throw PlayerError(.fileMissing, "the offlined file of \(local.actualProductId) is not on disk: \(local.relativePath)")
             }
             log(productId, local.actualProductId, "local file \(local.relativePath)")
-            var context = Self.context(productId, local)
+            var context = Self.context(productId, local, metadata)
             if context.codec == nil || context.sampleRate == nil || context.bitRate == nil { await Self.probe(path, into: &context) }
             return PlaybackSource(source: source, context: context)
         case .offlinedButNotValid:
@@ -109,7 +110,7 @@ final class SourceResolver: Sendable {
                     progress: { SourceStore(catalog: catalog).progress(relativePath: relative) },
                     events: events)
                 log(productId, local.actualProductId, "file being downloaded \(relative).part")
-                return PlaybackSource(source: source, context: Self.context(productId, local))
+                return PlaybackSource(source: source, context: Self.context(productId, local, metadata))
             }
             guard let origin else { throw SourceError.notOfflined(productId) }
             return try await stream(productId: productId, quality: quality, origin: origin, events: events)
@@ -192,14 +193,21 @@ final class SourceResolver: Sendable {
         return mediaDirectory + "/" + relative
     }
 
-    static func context(_ requested: String, _ local: OfflineAvailability.LocalFile) -> PlaybackContextInfo {
+    /// The context of a product played from the device: its `mediaItems` row, the images on
+    /// disk, a video's offline quality, and the file's size over its length as its bit rate (an
+    /// HLS presentation's is measured from the playlist played instead, `hlsSource`).
+    static func context(_ requested: String, _ local: OfflineAvailability.LocalFile,
+                        _ metadata: SourceStore.LocalMetadata) -> PlaybackContextInfo {
         let item = local.item
         return PlaybackContextInfo(
             requestedProductId: requested, actualProductId: local.actualProductId, audioQuality: item.audioQuality,
             codec: item.codec, sampleRate: item.sampleRate, bitDepth: item.bitDepth, durationSeconds: item.durationSeconds,
             trackGain: item.trackGain, trackPeak: item.trackPeak, albumGain: item.albumGain, albumPeak: item.albumPeak,
-            offline: true, display: DisplayMetadata(title: item.title, artist: item.artist, album: item.album),
-            bitRate: averageBitRate(bytes: local.sizeBytes, seconds: item.durationSeconds))
+            offline: true,
+            display: DisplayMetadata(title: item.title, artist: item.artist, album: item.album,
+                                     images: metadata.images.isEmpty ? nil : metadata.images),
+            bitRate: local.item.manifestType == "hls" ? nil : averageBitRate(bytes: local.sizeBytes, seconds: item.durationSeconds),
+            videoQuality: item.productType.uppercased() == "VIDEO" ? metadata.quality : nil)
     }
 
     /// Fills what the catalog does not say about a local file (a station item's row names no
