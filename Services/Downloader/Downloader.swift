@@ -7,6 +7,7 @@ import OriginClient
 import ServiceKit
 import ServiceLifecycle
 import Wire
+import Pacing
 
 /// The downloader's composition: the offline engine (queue, stations, products) behind its
 /// methods, started once the catalog is open and reconciled with the media directory.
@@ -156,7 +157,7 @@ struct DownloaderCore: Sendable {
     let store: MediaStore
     let engine: DownloadEngine
     /// Rings when a writer made a file wanted (`QueueSignal`); the queue service follows it.
-    let queueSignal: AsyncStream<Void>
+    let queueSignal: Doorbell<Ring>
     /// Files of a staged re-offline that were verified; the re-validator switches products to them.
     let stagedVerified: AsyncStream<Int64>
     let stations: StationSync

@@ -7,6 +7,7 @@ import OriginClient
 import ServiceKit
 import ServiceLifecycle
 import Wire
+import Pacing
 
 /// The player's composition: the audio pipeline (decode and output threads), the
 /// PlaybackEngine actor over it, the play-log hand-over to the reporter, and the methods.
@@ -28,7 +29,7 @@ enum Player {
         let catalog: @Sendable () async throws -> Catalog = { try await context.catalog() }
         let plays: @Sendable () async throws -> PlayLogStore = { PlayLogStore(catalog: try await catalog()) }
         let reporterSocket = context.settings.runtimeDir + "/reporter.sock"
-        let senderWakeup = Wakeup()
+        let senderWakeup = Doorbell<Ring>()
         let writer = PlayLogWriter(store: plays, retryInterval: .seconds(settings.playLogRetrySeconds),
                                    reporterSocket: reporterSocket, sender: senderWakeup, logger: context.logger)
         let sender = PlayLogSender(socketPath: reporterSocket, retryInterval: .seconds(settings.playLogRetrySeconds),

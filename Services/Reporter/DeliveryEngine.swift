@@ -19,7 +19,7 @@ actor DeliveryEngine {
     /// Made when first needed, after a delivery failed: it parses the origin URL with curl, and
     /// an idle reporter has not opened libcurl.
     private lazy var probe: ReachabilityProbe? = client.flatMap { ReachabilityProbe(originURL: $0.baseURL) }
-    let bell: Doorbell
+    let bell: Doorbell<DeliveryWake>
 
     private var failures = 0
     private var retryAt: ContinuousClock.Instant?
@@ -38,7 +38,7 @@ actor DeliveryEngine {
     private var unrecorded: [UnrecordedVerdict] = []
 
     init(outbox: Outbox, client: OriginClient?, settings: ReporterSettings, events: ReporterEvents, logger: Logger,
-         bell: Doorbell = Doorbell()) {
+         bell: Doorbell<DeliveryWake> = Doorbell()) {
         self.outbox = outbox
         self.bell = bell
         self.client = client
@@ -54,7 +54,7 @@ actor DeliveryEngine {
         defer { park() }
         guard let client else {
             logger.notice("no origin configured: plays are stored and kept until one is")
-            _ = await bell.waitUntilClosed()
+            await bell.wait(wakingFor: [])
             return
         }
         let store: OutboxStore
@@ -64,7 +64,7 @@ actor DeliveryEngine {
         } catch {
             logger.error("delivery cannot start: the outbox is unavailable", metadata: ["error": "\(error)"])
             park()
-            _ = await bell.waitUntilClosed()
+            await bell.wait(wakingFor: [])
             return
         }
         // Once shutdown began (the bell closed), the answer to the request in flight is marked
@@ -80,12 +80,11 @@ actor DeliveryEngine {
             }
             if batch.isEmpty && retryAt == nil {
                 answerFlushes(nil)
-                if await bell.wait(seconds: nil).contains(.closed) { return }
+                if await bell.wait() == nil { return }
                 continue
             }
             if let retryAt, retryAt > .now {
-                let reasons = await waitOut(until: retryAt)
-                if reasons.contains(.closed) { return }
+                guard let reasons = await waitOut(until: retryAt) else { return }
                 if reasons.isEmpty || reasons.contains(.flush) || reasons.contains(.reachable) { self.retryAt = nil }
                 continue
             }
@@ -98,7 +97,7 @@ actor DeliveryEngine {
 
     /// Sleeps until `instant` unless rung; while the origin is unreachable, probes it every
     /// `probeIntervalSeconds` and rings `.reachable` once it answers a connect after failing one.
-    private func waitOut(until instant: ContinuousClock.Instant) async -> Set<Doorbell.Reason> {
+    private func waitOut(until instant: ContinuousClock.Instant) async -> Set<DeliveryWake>? {
         guard unreachable, let probe else { return await waitForRing(until: instant) }
         return await withTaskGroup(of: Void.self) { group in
             group.addTask { [bell, interval = settings.probeIntervalSeconds] in
@@ -110,16 +109,16 @@ actor DeliveryEngine {
         }
     }
 
-    private func waitForRing(until instant: ContinuousClock.Instant) async -> Set<Doorbell.Reason> {
+    private func waitForRing(until instant: ContinuousClock.Instant) async -> Set<DeliveryWake>? {
         let left = ContinuousClock.now.duration(to: instant)
         guard left > .zero else { return [] }
         // New records do not cut a backoff short: the origin is what we wait for.
-        return await bell.wait(seconds: Self.seconds(left), wakingFor: [.flush, .reachable])
+        return await bell.wait(upTo: left, wakingFor: [.flush, .reachable])
     }
 
     /// Probes every `interval` seconds until cancelled, and rings `.reachable` once the origin
     /// answers a connect after failing one.
-    private static func ringWhenBack(_ probe: ReachabilityProbe, bell: Doorbell, interval: Double) async {
+    private static func ringWhenBack(_ probe: ReachabilityProbe, bell: Doorbell<DeliveryWake>, interval: Double) async {
         var sawDown = false
         while !Task.isCancelled {
             if await probe.isReachable() {
@@ -408,9 +407,9 @@ actor DeliveryEngine {
     }
 }
 
-extension Doorbell {
-    /// Parks until shutdown (a reporter with nothing to deliver to still serves `record`).
-    func waitUntilClosed() async -> Set<Reason> {
-        await wait(seconds: nil, wakingFor: [])
-    }
+/// What wakes the delivery loop: new records, `playlog.flush`, or the origin reachable again.
+enum DeliveryWake: Hashable, Sendable {
+    case newRecords
+    case flush
+    case reachable
 }

@@ -2,6 +2,7 @@ import HTTPClient
 import OriginClient
 import ServiceKit
 import Wire
+import Pacing
 
 /// The reporter's composition: the outbox (durable, group-committed writes), the delivery
 /// loop that empties it into the origin, and the `playlog.*` / `consumption.*` methods.
@@ -24,7 +25,7 @@ enum Reporter {
             client = nil
         }
         let events = ReporterEvents(hub: context.hub)
-        let bell = Doorbell()
+        let bell = Doorbell<DeliveryWake>()
         let outbox = Outbox(context: context, maxQueueBytes: settings.maxQueueBytes, stored: { bell.ring(.newRecords) })
         let engine = DeliveryEngine(outbox: outbox, client: client, settings: settings, events: events, logger: context.logger,
                                     bell: bell)

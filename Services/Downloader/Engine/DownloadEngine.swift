@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import Pacing
 
 /// The download queue's scheduler: at most `maxParallel` files at once, chosen from the catalog
 /// (files not yet verified that some owner — a station or an offline.add token — still wants,
@@ -110,8 +111,8 @@ actor DownloadEngine {
     func weigh() async { await kick() }
 
     /// Follows the queue's signal until the service stops.
-    func follow(_ signal: AsyncStream<Void>) async {
-        for await _ in signal where !stopped { await kick() }
+    func follow(_ signal: Doorbell<Ring>) async {
+        while await signal.wait() != nil, !stopped { await kick() }
     }
 
     private func forgetReady() {

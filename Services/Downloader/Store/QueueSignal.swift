@@ -1,6 +1,7 @@
 import Catalog
 import GRDB
 import Synchronization
+import Pacing
 
 /// The download queue's own doorbell: the catalog rings it after every committed transaction
 /// that made a file wanted (a `downloads` row queued by an insert or a state change, a
@@ -13,11 +14,11 @@ import Synchronization
 /// process, and a transaction observer that rings once the transaction committed: a rolled
 /// back change rings nothing, and the engine never reads a queue the writer has not committed.
 enum QueueSignal {
-    /// Installs the triggers on the writer connection; the stream yields once per committed
-    /// change (coalesced: a burst of commits while the engine is busy is one wake-up).
-    static func install(on catalog: Catalog) async throws -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let observer = Observer(ring: { continuation.yield() })
+    /// Installs the triggers on the writer connection; the bell rings once per committed change
+    /// (a burst of commits while the engine is busy is one wake-up).
+    static func install(on catalog: Catalog) async throws -> Doorbell<Ring> {
+        let bell = Doorbell<Ring>()
+        let observer = Observer(ring: { bell.ring() })
         try await catalog.writeWithoutTransaction { db in
             db.add(function: DatabaseFunction("cassette_queue_changed", argumentCount: 0, pure: false) { _ in
                 observer.changed()
@@ -39,7 +40,7 @@ enum QueueSignal {
                 """)
             db.add(transactionObserver: observer, extent: .databaseLifetime)
         }
-        return stream
+        return bell
     }
 
     /// Notes a trigger's call inside a transaction; rings after its commit, forgets it on rollback.

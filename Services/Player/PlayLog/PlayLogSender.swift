@@ -15,9 +15,9 @@ final class PlayLogSender: Service, Sendable {
     private let socketPath: String
     private let store: @Sendable () async throws -> PlayLogStore
     private let writer: PlayLogWriter
-    private let wakeup: Wakeup
+    private let wakeup: Doorbell<Ring>
 
-    init(socketPath: String, retryInterval: Duration, wakeup: Wakeup, writer: PlayLogWriter, logger: Logger,
+    init(socketPath: String, retryInterval: Duration, wakeup: Doorbell<Ring>, writer: PlayLogWriter, logger: Logger,
          store: @escaping @Sendable () async throws -> PlayLogStore) {
         self.socketPath = socketPath
         self.retryInterval = retryInterval
@@ -36,7 +36,6 @@ final class PlayLogSender: Service, Sendable {
 
     private func loop() async {
         var failures = 0
-        var waiter = wakeup.waiter()
         // Rows the reporter has but the catalog would not let go of yet (its disk is full).
         var undeleted: Set<String> = []
         // 1×, 2×, 4× … up to 32× the interval after repeated failures.
@@ -44,7 +43,7 @@ final class PlayLogSender: Service, Sendable {
         while !Task.isCancelled {
             let delivered = await deliverAll(undeleted: &undeleted)
             failures = delivered ? 0 : failures + 1
-            await waiter.wait(upTo: backoff.duration(afterFailures: max(1, failures)))
+            await wakeup.wait(upTo: backoff.duration(afterFailures: max(1, failures)))
         }
     }
 

@@ -18,8 +18,8 @@ actor PlayLogWriter {
     private let logger: Logger
     private let reporterSocket: String
     /// Rings the sender: a close was stored, or the catalog refused and the reporter may take it.
-    private let sender: Wakeup
-    private let wakeup = Wakeup()
+    private let sender: Doorbell<Ring>
+    private let wakeup = Doorbell<Ring>()
     private var backlog = PlayBacklog() { didSet { publishStatus() } }
     private var trouble: PlayStoreTrouble? { didSet { publishStatus() } }
     /// `status()`'s figures, kept current on every change so `service.status` reads them without
@@ -29,7 +29,7 @@ actor PlayLogWriter {
     private var leftoversClosed = false
 
     init(store: @escaping @Sendable () async throws -> PlayLogStore, retryInterval: Duration, reporterSocket: String,
-         sender: Wakeup, logger: Logger) {
+         sender: Doorbell<Ring>, logger: Logger) {
         self.store = store
         self.retryInterval = retryInterval
         self.reporterSocket = reporterSocket
@@ -50,7 +50,6 @@ actor PlayLogWriter {
     }
 
     private nonisolated func drain(shutdownGrace: Duration) async {
-        var waiter = wakeup.waiter()
         var failures = 0
         // 1×, 2×, 4×, 8× the interval while the catalog keeps refusing.
         let backoff = Backoff(initial: retryInterval, doublings: 3)
@@ -63,7 +62,7 @@ actor PlayLogWriter {
                 // Still in trouble with nothing left to write (the reporter took it): keep an eye
                 // on the catalog anyway, as new writes do not ring while it refuses.
                 let healthy = await trouble == nil
-                await waiter.wait(upTo: stored && healthy ? nil : pause)
+                await wakeup.wait(upTo: stored && healthy ? nil : pause)
                 continue
             }
             if stored { return }
@@ -71,7 +70,7 @@ actor PlayLogWriter {
             deadline = limit
             if await handOverAll() { return }
             guard .now < limit, !Task.isCancelled else { return await giveUp() }
-            await waiter.wait(upTo: min(pause, ContinuousClock.now.duration(to: limit)))
+            await wakeup.wait(upTo: min(pause, ContinuousClock.now.duration(to: limit)))
         }
     }
 

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import OriginClient
 import ServiceLifecycle
 import Wire
+import Pacing
 
 /// TIDAL's streaming privilege (docs/origin.md, "Streaming privileges"): while the engine plays a
 /// stream, one session is held at the origin — started with `POST /v1/streaming/sessions`, kept
@@ -37,7 +38,7 @@ final class StreamingPrivilege: Sendable {
     private let logger: Logger
     private let wanted = NIOLockedValueBox(false)
     private let stopping = NIOLockedValueBox(false)
-    private let wakeup = Wakeup()
+    private let wakeup = Doorbell<Ring>()
     /// Called when another device took the privilege, with its name.
     private let onRevoked: @Sendable (String) async -> Void
 
@@ -64,14 +65,13 @@ final class StreamingPrivilege: Sendable {
     }
 
     func run() async {
-        var waiter = wakeup.waiter()
         var session: Session?
         while !stopping.withLockedValue({ $0 }) {
             let wantsSession = wanted.withLockedValue { $0 }
             if wantsSession, session == nil {
                 session = await open()
                 if session == nil {
-                    await waiter.wait(upTo: Self.retryInterval)
+                    await wakeup.wait(upTo: Self.retryInterval)
                     continue
                 }
             } else if !wantsSession, let held = session {
@@ -79,12 +79,12 @@ final class StreamingPrivilege: Sendable {
                 session = nil
             }
             guard var held = session else {
-                await waiter.wait()
+                await wakeup.wait()
                 continue
             }
             let left = held.nextBeat - .now
             if left > .zero {
-                await waiter.wait(upTo: left)
+                await wakeup.wait(upTo: left)
                 continue
             }
             held.nextBeat = .now + held.heartbeat
