@@ -83,7 +83,7 @@ let package = Package(
         .target(name: "AudioOutput", dependencies: ["AudioFormat", "CALSA"], path: "Shared/AudioOutput"),
         .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CFFmpeg"], path: "Shared/MediaDecoder"),
         .target(name: "ServiceKit", dependencies: [
-            "Wire", "Systemd", "Catalog", "BlockingIO", "CMalloc", "HTTPClient",
+            "Wire", "Systemd", "Catalog", "BlockingIO", "CMalloc", "HTTPClient", "OriginClient",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -123,30 +123,17 @@ enum Downloader {
     /// The origin client for downloads and syncs (patient) and one for `stations.list` (answers at once).
     static func makeOrigins(_ service: ServiceSettings, _ settings: DownloaderSettings,
                             offline: OfflineSwitch) throws -> (OriginClient?, OriginClient?) {
-        guard let base = service.origin else { return (nil, nil) }
-        let credentials = service.clientToken.map { BasicCredentials(token: $0, secret: service.clientSecret ?? "") }
-        var configuration = HTTPClient.Configuration()
-        configuration.transport = service.originTransport
-        // Downloads hold a transfer thread each; keep room for the JSON calls beside them.
-        configuration.maxConcurrentTransfers = settings.maxParallel + 2
-        configuration.maxIdleHandles = settings.maxParallel + 2
-        // Media go to the disk directly: they are fsynced before use anyway, so the page cache
-        // would only add a copy and a writeback to wait for (docs/benchmarks.md). From 4 MiB a
-        // body is hashed on its own thread too, so the transfer thread only receives and copies.
-        configuration.downloadDirectBytes = 4 << 20
-        var quick = HTTPClient.Configuration()
-        quick.transport = service.originTransport
-        quick.connectTimeoutSeconds = 2
-        do {
-            let origin = try OriginClient(baseURL: base, credentials: credentials, configuration: configuration,
-                                          offline: { offline.isOn })
-            let quickOrigin = try OriginClient(baseURL: base, credentials: credentials, configuration: quick, requestTimeout: 3,
-                                               offline: { offline.isOn })
-            return (origin, quickOrigin)
-        } catch {
-            // A bad origin URL is a config error (exit 78), as in the player and the reporter.
-            throw DaemonError(.configInvalid, "\(error)")
+        let origin = try service.originClient(offline: { offline.isOn }) { configuration in
+            // Downloads hold a transfer thread each; keep room for the JSON calls beside them.
+            configuration.maxConcurrentTransfers = settings.maxParallel + 2
+            configuration.maxIdleHandles = settings.maxParallel + 2
+            // Media go to the disk directly: they are fsynced before use anyway, so the page cache
+            // would only add a copy and a writeback to wait for (docs/benchmarks.md). From 4 MiB a
+            // body is hashed on its own thread too, so the transfer thread only receives and copies.
+            configuration.downloadDirectBytes = 4 << 20
         }
+        let quickOrigin = try service.originClient(requestTimeout: 3, offline: { offline.isOn }) { $0.connectTimeoutSeconds = 2 }
+        return (origin, quickOrigin)
     }
 }
 

@@ -94,15 +94,7 @@ enum Player {
     /// The origin to stream from and to ask about stations; nil when none is configured (the
     /// player then plays what the device holds and nothing else).
     static func makeOrigin(_ settings: ServiceSettings) throws -> OriginClient? {
-        guard let base = settings.origin else { return nil }
-        let credentials = settings.clientToken.map { BasicCredentials(token: $0, secret: settings.clientSecret ?? "") }
-        do {
-            var configuration = HTTPClient.Configuration()
-            configuration.transport = settings.originTransport
-            return try OriginClient(baseURL: base, credentials: credentials, configuration: configuration, requestTimeout: 10)
-        } catch {
-            throw DaemonError(.configInvalid, "\(error)")
-        }
+        try settings.originClient(requestTimeout: 10)
     }
 }
 

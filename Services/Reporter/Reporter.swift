@@ -9,21 +9,7 @@ import Pacing
 enum Reporter {
     @Sendable static func build(_ context: DaemonContext) async throws -> DaemonParts {
         let settings = try ReporterSettings(section: context.settings.config.reporter)
-        let client: OriginClient?
-        if let origin = context.settings.origin {
-            let credentials = context.settings.clientToken.map {
-                BasicCredentials(token: $0, secret: context.settings.clientSecret ?? "")
-            }
-            do {
-                var configuration = HTTPClient.Configuration()
-                configuration.transport = context.settings.originTransport
-                client = try OriginClient(baseURL: origin, credentials: credentials, configuration: configuration)
-            } catch {
-                throw DaemonError(.configInvalid, "\(error)")
-            }
-        } else {
-            client = nil
-        }
+        let client = try context.settings.originClient()
         let events = ReporterEvents(hub: context.hub)
         let bell = Doorbell<DeliveryWake>()
         let outbox = Outbox(context: context, maxQueueBytes: settings.maxQueueBytes, stored: { bell.ring(.newRecords) })
