@@ -75,6 +75,8 @@ let package = Package(
             "HTTPClient", "Wire", "Pacing",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Shared/OriginClient"),
+        // The `Range` request header, for the reference origin and the player's media server.
+        .target(name: "HTTPRanges", path: "Shared/HTTPRanges"),
         // When to try again and how a waiting loop is woken: pure Swift, no I/O.
         .target(name: "Pacing", path: "Shared/Pacing"),
         // HLS playlists: a strict parser, URL resolution and URI rewriting; pure Swift, no I/O.
@@ -102,6 +104,7 @@ let package = Package(
         ], path: "Services/Downloader"),
         .executableTarget(name: "player", dependencies: [
             "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire", "HLS", "Pacing",
+            "HTTPRanges",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -123,7 +126,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Services/Ctl"),
         .executableTarget(name: "cassette-origin", dependencies: [
-            "Wire",
+            "Wire", "HTTPRanges",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -157,7 +160,7 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: [
             "Catalog", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/CatalogTests"),
-        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "BlockingIO", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "Pacing", "TestSupport",
+        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "BlockingIO", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "Pacing", "HTTPRanges", "TestSupport",
                                                       .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                                                       .product(name: "Logging", package: "swift-log")],
                     path: "Tests/SharedLibTests"),

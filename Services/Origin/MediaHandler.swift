@@ -1,4 +1,5 @@
 import NIOHTTP1
+import HTTPRanges
 
 extension Origin {
     /// `GET|HEAD /media/…` and `/img/…`: only files listed in the catalog are served, so a
@@ -31,8 +32,9 @@ extension Origin {
         }
         headers.add(name: "Content-Type", value: mimeType)
         if !ignoreRange, let rangeHeader = request.headers.first(name: "range") {
-            switch ByteRange.parse(rangeHeader, size: size) {
-            case .satisfiable(let range):
+            switch ByteRangeRequest.parse(rangeHeader, size: Int64(size)) {
+            case .range(let offset, let length):
+                let range = Int(offset)..<Int(offset + length)
                 headers.add(name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")
                 return OriginResponse(status: .partialContent, headers: headers,
                                       body: body.slice(range))
@@ -43,7 +45,7 @@ extension Origin {
                 let error = self.error(.rangeNotSatisfiable, subStatus: 4160, "Range lies outside the \(size) bytes.",
                                        path: request.path)
                 return OriginResponse(status: .rangeNotSatisfiable, headers: headers, body: error.body)
-            case .ignored:
+            case .whole:
                 break
             }
         }
@@ -58,36 +60,5 @@ extension ResponseBody {
         case .bytes(let bytes): .bytes(Array(bytes[range]))
         case .file(let path, let offset, _): .file(path: path, offset: offset + range.lowerBound, length: range.count)
         }
-    }
-}
-
-/// A parsed `Range` request header (RFC 9110 §14.2), single byte ranges only.
-enum ByteRange: Equatable {
-    case satisfiable(Range<Int>)
-    case unsatisfiable
-    /// Not a single well-formed byte range: serve the whole representation.
-    case ignored
-
-    static func parse(_ header: String, size: Int) -> ByteRange {
-        let trimmed = header.trimmingCharacters(in: .whitespaces)
-        guard trimmed.lowercased().hasPrefix("bytes=") else { return .ignored }
-        let spec = trimmed.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
-        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .ignored }
-        let first = spec[..<dash].trimmingCharacters(in: .whitespaces)
-        let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
-        if first.isEmpty {
-            // Suffix range: the last N bytes.
-            guard let count = Int(last), count >= 0 else { return .ignored }
-            guard count > 0, size > 0 else { return .unsatisfiable }
-            return .satisfiable(max(0, size - count)..<size)
-        }
-        guard let start = Int(first), start >= 0 else { return .ignored }
-        var end = size - 1
-        if !last.isEmpty {
-            guard let requested = Int(last), requested >= start else { return .ignored }
-            end = min(requested, size - 1)
-        }
-        guard start < size else { return .unsatisfiable }
-        return .satisfiable(start..<(end + 1))
     }
 }

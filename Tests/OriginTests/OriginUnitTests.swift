@@ -36,27 +36,6 @@ final class OfflineSelectionTests: XCTestCase {
     }
 }
 
-final class ByteRangeTests: XCTestCase {
-    func testSingleRangesAreParsedAndClamped() {
-        XCTAssertEqual(ByteRange.parse("bytes=0-9", size: 100), .satisfiable(0..<10))
-        XCTAssertEqual(ByteRange.parse("bytes=90-", size: 100), .satisfiable(90..<100))
-        XCTAssertEqual(ByteRange.parse("bytes=-5", size: 100), .satisfiable(95..<100))
-        XCTAssertEqual(ByteRange.parse("bytes=50-500", size: 100), .satisfiable(50..<100))
-    }
-
-    func testRangesPastTheEndAreUnsatisfiable() {
-        XCTAssertEqual(ByteRange.parse("bytes=100-", size: 100), .unsatisfiable)
-        XCTAssertEqual(ByteRange.parse("bytes=-0", size: 100), .unsatisfiable)
-    }
-
-    func testMultipleOrMalformedRangesServeTheWholeBody() {
-        XCTAssertEqual(ByteRange.parse("bytes=0-1,5-6", size: 100), .ignored)
-        XCTAssertEqual(ByteRange.parse("bytes=9-3", size: 100), .ignored)
-        XCTAssertEqual(ByteRange.parse("items=0-1", size: 100), .ignored)
-        XCTAssertEqual(ByteRange.parse("bytes=x-", size: 100), .ignored)
-    }
-}
-
 final class FaultInjectorTests: XCTestCase {
     func testRepeatedFaultIsPoppedThatManyTimesInOrder() throws {
         let injector = FaultInjector()

@@ -4,6 +4,7 @@ import HTTPClient
 import Logging
 import NIOHTTP1
 import OriginClient
+import HTTPRanges
 
 /// Answers the local media server's requests from what the downloader put on disk:
 ///

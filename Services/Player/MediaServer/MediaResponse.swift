@@ -68,29 +68,3 @@ enum MediaFiles {
         try await BlockingIO.run { try Array(Data(contentsOf: URL(fileURLWithPath: path))) }
     }
 }
-
-/// A single `Range: bytes=…` request (RFC 9110 14.1.2); several ranges are answered whole.
-enum ByteRangeRequest {
-    enum Outcome: Equatable {
-        case whole
-        case range(offset: Int64, length: Int64)
-        case unsatisfiable
-    }
-
-    static func parse(_ header: String?, size: Int64) -> Outcome {
-        guard let header, header.hasPrefix("bytes="), !header.contains(",") else { return .whole }
-        let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
-        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return .whole }
-        if parts[0].isEmpty {
-            guard let suffix = Int64(parts[1]), suffix > 0 else { return .unsatisfiable }
-            let length = min(suffix, size)
-            return size == 0 ? .unsatisfiable : .range(offset: size - length, length: length)
-        }
-        guard let first = Int64(parts[0]) else { return .whole }
-        guard first < size else { return .unsatisfiable }
-        let last = parts[1].isEmpty ? size - 1 : min(Int64(parts[1]) ?? -1, size - 1)
-        guard last >= first else { return parts[1].isEmpty ? .unsatisfiable : .whole }
-        return .range(offset: first, length: last - first + 1)
-    }
-}
