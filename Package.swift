@@ -75,6 +75,8 @@ let package = Package(
             "HTTPClient", "Wire", "Pacing",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Shared/OriginClient"),
+        // The origin API's JSON shapes that both the reference origin and the downloader use.
+        .target(name: "OriginAPI", dependencies: ["Wire"], path: "Shared/OriginAPI"),
         // The `Range` request header, for the reference origin and the player's media server.
         .target(name: "HTTPRanges", path: "Shared/HTTPRanges"),
         // When to try again and how a waiting loop is woken: pure Swift, no I/O.
@@ -96,7 +98,7 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "downloader", dependencies: [
-            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire", "HLS", "Pacing",
+            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire", "HLS", "Pacing", "OriginAPI",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -126,7 +128,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Services/Ctl"),
         .executableTarget(name: "cassette-origin", dependencies: [
-            "Wire", "HTTPRanges",
+            "Wire", "HTTPRanges", "OriginAPI",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

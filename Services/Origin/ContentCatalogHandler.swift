@@ -1,5 +1,6 @@
 import NIOHTTP1
 import Wire
+import OriginAPI
 
 extension Origin {
     /// `GET /v1/catalog/sources|categories|items` (docs/origin.md, "Content catalog").
@@ -8,15 +9,9 @@ extension Origin {
         let feed = contentFeed.current
         switch resource {
         case "sources":
-            return ok(["sources": .array(feed.sources.map { source in
-                var fields: [String: JSONValue] = ["id": .string(source.id), "name": .string(source.name)]
-                if let description = source.description { fields["description"] = .string(description) }
-                return .object(fields)
-            })])
+            return ok(["sources": .array(feed.sources.map(\.json))])
         case "categories":
-            return ok(["categories": .array(feed.categories.map {
-                ["id": .string($0.id), "name": .string($0.name), "parentId": .optional($0.parentId)]
-            })])
+            return ok(["categories": .array(feed.categories.map(\.json))])
         case "items":
             let since = request.query["since"]
             guard let changes = feed.changes(since: since) else {
@@ -63,27 +58,27 @@ extension Origin {
         }
     }
 
-    struct FeedItemError: Error { let text: String }
+    struct CatalogItemError: Error { let text: String }
 
-    static func feedItem(_ body: [String: JSONValue], existing: FeedItem?, feed: ContentFeed) -> Result<FeedItem, FeedItemError> {
-        let kept: [String: KeyPath<FeedItem, String>] = [
+    static func feedItem(_ body: [String: JSONValue], existing: CatalogItem?, feed: ContentFeed) -> Result<CatalogItem, CatalogItemError> {
+        let kept: [String: KeyPath<CatalogItem, String>] = [
             "productId": \.productId, "type": \.type, "title": \.title, "sourceId": \.sourceId, "publishedAt": \.publishedAt,
         ]
         func string(_ key: String) -> String? { body[key]?.stringValue ?? kept[key].flatMap { existing?[keyPath: $0] } }
-        guard let id = body["id"]?.stringValue, !id.isEmpty else { return .failure(FeedItemError(text: "id is required.")) }
+        guard let id = body["id"]?.stringValue, !id.isEmpty else { return .failure(CatalogItemError(text: "id is required.")) }
         guard let productId = string("productId"), let type = string("type"), let title = string("title"),
               let sourceId = string("sourceId"), let publishedAt = string("publishedAt")
         else {
-            return .failure(FeedItemError(text: "A new item needs productId, type, title, sourceId and publishedAt."))
+            return .failure(CatalogItemError(text: "A new item needs productId, type, title, sourceId and publishedAt."))
         }
-        guard ["VIDEO", "TRACK"].contains(type) else { return .failure(FeedItemError(text: "type must be VIDEO or TRACK.")) }
+        guard ["VIDEO", "TRACK"].contains(type) else { return .failure(CatalogItemError(text: "type must be VIDEO or TRACK.")) }
         let categories = body["categories"].flatMap { JSONValue.strings($0) } ?? existing?.categories ?? []
-        guard let size = body["sizeBytes"]?.doubleValue.map({ Int($0) }) ?? existing?.sizeBytes, size >= 0 else {
-            return .failure(FeedItemError(text: "sizeBytes is required."))
+        guard let size = body["sizeBytes"]?.doubleValue.map({ Int64($0) }) ?? existing?.sizeBytes, size >= 0 else {
+            return .failure(CatalogItemError(text: "sizeBytes is required."))
         }
         let priority = body["priority"]?.doubleValue.map { Int($0) } ?? existing?.priority ?? 0
-        guard (0...100).contains(priority) else { return .failure(FeedItemError(text: "priority must be 0…100.")) }
-        return .success(FeedItem(id: id, productId: productId, type: type, title: title, sourceId: sourceId,
+        guard (0...100).contains(priority) else { return .failure(CatalogItemError(text: "priority must be 0…100.")) }
+        return .success(CatalogItem(id: id, productId: productId, type: type, title: title, sourceId: sourceId,
                                  categories: categories, sizeBytes: size,
                                  durationSeconds: body["durationSeconds"]?.doubleValue ?? existing?.durationSeconds ?? 0,
                                  publishedAt: publishedAt, priority: priority,

@@ -1,43 +1,6 @@
 import Foundation
 import Wire
-
-/// One item of the content catalog as `/v1/catalog/items` lists it.
-struct FeedItem: Sendable, Equatable {
-    var id: String
-    var productId: String
-    var type: String
-    var title: String
-    var sourceId: String
-    var categories: [String]
-    var sizeBytes: Int
-    var durationSeconds: Double
-    var publishedAt: String
-    var priority: Int
-    var expiresAt: String?
-
-    var json: JSONValue {
-        var fields: [String: JSONValue] = [
-            "id": .string(id), "productId": .string(productId), "type": .string(type), "title": .string(title),
-            "sourceId": .string(sourceId), "categories": .array(categories.map(JSONValue.string)),
-            "sizeBytes": .int(sizeBytes), "durationSeconds": .number(durationSeconds),
-            "publishedAt": .string(publishedAt), "priority": .int(priority),
-        ]
-        if let expiresAt { fields["expiresAt"] = .string(expiresAt) }
-        return .object(fields)
-    }
-}
-
-struct FeedSource: Sendable {
-    var id: String
-    var name: String
-    var description: String?
-}
-
-struct FeedCategory: Sendable {
-    var id: String
-    var name: String
-    var parentId: String?
-}
+import OriginAPI
 
 /// The content catalog and its change log. Every publish, change or removal takes the next
 /// version; a cursor (`epoch.version`) is the version a client last saw, so `since` answers
@@ -45,9 +8,9 @@ struct FeedCategory: Sendable {
 /// feed (a restart, `/_control/reset`) has a new epoch, so an older cursor is refused rather
 /// than read against another history.
 struct ContentFeed: Sendable {
-    var sources: [FeedSource]
-    var categories: [FeedCategory]
-    private(set) var items: [String: FeedItem] = [:]
+    var sources: [CatalogSource]
+    var categories: [CatalogCategory]
+    private(set) var items: [String: CatalogItem] = [:]
     /// Item id → the version of its last publish or change.
     private var changedAt: [String: Int] = [:]
     /// Item id → the version of its removal (gone from `items`).
@@ -57,13 +20,13 @@ struct ContentFeed: Sendable {
 
     var cursor: String { "\(epoch).\(version)" }
 
-    init(sources: [FeedSource], categories: [FeedCategory], items: [FeedItem]) {
+    init(sources: [CatalogSource], categories: [CatalogCategory], items: [CatalogItem]) {
         self.sources = sources
         self.categories = categories
         for item in items { upsert(item) }
     }
 
-    mutating func upsert(_ item: FeedItem) {
+    mutating func upsert(_ item: CatalogItem) {
         version += 1
         items[item.id] = item
         changedAt[item.id] = version
@@ -81,7 +44,7 @@ struct ContentFeed: Sendable {
 
     /// Everything current (`since` nil), or what changed after `since`; nil for a cursor this
     /// feed never gave out.
-    func changes(since cursor: String?) -> (items: [FeedItem], removed: [String])? {
+    func changes(since cursor: String?) -> (items: [CatalogItem], removed: [String])? {
         guard let cursor else {
             return (items.values.sorted { changedAt[$0.id]! < changedAt[$1.id]! }, [])
         }
@@ -102,32 +65,32 @@ extension ContentFeed {
     /// and publication times are fixed so that a test can work out any filter's answer by hand.
     static func demo(_ index: CatalogIndex) -> ContentFeed {
         let sources = [
-            FeedSource(id: "src-music", name: "Cassette Music", description: "Tracks from the demo stations"),
-            FeedSource(id: "src-video", name: "Cassette Video", description: "Short films"),
-            FeedSource(id: "src-news", name: "Cassette News", description: nil),
+            CatalogSource(id: "src-music", name: "Cassette Music", description: "Tracks from the demo stations"),
+            CatalogSource(id: "src-video", name: "Cassette Video", description: "Short films"),
+            CatalogSource(id: "src-news", name: "Cassette News", description: nil),
         ]
         let categories = [
-            FeedCategory(id: "cat-music", name: "Music", parentId: nil),
-            FeedCategory(id: "cat-focus", name: "Focus", parentId: "cat-music"),
-            FeedCategory(id: "cat-workout", name: "Workout", parentId: "cat-music"),
-            FeedCategory(id: "cat-singles", name: "Singles", parentId: "cat-music"),
-            FeedCategory(id: "cat-video", name: "Video", parentId: nil),
-            FeedCategory(id: "cat-trailers", name: "Trailers", parentId: "cat-video"),
-            FeedCategory(id: "cat-news", name: "News", parentId: nil),
+            CatalogCategory(id: "cat-music", name: "Music", parentId: nil),
+            CatalogCategory(id: "cat-focus", name: "Focus", parentId: "cat-music"),
+            CatalogCategory(id: "cat-workout", name: "Workout", parentId: "cat-music"),
+            CatalogCategory(id: "cat-singles", name: "Singles", parentId: "cat-music"),
+            CatalogCategory(id: "cat-video", name: "Video", parentId: nil),
+            CatalogCategory(id: "cat-trailers", name: "Trailers", parentId: "cat-video"),
+            CatalogCategory(id: "cat-news", name: "News", parentId: nil),
         ]
-        var items: [FeedItem] = []
+        var items: [CatalogItem] = []
         var serial = 0
         func add(_ productId: String, itemId: String, source: String, categories: [String], priority: Int) {
             guard let product = index.productsById[productId] else { return }
-            let size: Int
+            let size: Int64
             let seconds: Double
             let title: String
             if let hls = product.hls {
-                size = hls.sizeBytes
+                size = Int64(hls.sizeBytes)
                 seconds = hls.durationSeconds
                 title = product.presentationTitle
             } else if let track = product.trackId.flatMap({ index.tracksById[$0] }), let file = index.file(forTrack: track) {
-                size = file.sizeBytes
+                size = Int64(file.sizeBytes)
                 seconds = track.durationSeconds
                 title = track.title
             } else {
@@ -136,7 +99,7 @@ extension ContentFeed {
             serial += 1
             // One hour apart, newest last: 2026-01-01T01:00:00Z, 02:00, …
             let published = ServerClock.rfc3339(Date(timeIntervalSince1970: 1_767_225_600 + Double(serial) * 3600))
-            items.append(FeedItem(id: itemId, productId: productId, type: product.productType, title: title,
+            items.append(CatalogItem(id: itemId, productId: productId, type: product.productType, title: title,
                                   sourceId: source, categories: categories, sizeBytes: size, durationSeconds: seconds,
                                   publishedAt: published, priority: priority, expiresAt: nil))
         }

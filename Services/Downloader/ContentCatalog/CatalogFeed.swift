@@ -1,34 +1,6 @@
 import OriginClient
 import Wire
-
-/// A source (provider) as the origin lists it.
-struct CatalogSource: Sendable, Equatable {
-    var id: String
-    var name: String
-    var description: String?
-}
-
-/// A category; `parentId` nests it under another.
-struct CatalogCategory: Sendable, Equatable {
-    var id: String
-    var name: String
-    var parentId: String?
-}
-
-/// One item of the content catalog, as the origin describes it.
-struct CatalogItem: Sendable, Equatable {
-    var id: String
-    var productId: String
-    var type: String
-    var title: String
-    var sourceId: String
-    var categories: [String]
-    var sizeBytes: Int64
-    var durationSeconds: Double?
-    var publishedAt: String
-    var priority: Int
-    var expiresAt: String?
-}
+import OriginAPI
 
 /// `/v1/catalog/items`: what changed since the cursor sent (everything when none was).
 struct CatalogChanges: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OriginClient
 import Wire
+import OriginAPI
 
 /// Automatic prepositioning (PCD/VOC "Downloading also happens automatically in background"):
 /// items of subscribed sources in selected categories start Discovered and are queued by

@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import GRDB
 import Wire
+import OriginAPI
 
 /// The content catalog's tables (`catalogSources`, `catalogCategories`, `catalogItems`) and its
 /// feed cursor (`settings`, `downloader.catalogCursor`): the mirror of the origin's catalog and
