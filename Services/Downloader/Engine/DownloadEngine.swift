@@ -14,7 +14,7 @@ import Pacing
 /// The engine runs a fill round when its `QueueSignal` rings (the wanted set grew), when the
 /// policy changed (`kick`) and when a transfer frees its slot.
 actor DownloadEngine {
-    private let store: MediaStore
+    private let store: MediaFolder
     private let transfer: FileTransfer
     private let committer: DurableCommitter
     private let queue: DownloadQueueStore
@@ -70,7 +70,7 @@ actor DownloadEngine {
     /// How many files the last round left waiting for a slot, less those started since.
     private var waitingSeen = 0
 
-    init(catalog: Catalog, store: MediaStore, transfer: FileTransfer, gate: PolicyGate, listener: any TransferListener,
+    init(catalog: Catalog, store: MediaFolder, transfer: FileTransfer, gate: PolicyGate, listener: any TransferListener,
          settings: DownloaderSettings, maxParallel: Int, logger: Logger) {
         self.store = store
         self.transfer = transfer

@@ -50,7 +50,7 @@ final class DurableCommitter: Sendable {
         return pool
     }()
 
-    init(store: MediaStore, catalog: Catalog) {
+    init(store: MediaFolder, catalog: Catalog) {
         // Every file waiting when the thread comes back is one batch: files that complete
         // during a batch's fsync ride on the next one instead of each paying for its own.
         worker = OrderedWorker(name: "cassette-commit", maxBatch: .max, startsLazily: true) { batch in
@@ -72,7 +72,7 @@ final class DurableCommitter: Sendable {
     /// Step 2 of a batch: the fsyncs spread over `fsyncThreads` (the transfers started each
     /// file's writeback), waited for here (on the commit thread, which blocks by design).
     private static func fsyncAll(_ paths: [String]) throws {
-        guard paths.count > 1 else { return try paths.forEach(MediaStore.fsyncFile) }
+        guard paths.count > 1 else { return try paths.forEach(MediaFolder.fsyncFile) }
         let lanes = min(paths.count, 8)
         let done = DispatchGroup()
         let failures = NIOLockedValueBox<[Error]>([])
@@ -81,22 +81,22 @@ final class DurableCommitter: Sendable {
             done.enter()
             fsyncThreads.submit { _ in
                 defer { done.leave() }
-                do { try mine.forEach(MediaStore.fsyncFile) } catch { failures.withLockedValue { $0.append(error) } }
+                do { try mine.forEach(MediaFolder.fsyncFile) } catch { failures.withLockedValue { $0.append(error) } }
             }
         }
         done.wait()
         if let first = failures.withLockedValue({ $0.first }) { throw first }
     }
 
-    private static func persist(_ jobs: [FileJob], store: MediaStore, catalog: Catalog) throws -> [Int64: Verified] {
+    private static func persist(_ jobs: [FileJob], store: MediaFolder, catalog: Catalog) throws -> [Int64: Verified] {
         let paths = try jobs.map { (part: try store.partPath($0.relative), final: try store.absolute($0.relative)) }
         // Step 2: data to disk before any rename.
         try fsyncAll(paths.map(\.part))
         // Step 3: the atomic switch to the final name.
-        for path in paths { try MediaStore.rename(path.part, to: path.final) }
+        for path in paths { try MediaFolder.rename(path.part, to: path.final) }
         // Step 4: the directory entries, once per directory.
         for directory in Set(paths.map { ($0.final as NSString).deletingLastPathComponent }) {
-            try MediaStore.fsyncDirectory(directory)
+            try MediaFolder.fsyncDirectory(directory)
         }
         // Step 5: the catalog, last; synchronous=FULL makes the commit itself durable.
         let now = Date()

@@ -67,7 +67,7 @@ extension RetryPolicy {
 /// SHA-256 against the manifest. It never renames: `DurableCommitter` does the durable steps.
 struct FileTransfer: Sendable {
     let origin: OriginClient?
-    let store: MediaStore
+    let store: MediaFolder
     let stallTimeout: Double
 
     /// Throws `CancellationError` when the task is cancelled (pause, delete, shutdown); the
@@ -89,7 +89,7 @@ struct FileTransfer: Sendable {
         guard let origin else { throw DownloaderError.noOrigin() }
         let part = try store.partPath(job.relative)
         let (onDisk, hasher): (Int64, StreamingSHA256)
-        if job.partBytes == 0, job.relative.hasPrefix(MediaStore.tracksFolder + "/") {
+        if job.partBytes == 0, job.relative.hasPrefix(MediaFolder.tracksFolder + "/") {
             // Admission has just found no `.part`, and `tracks/` exists from the start: nothing
             // to read or create, so no hop to the blocking pool (a station of many small files
             // paid one per file). Should a `.part` have appeared meanwhile, the download starts
@@ -164,7 +164,7 @@ struct FileTransfer: Sendable {
         if let received, !hasher.hashesOnItsOwnThread {
             (size, digest) = (received, hasher.hexDigest())
         } else {
-            (size, digest) = await BlockingIO.run { (MediaStore.size(part) ?? 0, hasher.hexDigest()) }
+            (size, digest) = await BlockingIO.run { (MediaFolder.size(part) ?? 0, hasher.hexDigest()) }
         }
         let wanted = expected ?? size
         guard size == wanted, hasher.position == size else {
@@ -191,8 +191,8 @@ struct FileTransfer: Sendable {
                                 onReceived: (@Sendable () -> Void)?) async throws -> (Int64, StreamingSHA256) {
         try await BlockingIO.run { () throws -> (Int64, StreamingSHA256) in
             // Presentations and images live in folders of their own (hls/<id>/v0/, images/<id>/).
-            try MediaStore.makeParentDirectories(of: part)
-            var onDisk = MediaStore.size(part) ?? 0
+            try MediaFolder.makeParentDirectories(of: part)
+            var onDisk = MediaFolder.size(part) ?? 0
             if onDisk > job.declaredSize ?? HostileInput.maxFileBytes {
                 // Longer than the manifest says: not a prefix of the wanted file.
                 unlink(part)

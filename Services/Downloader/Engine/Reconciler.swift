@@ -17,7 +17,7 @@ import Wire
 /// - files the catalog does not know are removed.
 struct Reconciler {
     let catalog: Catalog
-    let store: MediaStore
+    let store: MediaFolder
     let events: DownloaderEvents
     let settings: DownloaderSettings
     let logger: Logger
@@ -44,10 +44,10 @@ struct Reconciler {
                 continue
             }
             known.insert(relative)
-            known.insert(relative + MediaStore.partSuffix)
-            let part = final + MediaStore.partSuffix
+            known.insert(relative + MediaFolder.partSuffix)
+            let part = final + MediaFolder.partSuffix
             if state == "verified" {
-                if let onDisk = MediaStore.size(final), onDisk == size {
+                if let onDisk = MediaFolder.size(final), onDisk == size {
                     unlink(part)
                     continue
                 }
@@ -57,12 +57,12 @@ struct Reconciler {
                 missingIds.append(id)
                 report.missing.append(relative)
             } else {
-                if MediaStore.size(final) != nil {
+                if MediaFolder.size(final) != nil {
                     // Renamed but the catalog never heard: verify again from the bytes we have.
                     unlink(part)
-                    try? MediaStore.rename(final, to: part)
+                    try? MediaFolder.rename(final, to: part)
                 }
-                var onDisk = MediaStore.size(part) ?? 0
+                var onDisk = MediaFolder.size(part) ?? 0
                 if let size, onDisk > size {
                     unlink(part)
                     onDisk = 0

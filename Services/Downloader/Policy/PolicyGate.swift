@@ -8,8 +8,9 @@ import Systemd
 import Wire
 
 /// The download engine asks this before starting each file whether the
-/// policy lets it run now: the network verdict (with the per-item `allowCellular` override)
-/// and the storage budget (with eviction of heard station tracks when space is short). Files
+/// policy lets it run now: the network verdict (with the per-item `allowCellular` override),
+/// the waits after a failing origin or a full disk, then the storage budget
+/// (`StorageAdmission`, with eviction of heard station tracks when space is short). Files
 /// that may not run leave their owners Idle with the reason (`CellularNotAllowed`,
 /// `NoNetwork`, `CacheLimit`) and stay queued, so they start by themselves once allowed.
 final class PolicyGate: Sendable {
@@ -32,21 +33,24 @@ final class PolicyGate: Sendable {
     private let state: Mutex<State>
     private let idle: IdleItemStore
     private let files: FileStore
-    let budget: StorageBudget
-    private let store: MediaStore
+    /// The disk side of admission: the budget, and eviction of heard station tracks.
+    let storage: StorageAdmission
+    var budget: StorageBudget { storage.budget }
+    private let store: MediaFolder
     private let events: DownloaderEvents
     private let logger: Logger
     private let offlineSwitch: OfflineSwitch
     static let spaceRetrySeconds: Double = 5
 
-    init(catalog: Catalog, store: MediaStore, events: DownloaderEvents, logger: Logger,
+    init(catalog: Catalog, store: MediaFolder, events: DownloaderEvents, logger: Logger,
          policy: DownloadPolicy, network: NetworkState, offlineSwitch: OfflineSwitch) {
         idle = IdleItemStore(catalog: catalog)
         files = FileStore(catalog: catalog)
         self.store = store
         self.events = events
         self.logger = logger
-        budget = StorageBudget(files: files, store: store)
+        storage = StorageAdmission(budget: StorageBudget(files: files, store: store), files: files, store: store,
+                                   events: events, logger: logger)
         state = Mutex(State(policy: policy, network: network))
         self.offlineSwitch = offlineSwitch
         offlineSwitch.set(policy.offlineMode)
@@ -97,41 +101,10 @@ final class PolicyGate: Sendable {
         }
         allowed.removeAll { retryAfter[$0.fileId] != nil || originWait[$0.fileId] != nil }
         guard !allowed.isEmpty else { return [] }
-        let policy = self.policy
-        // The `.part` sizes of the candidates the loop may reach, looked up a round's worth at a
-        // time (the first with the room): most rounds stop after the first `slots + prefetch`,
-        // of many more candidates.
-        let first = Array(allowed.prefix(max(1, slots + prefetch)))
-        var (room, _, onDisk) = await budget.room(policy: policy, running: running, looking: first, countCache: false)
-        var looked = first.count
-        var admitted: [FileJob] = []
-        var refused: [(FileJob, String)] = []
-        let protected = Set(running.map(\.fileId) + candidates.map(\.fileId))
-        for (index, job) in allowed.enumerated() where admitted.count < slots + prefetch {
-            if index >= looked {
-                let next = allowed[index..<min(allowed.count, index + max(1, slots + prefetch))]
-                onDisk.merge(await budget.partSizes(Array(next))) { first, _ in first }
-                looked = index + next.count
-            }
-            let need = room.need(size: job.sizeBytes, onDisk: onDisk[job.fileId] ?? 0)
-            if admitted.count >= slots {
-                guard need <= room.available else { break }
-                admitted.append(job.withPart(onDisk[job.fileId]))
-                room.reserve(need)
-                continue
-            }
-            if need > room.available, await evict(bytes: need - room.available, excluding: protected) {
-                room = await budget.room(policy: policy, running: running + admitted, looking: [], countCache: false).room
-            }
-            if need <= room.available {
-                admitted.append(job.withPart(onDisk[job.fileId]))
-                room.reserve(need)
-            } else {
-                refused.append((job, room.shortage(need: need)))
-            }
-        }
+        let (admitted, refused, left) = await storage.admit(allowed, slots: slots, prefetch: prefetch, running: running,
+                                                            protected: Set(running.map(\.fileId) + candidates.map(\.fileId)),
+                                                            policy: policy)
         for (job, reason) in refused { await markIdle([job.fileId], .cacheLimit, reason) }
-        let left = room.available
         state.withLock { $0.roomLeft = left }
         return admitted
     }
@@ -283,24 +256,5 @@ final class PolicyGate: Sendable {
         let exempt: Set<Int64>
         if case .perItem = verdict { exempt = await cellularAllowedFiles(waiting) } else { exempt = [] }
         await markIdle(waiting.filter { !exempt.contains($0) }, block, reason)
-    }
-
-    // MARK: Eviction
-
-    /// Evicts heard station tracks until `bytes` are freed; true when it freed that much.
-    @discardableResult
-    func evict(bytes: Int64, excluding: Set<Int64>) async -> Bool {
-        guard bytes > 0 else { return true }
-        let victims = (try? await files.evict(excluding: excluding) { Eviction.choose(bytes: bytes, from: $0) }) ?? []
-        await store.delete(victims.map(\.path))
-        for victim in victims {
-            logger.info("evicted \(victim.path) (\(victim.sizeBytes) bytes, heard) to make room")
-            for station in victim.stations {
-                for item in victim.items {
-                    events.publish(.itemEvicted(stationId: station, itemId: item, sizeBytes: victim.sizeBytes))
-                }
-            }
-        }
-        return victims.reduce(0) { $0 + $1.sizeBytes } >= bytes
     }
 }

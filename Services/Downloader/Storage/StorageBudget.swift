@@ -8,7 +8,7 @@ import Glibc
 /// system's blocks, as the disk counts them, so a "fits" is a real fit.
 struct StorageBudget: Sendable {
     let files: FileStore
-    let store: MediaStore
+    let store: MediaFolder
 
     struct Room: Sendable, Equatable {
         var freeBytes: Int64
@@ -99,7 +99,7 @@ struct StorageBudget: Sendable {
               countCache: Bool = true) async -> (room: Room, reservations: [Int64: Reservation], parts: [Int64: Int64]) {
         let (root, store) = (store.root, store)
         let (space, parts, looked) = await BlockingIO.run { () -> ((free: Int64, blockSize: Int64)?, [Int64], [Int64: Int64]) in
-            (Self.fileSystemSpace(root), running.map { (try? store.partPath($0.relative)).flatMap(MediaStore.size) ?? 0 },
+            (Self.fileSystemSpace(root), running.map { (try? store.partPath($0.relative)).flatMap(MediaFolder.size) ?? 0 },
              Self.partSizes(looking, store))
         }
         let ids = running.map(\.fileId)
@@ -124,8 +124,8 @@ struct StorageBudget: Sendable {
         return await BlockingIO.run { Self.partSizes(jobs, store) }
     }
 
-    private static func partSizes(_ jobs: [FileJob], _ store: MediaStore) -> [Int64: Int64] {
-        Dictionary(jobs.map { ($0.fileId, (try? store.partPath($0.relative)).flatMap(MediaStore.size) ?? 0) },
+    private static func partSizes(_ jobs: [FileJob], _ store: MediaFolder) -> [Int64: Int64] {
+        Dictionary(jobs.map { ($0.fileId, (try? store.partPath($0.relative)).flatMap(MediaFolder.size) ?? 0) },
                    uniquingKeysWith: { first, _ in first })
     }
 

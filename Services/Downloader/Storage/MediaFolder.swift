@@ -6,7 +6,7 @@ import OriginClient
 /// The media directory (`<state-dir>/media`) and every file operation on it. The catalog only
 /// ever holds paths relative to this root (docs/catalog.md); `absolute` is the one place a
 /// relative path becomes a real one, and it refuses anything that could leave the root.
-struct MediaStore: Sendable {
+struct MediaFolder: Sendable {
     let root: String
     static let partSuffix = ".part"
     /// Where station tracks and progressive products live; created by `prepare`, never removed.
@@ -142,7 +142,7 @@ struct MediaStore: Sendable {
 
 // MARK: From async code: the same operations, off the cooperative pool
 
-extension MediaStore {
+extension MediaFolder {
     /// What the `.part` of a catalog path holds (0 when absent).
     func partSize(_ relative: String) async -> Int64 {
         guard let path = try? partPath(relative) else { return 0 }
