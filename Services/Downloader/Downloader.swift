@@ -24,7 +24,7 @@ enum Downloader {
             let catalog = try await context.catalog()
             // Events name each token's referenceId from the first one sent (the reconcile's).
             events.references.load(try await ProductStore(catalog: catalog).referenceIds())
-            let store = MediaStore(stateDirectory: context.settings.stateDir)
+            let store = MediaFolder(stateDirectory: context.settings.stateDir)
             try await BlockingIO.run { try store.prepare() }
             // The policy (config defaults, then what policy.set persisted), the network
             // monitor, the gate the engine asks before each file, and the enforcer for running ones.
@@ -88,7 +88,7 @@ enum Downloader {
                 products: products,
                 gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
                 estimate: Estimate(files: FileStore(catalog: catalog), origin: origin, gate: gate, store: store), clock: clock,
-                expiry: OfflineExtension(catalog: catalog, origin: origin, store: store, engine: engine,
+                offlineExtension: OfflineExtension(catalog: catalog, origin: origin, store: store, engine: engine,
                                             events: events, clock: clock, logger: context.logger),
                 revalidator: revalidator, catalog: mirror, prepositioner: prepositioner)
         }
@@ -141,7 +141,7 @@ enum Downloader {
 struct DownloaderCore: Sendable {
     let settings: DownloaderSettings
     let origin: OriginClient?
-    let store: MediaStore
+    let store: MediaFolder
     let engine: DownloadEngine
     /// Rings when a writer made a file wanted (`QueueSignal`); the queue service follows it.
     let queueSignal: Doorbell<Ring>
@@ -156,7 +156,8 @@ struct DownloaderCore: Sendable {
     let estimate: Estimate
 
     let clock: TrustedTimeRecorder
-    let expiry: OfflineExtension
+    /// Feed.fm: extending what is held, and expiring stations past their validity.
+    let offlineExtension: OfflineExtension
     let revalidator: ProductRevalidator
     let catalog: CatalogMirror
     let prepositioner: Prepositioner
@@ -189,7 +190,7 @@ enum DownloaderServices {
             RepeatingService("offline extension", parts: core) { core in
                 guard !core.gate.policy.offlineMode else { return nil }
                 do {
-                    _ = try await core.expiry.extend(retry: StationSync.quickPolicy)
+                    _ = try await core.offlineExtension.extend(retry: StationSync.quickPolicy)
                 } catch is CancellationError {
                     // Cut off by the stop.
                 } catch {
@@ -202,7 +203,7 @@ enum DownloaderServices {
             RepeatingService("offline expiry", parts: core) { core in
                 await core.clock.capture()
                 do {
-                    try await core.expiry.expire()
+                    try await core.offlineExtension.expire()
                 } catch is CancellationError {
                     return nil
                 } catch {

@@ -86,7 +86,7 @@ enum DownloaderMethods {
         router.register("stations.list", params: Empty.self) { _, _ in
             let ready = try await core.value
             // localOffline never lists a station that has expired by now, even between expiry checks.
-            _ = try? await ready.expiry.expire()
+            _ = try? await ready.offlineExtension.expire()
             return try await ready.stations.list()
         }
         router.register("stations.sync", params: StationParams.self) { p, _ in
@@ -115,7 +115,7 @@ enum DownloaderMethods {
             var fields: [String: JSONValue] = [:]
             var extensionError: (any Error)?
             do {
-                fields = try await ready.expiry.extend(retry: deadline.bounding(StationSync.quickPolicy)).objectValue ?? [:]
+                fields = try await ready.offlineExtension.extend(retry: deadline.bounding(StationSync.quickPolicy)).objectValue ?? [:]
             } catch let error as DownloaderError where error.name == "NoOrigin" {
                 throw error
             } catch {

@@ -31,7 +31,7 @@ struct ManifestItem: Sendable, Equatable, Codable {
     /// Where the file goes when not `tracks/<id>.<ext>` (an HLS master playlist).
     var localPath: String?
 
-    var relativePath: String { localPath ?? MediaStore.relativePath(itemId: id, urlPath: urlPath, mimeType: mimeType) }
+    var relativePath: String { localPath ?? MediaFolder.relativePath(itemId: id, urlPath: urlPath, mimeType: mimeType) }
 }
 
 /// An item the origin sent that Cassette will not touch, and why (reported, never written).

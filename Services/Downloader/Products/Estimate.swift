@@ -15,7 +15,7 @@ struct Estimate: Sendable {
     let files: FileStore
     let origin: OriginClient?
     let gate: PolicyGate
-    let store: MediaStore
+    let store: MediaFolder
 
     func run(productIds: [String], productType: String?, quality: String?, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin else { throw DownloaderError.noOrigin() }

@@ -180,7 +180,7 @@ struct HLSPlanner: Sendable {
         }
         return try wanted.map { image in
             let urlPath = HLSURL.path(of: image.url)
-            let ext = MediaStore.fileExtension(urlPath: urlPath, mimeType: nil)
+            let ext = MediaFolder.fileExtension(urlPath: urlPath, mimeType: nil)
             return PlannedFile(name: "images/\(image.kind).\(ext)", role: .image, url: try stored(image.url), urlPath: urlPath, sizeBytes: nil,
                                estimatedBytes: image.kind == "thumbnail" ? PlannedFile.guessedThumbnailBytes : PlannedFile.guessedBytes,
                                sha256: nil, mimeType: Self.mimeType(ext),

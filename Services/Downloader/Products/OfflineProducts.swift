@@ -11,13 +11,13 @@ actor OfflineProducts {
     private let licenseStore: LicenseStore
     private let files: FileStore
     private let origin: OriginClient?
-    private let store: MediaStore
+    private let store: MediaFolder
     private let engine: DownloadEngine
     private let events: DownloaderEvents
     private let licenses: LicenseClient?
     private let logger: Logger
 
-    init(catalog: Catalog, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
+    init(catalog: Catalog, origin: OriginClient?, store: MediaFolder, engine: DownloadEngine,
          events: DownloaderEvents, licenses: LicenseClient?, logger: Logger) {
         self.products = ProductStore(catalog: catalog)
         self.licenseStore = LicenseStore(catalog: catalog)

@@ -13,7 +13,7 @@ actor StationSync {
     private let origin: OriginClient?
     /// Same origin, short timeouts, no network retries: `stations.list` answers at once.
     private let quickOrigin: OriginClient?
-    private let store: MediaStore
+    private let store: MediaFolder
     private let engine: DownloadEngine
     /// Stations' download progress, which holds back a station's counts while its manifest is
     /// written in parts.
@@ -22,7 +22,7 @@ actor StationSync {
     private let logger: Logger
     private var lastAvailability: String?
 
-    init(catalog: Catalog, origin: OriginClient?, quickOrigin: OriginClient?, store: MediaStore,
+    init(catalog: Catalog, origin: OriginClient?, quickOrigin: OriginClient?, store: MediaFolder,
          engine: DownloadEngine, progress: StationProgress, events: DownloaderEvents, logger: Logger) {
         self.stations = StationStore(catalog: catalog)
         self.origin = origin

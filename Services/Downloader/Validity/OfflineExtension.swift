@@ -9,13 +9,13 @@ import Wire
 actor OfflineExtension {
     private let expiries: ExpiryStore
     private let origin: OriginClient?
-    private let store: MediaStore
+    private let store: MediaFolder
     private let engine: DownloadEngine
     private let events: DownloaderEvents
     private let clock: TrustedTimeRecorder
     private let logger: Logger
 
-    init(catalog: Catalog, origin: OriginClient?, store: MediaStore, engine: DownloadEngine,
+    init(catalog: Catalog, origin: OriginClient?, store: MediaFolder, engine: DownloadEngine,
          events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
         self.expiries = ExpiryStore(catalog: catalog)
         self.origin = origin

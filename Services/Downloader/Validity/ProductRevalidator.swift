@@ -57,13 +57,13 @@ actor ProductRevalidator {
     private let licenseStore: LicenseStore
     private let origin: OriginClient?
     private let licenses: LicenseClient?
-    private let store: MediaStore
+    private let store: MediaFolder
     private let engine: DownloadEngine
     private let events: DownloaderEvents
     private let clock: TrustedTimeRecorder
     private let logger: Logger
 
-    init(catalog: Catalog, origin: OriginClient?, licenses: LicenseClient?, store: MediaStore, engine: DownloadEngine,
+    init(catalog: Catalog, origin: OriginClient?, licenses: LicenseClient?, store: MediaFolder, engine: DownloadEngine,
          events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
         self.revalidations = RevalidationStore(catalog: catalog)
         self.licenseStore = LicenseStore(catalog: catalog)
