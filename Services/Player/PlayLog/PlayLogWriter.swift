@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 import Wire
 import Pacing
 
-/// The one writer of play events into `playerPlays`, in the order the engine made them.
+/// The one writer of play and metric events into `playerPlays`, in the order the engine made them.
 ///
 /// A write the catalog refuses (disk full, busy, locked) is never dropped: the event stays in
 /// memory (`PlayBacklog`, where progress saves of an open play coalesce) and is written again
@@ -139,7 +139,7 @@ actor PlayLogWriter {
     // MARK: Hand-over (used by PlayLogSender, and here at shutdown)
 
     /// Closed events durable nowhere yet, oldest first.
-    func closedEvents() -> [PlayEvent] { backlog.closedEvents }
+    func closedEvents() -> [ReportRecord] { backlog.closedEvents }
 
     /// The reporter stored `eventId`: it no longer needs the catalog (its row, if any, goes later).
     func handedOver(_ eventId: String) { backlog.handedOver(eventId) }
@@ -150,7 +150,7 @@ actor PlayLogWriter {
         var link = ReporterLink(socketPath: reporterSocket)
         for event in backlog.closedEvents {
             do {
-                try await link.record(event.json)
+                try await link.record(event.kind, event.json)
                 backlog.handedOver(event.eventId)
             } catch {
                 logger.debug("reporter did not take a play event at shutdown", metadata: ["eventId": "\(event.eventId)", "error": "\(error)"])
@@ -165,10 +165,10 @@ actor PlayLogWriter {
     /// to the log whole, the last place left.
     private func giveUp() {
         for entry in backlog.entries {
-            guard case .save(let event, _) = entry.change else { continue }
-            let body = String(decoding: JSONCoding.data(event.json), as: UTF8.self)
+            guard case .save(let record, _) = entry.change else { continue }
+            let body = String(decoding: JSONCoding.data(record.json), as: UTF8.self)
             logger.critical("play event lost at exit: neither the catalog nor the reporter could store it",
-                            metadata: ["eventId": "\(event.eventId)", "event": "\(body)", "error": "\(trouble?.description ?? "-")"])
+                            metadata: ["eventId": "\(record.eventId)", "event": "\(body)", "error": "\(trouble?.description ?? "-")"])
         }
     }
 
