@@ -10,10 +10,10 @@ import XCTest
 /// its segments fetched as they are played, under a streaming session; the device gets exactly
 /// what FFmpeg decodes from the origin's own presentation, and the play event covers it all.
 final class HLSStreamingTests: XCTestCase {
-    private func rig(quality: String) async throws -> (PlayerHarness, OriginProcess, EventLog) {
+    private func rig(quality: String, pace: String = "device") async throws -> (PlayerHarness, OriginProcess, EventLog) {
         let h = try PlayerHarness()
         let origin = try OriginProcess.start()
-        let client = try await h.start(extraArgs: ["--origin", origin.baseURL], environment: PlayerHarness.originCredentials)
+        let client = try await h.start(pace: pace, extraArgs: ["--origin", origin.baseURL], environment: PlayerHarness.originCredentials)
         _ = try await h.call("player.config.set", ["loudnessNormalizationMode": "OFF", "streamingQualityWifi": .string(quality)])
         return (h, origin, EventLog(client))
     }
@@ -82,5 +82,31 @@ final class HLSStreamingTests: XCTestCase {
         let reference = try await HLSReference.decoded(origin, variant: "a1", in: h)
         XCTAssertEqual(h.captured.count, reference.count, "sample-exact length")
         XCTAssertTrue(h.captured == reference, "the device got the FLAC variant (fMP4 init section and fragments) bit for bit")
+    }
+
+    /// The second segment arrives seconds after it is needed: playback is STALLED meanwhile, every
+    /// sample is still heard in order, and the session's statistics record the stall where it was.
+    func testALateSegmentStallsAndTheStatisticsRecordTheStall() async throws {
+        let (h, origin, log) = try await rig(quality: "HIGH", pace: "realtime")
+        defer { origin.discard() }
+        _ = try await h.call("events.subscribe", ["topics": ["metrics"]])
+        let api = OriginAPI(origin: origin)
+        try await api.injectFaults("/media/tr-hls/a0/seg001.ts", [["delayMs": 5_000]])
+        _ = try await h.call("player.load", PlayerHarness.product("tr-hls"))
+        _ = try await h.call("player.play")
+        let events = try await log.until(timeout: 40) { $0.type == "StreamingSessionEnd" }
+        let states = events.filter { $0.type == "PlaybackStateChanged" }.compactMap { $0.data["playbackState"]?.stringValue }
+        XCTAssertTrue(states.contains("STALLED"), "STALLED while the segment was late: \(states)")
+        let statistics = try XCTUnwrap(events.first { $0.type == "PlaybackStatistics" }?.data["payload"], Self.describe(events))
+        XCTAssertEqual(statistics["endReason"]?.stringValue, "COMPLETE", "\(statistics)")
+        let stalls = try XCTUnwrap(statistics["stalls"]?.arrayValue, "\(statistics)")
+        XCTAssertEqual(stalls.count, 1, "one stall: \(statistics)")
+        let stall = try XCTUnwrap(stalls.first)
+        XCTAssertEqual(stall["reason"]?.stringValue, "UNEXPECTED")
+        XCTAssertEqual(try XCTUnwrap(stall["assetPosition"]?.doubleValue), 2, accuracy: 0.5, "at the border of the late segment: \(stall)")
+        let lasted = try XCTUnwrap(stall["endTimestamp"]?.doubleValue) - (try XCTUnwrap(stall["startTimestamp"]?.doubleValue))
+        XCTAssertGreaterThan(lasted, 500, "the stall lasted while the segment was late: \(stall)")
+        let reference = try await HLSReference.decoded(origin, variant: "a0", in: h)
+        XCTAssertTrue(h.captured == reference, "nothing lost to the stall: \(h.captured.count) bytes, \(reference.count) expected")
     }
 }

@@ -29,6 +29,7 @@ final class PlaybackMetricsTests: XCTestCase {
         try reporter.waitReady()
 
         let client = try await h.start(config: config)
+        _ = try await client.call("events.subscribe", ["topics": ["metrics"]])
         let log = EventLog(client)
         let product: JSONValue = ["mediaProduct": ["productId": "tr-a", "productType": "TRACK", "referenceId": "ref-tr-a",
                                                    "sourceType": "PLAYLIST", "sourceId": "pl-1"]]

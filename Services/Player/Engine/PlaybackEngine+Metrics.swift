@@ -6,7 +6,8 @@ import Wire
 /// once it is resolved, its stalls as they happen, and when it leaves — played to its end, failed,
 /// or replaced, reset or stopped — `playback_statistics`, `progress` (when anything was heard)
 /// and `streaming_session_end`. Each event is written durably with the play events, in one
-/// order, handed to the reporter (`metrics.record`) and published on topic `player`.
+/// order, handed to the reporter (`metrics.record`) and published on topic `metrics` (a topic of
+/// its own, so that a subscriber of `player` hears the PlaybackEngine's messages only).
 extension PlaybackEngine {
     /// The active product has its context: its session starts, once.
     func startSession() {
@@ -109,11 +110,11 @@ extension PlaybackEngine {
         ])
     }
 
-    /// Writes one event for the reporter (final at once) and publishes it on topic `player`.
+    /// Writes one event for the reporter (final at once) and publishes it on topic `metrics`.
     private func emit(_ name: MetricEvent.Name, context: PlaybackContext, at date: Date, payload: JSONValue) {
         let event = MetricEvent(eventId: UUID().uuidString.lowercased(), name: name, productId: context.track.actualProductId,
                                 streamingSessionId: context.playbackSessionId, at: PlayEvent.timestamp(date), payload: payload)
         playWrites.yield(PlayWrite(record: .metric(event), closing: true))
-        publish(name.eventType, event.json)
+        _ = hub.publish(topic: "metrics", type: name.eventType, data: event.json)
     }
 }

@@ -13,7 +13,7 @@ struct MetricEvent: Sendable, Equatable {
         case playbackStatistics = "playback_statistics"
         case progress
 
-        /// The `player` event type it is also published as.
+        /// The event type it is also published as, on topic `metrics`.
         var eventType: String {
             switch self {
             case .streamingSessionStart: "StreamingSessionStart"

@@ -22,8 +22,19 @@ struct PlayBacklog: Sendable {
     var first: Entry? { entries.first }
     var isEmpty: Bool { entries.isEmpty }
 
-    /// Events (open or closed) that are durable nowhere yet.
-    var plays: Int { entries.lazy.filter { $0.change != .forget }.count }
+    /// Play events (open or closed) that are durable nowhere yet.
+    var plays: Int { count(.play, closedOnly: false) }
+    /// Closed play events durable nowhere yet.
+    var closedPlays: Int { count(.play, closedOnly: true) }
+    /// Metric events durable nowhere yet.
+    var metrics: Int { count(.metric, closedOnly: true) }
+
+    private func count(_ kind: ReportRecord.Kind, closedOnly: Bool) -> Int {
+        entries.lazy.filter { entry in
+            guard case .save(let record, let closing) = entry.change else { return false }
+            return record.kind == kind && (closing || !closedOnly)
+        }.count
+    }
 
     /// Closed events durable nowhere yet, oldest first: what may go straight to the reporter.
     var closedEvents: [ReportRecord] {

@@ -158,7 +158,7 @@ actor PlayLogWriter {
             }
         }
         await link.close()
-        return backlog.plays == 0
+        return backlog.plays == 0 && backlog.metrics == 0
     }
 
     /// Out of time at shutdown with neither the catalog nor the reporter storing: the events go
@@ -187,7 +187,8 @@ actor PlayLogWriter {
     private static func status(backlog: PlayBacklog, trouble: PlayStoreTrouble?) -> JSONValue {
         [
             "inMemory": .number(Double(backlog.plays)),
-            "closedInMemory": .number(Double(backlog.closedEvents.count)),
+            "closedInMemory": .number(Double(backlog.closedPlays)),
+            "metricsInMemory": .number(Double(backlog.metrics)),
             "storageFull": .bool(trouble?.isStorageFull ?? false),
             "storeError": trouble.map { .string($0.description) } ?? .null,
         ]
