@@ -26,6 +26,8 @@ actor PlayLogWriter {
     /// a hop onto this actor.
     private let statusSnapshot = NIOLockedValueBox<JSONValue>(PlayLogWriter.status(backlog: PlayBacklog(), trouble: nil))
     private var inputEnded = false
+    /// Backlog entries written in one transaction at most.
+    static let maxGroup = 64
     private var leftoversClosed = false
 
     init(store: @escaping @Sendable () async throws -> PlayLogStore, retryInterval: Duration, reporterSocket: String,
@@ -98,13 +100,20 @@ actor PlayLogWriter {
                 }
                 sender.ring()
             }
-            while let entry = backlog.first {
-                try await store.apply(entry.change, eventId: entry.eventId)
-                backlog.applied(entry)
-                if case .save(_, let closing) = entry.change {
-                    wrote = true
-                    if closing { sender.ring() }
+            // Head first, a group per transaction: a play's close and its session's metric events
+            // (or a burst of closes) cost one commit, not one each.
+            while !backlog.isEmpty {
+                let group = Array(backlog.entries.prefix(Self.maxGroup))
+                try await store.apply(group)
+                var closed = false
+                for entry in group {
+                    backlog.applied(entry)
+                    if case .save(_, let closing) = entry.change {
+                        wrote = true
+                        closed = closed || closing
+                    }
                 }
+                if closed { sender.ring() }
             }
         } catch {
             note(error)

@@ -11,22 +11,26 @@ import Wire
 struct PlayLogStore: Sendable {
     let catalog: Catalog
 
-    /// Applies one backlog change: the event's row written, or (the reporter has it) deleted.
-    func apply(_ change: PlayBacklog.Change, eventId: String) async throws {
-        switch change {
-        case .save(let record, let closing): try await write(record, state: closing ? "ready" : "open")
-        case .forget: try await delivered(eventId)
+    /// Applies backlog entries in order, in one transaction: each event's row written, or (the
+    /// reporter has it) deleted.
+    func apply(_ entries: [PlayBacklog.Entry]) async throws {
+        let now = Date().databaseText
+        let rows = entries.map { entry -> (PlayBacklog.Entry, String?) in
+            guard case .save(let record, _) = entry.change else { return (entry, nil) }
+            return (entry, String(decoding: JSONCoding.data(record.json), as: UTF8.self))
         }
-    }
-
-    private func write(_ record: ReportRecord, state: String) async throws {
-        let body = String(decoding: JSONCoding.data(record.json), as: UTF8.self)
-        let now = Date()
         try await catalog.write { db in
-            try db.execute(sql: """
-                INSERT INTO playerPlays (eventId, kind, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
-                """, arguments: [record.eventId, record.kind.rawValue, state, body, now.databaseText, now.databaseText])
+            for (entry, body) in rows {
+                switch entry.change {
+                case .save(let record, let closing):
+                    try db.execute(sql: """
+                        INSERT INTO playerPlays (eventId, kind, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?)
+                        ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
+                        """, arguments: [record.eventId, record.kind.rawValue, closing ? "ready" : "open", body, now, now])
+                case .forget:
+                    try db.execute(sql: "DELETE FROM playerPlays WHERE eventId = ?", arguments: [entry.eventId])
+                }
+            }
         }
     }
 
