@@ -2,6 +2,7 @@ import Foundation
 import HTTPClient
 import MediaDecoder
 import OriginClient
+import Pacing
 
 /// The pieces of an HLS presentation streamed from the origin (`HLSPiece.path` is each one's
 /// URL): a fetch task gets them one `GET` each (`Range` for a byte range), in playlist order,
@@ -33,7 +34,7 @@ final class StreamedHLSPieces: HLSPieceStore, @unchecked Sendable {
     private let origin: OriginClient
     private let options: Options
     private let events: @Sendable (ByteSourceEvent) -> Void
-    private let doorbell = Wakeup()
+    private let doorbell = Doorbell<Ring>()
 
     private let condition = NSCondition()
     // Guarded by `condition`.
@@ -82,7 +83,7 @@ final class StreamedHLSPieces: HLSPieceStore, @unchecked Sendable {
             return fetcher
         }
         task?.cancel()
-        doorbell.ring()
+        doorbell.close()
     }
 
     /// The stored bytes of piece `index`, once here; the reader is now at `index`.
@@ -131,15 +132,14 @@ final class StreamedHLSPieces: HLSPieceStore, @unchecked Sendable {
     }
 
     private func fetchLoop() async {
-        var waiter = doorbell.waiter()
         var networkFailures = 0
         while !Task.isCancelled {
             let index: Int
             switch nextStep() {
             case .stop: return
             case .wait:
-                // Everything wanted is here: wait for the reader to move on.
-                await waiter.wait()
+                // Everything wanted is here: wait for the reader to move on (nil: closed).
+                guard await doorbell.wait() != nil else { return }
                 continue
             case .fetch(let missing): index = missing
             }
