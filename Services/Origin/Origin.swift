@@ -12,6 +12,8 @@ final class Origin: Sendable {
     let stats = RequestStats()
     let plays: PlayLogStore
     let consumption: PlayLogStore
+    /// TIDAL Streaming Metrics and Progress events (`POST /v1/metrics`).
+    let metrics: PlayLogStore
     let licenses: LicenseStore
     /// Products redelivered through `/_control/redeliver`: product id → the track whose file now
     /// carries it. The product keeps its id and metadata, but its manifest (and so its
@@ -36,6 +38,8 @@ final class Origin: Sendable {
         plays = try PlayLogStore(directory: dataDirectory, fileName: "plays.jsonl", idKey: "eventId", listKey: "events")
         consumption = try PlayLogStore(directory: dataDirectory, fileName: "consumption.jsonl",
                                        idKey: "recordId", listKey: "records")
+        metrics = try PlayLogStore(directory: dataDirectory, fileName: "metrics.jsonl", idKey: "eventId", listKey: "events",
+                                 requiredKeys: ["name"])
         licenses = LicenseStore(directory: dataDirectory)
         expectedCredentials = "\(token):\(secret)"
     }

@@ -1,15 +1,32 @@
 import Foundation
 
-/// What the outbox holds: a play event (`/v1/plays`) or a consumption record (`/v1/consumption`).
+/// What the outbox holds: a play event (`/v1/plays`), a consumption record (`/v1/consumption`)
+/// or a streaming metric or progress event (`/v1/metrics`).
 enum RecordKind: String, Sendable, CaseIterable, Codable {
     case play
     case consumption
+    case metric
 
     /// The id member of one item, as the origin names it.
-    var idKey: String { self == .play ? "eventId" : "recordId" }
+    var idKey: String { self == .consumption ? "recordId" : "eventId" }
     /// The request member holding the list, and the path it is posted to.
-    var listKey: String { self == .play ? "events" : "records" }
-    var path: String { self == .play ? "/v1/plays" : "/v1/consumption" }
+    var listKey: String { self == .consumption ? "records" : "events" }
+    var path: String {
+        switch self {
+        case .play: "/v1/plays"
+        case .consumption: "/v1/consumption"
+        case .metric: "/v1/metrics"
+        }
+    }
+
+    /// The stem of the reporter's events about this kind (`PlaysDelivered`, `MetricsRejected`, …).
+    var eventStem: String {
+        switch self {
+        case .play: "Plays"
+        case .consumption: "Consumption"
+        case .metric: "Metrics"
+        }
+    }
 }
 
 /// One validated record, ready to be stored: `body` is exactly the JSON the origin will get.

@@ -2,7 +2,7 @@ import Foundation
 import OriginClient
 import Wire
 
-/// `playlog.record`, `consumption.record`, `playlog.status`, `playlog.flush` (docs/protocol.md).
+/// `playlog.record`, `consumption.record`, `metrics.record`, `playlog.status`, `playlog.flush` (docs/protocol.md).
 struct PlaylogMethods: Sendable {
     let outbox: Outbox
     let engine: DeliveryEngine
@@ -15,6 +15,10 @@ struct PlaylogMethods: Sendable {
         }
         router.register("consumption.record") { ctx in
             let record = try RecordValidator.consumption(params: ctx.request.params)
+            return try await store(record)
+        }
+        router.register("metrics.record", takes: ["event"]) { ctx in
+            let record = try RecordValidator.metric(params: ctx.request.params)
             return try await store(record)
         }
         router.register("playlog.status", takes: []) { _ in
@@ -58,6 +62,7 @@ struct PlaylogMethods: Sendable {
             "oldestPendingAt": oldest.map { .string(UTCTimestamp.rfc3339($0)) } ?? .null,
             "oldestPendingAgeSeconds": oldest.map { .number((max(0, Date().timeIntervalSince($0)) * 1000).rounded() / 1000) } ?? .null,
             "plays": Self.json(counts[.play]), "consumption": Self.json(counts[.consumption]),
+            "metrics": Self.json(counts[.metric]),
             "recentRejections": .array(try await store.recentRejections(limit: 20)),
         ]
         let delivery = await engine.status()

@@ -2,7 +2,7 @@ import Foundation
 import OriginClient
 import Wire
 
-/// Checks a play event or a consumption record against the origin's rules (docs/origin.md, docs/protocol.md) before it is stored, so a
+/// Checks a play event, a consumption record or a metric event against the origin's rules (docs/origin.md, docs/protocol.md) before it is stored, so a
 /// record the origin would refuse is refused now, while the caller still has it, with a
 /// message naming the field. Members beyond the contract's are passed through untouched.
 enum RecordValidator {
@@ -65,6 +65,37 @@ enum RecordValidator {
         record["recordId"] = .string(id)
         return try sized(OutboxRecord(id: id, kind: .consumption, body: text(of: .object(record)),
                                       consumedProductId: record["productId"]?.stringValue), field: base, members: record)
+    }
+
+    /// The event names `metrics.record` takes: TIDAL's Streaming Metrics and Progress events.
+    static let metricNames: Set<String> = ["streaming_session_start", "streaming_session_end", "playback_statistics", "progress"]
+
+    /// `metrics.record {"event": {"eventId", "name", "productId", "streamingSessionId", "at", "payload"}}`.
+    static func metric(params: JSONValue) throws(RPCError) -> OutboxRecord {
+        guard let object = params.objectValue else {
+            throw invalid("params", "of 'metrics.record' must be an object {\"event\": {...}}.")
+        }
+        guard let eventValue = object["event"], eventValue != .null else {
+            throw invalid("params.event", "is required: 'metrics.record' takes {\"event\": {\"eventId\": UUID, \"name\", …}}.")
+        }
+        guard var event = eventValue.objectValue else {
+            throw invalid("params.event", "must be an object.")
+        }
+        let base = "params.event"
+        let id = try uuid(event, "eventId", base)
+        guard let name = event["name"], name != .null else {
+            throw missing(base, "name", "one of \(metricNames.sorted().joined(separator: ", "))")
+        }
+        guard let named = name.stringValue, metricNames.contains(named) else {
+            throw invalid("\(base).name", "must be one of \(metricNames.sorted().joined(separator: ", ")), got \(short(name)).")
+        }
+        try token(event, "productId", base)
+        try text(event, "streamingSessionId", base)
+        try time(event, "at", base)
+        guard let payload = event["payload"], payload != .null else { throw missing(base, "payload", "an object") }
+        guard payload.objectValue != nil else { throw invalid("\(base).payload", "must be an object.") }
+        event["eventId"] = .string(id)
+        return try sized(OutboxRecord(id: id, kind: .metric, body: text(of: .object(event))), field: base, members: event)
     }
 
     // MARK: Field checks

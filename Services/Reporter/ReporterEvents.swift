@@ -6,13 +6,13 @@ struct ReporterEvents: Sendable {
     let hub: EventHub
 
     func delivered(kind: RecordKind, count: Int, pending: Int) {
-        hub.publish(topic: Self.topic, type: kind == .play ? "PlaysDelivered" : "ConsumptionDelivered",
+        hub.publish(topic: Self.topic, type: kind.eventStem + "Delivered",
                     data: ["count": .int(count), "pending": .int(pending)])
     }
 
     func rejected(kind: RecordKind, _ rejections: [BatchVerdict.Rejection]) {
-        hub.publish(topic: Self.topic, type: kind == .play ? "PlaysRejected" : "ConsumptionRejected",
-                    data: [kind == .play ? "eventIds" : "recordIds": .array(rejections.map { .string($0.id) }),
+        hub.publish(topic: Self.topic, type: kind.eventStem + "Rejected",
+                    data: [kind.idKey + "s": .array(rejections.map { .string($0.id) }),
                            "reasons": .array(rejections.map { .string($0.reason) })])
     }
 

@@ -134,6 +134,8 @@ extension Catalog {
         m.registerMigration("v6-downloader-catalog", migrate: downloaderSchemaV6)
         m.registerMigration("v6-reporter-consumed", migrate: reporterSchemaV6)
         m.registerMigration("v7-reporter-verdicts", migrate: reporterSchemaV7)
+        m.registerMigration("v8-player-metrics", migrate: playerSchemaV8)
+        m.registerMigration("v8-reporter-metrics", migrate: reporterSchemaV8)
         return m
     }
 }

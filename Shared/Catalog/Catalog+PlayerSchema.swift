@@ -21,4 +21,13 @@ extension Catalog {
         }
         try db.create(index: "playerPlays_state", on: "playerPlays", columns: ["state", "createdAt"])
     }
+
+    /// `playerPlays.kind`: the table also carries the player's TIDAL Streaming Metrics and Progress
+    /// events (`metric`, handed over with `metrics.record`), in one order with its play events
+    /// (`play`, `playlog.record`). A metric event is written closed (`ready`).
+    static func playerSchemaV8(_ db: Database) throws {
+        try db.alter(table: "playerPlays") { t in
+            t.add(column: "kind", .text).notNull().defaults(to: "play").check { ["play", "metric"].contains($0) }
+        }
+    }
 }

@@ -38,4 +38,29 @@ extension Catalog {
         }
         try db.drop(index: "playlogOutbox_pending")
     }
+
+    /// `playlogOutbox.kind` also takes `metric` (TIDAL Streaming Metrics and Progress events, posted
+    /// to `/v1/metrics`). SQLite cannot change a CHECK in place, so the table is rebuilt with the
+    /// same columns and rows (rowids kept: they are the delivery order) and its index made again.
+    static func reporterSchemaV8(_ db: Database) throws {
+        try db.create(table: "playlogOutbox_v8") { t in
+            t.primaryKey("recordId", .text)                // eventId or recordId (UUID)
+            t.column("kind", .text).notNull().check { ["play", "consumption", "metric"].contains($0) }
+            t.column("body", .text).notNull()              // the JSON sent to the origin
+            t.column("sizeBytes", .integer).notNull()
+            t.column("state", .text).notNull().defaults(to: "pending")
+                .check { ["pending", "delivered", "rejected"].contains($0) }
+            t.column("attempts", .integer).notNull().defaults(to: 0)
+            t.column("reason", .text)
+            t.column("createdAt", .datetime).notNull()
+            t.column("deliveredAt", .datetime)
+        }
+        try db.execute(sql: """
+            INSERT INTO playlogOutbox_v8 (rowid, recordId, kind, body, sizeBytes, state, attempts, reason, createdAt, deliveredAt)
+            SELECT rowid, recordId, kind, body, sizeBytes, state, attempts, reason, createdAt, deliveredAt FROM playlogOutbox
+            """)
+        try db.drop(table: "playlogOutbox")
+        try db.rename(table: "playlogOutbox_v8", to: "playlogOutbox")
+        try db.create(index: "playlogOutbox_state", on: "playlogOutbox", columns: ["state"])
+    }
 }

@@ -53,7 +53,7 @@ extension PlayerHarness {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let plays = try await catalog.pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT state, body FROM playerPlays ORDER BY createdAt, rowid").map { row -> StoredPlay in
+                try Row.fetchAll(db, sql: "SELECT state, body FROM playerPlays WHERE kind = 'play' ORDER BY createdAt, rowid").map { row -> StoredPlay in
                     let text: String = row["body"]
                     let body = try JSONCoding.parse(Array(text.utf8))
                     return StoredPlay(state: row["state"], productId: body["productId"]?.stringValue ?? "",

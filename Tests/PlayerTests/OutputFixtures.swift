@@ -115,7 +115,7 @@ extension PlayerHarness {
     /// The play events the player recorded, as stored (`playerPlays.body`), oldest first.
     func recordedPlays() async throws -> [JSONValue] {
         let bodies = try await catalog.pool.read { db in
-            try String.fetchAll(db, sql: "SELECT body FROM playerPlays ORDER BY rowid")
+            try String.fetchAll(db, sql: "SELECT body FROM playerPlays WHERE kind = 'play' ORDER BY rowid")
         }
         return try bodies.map { try JSONCoding.parse(Array($0.utf8)) }
     }

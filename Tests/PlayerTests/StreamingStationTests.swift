@@ -110,7 +110,7 @@ extension PlayerHarness {
     /// The closed play events in `playerPlays` (none reached a reporter), in the order they were written.
     func closedPlays() async throws -> [JSONValue] {
         let bodies = try await catalog.pool.read { db in
-            try String.fetchAll(db, sql: "SELECT body FROM playerPlays WHERE state = 'ready' ORDER BY rowid")
+            try String.fetchAll(db, sql: "SELECT body FROM playerPlays WHERE kind = 'play' AND state = 'ready' ORDER BY rowid")
         }
         return try bodies.map { try JSONValue.parse(Array($0.utf8)) }
     }

@@ -37,6 +37,8 @@ extension Origin {
                 return method == .POST ? await ingest(request, into: plays) : methodNotAllowed(request, "POST")
             case "consumption":
                 return method == .POST ? await ingest(request, into: consumption) : methodNotAllowed(request, "POST")
+            case "metrics":
+                return method == .POST ? await ingest(request, into: metrics) : methodNotAllowed(request, "POST")
             default:
                 break
             }

@@ -9,7 +9,7 @@ extension Origin {
     /// - `GET|POST|DELETE /_control/head` with `{"status":403}`: every `HEAD` of a media file,
     ///   image or key is answered with that status (an edge of GET-only signed URLs) until
     ///   DELETE, `DELETE /_control/faults` or a reset
-    /// - `POST /_control/reset`: forgets plays, consumption, request counts and faults, puts
+    /// - `POST /_control/reset`: forgets plays, consumption, metrics, request counts and faults, puts
     ///   the demo content catalog back, and sets the clock offset back to zero
     /// - `GET|POST /_control/clock` with `{"offsetSeconds":n}`
     /// - `GET|POST|DELETE /_control/redeliver` with `{"productId":"tr-1","trackId":"tr-2"}`: the
@@ -29,7 +29,8 @@ extension Origin {
         case (.GET, "health"):
             return ok(["ok": true])
         case (.GET, "stats"):
-            return ok(["plays": await plays.stats, "consumption": await consumption.stats, "requests": stats.json,
+            return ok(["plays": await plays.stats, "consumption": await consumption.stats, "metrics": await metrics.stats,
+                       "requests": stats.json,
                        "methods": stats.methodsJSON, "media": stats.mediaJSON,
                        "catalogItemsServed": .int(stats.catalogItemsServed),
                        "playbackInfoQualities": stats.qualitiesJSON,
@@ -68,6 +69,7 @@ extension Origin {
             do {
                 try await plays.reset()
                 try await consumption.reset()
+                try await metrics.reset()
             } catch {
                 return self.error(.internalServerError, subStatus: 5000, "Cannot reset: \(error)", path: request.path)
             }

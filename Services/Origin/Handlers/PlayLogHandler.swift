@@ -2,7 +2,7 @@ import NIOHTTP1
 import Wire
 
 extension Origin {
-    /// `POST /v1/plays` and `POST /v1/consumption`: validates the batch, persists the new
+    /// `POST /v1/plays`, `POST /v1/consumption` and `POST /v1/metrics`: validates the batch, persists the new
     /// ids durably, then answers `accepted` (duplicates included) and `rejected` with reasons.
     func ingest(_ request: OriginRequest, into store: PlayLogStore) async -> OriginResponse {
         let body: [String: JSONValue]

@@ -1,7 +1,7 @@
 import Foundation
 import Wire
 
-/// The ingested play log (or consumption log): which ids were accepted, persisted so that
+/// The ingested play log (or consumption log, or metrics log): which ids were accepted, persisted so that
 /// a restarted origin still recognises an event it has already counted.
 ///
 /// Each accepted, previously unseen id is appended as one JSON line to `DATA/<name>.jsonl`
@@ -12,6 +12,8 @@ actor PlayLogStore {
     /// The JSON member naming an item's id and the request member holding the list.
     let idKey: String
     let listKey: String
+    /// String members every item must carry besides its id and `productId` (a metric's `name`).
+    let requiredKeys: [String]
     private let url: URL
     private var descriptor: Int32
     private var ids: Set<String> = []
@@ -22,9 +24,10 @@ actor PlayLogStore {
 
     /// Opens (creating if needed) the log and loads the ids it already holds; throws when
     /// the data directory is not writable.
-    init(directory: URL, fileName: String, idKey: String, listKey: String) throws {
+    init(directory: URL, fileName: String, idKey: String, listKey: String, requiredKeys: [String] = []) throws {
         self.idKey = idKey
         self.listKey = listKey
+        self.requiredKeys = requiredKeys
         url = directory.appendingPathComponent(fileName)
         descriptor = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
@@ -62,6 +65,10 @@ actor PlayLogStore {
             }
             guard let product = item["productId"]?.stringValue, !product.isEmpty else {
                 rejected.append([idKey: .string(id), "index": .int(index), "reason": "missing productId"])
+                continue
+            }
+            if let absent = requiredKeys.first(where: { (item[$0]?.stringValue ?? "").isEmpty }) {
+                rejected.append([idKey: .string(id), "index": .int(index), "reason": .string("missing \(absent)")])
                 continue
             }
             accepted.append(id)

@@ -21,7 +21,7 @@ extension PlaybackEngine {
         }
         let product = active?.product
         logger.warning("playback failed", metadata: ["error": "\(name): \(message)", "productId": "\(product?.productId ?? "-")"])
-        endActivePlay()
+        endActivePlay(reason: .error(name: name, message: message))
         pipe.stop()
         abandonTracks()
         var fields: [String: JSONValue] = [

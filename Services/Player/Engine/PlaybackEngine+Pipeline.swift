@@ -130,7 +130,7 @@ extension PlaybackEngine {
         }
         if station != nil, stationAdvanceIfMore(keepPlaying: true) { return }
         let previous = announcedProduct
-        endActivePlay(at: position)
+        endActivePlay(at: position, reason: .complete)
         pipe.stop()
         abandonTracks()
         active = nil
@@ -144,12 +144,13 @@ extension PlaybackEngine {
     /// Implicit transition: `queued` becomes the active product.
     func becomeActive(_ queued: Next, previousEnd: Double?) {
         let previous = announcedProduct
-        endActivePlay(at: previousEnd)
+        endActivePlay(at: previousEnd, reason: .complete)
         active?.track?.close()
         // Already opened behind the previous one: nobody need wait for it to start.
         if queued.failure == nil, queued.track != nil { outcomes.settle(queued.token, nil) }
         if let replaced = active?.token { sounds.settle(replaced, nil) }
         var current = Active(product: queued.product, token: queued.token, stationId: queued.stationId, previous: previous)
+        current.explicitStart = false
         current.track = queued.track
         current.submitted = queued.handedOver
         if let track = queued.track {
@@ -160,6 +161,7 @@ extension PlaybackEngine {
                                               referenceId: queued.product.referenceId, startAssetPosition: 0)
         }
         active = current
+        startSession()
         next = nil
         if station != nil { station?.index += 1 }
         publishTransition(previous: previous, active: current)

@@ -17,16 +17,22 @@ extension PlaybackEngine {
         current.play = event
         active = current
         persist(event, closing: false)
+        sessionHeard()
     }
 
-    /// Ends the active product's play event (if it started) at `position` or where playback is.
-    func endActivePlay(at position: Double? = nil) {
-        guard var current = active, var event = current.play else { return }
-        event.endedAt = PlayEvent.timestamp(playClock.now())
-        event.endPosition = rounded(position ?? assetPosition ?? event.endPosition)
-        current.play = nil
-        active = current
-        persist(event, closing: true)
+    /// Ends the active product's play event (if it started) at `position` or where playback is,
+    /// then its playback session's metrics (`reason`: how it ended).
+    func endActivePlay(at position: Double? = nil, reason: SessionEnd = .other) {
+        var heardUntil: Double?
+        if var current = active, var event = current.play {
+            event.endedAt = PlayEvent.timestamp(playClock.now())
+            event.endPosition = rounded(position ?? assetPosition ?? event.endPosition)
+            current.play = nil
+            active = current
+            persist(event, closing: true)
+            heardUntil = event.endPosition
+        }
+        endSession(reason, heardUntil: heardUntil)
     }
 
     func recordAction(_ type: String, position: Double? = nil, from: Double? = nil) {
@@ -51,14 +57,15 @@ extension PlaybackEngine {
     /// Queues the event for `playerPlays`, in order (a progress save never overtakes the close);
     /// `PlayLogWriter` keeps it until it is durable, in the catalog or with the reporter.
     private func persist(_ event: PlayEvent, closing: Bool) {
-        playWrites.yield(PlayWrite(event: event, closing: closing))
+        playWrites.yield(PlayWrite(record: .play(event), closing: closing))
     }
 
-    private func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
+    func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
 }
 
-/// One write of a play event, applied in order by `PlayLogWriter`.
+/// One write of a play or metric event, applied in order by `PlayLogWriter`.
 struct PlayWrite: Sendable {
-    var event: PlayEvent
+    var record: ReportRecord
+    /// The event is final (a metric event always is).
     var closing: Bool
 }

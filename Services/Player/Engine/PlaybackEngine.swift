@@ -32,6 +32,12 @@ actor PlaybackEngine {
         var sourceStalled = false
         /// It has waited for its first bytes past `silentStartGrace`: nothing can be heard (STALLED).
         var sourceWaiting = false
+        /// When it was asked for (a load, or the end of the product before it).
+        var requestedAt: ContinuousClock.Instant = .now
+        /// Asked for by a load (TIDAL's explicit transition), not reached by playing on.
+        var explicitStart = true
+        /// Its playback session's Streaming Metrics, from its resolution to its end.
+        var session: MetricSession?
     }
 
     /// The product clients last heard of as active: the active one once its transition was
@@ -141,8 +147,10 @@ actor PlaybackEngine {
     /// The one place the playback state changes; one event per change.
     func setState(_ new: PlaybackState) {
         guard new != state else { return }
+        let old = state
         state = new
         if new == .playing { playingSince = .now }
+        if new == .stalled || old == .stalled { noteStall(stalled: new == .stalled) }
         publish("PlaybackStateChanged", ["playbackState": .string(new.rawValue)])
         syncPrivilege()
     }
@@ -334,6 +342,7 @@ actor PlaybackEngine {
             current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
                                               referenceId: product.referenceId, startAssetPosition: current.startPosition)
             active = current
+            startSession()
             publishTransition(previous: previous, active: current)
             if wantPlaying && state == .notPlaying { setState(soundingState) }
             stationItemStarted(current)
@@ -358,6 +367,7 @@ actor PlaybackEngine {
                 current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
                                                   referenceId: product.referenceId, startAssetPosition: 0)
                 active = current
+                startSession()
                 noteFormat(current.context)
                 syncPrivilege()
                 submitActive()

@@ -4,7 +4,8 @@ import ServiceLifecycle
 import Wire
 import Pacing
 
-/// Hands closed play events to the reporter (`playlog.record` on `reporter.sock`), oldest first:
+/// Hands closed play events (`playlog.record` on `reporter.sock`) and metric events
+/// (`metrics.record`) to the reporter, oldest first:
 /// first the catalog's (`playerPlays`, each row deleted once the reporter answered success),
 /// then those the catalog could not take and `PlayLogWriter` keeps in memory. When the reporter
 /// is down or refuses (its disk may be full too), it tries again later with a growing pause; the
@@ -72,7 +73,7 @@ final class PlayLogSender: Service, Sendable {
                 position = event.position
                 guard let body = event.body, !undeleted.contains(event.eventId) else { continue }
                 do {
-                    try await link.record(body)
+                    try await link.record(event.kind, body)
                 } catch {
                     logger.debug("play event not handed over yet", metadata: ["eventId": "\(event.eventId)", "error": "\(error)"])
                     try? await store.failed(event.eventId, reason: "\(error)")
@@ -88,7 +89,7 @@ final class PlayLogSender: Service, Sendable {
         // Only after the catalog's: the writer's backlog is younger than every stored close.
         for event in inMemory {
             do {
-                try await link.record(event.json)
+                try await link.record(event.kind, event.json)
                 await writer.handedOver(event.eventId)
             } catch {
                 logger.debug("play event kept in memory not handed over yet", metadata: ["eventId": "\(event.eventId)", "error": "\(error)"])

@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 import Wire
 import Pacing
 
-/// The one writer of play events into `playerPlays`, in the order the engine made them.
+/// The one writer of play and metric events into `playerPlays`, in the order the engine made them.
 ///
 /// A write the catalog refuses (disk full, busy, locked) is never dropped: the event stays in
 /// memory (`PlayBacklog`, where progress saves of an open play coalesce) and is written again
@@ -26,6 +26,8 @@ actor PlayLogWriter {
     /// a hop onto this actor.
     private let statusSnapshot = NIOLockedValueBox<JSONValue>(PlayLogWriter.status(backlog: PlayBacklog(), trouble: nil))
     private var inputEnded = false
+    /// Backlog entries written in one transaction at most.
+    static let maxGroup = 64
     private var leftoversClosed = false
 
     init(store: @escaping @Sendable () async throws -> PlayLogStore, retryInterval: Duration, reporterSocket: String,
@@ -98,13 +100,20 @@ actor PlayLogWriter {
                 }
                 sender.ring()
             }
-            while let entry = backlog.first {
-                try await store.apply(entry.change, eventId: entry.eventId)
-                backlog.applied(entry)
-                if case .save(_, let closing) = entry.change {
-                    wrote = true
-                    if closing { sender.ring() }
+            // Head first, a group per transaction: a play's close and its session's metric events
+            // (or a burst of closes) cost one commit, not one each.
+            while !backlog.isEmpty {
+                let group = Array(backlog.entries.prefix(Self.maxGroup))
+                try await store.apply(group)
+                var closed = false
+                for entry in group {
+                    backlog.applied(entry)
+                    if case .save(_, let closing) = entry.change {
+                        wrote = true
+                        closed = closed || closing
+                    }
                 }
+                if closed { sender.ring() }
             }
         } catch {
             note(error)
@@ -139,7 +148,7 @@ actor PlayLogWriter {
     // MARK: Hand-over (used by PlayLogSender, and here at shutdown)
 
     /// Closed events durable nowhere yet, oldest first.
-    func closedEvents() -> [PlayEvent] { backlog.closedEvents }
+    func closedEvents() -> [ReportRecord] { backlog.closedEvents }
 
     /// The reporter stored `eventId`: it no longer needs the catalog (its row, if any, goes later).
     func handedOver(_ eventId: String) { backlog.handedOver(eventId) }
@@ -150,7 +159,7 @@ actor PlayLogWriter {
         var link = ReporterLink(socketPath: reporterSocket)
         for event in backlog.closedEvents {
             do {
-                try await link.record(event.json)
+                try await link.record(event.kind, event.json)
                 backlog.handedOver(event.eventId)
             } catch {
                 logger.debug("reporter did not take a play event at shutdown", metadata: ["eventId": "\(event.eventId)", "error": "\(error)"])
@@ -158,17 +167,17 @@ actor PlayLogWriter {
             }
         }
         await link.close()
-        return backlog.plays == 0
+        return backlog.plays == 0 && backlog.metrics == 0
     }
 
     /// Out of time at shutdown with neither the catalog nor the reporter storing: the events go
     /// to the log whole, the last place left.
     private func giveUp() {
         for entry in backlog.entries {
-            guard case .save(let event, _) = entry.change else { continue }
-            let body = String(decoding: JSONCoding.data(event.json), as: UTF8.self)
+            guard case .save(let record, _) = entry.change else { continue }
+            let body = String(decoding: JSONCoding.data(record.json), as: UTF8.self)
             logger.critical("play event lost at exit: neither the catalog nor the reporter could store it",
-                            metadata: ["eventId": "\(event.eventId)", "event": "\(body)", "error": "\(trouble?.description ?? "-")"])
+                            metadata: ["eventId": "\(record.eventId)", "event": "\(body)", "error": "\(trouble?.description ?? "-")"])
         }
     }
 
@@ -187,7 +196,8 @@ actor PlayLogWriter {
     private static func status(backlog: PlayBacklog, trouble: PlayStoreTrouble?) -> JSONValue {
         [
             "inMemory": .number(Double(backlog.plays)),
-            "closedInMemory": .number(Double(backlog.closedEvents.count)),
+            "closedInMemory": .number(Double(backlog.closedPlays)),
+            "metricsInMemory": .number(Double(backlog.metrics)),
             "storageFull": .bool(trouble?.isStorageFull ?? false),
             "storeError": trouble.map { .string($0.description) } ?? .null,
         ]

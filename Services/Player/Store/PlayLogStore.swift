@@ -3,44 +3,34 @@ import Foundation
 import GRDB
 import Wire
 
-/// The player's durable side of the play log: `playerPlays` in the catalog. An event is written
-/// here when its play starts, rewritten as it goes on, closed when it ends, and deleted only
-/// after the reporter has confirmed it, so none is lost to a crash or a reporter that is down.
+/// The player's durable side of the play log: `playerPlays` in the catalog. A play event is
+/// written here when its play starts (state `open`), rewritten as it goes on (its `endedAt` and
+/// `endPosition` so far, so that after a kill -9 it closes where playback had got to), closed
+/// when it ends (`ready`), and deleted only after the reporter has confirmed it, so none is lost
+/// to a crash or a reporter that is down. Metric events (`kind` `metric`) are written `ready`.
 struct PlayLogStore: Sendable {
     let catalog: Catalog
 
-    /// Records a play that has just started (state `open`).
-    func open(_ event: PlayEvent) async throws {
-        try await write(event, state: "open")
-    }
-
-    /// Saves an open play's progress (its `endedAt`/`endPosition` so far), so that after a
-    /// kill -9 the event closes where playback had got to.
-    func progress(_ event: PlayEvent) async throws {
-        try await write(event, state: "open")
-    }
-
-    /// The play ended: the event is final and waits for the reporter.
-    func close(_ event: PlayEvent) async throws {
-        try await write(event, state: "ready")
-    }
-
-    /// Applies one backlog change: the event's row written, or (the reporter has it) deleted.
-    func apply(_ change: PlayBacklog.Change, eventId: String) async throws {
-        switch change {
-        case .save(let event, let closing): try await write(event, state: closing ? "ready" : "open")
-        case .forget: try await delivered(eventId)
+    /// Applies backlog entries in order, in one transaction: each event's row written, or (the
+    /// reporter has it) deleted.
+    func apply(_ entries: [PlayBacklog.Entry]) async throws {
+        let now = Date().databaseText
+        let rows = entries.map { entry -> (PlayBacklog.Entry, String?) in
+            guard case .save(let record, _) = entry.change else { return (entry, nil) }
+            return (entry, String(decoding: JSONCoding.data(record.json), as: UTF8.self))
         }
-    }
-
-    private func write(_ event: PlayEvent, state: String) async throws {
-        let body = String(decoding: JSONCoding.data(event.json), as: UTF8.self)
-        let now = Date()
         try await catalog.write { db in
-            try db.execute(sql: """
-                INSERT INTO playerPlays (eventId, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
-                """, arguments: [event.eventId, state, body, now.databaseText, now.databaseText])
+            for (entry, body) in rows {
+                switch entry.change {
+                case .save(let record, let closing):
+                    try db.execute(sql: """
+                        INSERT INTO playerPlays (eventId, kind, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?)
+                        ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
+                        """, arguments: [record.eventId, record.kind.rawValue, closing ? "ready" : "open", body, now, now])
+                case .forget:
+                    try db.execute(sql: "DELETE FROM playerPlays WHERE eventId = ?", arguments: [entry.eventId])
+                }
+            }
         }
     }
 
@@ -55,6 +45,7 @@ struct PlayLogStore: Sendable {
 
     struct Pending: Sendable {
         var eventId: String
+        var kind: ReportRecord.Kind
         /// Nil when the stored text is not JSON (it cannot be handed over).
         var body: JSONValue?
         var position: Position
@@ -70,10 +61,12 @@ struct PlayLogStore: Sendable {
     func pending(after position: Position? = nil, limit: Int) async throws -> [Pending] {
         try await catalog.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT rowid, eventId, body FROM playerPlays WHERE state = 'ready' AND rowid > ? ORDER BY rowid LIMIT ?
+                SELECT rowid, eventId, kind, body FROM playerPlays WHERE state = 'ready' AND rowid > ? ORDER BY rowid LIMIT ?
                 """, arguments: [position?.rowid ?? 0, limit]).map { row in
                 let text: String = row["body"]
-                return Pending(eventId: row["eventId"], body: try? JSONCoding.parse(Array(text.utf8)),
+                let kind: String = row["kind"]
+                return Pending(eventId: row["eventId"], kind: ReportRecord.Kind(rawValue: kind) ?? .play,
+                               body: try? JSONCoding.parse(Array(text.utf8)),
                                position: Position(rowid: row["rowid"]))
             }
         }

@@ -120,7 +120,7 @@ extension SourceResolver {
     }
 
     /// `/v1/keys/{keyId}` (ORIGIN-API's key URL) resolved against the playlist.
-    private static func keyId(_ uri: String, base: String, of productId: String) throws -> String {
+    static func keyId(_ uri: String, base: String, of productId: String) throws -> String {
         let prefix = "/v1/keys/"
         guard let absolute = HLSURL.resolve(uri, against: base) else {
             throw SourceError.sourceUnavailable("the key URI \(uri) of \(productId) does not resolve")

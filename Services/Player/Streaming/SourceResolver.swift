@@ -16,7 +16,7 @@ import Wire
 /// | any     | OFFLINED_BUT_NOT_VALID                 | `OfflineNotValid`                                    |
 /// | offline | NOT_OFFLINED                           | `IllegalPlaybackRequest`                             |
 /// | online  | NOT_OFFLINED, its file being written   | the growing `.part` file (playback during download)  |
-/// | online  | NOT_OFFLINED                           | `playbackinfo?mode=stream` → stream (HTTP cache)     |
+/// | online  | NOT_OFFLINED                           | `playbackinfo?mode=stream` → stream (HTTP cache); HLS: `SourceResolver+HLSStream` |
 ///
 /// Offline answers come from `OfflineAvailability`, the same code the downloader answers
 /// `offline.state` with. Replacements: the context carries both ids and the metadata of the
@@ -122,6 +122,9 @@ final class SourceResolver: Sendable {
     private func stream(productId: String, quality: String?, origin: OriginClient,
                         events: @escaping @Sendable (ByteSourceEvent) -> Void) async throws -> PlaybackSource {
         let info = try await Self.playbackInfo(productId: productId, quality: quality, origin: origin)
+        if info.manifestType == "hls" {
+            return try await hlsStream(info, quality: quality, origin: origin, events: events)
+        }
         let refresh: @Sendable () async throws -> String = {
             try await Self.playbackInfo(productId: productId, quality: quality, origin: origin).url
         }
@@ -133,9 +136,13 @@ final class SourceResolver: Sendable {
     }
 
     struct StreamInfo: Sendable {
+        /// `progressive` (`url` is the media file) or `hls` (`url` is the master playlist).
+        var manifestType: String
         var url: String
         var sizeBytes: Int64?
         var context: PlaybackContextInfo
+        /// The playbackinfo's `licenseSecurityToken`, for a license of its keys.
+        var securityToken: String?
     }
 
     /// `GET /v1/playbackinfo/{id}?mode=stream&quality=…`; origin refusals (4032, 4033 …) pass
@@ -149,8 +156,8 @@ final class SourceResolver: Sendable {
             throw SourceError.sourceUnavailable("playbackinfo for \(productId) named an invalid product id \(actual.debugDescription)")
         }
         let manifestType = json["manifestType"]?.stringValue ?? "progressive"
-        guard manifestType == "progressive" else {
-            throw SourceError.sourceUnavailable("\(actual) is delivered as \(manifestType); the audio player streams progressive files only")
+        guard manifestType == "progressive" || manifestType == "hls" else {
+            throw SourceError.sourceUnavailable("\(actual) is delivered as \(manifestType); the player streams progressive files and HLS only")
         }
         guard let relative = json["manifest"]?["url"]?.stringValue else {
             throw SourceError.sourceUnavailable("playbackinfo for \(productId) has no manifest.url")
@@ -167,8 +174,10 @@ final class SourceResolver: Sendable {
             offline: false, display: display(json))
         let size = json["manifest"]?["sizeBytes"]?.intValue.map(Int64.init)
         var withRate = context
-        withRate.bitRate = averageBitRate(bytes: size, seconds: context.durationSeconds)
-        return StreamInfo(url: url, sizeBytes: size, context: withRate)
+        // An HLS manifest's size is the whole presentation's: the variant played gives the rate.
+        if manifestType == "progressive" { withRate.bitRate = averageBitRate(bytes: size, seconds: context.durationSeconds) }
+        return StreamInfo(manifestType: manifestType, url: url, sizeBytes: size, context: withRate,
+                          securityToken: json["licenseSecurityToken"]?.stringValue)
     }
 
     /// Title, artist, album and images of a playbackinfo answer (image paths as the origin gave them).
@@ -262,6 +271,7 @@ extension PlaybackSource {
         switch source {
         case is GrowingFileSource: "download"
         case is HTTPStreamSource: "stream"
+        case is HLSByteSource: context.offline ? "local" : "stream"
         case is FileByteSource: context.offline ? "local" : "cache"
         default: "other"
         }

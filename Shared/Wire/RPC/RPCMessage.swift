@@ -122,5 +122,5 @@ public struct RPCEvent: Sendable, Equatable {
 
 /// The event topics of docs/protocol.md ("Events").
 public enum EventTopic {
-    public static let all: Set<String> = ["downloads", "player", "reporter", "network", "catalog", "service"]
+    public static let all: Set<String> = ["downloads", "player", "metrics", "reporter", "network", "catalog", "service"]
 }
