@@ -30,19 +30,43 @@ public enum OfflineAvailability {
         public var isVerified: Bool { fileState == "verified" }
     }
 
-    /// The validity of `productId` (requested or actual id) at `now`.
-    ///
+    /// A product's offline state at a time, and the instant that state ends.
+    public struct Validity: Sendable, Equatable {
+        public var state: State
+        /// When the product stops being playable from the device (trusted time); nil: no end.
+        /// An offlined product: the earlier of its offline window's end (`offlineValidUntil`)
+        /// and its license's `expiresAt`. A station item: the latest `expiresAt` of the stations
+        /// holding it. A product not offlined yet: the same two ends of its newest request not
+        /// deleted (a download under way, a product prepositioned in part), nil without one.
+        public var until: Date?
+
+        public init(state: State, until: Date?) {
+            self.state = state
+            self.until = until
+        }
+
+        /// Playable from the device at `now` as far as time goes: no end, or an end still to come.
+        public func holds(at now: Date) -> Bool { until.map { $0 > now } ?? true }
+    }
+
     /// SQL condition on `offlineProducts p`: a presentation that was `cached` and is downloading
     /// renditions added to it (`options.adding`, the playlists the media server leaves out until
     /// they are complete). It stays offlined on what it held, also when the addition fails.
     public static let addingTracksSQL = "json_extract(p.options, '$.adding') IS NOT NULL"
 
+    /// The validity of `productId` (requested or actual id) at `now`.
+    ///
     /// Offlined means: a product offlined with `offline.add` that reached `cached` (or, adding
-    /// renditions, had reached it: `addingTracksSQL`), or an item of a
-    /// station whose file is verified. Valid means: not past `offlineValidUntil` nor its rental
-    /// license's `expiresAt` (products), or the station's `expiresAt` (stations). `now` is the caller's trusted time, never the raw device
-    /// clock alone.
+    /// renditions, had reached it: `addingTracksSQL`), or an item of a station whose file is
+    /// verified. Valid means: `now` is before `Validity.until`. `now` is the caller's trusted
+    /// time, never the raw device clock alone.
     public static func state(productId: String, db: Database, now: Date) throws -> State {
+        try validity(productId: productId, db: db, now: now).state
+    }
+
+    /// `state` with the instant it ends: the one rule for "is this product valid now, and until
+    /// when", so whoever stops a product at its end and whoever refuses it afterwards agree.
+    public static func validity(productId: String, db: Database, now: Date) throws -> Validity {
         if let product = try Row.fetchOne(db, sql: """
             SELECT p.offlineValidUntil, l.expiresAt AS licenseExpiresAt FROM offlineProducts p
             JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
@@ -53,23 +77,42 @@ public enum OfflineAvailability {
             """, arguments: [productId, productId]) {
             // Both must hold: the offline window (TIDAL offlineValidUntil) and, for licensed
             // content, the license (a Brightcove rental ends at its expiresAt; a purchase never).
-            let validUntil = product.date("offlineValidUntil")
-            let licenseExpiresAt = product.date("licenseExpiresAt")
-            let valid = (validUntil.map { $0 > now } ?? true) && (licenseExpiresAt.map { $0 > now } ?? true)
-            return valid ? .offlinedAndValid : .offlinedButNotValid
+            let until = earliest(product.date("offlineValidUntil"), product.date("licenseExpiresAt"))
+            let validity = Validity(state: .offlinedAndValid, until: until)
+            return validity.holds(at: now) ? validity : Validity(state: .offlinedButNotValid, until: until)
         }
         let stationExpiries = try Row.fetchAll(db, sql: """
             SELECT s.expiresAt FROM stationItems si
             JOIN stations s ON s.id = si.stationId
             JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
             WHERE si.itemId = ? AND f.state = 'verified'
-            """, arguments: [productId])
-        guard !stationExpiries.isEmpty else { return .notOfflined }
-        let valid = stationExpiries.contains { row in
-            let expiresAt = row.date("expiresAt")
-            return expiresAt.map { $0 > now } ?? true
+            """, arguments: [productId]).map { $0.date("expiresAt") }
+        guard !stationExpiries.isEmpty else {
+            return Validity(state: .notOfflined, until: try requestEnd(productId: productId, db: db))
         }
-        return valid ? .offlinedAndValid : .offlinedButNotValid
+        // Valid while any station holding it is; a station without an expiry never ends.
+        let until = stationExpiries.contains(nil) ? nil : stationExpiries.compactMap { $0 }.max()
+        let validity = Validity(state: .offlinedAndValid, until: until)
+        return validity.holds(at: now) ? validity : Validity(state: .offlinedButNotValid, until: until)
+    }
+
+    /// The end of the newest request of `productId` not deleted: the earlier of its offline
+    /// window's end and its license's expiry; nil without a request or an end.
+    private static func requestEnd(productId: String, db: Database) throws -> Date? {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT p.offlineValidUntil, l.expiresAt FROM offlineProducts p LEFT JOIN licenses l ON l.id = p.licenseId
+            WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
+            """, arguments: [productId, productId]) else { return nil }
+        return earliest(row.date("offlineValidUntil"), row.date("expiresAt"))
+    }
+
+    private static func earliest(_ a: Date?, _ b: Date?) -> Date? {
+        switch (a, b) {
+        case let (a?, b?): min(a, b)
+        case let (a?, nil): a
+        case let (nil, b?): b
+        case (nil, nil): nil
+        }
     }
 
     /// The file holding `productId` (requested or actual id), whether complete or still downloading.

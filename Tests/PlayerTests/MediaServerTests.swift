@@ -23,10 +23,12 @@ final class MediaServerTests: XCTestCase {
         /// The downloader's arguments, kept for a restart.
         let downloaderArgs: [String]
 
-        /// `downloaderConfig`: a config file for the downloader (JSON).
-        init(downloaderConfig: String? = nil) throws {
+        /// `downloaderConfig`: a config file for the downloader (JSON). `takingOver`: an origin
+        /// the rig uses (and discards with it), else one on the shared test catalog.
+        init(downloaderConfig: String? = nil, takingOver given: OriginProcess? = nil) throws {
             dir = try TestDirectory(prefix: "cms")
-            origin = try OriginProcess.start()
+            let origin = try given ?? OriginProcess.start()
+            self.origin = origin
             api = OriginAPI(origin: origin)
             var args = ["--origin", origin.baseURL]
             if let downloaderConfig { args += ["--config", try dir.writeConfig(downloaderConfig)] }

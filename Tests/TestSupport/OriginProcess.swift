@@ -112,6 +112,16 @@ public enum OriginFixture {
         return target
     }
 
+    /// A new data directory holding a copy of a catalog generated with `arguments`
+    /// (`cassette-origin generate` options such as `--seconds 6`), generated once per test run
+    /// for each set of arguments: for tests that need longer content than the shared catalog's.
+    public static func freshDataDirectory(generatedWith arguments: [String]) throws -> URL {
+        let source = try GeneratedCatalogs.shared.directory(for: arguments, root: root)
+        let target = root.appendingPathComponent("data-" + UUID().uuidString.prefix(8).lowercased())
+        try FileManager.default.copyItem(at: source, to: target)
+        return target
+    }
+
     /// A new, empty data directory (for an origin that generates its own catalog).
     public static func emptyDataDirectory() throws -> URL {
         let target = root.appendingPathComponent("data-" + UUID().uuidString.prefix(8).lowercased())
@@ -213,4 +223,31 @@ public func parseServerTime(_ text: String?) -> Date? {
     if let date = formatter.date(from: text) { return date }
     formatter.formatOptions = [.withInternetDateTime]
     return formatter.date(from: text)
+}
+
+/// Catalogs generated with other options than the shared one, each once, by argument list.
+private final class GeneratedCatalogs: @unchecked Sendable {
+    static let shared = GeneratedCatalogs()
+    private let lock = NSLock()
+    private var made: [[String]: URL] = [:]
+
+    func directory(for arguments: [String], root: URL) throws -> URL {
+        // Held while generating: a second test asking for the same catalog waits for it.
+        lock.lock()
+        defer { lock.unlock() }
+        if let url = made[arguments] { return url }
+        let directory = root.appendingPathComponent("catalog-" + UUID().uuidString.prefix(8).lowercased())
+        let process = Process()
+        process.executableURL = try OriginFixture.binary()
+        process.arguments = ["generate", "--out", directory.path] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw OriginTestError("cassette-origin generate \(arguments) exited with \(process.terminationStatus)")
+        }
+        made[arguments] = directory
+        return directory
+    }
 }

@@ -28,6 +28,11 @@ extension PlaybackEngine {
         case .transitioned(let from, let to, let endPosition, let heard):
             guard active?.token == from, let queued = next, queued.token == to else { return }
             becomeActive(queued, previousEnd: endPosition)
+            // Refused after the pipeline took it (its license ended at the border): not played.
+            if let failure = queued.failure {
+                fail(name: failure.name, message: failure.message)
+                return
+            }
             // A track queued behind another is played from its start, once its first frame is
             // heard: now at a gapless border, else when `firstFrame` says so.
             if heard {

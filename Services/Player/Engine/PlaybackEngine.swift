@@ -343,6 +343,7 @@ actor PlaybackEngine {
                                               referenceId: product.referenceId, startAssetPosition: current.startPosition)
             active = current
             startSession()
+            if track.info.offline { watchValidity(token, productId: product.productId) }
             publishTransition(previous: previous, active: current)
             if wantPlaying && state == .notPlaying { setState(soundingState) }
             stationItemStarted(current)
@@ -361,6 +362,7 @@ actor PlaybackEngine {
                                                  quality: await streamingQuality(config), events: sourceEvents(token))
             guard active?.token == token || next?.token == token else { return track.close() }
             fillDisplay(&track, product)
+            if track.info.offline { watchValidity(token, productId: product.productId) }
             if var current = active, current.token == token, current.track == nil {
                 // It became the active product while being resolved: start it now.
                 current.track = track

@@ -26,6 +26,9 @@ struct ResolvedTrack: Sendable {
 protocol TrackSource: Sendable {
     func resolve(productId: String, offlineMode: Bool, quality: String?,
                  events: @escaping @Sendable (ByteSourceEvent) -> Void) async throws -> ResolvedTrack
+
+    /// Whether `productId`, played from the device, may still be played, and until when.
+    func window(productId: String) async throws -> PlayableWindow
 }
 
 /// The output format asked of the decoder: the device gets 16-bit for 16-bit (and lossy)
@@ -84,6 +87,10 @@ final class ResolverTrackSource: TrackSource {
                 throw PlayerError.from(decoder: error, productId: actual)
             }
         }, close: { source.close() })
+    }
+
+    func window(productId: String) async throws -> PlayableWindow {
+        try await sourceResolver().window(productId: productId)
     }
 }
 

@@ -16,8 +16,7 @@ struct MediaLocator: Sendable {
     func locate(productId: String) async throws -> JSONValue {
         // The interactive deadline counts from the call's arrival, the catalog's read included.
         let retry = RetryPolicy.interactive.startingNow()
-        if let product = try await stores().product(productId),
-           product.validity == .offlinedAndValid || product.isDownloading || product.isPartial {
+        if let product = try await stores().product(productId), product.isServed {
             let entry = "/p/\(product.productId)/\(product.main.name)"
             let state = product.validity == .offlinedAndValid ? "OFFLINED_AND_VALID" : product.isPartial ? "PARTIALLY_CACHED" : "DOWNLOADING"
             return ["source": "local", "productId": .string(product.productId), "state": .string(state),

@@ -22,7 +22,10 @@ import HTTPRanges
 ///   fetched from the origin with the player's credentials and relayed (a local player cannot
 ///   authenticate at the origin).
 ///
-/// A product that is `OFFLINED_BUT_NOT_VALID` is 403; anything else unknown is 404.
+/// A product whose license or offline window has ended (`OFFLINED_BUT_NOT_VALID`, or a download
+/// or partial product past them) is 403 `OfflineNotValid` on every path, judged by the rule the
+/// engine plays by (`PlayableWindow`); an answer still being sent when that end comes is cut
+/// there (`MediaResponse.cutAt`). Anything else unknown is 404.
 struct MediaResponder: Sendable {
     /// The catalog opens after the player is ready; requests wait for it.
     let stores: @Sendable () async throws -> MediaServerStore
@@ -46,27 +49,12 @@ struct MediaResponder: Sendable {
         do {
             let store = try await stores()
             guard let product = try await store.product(productId, name: parts.count == 5 && parts[3] == "keys" ? "" : name) else { return .error(.notFound, "\(productId) is not on this device") }
-            if product.validity == .offlinedButNotValid || product.isPartialExpired {
-                return .error(.forbidden, "\(productId) is offlined but not valid; the app re-validates or renews its license")
-            }
-            guard product.validity == .offlinedAndValid || product.isDownloading || product.isPartial else {
-                return .error(.notFound, "\(productId) is not offlined")
-            }
-            if parts.count == 5, parts[3] == "keys" {
-                guard let key = try await store.key(productId: productId, keyId: parts[4]) else {
-                    return .error(.forbidden, "the key \(parts[4]) is served only while \(productId) is offlined and valid")
-                }
-                return MediaResponse(status: .ok, headers: [("Content-Type", "application/octet-stream"), ("Cache-Control", "no-store")],
-                                     body: .bytes(key))
-            }
-            guard let file = product.file(named: name) else { return .error(.notFound, "\(productId) has no \(name)") }
-            if product.isHLS, file.role == "main" || file.role == "playlist" {
-                return try await playlist(file, of: product)
-            }
-            if product.isPartial, !file.isVerified {
-                return try await relay(file, origin: store.origin, range: request.headers.first(name: "Range"))
-            }
-            return try await content(file, range: request.headers.first(name: "Range"))
+            if product.hasEnded { return .offlineNotValid(productId, endedAt: product.window.validity.until) }
+            guard product.isServed else { return .error(.notFound, "\(productId) is not offlined") }
+            var response = try await answer(name, parts: parts, of: product, store: store, range: request.headers.first(name: "Range"))
+            // Whatever is still being sent when the license or offline window ends is cut there.
+            response.cutAt = product.window.endsAt
+            return response
         } catch is CancellationError {
             // The player is stopping.
             return .error(.serviceUnavailable, "the player is stopping")
@@ -74,6 +62,27 @@ struct MediaResponder: Sendable {
             logger.warning("media server: \(path): \(error)")
             return .error(.internalServerError, "\(error)")
         }
+    }
+
+    /// The answer for a product that may be served now.
+    private func answer(_ name: String, parts: [String], of product: MediaServerStore.ServedProduct,
+                        store: MediaServerStore, range: String?) async throws -> MediaResponse {
+        let productId = parts[2]
+        if parts.count == 5, parts[3] == "keys" {
+            guard let key = try await store.key(productId: productId, keyId: parts[4]) else {
+                return .error(.forbidden, "the key \(parts[4]) is served only while \(productId) is offlined and valid")
+            }
+            return MediaResponse(status: .ok, headers: [("Content-Type", "application/octet-stream"), ("Cache-Control", "no-store")],
+                                 body: .bytes(key))
+        }
+        guard let file = product.file(named: name) else { return .error(.notFound, "\(productId) has no \(name)") }
+        if product.isHLS, file.role == "main" || file.role == "playlist" {
+            return try await playlist(file, of: product)
+        }
+        if product.isPartial, !file.isVerified {
+            return try await relay(file, origin: store.origin, range: range)
+        }
+        return try await content(file, range: range)
     }
 
     /// A playlist with every URI pointing at this server.

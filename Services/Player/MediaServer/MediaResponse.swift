@@ -2,6 +2,7 @@ import BlockingIO
 import Foundation
 import Glibc
 import NIOHTTP1
+import Wire
 
 /// One answer of the local media server: status, headers and a body held in memory (playlists,
 /// keys, errors) or read from a file range as it is sent.
@@ -22,10 +23,27 @@ struct MediaResponse: Sendable {
     var status: HTTPResponseStatus
     var headers: [(String, String)]
     var body: Body
+    /// When the product's license or offline window ends: a response still being sent then is
+    /// cut (the connection reset), so no byte of it leaves after the end. Nil: no end.
+    var cutAt: ContinuousClock.Instant?
+
+    init(status: HTTPResponseStatus, headers: [(String, String)], body: Body) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
 
     static func error(_ status: HTTPResponseStatus, _ message: String) -> MediaResponse {
         MediaResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
                       body: .bytes(Array((message + "\n").utf8)))
+    }
+
+    /// 403 for a product whose license or offline window has ended, the body naming the error
+    /// the player raises for it (`OfflineNotValid`) and, when known, the instant it ended.
+    static func offlineNotValid(_ productId: String, endedAt: Date?) -> MediaResponse {
+        let when = endedAt.map { " at \(UTCTimestamp.rfc3339($0))" } ?? ""
+        return .error(.forbidden, "OfflineNotValid: \(productId) is offlined but no longer valid: its license or offline window "
+                      + "ended\(when). The app renews the license or re-validates the product online.")
     }
 }
 

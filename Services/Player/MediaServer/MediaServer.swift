@@ -1,3 +1,4 @@
+import Glibc
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -62,6 +63,8 @@ struct MediaServerService: Service {
     let logger: Logger
     /// Connections served at once; more wait in the listen backlog.
     static let maxConnections = 64
+    /// The most bytes of an answer the kernel holds unsent for a connection (`TCP_NOTSENT_LOWAT`).
+    static let unsentBytes: SocketOptionValue = 128 << 10
 
     func run() async throws {
         let open = NIOLockedValueBox<[ObjectIdentifier: Channel]>([:])
@@ -111,6 +114,10 @@ struct MediaServerService: Service {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            // Little unsent data queued in the kernel per connection: a slow client's answer
+            // stays mostly in the file, so a cut at a license's end (`cutOff`) leaves little
+            // already on its way (and a slow client holds little kernel memory).
+            .childChannelOption(.tcpOption(.init(rawValue: TCP_NOTSENT_LOWAT)), value: Self.unsentBytes)
             .bind(host: "127.0.0.1", port: control.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
@@ -158,6 +165,8 @@ struct MediaServerService: Service {
                         guard let request = head else { return }
                         head = nil
                         let response = await responder.respond(to: request)
+                        let cut = response.cutAt.map { cutOff(connection.channel, at: $0, uri: request.uri) }
+                        defer { cut?.cancel() }
                         try await write(response, for: request, to: outbound)
                         if !request.isKeepAlive { return }
                     }
@@ -165,6 +174,21 @@ struct MediaServerService: Service {
             }
         } catch {
             logger.debug("media server connection ended: \(error)")
+        }
+    }
+
+    /// At `instant` (the product's license or offline window ends), resets the connection of
+    /// an answer still being sent: SO_LINGER 0 drops what the kernel still holds unsent for the
+    /// client, and the client sees the connection reset, not a complete answer. Cancelled once
+    /// the whole answer was handed to the kernel.
+    private func cutOff(_ channel: Channel, at instant: ContinuousClock.Instant, uri: String) -> Task<Void, Never> {
+        let logger = logger
+        return Task {
+            do { try await Task.sleep(until: instant, clock: .continuous) } catch { return }
+            logger.info("media server: license or offline window ended; answer cut", metadata: ["uri": "\(uri)"])
+            let reset = (channel as? SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+                ?? channel.eventLoop.makeSucceededVoidFuture()
+            reset.whenComplete { _ in channel.close(promise: nil) }
         }
     }
 

@@ -33,7 +33,8 @@ struct MediaServerStore: Sendable {
     struct ServedProduct: Sendable {
         var productId: String
         var manifestType: String
-        var validity: OfflineAvailability.State
+        /// Whether it may be played now, and until when (the rule the engine plays by).
+        var window: PlayableWindow
         /// `offlineProducts.state` of the newest request (nil: a station item).
         var productState: String?
         var main: ServedFile
@@ -47,10 +48,16 @@ struct MediaServerStore: Sendable {
         var isDownloading: Bool { ["queued", "downloading", "idle", "paused"].contains(productState ?? "") }
         /// Prepositioned in part (`partiallyCached`) and within its offline window and license:
         /// served whole, the files not on disk fetched from the origin.
-        var isPartial = false
-        /// Prepositioned in part, but past its offline window or license: refused as a product
-        /// offlined but not valid is.
-        var isPartialExpired: Bool { productState == "partiallyCached" && !isPartial }
+        var isPartial: Bool { productState == "partiallyCached" && window.holds }
+        var validity: OfflineAvailability.State { window.validity.state }
+        /// Its license or offline window has ended: `OFFLINED_BUT_NOT_VALID`, or a download under
+        /// way or a product prepositioned in part past them. Refused on every path.
+        var hasEnded: Bool {
+            validity == .offlinedButNotValid || (!window.holds && (isDownloading || productState == "partiallyCached"))
+        }
+        /// Served from the device: offlined and valid, or (within its license and window) still
+        /// downloading or prepositioned in part.
+        var isServed: Bool { !hasEnded && (validity == .offlinedAndValid || isDownloading || isPartial) }
         /// Every file of the product, main one first.
         var all: [ServedFile] { [main] + files }
 
@@ -63,7 +70,6 @@ struct MediaServerStore: Sendable {
     /// playlist, whose rewriting needs them all (a segment request reads one row, not hundreds).
     func product(_ productId: String, name: String? = nil) async throws -> ServedProduct? {
         try await catalog.read { [origin] db in
-            let now = try Self.trustedNow(origin, db: db)
             guard let local = try OfflineAvailability.localFile(productId: productId, db: db),
                   let main = try Row.fetchOne(db, sql: "SELECT f.* FROM mediaItems m JOIN files f ON f.id = m.fileId WHERE m.id = ?",
                                               arguments: [local.actualProductId])
@@ -88,35 +94,27 @@ struct MediaServerStore: Sendable {
                     """, arguments: [local.actualProductId]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
             }
             var served = ServedProduct(productId: local.actualProductId, manifestType: local.item.manifestType,
-                                       validity: try OfflineAvailability.state(productId: productId, db: db, now: now),
+                                       window: try PlayableWindow.read(productId: productId, origin: origin, db: db),
                                        productState: productState, main: Self.served(main, name: mainName, role: "main"), files: files)
             served.adding = Set(adding)
-            if productState == "partiallyCached" { served.isPartial = try Self.windowHolds(productId, db: db, now: now) }
             return served
         }
     }
 
     /// The 16 bytes of `keyId` for `productId`, only while the product may be played: its state
-    /// `OFFLINED_AND_VALID`, or a download under way whose license and offline window hold now.
-    /// nil otherwise (the server answers 403).
+    /// `OFFLINED_AND_VALID`, or a download under way (or a product prepositioned in part) whose
+    /// license and offline window hold now (`PlayableWindow`). nil otherwise (the server answers 403).
     func key(productId: String, keyId: String) async throws -> [UInt8]? {
         try await catalog.read { [origin] db in
-            let now = try Self.trustedNow(origin, db: db)
-            guard let row = try Row.fetchOne(db, sql: """
-                SELECT p.state, p.offlineValidUntil, l.expiresAt, l.keys, \(OfflineAvailability.addingTracksSQL) AS adding
+            let window = try PlayableWindow.read(productId: productId, origin: origin, db: db)
+            guard window.holds, let row = try Row.fetchOne(db, sql: """
+                SELECT p.state, l.keys, \(OfflineAvailability.addingTracksSQL) AS adding
                 FROM offlineProducts p JOIN licenses l ON l.id = p.licenseId
                 WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
                 """, arguments: [productId, productId]) else { return nil }
             let state: String = row["state"]
-            let valid: Bool
-            if state == "cached" || (row["adding"] as Bool?) == true {
-                valid = try OfflineAvailability.state(productId: productId, db: db, now: now) == .offlinedAndValid
-            } else {
-                let until = row.date("offlineValidUntil")
-                let expires = row.date("expiresAt")
-                valid = ["queued", "downloading", "idle", "paused", "partiallyCached"].contains(state)
-                    && (until.map { $0 > now } ?? true) && (expires.map { $0 > now } ?? true)
-            }
+            let valid = state == "cached" || (row["adding"] as Bool?) == true ? window.validity.state == .offlinedAndValid
+                : ["queued", "downloading", "idle", "paused", "partiallyCached"].contains(state)
             guard valid, let keys = row["keys"] as Data?,
                   let object = try? JSONSerialization.jsonObject(with: keys) as? [String: String],
                   let encoded = object[keyId], let bytes = Data(base64Encoded: encoded), bytes.count == 16
@@ -125,25 +123,8 @@ struct MediaServerStore: Sendable {
         }
     }
 
-    /// The newest request for `productId` is within its offline window and its license (if any)
-    /// has not expired, at `now`.
-    private static func windowHolds(_ productId: String, db: Database, now: Date) throws -> Bool {
-        guard let row = try Row.fetchOne(db, sql: """
-            SELECT p.offlineValidUntil, l.expiresAt FROM offlineProducts p LEFT JOIN licenses l ON l.id = p.licenseId
-            WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
-            """, arguments: [productId, productId]) else { return false }
-        let until = row.date("offlineValidUntil")
-        let expires = row.date("expiresAt")
-        return (until.map { $0 > now } ?? true) && (expires.map { $0 > now } ?? true)
-    }
-
     private static func served(_ row: Row, name: String, role: String) -> ServedFile {
         ServedFile(name: name, role: role, localPath: row["localPath"], url: row["url"], urlPath: row["urlPath"], state: row["state"],
                    bytesOnDisk: row["bytesOnDisk"], sizeBytes: row["sizeBytes"], mimeType: row["mimeType"])
-    }
-
-    /// The time validity is judged at: the one the source resolver uses.
-    private static func trustedNow(_ origin: OriginClient?, db: Database) throws -> Date {
-        try SourceResolver.trustedNow(origin, db: db)
     }
 }

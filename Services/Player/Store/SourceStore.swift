@@ -10,7 +10,9 @@ struct SourceStore: Sendable {
 
     /// What the catalog holds of a product on the device.
     struct Lookup: Sendable {
-        var state: OfflineAvailability.State
+        /// Whether it may be played from the device now, and until when.
+        var window: PlayableWindow
+        var state: OfflineAvailability.State { window.validity.state }
         /// Its local file, if the catalog names one.
         var local: OfflineAvailability.LocalFile?
         /// How that file's download stands.
@@ -29,14 +31,14 @@ struct SourceStore: Sendable {
         var quality: String?
     }
 
-    /// The product's offline state at the time `now` gives (read in the same transaction),
+    /// The product's validity at the time `now` gives (read in the same transaction),
     /// its local file if the catalog names one, that file's download status, and its images and
     /// offline quality.
     func lookup(productId: String, now: @escaping @Sendable (Database) throws -> Date) async throws -> Lookup {
         try await catalog.read { db in
-            let state = try OfflineAvailability.state(productId: productId, db: db, now: now(db))
+            let window = try PlayableWindow.read(productId: productId, db: db, now: now(db))
             guard let local = try OfflineAvailability.localFile(productId: productId, db: db) else {
-                return Lookup(state: state)
+                return Lookup(window: window)
             }
             let request = try Row.fetchOne(db, sql: """
                 SELECT state, quality FROM offlineProducts WHERE requestedProductId = ? OR productId = ?
@@ -46,7 +48,7 @@ struct SourceStore: Sendable {
                                                          productState: request?["state"])
             let metadata = LocalMetadata(images: try ProductImages.onDisk(productId: local.actualProductId, db: db),
                                          quality: request?["quality"])
-            return Lookup(state: state, local: local, download: download, metadata: metadata)
+            return Lookup(window: window, local: local, download: download, metadata: metadata)
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import MediaDecoder
 import Wire
 
@@ -27,10 +28,13 @@ struct SourceError: Error, Sendable, Equatable, CustomStringConvertible, RPCErro
                     details: ["productId": .string(productId)])
     }
 
-    /// Offlined, but its validity ended (past `offlineValidUntil` or the station's expiry).
-    static func offlineNotValid(_ productId: String) -> SourceError {
-        SourceError(.offlineNotValid, "the offlined copy of \(productId) is no longer valid for playback; it needs re-validation online",
-                    details: ["productId": .string(productId)])
+    /// Offlined, but its validity ended (past `offlineValidUntil`, its license's `expiresAt` or
+    /// the station's expiry), before it was played or while it played; `endedAt` when known.
+    static func offlineNotValid(_ productId: String, endedAt: Date? = nil) -> SourceError {
+        let when = endedAt.map { " (its license or offline window ended at \(UTCTimestamp.rfc3339($0)))" } ?? ""
+        return SourceError(.offlineNotValid, "the offlined copy of \(productId) is no longer valid for playback\(when); "
+                               + "it needs re-validation online or a renewed license",
+                           details: ["productId": .string(productId)])
     }
 
     /// Online, not on the device, and no origin configured to stream it from.

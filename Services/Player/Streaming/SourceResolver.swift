@@ -32,8 +32,8 @@ final class SourceResolver: Sendable {
     let logger: Logger
 
     /// - Parameters:
-    ///   - now: the time validity is judged at (tests); by default `TrustedClock` from the catalog,
-    ///     or the last server time `origin` saw carried forward on the boot clock when later.
+    ///   - now: the time validity is judged at (tests); by default the player's trusted time
+    ///     (`PlayClock`: the catalog's anchor or the last server time `origin` saw, carried forward).
     init(catalog: Catalog, mediaDirectory: String, origin: OriginClient?, cache: HTTPCache?,
          now: (@Sendable () -> Date)? = nil, streamOptions: HTTPStreamSource.Options = .init(),
          growingPollInterval: Double = 0.05, logger: Logger = Logger(label: "player.source")) {
@@ -55,9 +55,10 @@ final class SourceResolver: Sendable {
         let fixedNow = now?()
         let origin = origin
         let found = try await SourceStore(catalog: catalog).lookup(productId: productId) { db in
-            try fixedNow ?? Self.trustedNow(origin, db: db)
+            try fixedNow ?? PlayClock.now(origin: origin, db: db)
         }
-        let (state, local, download, metadata) = (found.state, found.local, found.download, found.metadata)
+        let (window, local, download, metadata) = (found.window, found.local, found.download, found.metadata)
+        let state = window.validity.state
         // An HLS presentation is playlists and segments, not one file: played once complete
         // (`SourceResolver+HLS`); while it downloads, or not offlined, it is streamed.
         if let local, local.item.manifestType == "hls" {
@@ -65,7 +66,7 @@ final class SourceResolver: Sendable {
             case .offlinedAndValid:
                 return try await hlsSource(requested: productId, local: local, metadata: metadata)
             case .offlinedButNotValid:
-                throw SourceError.offlineNotValid(productId)
+                throw SourceError.offlineNotValid(productId, endedAt: window.validity.until)
             case .notOfflined:
                 if offlineMode { throw SourceError.illegalPlaybackRequest(productId) }
                 guard let origin else { throw SourceError.notOfflined(productId) }
@@ -89,7 +90,7 @@ final class SourceResolver: Sendable {
             if context.codec == nil || context.sampleRate == nil || context.bitRate == nil { await Self.probe(path, into: &context) }
             return PlaybackSource(source: source, context: context)
         case .offlinedButNotValid:
-            throw SourceError.offlineNotValid(productId)
+            throw SourceError.offlineNotValid(productId, endedAt: window.validity.until)
         case .notOfflined:
             if offlineMode { throw SourceError.illegalPlaybackRequest(productId) }
             if let local, var download {
@@ -102,6 +103,8 @@ final class SourceResolver: Sendable {
                     guard let origin else { throw SourceError.notOfflined(productId) }
                     return try await stream(productId: productId, quality: quality, origin: origin, events: events)
                 }
+                // The device's copy, though incomplete: its request's license and window must hold.
+                guard window.holds else { throw SourceError.offlineNotValid(productId, endedAt: window.validity.until) }
                 let path = try absolutePath(local.relativePath)
                 let relative = local.relativePath
                 let catalog = catalog
@@ -248,12 +251,15 @@ final class SourceResolver: Sendable {
 
     // MARK: Time and logs
 
-    /// `TrustedClock` as the downloader persisted it, or the player's own last server time moved
-    /// forward on the boot clock when that is later (the player writes no anchor of its own).
-    static func trustedNow(_ origin: OriginClient?, db: Database) throws -> Date {
-        let persisted = try TrustedClock.now(db: db)
-        guard let sample = origin?.lastServerTime else { return persisted }
-        return max(persisted, sample.carriedForward())
+    /// Whether `productId`, played from the device, may still be played, and until when: the
+    /// rule its resolution judged by, read again (the engine follows it while the product plays).
+    func window(productId: String) async throws -> PlayableWindow {
+        let fixedNow = now?()
+        let origin = origin
+        return try await catalog.read { db in
+            if let fixedNow { return try PlayableWindow.read(productId: productId, db: db, now: fixedNow) }
+            return try PlayableWindow.read(productId: productId, origin: origin, db: db)
+        }
     }
 
     private func log(_ requested: String, _ actual: String, _ what: String) {
