@@ -12,8 +12,8 @@ struct PlayableWindow: Sendable, Equatable {
     var validity: OfflineAvailability.Validity
     /// The trusted time it was judged at.
     var now: Date
-    /// When it ends on the boot clock (`ContinuousClock` counts through suspend, as the trusted
-    /// time does); nil: no end.
+    /// When it ends, as an instant of `ContinuousClock` (what timers sleep on); nil: no end.
+    /// Whoever waits for it reads the window again now and then (the trusted time can jump).
     var endsAt: ContinuousClock.Instant?
 
     /// Nothing has ended: no end, or an end still to come.
