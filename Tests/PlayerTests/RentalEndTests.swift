@@ -160,6 +160,9 @@ final class RentalEndTests: XCTestCase {
         let (video, _) = try await rig.offline(["productId": "vid-1", "rentalSeconds": 3600])
         let located = try await rig.call(rig.player, "media.locate", ["productId": "tr-1"])
         let url = try XCTUnwrap(located["url"]?.stringValue)
+        // While the license holds, a slow reader gets every byte (nothing is dropped at the close).
+        let whole = try await SlowHTTPReader.read(url, bytesPerSecond: 16_000, fastAfter: Date().addingTimeInterval(1.5))
+        XCTAssertTrue(whole.complete, "a slow reader got part of the file: \(whole)")
         let (trackEnds, _) = try await shortRental(rig, token: track, seconds: 3)
         let (videoEnds, _) = try await shortRental(rig, token: video, seconds: 3)
         let reading = Task { try await SlowHTTPReader.read(url, bytesPerSecond: 16_000, fastAfter: trackEnds.addingTimeInterval(2)) }
@@ -201,7 +204,7 @@ final class RentalEndTests: XCTestCase {
         let serverCut = try XCTUnwrap(outcome.endedAt, "the media server's answer never ended: \(outcome)")
         XCTAssertFalse(outcome.complete, "the media server's answer ran on: \(outcome)")
         XCTAssertEqual(playerStopped.timeIntervalSince(serverCut), 0, accuracy: 1,
-                       "the player stopped at \(playerStopped), the media server cut at \(serverCut)")
+                       "the player stopped at \(playerStopped), the media server cut at \(serverCut): \(outcome)")
         print("rental end: player stopped \(String(format: "%.3f", playerStopped.timeIntervalSince(endsAt))) s, "
               + "media server cut \(String(format: "%.3f", serverCut.timeIntervalSince(endsAt))) s after the rental's end")
     }

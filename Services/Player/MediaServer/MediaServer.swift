@@ -154,21 +154,33 @@ struct MediaServerService: Service {
     }
 
     private func handle(_ connection: Connection) async {
+        // The cut of the answer last sent (`cutOff`): armed until the client asks again (it has
+        // read that answer by then) or the connection ends, since what NIO and the kernel still
+        // hold of an answer outlives the writes that handed it over.
+        var cut: Task<Void, Never>?
+        defer { cut?.cancel() }
         do {
             try await connection.executeThenClose { inbound, outbound in
                 var head: HTTPRequestHead?
                 for try await part in inbound {
                     switch part {
-                    case .head(let request): head = request
+                    case .head(let request):
+                        head = request
+                        cut?.cancel()
+                        cut = nil
                     case .body: continue
                     case .end:
                         guard let request = head else { return }
                         head = nil
                         let response = await responder.respond(to: request)
-                        let cut = response.cutAt.map { cutOff(connection.channel, at: $0, uri: request.uri) }
-                        defer { cut?.cancel() }
+                        cut = response.cutAt.map { cutOff(connection.channel, at: $0, uri: request.uri) }
                         try await write(response, for: request, to: outbound)
-                        if !request.isKeepAlive { return }
+                        if !request.isKeepAlive {
+                            // Closing drops what NIO has not written yet: the output is shut once
+                            // all of it is sent (the cut still armed meanwhile), then the connection.
+                            try await connection.channel.close(mode: .output).get()
+                            return
+                        }
                     }
                 }
             }
@@ -178,14 +190,13 @@ struct MediaServerService: Service {
     }
 
     /// At `instant` (the product's license or offline window ends), resets the connection of
-    /// an answer still being sent: SO_LINGER 0 drops what the kernel still holds unsent for the
-    /// client, and the client sees the connection reset, not a complete answer. Cancelled once
-    /// the whole answer was handed to the kernel.
+    /// an answer still being sent: SO_LINGER 0 drops what NIO and the kernel still hold unsent
+    /// for the client, and the client sees the connection reset, not a complete answer.
     private func cutOff(_ channel: Channel, at instant: ContinuousClock.Instant, uri: String) -> Task<Void, Never> {
         let logger = logger
         return Task {
             do { try await Task.sleep(until: instant, clock: .continuous) } catch { return }
-            logger.info("media server: license or offline window ended; answer cut", metadata: ["uri": "\(uri)"])
+            logger.info("media server: license or offline window ended; connection reset", metadata: ["uri": "\(uri)"])
             let reset = (channel as? SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
                 ?? channel.eventLoop.makeSucceededVoidFuture()
             reset.whenComplete { _ in channel.close(promise: nil) }
