@@ -71,7 +71,7 @@ final class RentalEndTests: XCTestCase {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             let bodies = try await catalog.pool.read { db in
-                try String.fetchAll(db, sql: "SELECT body FROM playerPlays WHERE state != 'open'")
+                try String.fetchAll(db, sql: "SELECT body FROM playerPlays WHERE state != 'open' AND kind = 'play'")
             }
             for body in bodies {
                 let play = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
@@ -236,7 +236,7 @@ final class StationExpiryPlaybackTests: XCTestCase {
         let after = try await log.untilState("IDLE", timeout: 5)
         XCTAssertEqual(after.map(EventLog.describe), ["State:IDLE"], "the station ends: IDLE right after the error")
         await h.stop()
-        let bodies = try await h.catalog.pool.read { db in try String.fetchAll(db, sql: "SELECT body FROM playerPlays") }
+        let bodies = try await h.catalog.pool.read { db in try String.fetchAll(db, sql: "SELECT body FROM playerPlays WHERE kind = 'play'") }
         let plays = try bodies.map { try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         XCTAssertFalse(plays.contains { $0["productId"] as? String == "tr-s3" }, "nothing of the item after the expiry is heard")
         let last = try XCTUnwrap(plays.first { $0["productId"] as? String == stoppedItem })
