@@ -20,8 +20,6 @@ actor PlaybackEngine {
         var submitted = false
         /// Where playback starts when it is submitted (a seek before play).
         var startPosition: Double = 0
-        /// The play event, once the first frame was heard.
-        var play: PlayEvent?
         /// Its `MediaProductTransition` was published. Until then clients know only `previous`.
         var announced = false
         /// What clients heard of as active before this product.
@@ -36,8 +34,8 @@ actor PlaybackEngine {
         var requestedAt: ContinuousClock.Instant = .now
         /// Asked for by a load (TIDAL's explicit transition), not reached by playing on.
         var explicitStart = true
-        /// Its playback session's Streaming Metrics, from its resolution to its end.
-        var session: MetricSession?
+        /// Its play event and its Streaming Metrics session.
+        var recording = PlayRecording()
     }
 
     /// The product clients last heard of as active: the active one once its transition was
