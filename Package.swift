@@ -17,6 +17,9 @@ let package = Package(
         .executable(name: "cassette-origin", targets: ["cassette-origin"]),
         .executable(name: "cassette-bench", targets: ["cassette-bench"]),
         .executable(name: "footprint-floor", targets: ["footprint-floor"]),
+        // A test fixture: an ALSA PCM plugin that underruns once (`libCassetteUnderrunPCM.so`,
+        // loaded by alsa-lib from a test's ALSA configuration); no Cassette binary links it.
+        .library(name: "CassetteUnderrunPCM", type: .dynamic, targets: ["CassetteUnderrunPCM"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -152,6 +155,9 @@ let package = Package(
         ], path: "Tests/FootprintFloor"),
 
         // MARK: Tests
+        // Built with `-DPIC` so that alsa-lib's plugin macros name the dynamic version symbol.
+        .target(name: "CassetteUnderrunPCM", path: "Tests/ALSAUnderrunPlugin",
+                cSettings: [.define("PIC")], linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "TestSupport", dependencies: ["Wire", "HTTPClient"], path: "Tests/TestSupport"),
         .testTarget(name: "WireTests", dependencies: [
             "Wire", "TestSupport",

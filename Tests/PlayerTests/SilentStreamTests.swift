@@ -1,4 +1,5 @@
 import Foundation
+import MediaDecoder
 import TestSupport
 import Wire
 import XCTest
@@ -51,7 +52,7 @@ final class StationBorderStallTests: XCTestCase {
         let api = OriginAPI(origin: origin)
         // The first play-queue request answers at once, the second (asked right after) 9 s late.
         try await api.injectFaults("/v1/stations/st-1/play", [["delayMs": 0], ["delayMs": 9_000]])
-        let h = try PlayerHarness()
+        let h = try PlayerHarness(captureEveryOpen: true)
         let client = try await h.start(pace: "realtime", extraArgs: ["--origin", origin.baseURL],
                                        environment: PlayerHarness.originCredentials)
         let log = EventLog(client)
@@ -71,6 +72,32 @@ final class StationBorderStallTests: XCTestCase {
         XCTAssertEqual(resumed.last?.data["playbackState"], "PLAYING", "\(resumed.map(EventLog.describe))")
         let next = try await log.until(timeout: 30) { $0.type == "MediaProductTransition" }
         XCTAssertEqual(EventLog.describe(next.last!), "Transition:tr-3>tr-7b", "\(next.map(EventLog.describe))")
+        // The item after the wait starts as any item starts, not faded in: where its audio
+        // first reaches the device (found by its third tenth of a second, past any fade-in),
+        // its first 0.2 s are there exactly as decoded.
+        let decoder = try AudioDecoder(path: origin.dataDirectory.appendingPathComponent("media/tr-7b.flac").path,
+                                       output: DecoderOutputFormat(sampleFormat: .s16))
+        let tenth = 44_100 / 10 * 4
+        var start: [UInt8] = []
+        while start.count < 3 * tenth, let chunk = try decoder.nextChunk() { start += chunk.samples }
+        let head = Array(start[0..<(2 * tenth)]), mark = Array(start[(2 * tenth)..<(3 * tenth)])
+        var found: (capture: [UInt8], offset: Int)?
+        try await h.waitFor("tr-7b's third tenth of a second in the capture") {
+            found = h.captures.lazy.compactMap { capture in Self.offset(of: mark, in: capture, step: 4).map { (capture, $0) } }.first
+            return found != nil
+        }
+        let (capture, offset) = try XCTUnwrap(found)
+        XCTAssertGreaterThanOrEqual(offset, head.count, "tr-7b's start was written before")
+        XCTAssertTrue(offset >= head.count && Array(capture[(offset - head.count)..<offset]) == head,
+                      "tr-7b's first 0.2 s reached the device unscaled")
         await h.stop()
+    }
+
+    /// Where `needle` first occurs in `haystack`, at an offset that is a multiple of `step`.
+    static func offset(of needle: [UInt8], in haystack: [UInt8], step: Int) -> Int? {
+        guard let first = needle.first, haystack.count >= needle.count else { return nil }
+        return stride(from: 0, through: haystack.count - needle.count, by: step).first { offset in
+            haystack[offset] == first && haystack[offset..<(offset + needle.count)].elementsEqual(needle)
+        }
     }
 }

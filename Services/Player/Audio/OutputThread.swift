@@ -42,6 +42,8 @@ struct OutputSettings: Sendable {
 /// It supervises the device (`OutputThread+Device.swift`): a PCM that cannot be opened or
 /// fails while playing is closed, never written again, and opened again with backoff; the
 /// audio it could not take is held meanwhile and played on, faded in, once the device opens.
+/// A device that ran dry (the source could not keep up) is fed again once enough is buffered,
+/// also faded in (`SoftStart`).
 final class OutputThread {
     let pipe: AudioPipe
     let settings: OutputSettings
@@ -77,7 +79,7 @@ final class OutputThread {
     var reloadConfiguration = false
     /// Underruns of the open PCM already added to `health`.
     var underrunsCounted = 0
-    /// The fade-in after the device opened again.
+    /// The fade-in after the sound was cut: the device opened again, or ran dry and plays on.
     var softStart = SoftStart()
 
     private init(pipe: AudioPipe, settings: OutputSettings, health: OutputHealth,
@@ -145,6 +147,11 @@ final class OutputThread {
                 if let token = starved {
                     starved = nil
                     emit(.fed(token))
+                    // The track that ran dry plays on after a silence: faded in, as after a
+                    // reopen. (A next track after a dry border starts as any track starts.)
+                    if case .audio(let next, _) = item, next == token, let format {
+                        softStart.begin(sampleRate: format.sampleRate)
+                    }
                 }
                 handle(item)
             }

@@ -1,11 +1,17 @@
 import MediaDecoder
 
-/// A fade-in after the sound was cut (the device reopened after it failed): the gain rises
-/// linearly from 0 to the product's volume (1, or the normalized gain) over `duration` of
-/// audio, so that playing on does not start with a click at full level.
+/// A fade-in after the sound was cut: the device reopened after it failed, or it ran dry (the
+/// source could not keep up: STALLED) and the same track plays on. The gain rises linearly from
+/// 0 to the product's volume (1, or the normalized gain) over `duration` of audio: frame i of the
+/// fade-in is scaled by volume × i / `frames(sampleRate:)`, so that playing on does not start with
+/// a burst at full level. Starts of a track, gapless borders, seeks and a pause ending are not
+/// cuts and are not faded in.
 struct SoftStart {
     /// How long the fade-in lasts.
     static let duration = 0.1
+
+    /// The fade-in's length in frames at `sampleRate`.
+    static func frames(sampleRate: Int) -> Int { max(1, Int(duration * Double(sampleRate))) }
 
     private var total = 0
     private var done = 0
@@ -14,7 +20,7 @@ struct SoftStart {
 
     /// Starts a fade-in at `sampleRate`.
     mutating func begin(sampleRate: Int) {
-        total = max(1, Int(Self.duration * Double(sampleRate)))
+        total = Self.frames(sampleRate: sampleRate)
         done = 0
     }
 
