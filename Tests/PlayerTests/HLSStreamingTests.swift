@@ -107,6 +107,12 @@ final class HLSStreamingTests: XCTestCase {
         let lasted = try XCTUnwrap(stall["endTimestamp"]?.doubleValue) - (try XCTUnwrap(stall["startTimestamp"]?.doubleValue))
         XCTAssertGreaterThan(lasted, 500, "the stall lasted while the segment was late: \(stall)")
         let reference = try await HLSReference.decoded(origin, variant: "a0", in: h)
-        XCTAssertTrue(h.captured == reference, "nothing lost to the stall: \(h.captured.count) bytes, \(reference.count) expected")
+        XCTAssertEqual(h.captured.count, reference.count, "nothing lost to the stall")
+        // Every sample in order, the sound after the stall faded in (the player's soft start).
+        let ramps = SoftStartRamps(captured: h.capturedSamples, decoded: StalledOutputTests.samples(reference), sampleRate: 44_100)
+        XCTAssertNil(ramps.mismatch, "the capture is the decoded track but for the fade-in after the stall")
+        XCTAssertEqual(ramps.starts.count, 1, "one fade-in, after the one stall: at \(ramps.startSeconds(sampleRate: 44_100)) s")
+        let fadeIn = Double(try XCTUnwrap(ramps.starts.first)) / 44_100
+        XCTAssertEqual(fadeIn, try XCTUnwrap(stall["assetPosition"]?.doubleValue), accuracy: 0.005, "where the sound was cut")
     }
 }
