@@ -17,7 +17,7 @@ DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev
 # with `deps`. Kept out of `deps`: the mpd package's scripts may start a system mpd.
 BENCH_PACKAGES := mpd aria2
 
-.PHONY: all deps bench-deps install-packages build build-tests test demo bench release install deb deb-test vm-test clean
+.PHONY: all deps bench-deps install-packages build build-tests test format lint demo bench release install deb deb-test vm-test clean
 
 all: build
 
@@ -46,8 +46,17 @@ build-tests: deps
 
 # Every test: unit tests, in-process socket tests and the integration tests that start
 # the real binaries (self-bound and under systemd-socket-activate) in temporary folders.
-test: build-tests
+test: lint build-tests
 	$(SWIFT) test --skip-build
+
+# The code's layout is swift-format's (part of the toolchain), configured in .swift-format:
+# `make format` rewrites the sources, and `make test` starts by refusing unformatted code.
+FORMATTED := Package.swift Services Shared Tests
+format:
+	$(SWIFT) format format --in-place --recursive --parallel $(FORMATTED)
+
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel $(FORMATTED)
 
 # Starts the reference origin and the three services in a temporary folder and shows them working.
 demo: build
