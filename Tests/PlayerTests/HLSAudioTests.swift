@@ -18,29 +18,8 @@ final class HLSAudioTests: XCTestCase {
         let downloader = try h.startDownloader(origin: origin)
         let client = try await h.start(extraArgs: ["--origin", origin.baseURL], environment: credentials)
         _ = try await h.call("player.config.set", ["loudnessNormalizationMode": "OFF"])
-        _ = try await call(downloader, "network.set", ["type": "wifi"])
+        _ = try await downloader.call("network.set", ["type": "wifi"])
         return (h, origin, downloader, EventLog(client))
-    }
-
-    private func call(_ service: ServiceProcess, _ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
-        let client = try await service.client()
-        defer { Task { await client.close() } }
-        return try await client.call(method, params)
-    }
-
-    /// `offline.add` and wait for `cached`.
-    private func offline(_ downloader: ServiceProcess, _ params: JSONValue) async throws -> JSONValue {
-        let added = try await call(downloader, "offline.add", params)
-        let token = try XCTUnwrap(added["token"]?.stringValue)
-        let deadline = Date().addingTimeInterval(60)
-        var last = added
-        while Date() < deadline {
-            last = try await call(downloader, "offline.status", ["token": .string(token)])
-            if last["state"]?.stringValue == "cached" { return last }
-            if last["state"]?.stringValue == "failed" { break }
-            try await Task.sleep(nanoseconds: 100_000_000)
-        }
-        throw HarnessError("tr-hls not cached: \(last)\n\(downloader.log.suffix(2000))")
     }
 
     private func reference(_ origin: OriginProcess, variant: String, of product: String = "tr-hls", in h: PlayerHarness) async throws -> [UInt8] {
@@ -58,7 +37,7 @@ final class HLSAudioTests: XCTestCase {
         defer { downloader.kill9(); origin.discard() }
 
         // The default variant: the lowest (no variant has video), AAC in encrypted MPEG-TS.
-        let aac = try await offline(downloader, ["productId": "tr-hls"])
+        let aac = try await downloader.offlineCached(["productId": "tr-hls"])
         XCTAssertEqual(aac["variant"]?["codecs"]?.stringValue, "mp4a.40.2", "\(aac)")
         let events = try await play(h, log)
         XCTAssertTrue(events.contains { $0.data["playbackContext"]?["audioCodec"]?.stringValue == "aac" }, "\(events.map { "\($0.type) \($0.data)" })")
@@ -69,10 +48,10 @@ final class HLSAudioTests: XCTestCase {
         XCTAssertTrue(h.captured == aacReference, "the device got exactly FFmpeg's decode of the origin's AAC variant")
 
         // A chosen bitrate: the FLAC variant, an fMP4 init section and its fragments.
-        let offer = try await call(downloader, "offline.variants", ["productId": "tr-hls"])
+        let offer = try await downloader.call("offline.variants", ["productId": "tr-hls"])
         let top = try XCTUnwrap(offer["variants"]?.arrayValue?.compactMap { $0["bandwidth"]?.intValue }.max())
-        _ = try await call(downloader, "offline.delete", ["token": try XCTUnwrap(aac["token"])])
-        let flac = try await offline(downloader, ["productId": "tr-hls", "bitrate": .number(Double(top))])
+        _ = try await downloader.call("offline.delete", ["token": try XCTUnwrap(aac["token"])])
+        let flac = try await downloader.offlineCached(["productId": "tr-hls", "bitrate": .number(Double(top))])
         XCTAssertEqual(flac["variant"]?["codecs"]?.stringValue, "fLaC", "\(flac)")
         let flacEvents = try await play(h, log)
         XCTAssertFalse(flacEvents.contains { $0.data["message"] != nil }, "no error event: \(flacEvents.map { "\($0.type) \($0.data)" })")
@@ -87,7 +66,7 @@ final class HLSAudioTests: XCTestCase {
     func testADamagedSegmentFailsWithItsName() async throws {
         let (h, origin, downloader, log) = try await rig()
         defer { downloader.kill9(); origin.discard() }
-        _ = try await offline(downloader, ["productId": "tr-hls"])
+        _ = try await downloader.offlineCached(["productId": "tr-hls"])
         let segments = try FileManager.default.subpathsOfDirectory(atPath: h.mediaDir).filter { $0.hasSuffix("seg001.ts") }
         let segment = h.mediaDir + "/" + (try XCTUnwrap(segments.first, "seg001.ts under \(h.mediaDir)"))
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: segment))
@@ -115,7 +94,7 @@ final class HLSAudioTests: XCTestCase {
         var (h, origin, downloader, log) = try await rig()
         defer { downloader.kill9(); origin.discard() }
         let api = OriginAPI(origin: origin)
-        let before = try await offline(downloader, ["productId": "tr-hls"])
+        let before = try await downloader.offlineCached(["productId": "tr-hls"])
         let token = try XCTUnwrap(before["token"]?.stringValue)
         let oldHash = try XCTUnwrap(before["manifestHash"]?.stringValue)
         let oldFiles = try FileManager.default.subpathsOfDirectory(atPath: h.mediaDir + "/hls/tr-hls").filter { $0.hasSuffix(".ts") }
@@ -126,10 +105,10 @@ final class HLSAudioTests: XCTestCase {
         XCTAssertEqual(moved.status, 200)
         try await api.injectFaults("/media/tr-hls-2/a0/", [["bytesPerSecond": 8_000, "repeat": 100]])
         _ = try await api.post("/_control/clock", ["offsetSeconds": 2 * 86_400], authorized: false)
-        let round = try await call(downloader, "sync.now")
+        let round = try await downloader.call("sync.now")
         let outcome = round["revalidated"]?.arrayValue?.first { $0["token"]?.stringValue == token }
         XCTAssertEqual(outcome?["result"]?.stringValue, "staged", "\(round)")
-        let staging = try await call(downloader, "offline.status", ["token": .string(token)])
+        let staging = try await downloader.call("offline.status", ["token": .string(token)])
         XCTAssertEqual(staging["manifestHash"]?.stringValue, oldHash, "still the old presentation: \(staging)")
         XCTAssertEqual(staging["staged"]?["productId"]?.stringValue, "tr-hls-2")
 
@@ -145,9 +124,9 @@ final class HLSAudioTests: XCTestCase {
         var done = staging
         let end = Date().addingTimeInterval(60)
         while done["staged"] != nil || done["manifestHash"]?.stringValue == oldHash, Date() < end {
-            _ = try? await call(downloader, "sync.now")
+            _ = try? await downloader.call("sync.now")
             try await Task.sleep(nanoseconds: 200_000_000)
-            done = try await call(downloader, "offline.status", ["token": .string(token)])
+            done = try await downloader.call("offline.status", ["token": .string(token)])
         }
         XCTAssertEqual(done["productId"]?.stringValue, "tr-hls-2", "\(done)\n\(downloader.log.suffix(2000))")
         XCTAssertEqual(done["state"]?.stringValue, "cached")

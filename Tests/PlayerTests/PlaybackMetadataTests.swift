@@ -15,29 +15,8 @@ final class PlaybackMetadataTests: XCTestCase {
         let origin = try OriginProcess.start()
         let downloader = try h.startDownloader(origin: origin)
         let client = try await h.start(extraArgs: ["--origin", origin.baseURL], environment: PlayerHarness.originCredentials)
-        _ = try await call(downloader, "network.set", ["type": "wifi"])
+        _ = try await downloader.call("network.set", ["type": "wifi"])
         return (h, origin, downloader, EventLog(client))
-    }
-
-    private func call(_ service: ServiceProcess, _ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
-        let client = try await service.client()
-        defer { Task { await client.close() } }
-        return try await client.call(method, params)
-    }
-
-    /// `offline.add` and wait for `cached`; the last `offline.status`.
-    private func offline(_ downloader: ServiceProcess, _ params: JSONValue) async throws -> JSONValue {
-        let added = try await call(downloader, "offline.add", params)
-        let token = try XCTUnwrap(added["token"]?.stringValue)
-        let deadline = Date().addingTimeInterval(60)
-        var last = added
-        while Date() < deadline {
-            last = try await call(downloader, "offline.status", ["token": .string(token)])
-            if last["state"]?.stringValue == "cached" { return last }
-            if last["state"]?.stringValue == "failed" { break }
-            try await Task.sleep(nanoseconds: 100_000_000)
-        }
-        throw HarnessError("\(params) not cached: \(last)\n\(downloader.log.suffix(2000))")
     }
 
     /// `player.load` of `productId` as `productType`; the data of its `MediaProductTransition`.
@@ -73,7 +52,7 @@ final class PlaybackMetadataTests: XCTestCase {
         let (h, origin, downloader, log) = try await rig()
         defer { downloader.kill9(); origin.discard() }
 
-        let aac = try await offline(downloader, ["productId": "tr-hls"])
+        let aac = try await downloader.offlineCached(["productId": "tr-hls"])
         XCTAssertEqual(aac["variant"]?["codecs"]?.stringValue, "mp4a.40.2", "\(aac)")
         let aacBandwidth = try XCTUnwrap(aac["variant"]?["bandwidth"]?.doubleValue)
         let aacExpected = try measuredBitRate(h.mediaDir + "/hls/tr-hls/a0")
@@ -86,10 +65,10 @@ final class PlaybackMetadataTests: XCTestCase {
         _ = try await h.call("player.reset")
 
         // The FLAC variant, chosen by its bitrate.
-        let offer = try await call(downloader, "offline.variants", ["productId": "tr-hls"])
+        let offer = try await downloader.call("offline.variants", ["productId": "tr-hls"])
         let top = try XCTUnwrap(offer["variants"]?.arrayValue?.compactMap { $0["bandwidth"]?.intValue }.max())
-        _ = try await call(downloader, "offline.delete", ["token": try XCTUnwrap(aac["token"])])
-        let flac = try await offline(downloader, ["productId": "tr-hls", "bitrate": .number(Double(top))])
+        _ = try await downloader.call("offline.delete", ["token": try XCTUnwrap(aac["token"])])
+        let flac = try await downloader.offlineCached(["productId": "tr-hls", "bitrate": .number(Double(top))])
         XCTAssertEqual(flac["variant"]?["codecs"]?.stringValue, "fLaC", "\(flac)")
         let flacExpected = try measuredBitRate(h.mediaDir + "/hls/tr-hls/a1")
         transition = try await load(h, log, "tr-hls")
@@ -109,9 +88,9 @@ final class PlaybackMetadataTests: XCTestCase {
     func testAVideosContextNamesTheQualityItWasOfflinedAt() async throws {
         let (h, origin, downloader, log) = try await rig()
         defer { downloader.kill9(); origin.discard() }
-        _ = try await call(downloader, "policy.set", ["offlineVideoQuality": "LOW"])
+        _ = try await downloader.call("policy.set", ["offlineVideoQuality": "LOW"])
 
-        let video = try await offline(downloader, ["productId": "vid-1"])
+        let video = try await downloader.offlineCached(["productId": "vid-1"])
         XCTAssertEqual(video["quality"]?.stringValue, "LOW", "\(video)")
         let transition = try await load(h, log, "vid-1", productType: "VIDEO")
         let context = transition["playbackContext"]
@@ -127,7 +106,7 @@ final class PlaybackMetadataTests: XCTestCase {
         _ = try await h.call("player.reset")
 
         // A track is no video.
-        _ = try await offline(downloader, ["productId": "tr-1"])
+        _ = try await downloader.offlineCached(["productId": "tr-1"])
         let track = try await load(h, log, "tr-1")
         XCTAssertEqual(track["playbackContext"]?["videoQuality"], JSONValue.null, "present, and null: \(track)")
         _ = try await h.call("player.reset")
@@ -147,7 +126,7 @@ final class PlaybackMetadataTests: XCTestCase {
         _ = try await h.call("player.reset")
 
         for (productId, type) in [("tr-1", "TRACK"), ("vid-1", "VIDEO")] {
-            let offlined = try await offline(downloader, ["productId": .string(productId), "productType": .string(type)])
+            let offlined = try await downloader.offlineCached(["productId": .string(productId), "productType": .string(type)])
             let images = try XCTUnwrap(offlined["images"], "offline.status names the images: \(offlined)")
             XCTAssertNotNil(images["poster"]?.stringValue)
             XCTAssertNotNil(images["thumbnail"]?.stringValue)

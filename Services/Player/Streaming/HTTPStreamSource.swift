@@ -35,11 +35,7 @@ final class HTTPStreamSource: ByteSource, @unchecked Sendable {
         var stallGrace = 0.1
         /// Network failures retried inside one request before this source shrinks its chunk
         /// and tries again itself (forever).
-        var retry: RetryPolicy = {
-            var policy = RetryPolicy.streaming
-            policy.networkRetries = 2
-            return policy
-        }()
+        var retry = RetryPolicy.streamingRequest
     }
 
     let cachePath: String
@@ -328,4 +324,14 @@ final class HTTPStreamSource: ByteSource, @unchecked Sendable {
         }
         return (first, total)
     }
+}
+
+extension RetryPolicy {
+    /// One request of a stream someone listens to (a chunk, a segment): the streaming rules with
+    /// two quick network retries, after which the stream's own loop tries again, forever.
+    static let streamingRequest: RetryPolicy = {
+        var policy = RetryPolicy.streaming
+        policy.networkRetries = 2
+        return policy
+    }()
 }

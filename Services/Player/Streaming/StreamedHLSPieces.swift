@@ -23,11 +23,7 @@ final class StreamedHLSPieces: HLSPieceStore, @unchecked Sendable {
         var ahead = 4
         var requestTimeout = 20.0
         var stallGrace = 0.1
-        var retry: RetryPolicy = {
-            var policy = RetryPolicy.streaming
-            policy.networkRetries = 2
-            return policy
-        }()
+        var retry = RetryPolicy.streamingRequest
     }
 
     let pieces: [HLSPiece]
