@@ -3,6 +3,11 @@ import GRDB
 extension Catalog {
     /// Every schema change, in order, in this one place. A migration once shipped is never
     /// edited: a later change appends a new one. docs/catalog.md describes the resulting schema.
+    ///
+    /// The release before may run on a catalog migrated by this one (an A/B update that rolls
+    /// back): a migration is additive (new tables, new nullable or defaulted columns, new
+    /// indexes), or else it lists itself in `requiredMigrations`, and then an older binary
+    /// refuses the catalog rather than write to tables it does not understand.
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1-foundation") { db in
@@ -136,6 +141,8 @@ extension Catalog {
         m.registerMigration("v7-reporter-verdicts", migrate: reporterSchemaV7)
         m.registerMigration("v8-player-metrics", migrate: playerSchemaV8)
         m.registerMigration("v8-reporter-metrics", migrate: reporterSchemaV8)
+        m.registerMigration("v9-compatibility", migrate: compatibilitySchemaV9)
+        m.registerMigration("v9-metric-totals", migrate: metricTotalsSchemaV9)
         return m
     }
 }

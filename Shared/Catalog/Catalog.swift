@@ -17,6 +17,9 @@ public final class Catalog: Sendable {
     public let path: String
     /// Migrations applied when this process opened the catalog: the schema it works with.
     public let schemaVersionAtOpen: Int
+    /// Migrations a newer Cassette applied that this binary does not know (all additive, or
+    /// the catalog would not have opened): a rollback left them behind.
+    public let unknownMigrations: [String]
 
     /// - Parameters:
     ///   - busyTimeout: how long a writer waits for another process's write lock.
@@ -43,22 +46,26 @@ public final class Catalog: Sendable {
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         do {
-            (pool, schemaVersionAtOpen) = try Self.withFileLock(stateDirectory + "/catalog.lock") {
+            (pool, schemaVersionAtOpen, unknownMigrations) = try Self.withFileLock(stateDirectory + "/catalog.lock") {
                 let pool = try DatabasePool(path: path, configuration: config)
                 Self.closeToOthers(path)
-                // A newer Cassette's migrations would mean tables this binary does not know;
-                // writing to them blindly could corrupt what that version relies on.
-                if try pool.read({ try Self.migrator.hasBeenSuperseded($0) }) {
+                // A newer Cassette's migrations: additive ones (new tables and columns this
+                // binary never touches) are carried along, so a release rolled back after an
+                // update still starts; one the newer binary marked required means tables this
+                // binary would misunderstand, and writing to them could corrupt what that
+                // version relies on.
+                let (unknown, required) = try pool.read { try Self.unknownMigrations($0) }
+                if !required.isEmpty {
                     throw CatalogError(.schemaTooNew,
-                        "The catalog at \(path) was written by a newer Cassette; install that version or a newer one.")
+                        "The catalog at \(path) was written by a newer Cassette (migrations \(required.joined(separator: ", ")) change what this version relies on); install that version or a newer one.")
                 }
                 // GRDB sets the writer connection of a pool to synchronous=NORMAL when it turns
                 // WAL on, after `prepareDatabase` ran: NORMAL syncs only at checkpoints, so a
                 // commit could be lost to a power cut. FULL again, on the one connection that writes.
                 try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
                 try Self.migrator.migrate(pool)
-                let version = try pool.read { db in try Self.migrator.appliedIdentifiers(db).count }
-                return (pool, version)
+                let version = try pool.read { db in try Self.migrator.appliedMigrations(db).count }
+                return (pool, version, unknown)
             }
         } catch let error as CatalogError {
             throw error
@@ -70,7 +77,7 @@ public final class Catalog: Sendable {
     /// The schema version this binary applied or found (the count of applied migrations).
     /// Blocking, like every `…Blocking` access: for tools and tests, not for async code.
     public func schemaVersion() throws -> Int {
-        try readBlocking { db in try Self.migrator.appliedIdentifiers(db).count }
+        try readBlocking { db in try Self.migrator.appliedMigrations(db).count }
     }
 
     /// Every migration this build knows, in order; a catalog it opened has applied all of them.

@@ -58,16 +58,30 @@ public struct DaemonParts: Sendable {
     /// Asked before every watchdog ping, after the common checks passed: nil when the service
     /// does its work, else why it is wedged (logged; the ping is withheld, so systemd restarts it).
     public var wedged: (@Sendable () async -> String?)?
+    /// Asked in every health round (`HealthMonitor`, every few seconds): what keeps the service
+    /// from being fit to keep, one line each in words; empty when nothing does. Unlike
+    /// `wedged`, a problem here does not withhold the watchdog's ping.
+    public var healthProblems: (@Sendable () async -> [String])?
+    /// The service's own OpenMetrics families (gauges), for `service.metrics` and the metrics file.
+    public var metrics: (@Sendable () async -> [MetricFamily])?
+    /// The service's counters that survive restarts (`cassette_<name>_total`).
+    public var totals: [MetricTotal]
 
     public init(router: RPCRouter = RPCRouter(), services: [any Service] = [],
                 statusLine: (@Sendable () async -> String)? = nil,
                 status: StatusFields = .now({ [:] }),
-                wedged: (@Sendable () async -> String?)? = nil) {
+                wedged: (@Sendable () async -> String?)? = nil,
+                healthProblems: (@Sendable () async -> [String])? = nil,
+                metrics: (@Sendable () async -> [MetricFamily])? = nil,
+                totals: [MetricTotal] = []) {
         self.router = router
         self.services = services
         self.statusLine = statusLine
         self.status = status
         self.wedged = wedged
+        self.healthProblems = healthProblems
+        self.metrics = metrics
+        self.totals = totals
     }
 }
 
@@ -119,29 +133,37 @@ public enum Daemon {
         let opener = CatalogOpener(stateDir: settings.stateDir, after: ready, opened: opened)
         let health = HealthCheck(catalog: opened)
         let context = DaemonContext(settings: settings, logger: logger, hub: hub, startedAt: .now, catalogTask: opener.task)
+        let metricsSettings = try MetricsSettings(section: MetricsSettings.section(settings.config, service: settings.name),
+                                                  service: settings.name)
         let parts = try await build(context)
+        let monitor = HealthMonitor(probe: health, opened: opened, problems: parts.healthProblems, wedged: parts.wedged)
+        let metrics = MetricsPublisher(service: settings.name, totals: MetricsPublisher.commonTotals() + parts.totals,
+                                       gauges: parts.metrics, health: monitor, catalog: { try await context.catalog() })
         var router = parts.router
         let statusBox = StatusBox(context: context)
         router.register("service.status", takes: [], now: { _ in
-            statusBox.renderNow(health: health, opened: opened, extra: parts.status)
+            statusBox.renderNow(health: monitor, opened: opened, extra: parts.status)
         }, later: { _ in
-            await statusBox.render(health: health, extra: parts.status)
+            await statusBox.render(health: monitor, extra: parts.status)
         })
+        router.register("service.metrics", takes: []) { _ in
+            ["text": .string(await metrics.render())]
+        }
         let server = RPCServer(router: router, limits: settings.limits, logger: logger, hub: hub)
         statusBox.server = server
         let notifier = SystemdNotifier()
         let stop = StopRequest()
         var services: [any Service] = [ServerService(server: server, source: source, socketGroup: socketGroup,
                                                      notifier: notifier, ready: ready, stop: stop, logger: logger)]
-        let wedged = parts.wedged
         if let watchdog = WatchdogService(notifier: notifier, logger: logger, after: { await ready.wait() }, isHealthy: {
-            guard await health.run().healthy else { return false }
-            guard let reason = await wedged?() else { return true }
-            logger.warning("wedged: \(reason)")
-            return false
+            let verdict = await monitor.check()
+            if let reason = verdict.wedged { logger.warning("wedged: \(reason)") }
+            return verdict.alive
         }) {
             services.append(watchdog)
         }
+        services.append(HealthMonitorService(monitor: monitor, ready: ready, catalog: opener.task))
+        services.append(MetricsService(publisher: metrics, settings: metricsSettings, ready: ready, logger: logger))
         if notifier.isEnabled, let text = parts.statusLine {
             services.append(StatusLine(notifier: notifier, ready: ready, text: text))
         }
@@ -203,9 +225,14 @@ final class CatalogOpener: Sendable {
             guard gate.isOpen else { throw DaemonError(.socketUnavailable, "The service could not listen, so the catalog was not opened.") }
             // Opening may wait on another service's migration lock (flock) and does disk I/O:
             // keep that off Swift's cooperative threads.
-            let catalog = try await BlockingIO.run { try Catalog(stateDirectory: stateDir) }
-            opened.set(catalog)
-            return catalog
+            do {
+                let catalog = try await BlockingIO.run { try Catalog(stateDirectory: stateDir) }
+                opened.set(catalog)
+                return catalog
+            } catch {
+                opened.fail(error)
+                throw error
+            }
         }
     }
 }

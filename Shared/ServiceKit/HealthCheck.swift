@@ -8,20 +8,15 @@ import Wire
 /// socket), Swift's cooperative pool (every actor and task) and, once it is open, the catalog
 /// through its async API (GRDB's reader and writer queues). The watchdog pings only after a
 /// check that passed, so a service stuck in any of them stops pinging and systemd restarts it;
-/// `service.status` shows the same figures.
+/// `HealthMonitor` runs it in each health round, and `service.status` shows the figures of the
+/// most recent one.
 ///
 /// The three parts are probed at once, under one deadline whose timer is cancelled as soon as
 /// they have all answered. Callers that ask while a check is running share its report instead
-/// of starting another: under many concurrent `service.status` calls the parts see one probe
-/// each at a time, not one per request. `service.status` also takes the report of a check that
-/// finished less than `statusMaxAge` ago: a probe wakes three threads (tens of microseconds on a
-/// small device), which a client polling status many times a second should not pay each time.
+/// of starting another (the watchdog's round and the background one may meet).
 struct HealthCheck: Sendable {
     /// Past this, a part counts as stalled (and the check answers rather than wait on).
     static let deadline: Duration = .seconds(2)
-    /// How old a report `service.status` may show.
-    static let statusMaxAge: Duration = .seconds(1)
-
     let catalog: OpenedCatalog
     private let round = SharedRound()
 
@@ -31,6 +26,10 @@ struct HealthCheck: Sendable {
 
     struct Report: Sendable {
         let healthy: Bool
+        /// Which part stalled, for the health verdict's words.
+        let stalledEventLoop: Bool
+        let stalledCooperativePool: Bool
+        let stalledCatalog: Bool
         /// When the check finished.
         let at = ContinuousClock.now
         /// The members that do not change with the report's age, made once: `service.status`
@@ -41,7 +40,10 @@ struct HealthCheck: Sendable {
         /// not open yet (then it is not checked).
         init(eventLoop: Duration?, cooperativePool: Duration?, catalog: Duration??) {
             func ms(_ d: Duration?) -> JSONValue { d.map { .number($0.roundedMilliseconds) } ?? "stalled" }
-            healthy = eventLoop != nil && cooperativePool != nil && (catalog.map { $0 != nil } ?? true)
+            stalledEventLoop = eventLoop == nil
+            stalledCooperativePool = cooperativePool == nil
+            stalledCatalog = catalog.map { $0 == nil } ?? false
+            healthy = !stalledEventLoop && !stalledCooperativePool && !stalledCatalog
             var members: [String: JSONValue] = Dictionary(minimumCapacity: 5)
             members["healthy"] = .bool(healthy)
             members["eventLoopMs"] = ms(eventLoop)
@@ -55,18 +57,6 @@ struct HealthCheck: Sendable {
             fields["checkedMsAgo"] = .number((ContinuousClock.now - at).roundedMilliseconds)
             return .object(fields)
         }
-    }
-
-    /// The report of a check that finished within `maxAge`, else as `run()`.
-    func recent(within maxAge: Duration) async -> Report {
-        if let last = recentReport(within: maxAge) { return last }
-        return await run()
-    }
-
-    /// The report of a check that finished within `maxAge`, if there is one.
-    func recentReport(within maxAge: Duration) -> Report? {
-        guard let last = round.last, ContinuousClock.now - last.at <= maxAge else { return nil }
-        return last
     }
 
     /// The report of a check that was running when called, or else of a new one.
@@ -227,9 +217,13 @@ private final class SharedRound: Sendable {
     }
 }
 
-/// The catalog once `CatalogOpener` has opened it; nil before (and when it could not open).
+/// The catalog once `CatalogOpener` has opened it; nil before (and when it could not open,
+/// then `failure` says why).
 final class OpenedCatalog: Sendable {
     private let box = NIOLockedValueBox<Catalog?>(nil)
+    private let failureBox = NIOLockedValueBox<String?>(nil)
     var value: Catalog? { box.withLockedValue { $0 } }
+    var failure: String? { failureBox.withLockedValue { $0 } }
     func set(_ catalog: Catalog) { box.withLockedValue { $0 = catalog } }
+    func fail(_ error: any Error) { failureBox.withLockedValue { $0 = "\(error)" } }
 }

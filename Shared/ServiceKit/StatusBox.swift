@@ -28,22 +28,23 @@ final class StatusBox: Sendable {
         set { serverBox.withLockedValue { $0 = newValue } }
     }
 
-    /// The answer without awaiting anything, when that is possible: the catalog is open, the
-    /// last health check is recent and the service's fields are read on the spot. Else nil.
-    func renderNow(health: HealthCheck, opened: OpenedCatalog, extra: StatusFields) -> JSONValue? {
+    /// The answer without awaiting anything, when that is possible: the catalog is open, a
+    /// health verdict exists (the background rounds keep it fresh; its age is shown) and the
+    /// service's fields are read on the spot. Else nil.
+    func renderNow(health: HealthMonitor, opened: OpenedCatalog, extra: StatusFields) -> JSONValue? {
         guard case .now(let fields) = extra, let catalog = opened.value,
-              let report = health.recentReport(within: HealthCheck.statusMaxAge) else { return nil }
+              let verdict = health.latest else { return nil }
         var all = common()
         all["catalog"] = ready(catalog)
-        all["health"] = report.json
+        all["health"] = verdict.json
         for (key, value) in fields() { all[key] = value }
         return .object(all)
     }
 
-    func render(health: HealthCheck, extra: StatusFields) async -> JSONValue {
+    func render(health: HealthMonitor, extra: StatusFields) async -> JSONValue {
         var fields = common()
         fields["catalog"] = await catalogStatus()
-        fields["health"] = await health.recent(within: HealthCheck.statusMaxAge).json
+        fields["health"] = await health.latestOrCheck().json
         let own: [String: JSONValue]
         switch extra {
         case .now(let read): own = read()
@@ -78,8 +79,13 @@ final class StatusBox: Sendable {
     private func ready(_ catalog: Catalog) -> JSONValue {
         readyCatalog.withLockedValue { made in
             if let made, made.catalog === catalog { return made.json }
-            let json: JSONValue = ["state": "ready", "path": .string(catalog.path),
-                                   "schemaVersion": .number(Double(catalog.schemaVersionAtOpen))]
+            var fields: [String: JSONValue] = ["state": "ready", "path": .string(catalog.path),
+                                               "schemaVersion": .number(Double(catalog.schemaVersionAtOpen))]
+            // Left behind by a newer release after a rollback: additive, so carried along.
+            if !catalog.unknownMigrations.isEmpty {
+                fields["unknownMigrations"] = .array(catalog.unknownMigrations.map { .string($0) })
+            }
+            let json = JSONValue.object(fields)
             made = (catalog, json)
             return json
         }
