@@ -12,7 +12,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # start a system nginx on port 80, which no test uses.
 DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev libasound2-dev \
 	libavformat-dev libavcodec-dev libavutil-dev libswresample-dev \
-	ffmpeg systemd alsa-utils python3 curl faketime openssl patchelf nginx-light
+	ffmpeg systemd alsa-utils python3 python3-prometheus-client curl faketime openssl patchelf nginx-light
 # The benchmarks' peers (MPD, aria2c); nginx, the real server of `cassette-bench download`, comes
 # with `deps`. Kept out of `deps`: the mpd package's scripts may start a system mpd.
 BENCH_PACKAGES := mpd aria2

@@ -17,12 +17,12 @@ struct CassetteCtl: AsyncParsableCommand {
             Exit status: 0 success; 1 the service answered with an error (shown on stderr as \
             '<service>: <ErrorName>: <message>'); 2 the work waited for ended in failure (sync with \
             failed items, offline add --wait that failed, a product that does not play, playlog \
-            flush that did not deliver); 64 bad usage; 69 a service cannot be reached, closed the \
+            flush that did not deliver); 3 health found a problem; 64 bad usage; 69 a service cannot be reached, closed the \
             connection or did not answer in time; 75 the wait timed out while the work goes on.
             """,
         version: CassetteVersion.string,
         subcommands: [
-            Status.self, Call.self, Watch.self,
+            Status.self, Health.self, Metrics.self, Call.self, Watch.self,
             Stations.self, Sync.self, Offline.self, Policy.self, Network.self, SyncNow.self,
             Tune.self, Skip.self, Load.self, Queue.self, Play.self, Pause.self, Seek.self, Next.self, Stop.self, Now.self,
             PlayerConfigCommand.self, Playlog.self, Media.self, CatalogCommand.self,

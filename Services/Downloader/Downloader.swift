@@ -14,7 +14,7 @@ import Pacing
 enum Downloader {
     @Sendable static func build(_ context: DaemonContext) async throws -> DaemonParts {
         let settings = DownloaderSettings(section: context.settings.config.downloader, logger: context.logger)
-        context.warnAboutUnknownKeys(known: DownloaderSettings.keys.union(DownloadPolicy.configKeys))
+        context.warnAboutUnknownKeys(known: DownloaderSettings.keys.union(DownloadPolicy.configKeys).union(MetricsSettings.keys))
         let events = DownloaderEvents(hub: context.hub)
         let offlineSwitch = OfflineSwitch()
         let (origin, quickOrigin) = try makeOrigins(context.settings, settings, offline: offlineSwitch)
@@ -95,6 +95,7 @@ enum Downloader {
         var router = RPCRouter()
         DownloaderMethods.register(on: &router, core: core)
         CatalogMethods.register(on: &router, core: core)
+        DownloaderFleet.register(on: &router, core: core, context: context)
         return DaemonParts(router: router, services: DownloaderServices.all(core: core, logger: context.logger), statusLine: { await DownloaderStatusLine.text(core: core, context: context) }, status: .awaited({
             var fields: [String: JSONValue] = ["origin": context.settings.origin.map { .string($0) } ?? .null,
                                                "maxParallel": .number(Double(settings.maxParallel))]
@@ -107,7 +108,8 @@ enum Downloader {
                 fields["contentCatalog"] = await ready.catalog.status()
             }
             return fields
-        }))
+        }), healthProblems: DownloaderFleet.problems(core: core, context: context),
+        metrics: DownloaderFleet.metrics(core: core, context: context), totals: DownloaderFleet.totals())
     }
 
     /// `originAuth` for `service.status`: what the origin said of the credentials when it last

@@ -88,7 +88,9 @@ enum Player {
         return DaemonParts(router: router, services: services, statusLine: { await engine.statusLine }, status: .now({
             ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": writer.status(),
              "output": outputHealth.json]
-        }), wedged: { await engine.silenceWithoutReason() })
+        }), wedged: { await engine.silenceWithoutReason() },
+        healthProblems: PlayerFleet.problems(OutputProbe(health: outputHealth, pacing: output.pacing)),
+        metrics: PlayerFleet.metrics(engine), totals: PlayerFleet.totals(outputHealth))
     }
 
     /// The origin to stream from and to ask about stations; nil when none is configured (the

@@ -21,11 +21,16 @@ actor DeliveryEngine {
     private lazy var probe: ReachabilityProbe? = client.flatMap { ReachabilityProbe(originURL: $0.baseURL) }
     let bell: Doorbell<DeliveryWake>
 
-    private var failures = 0
+    private(set) var failures = 0
     private var retryAt: ContinuousClock.Instant?
     /// The last failure was "no connection" rather than an answer: probing may end the wait.
-    private var unreachable = false
-    private var lastError: JSONValue?
+    private(set) var unreachable = false
+    private(set) var lastError: JSONValue?
+    /// When the queue last moved (a delivery succeeded), or the engine started: the health gate's
+    /// "the queue is moving" (`DeliveryEngine+Health`).
+    private(set) var movedAt = ContinuousClock.now
+    /// Records delivered by this process: `cassette_plays_delivered_total` adds earlier runs.
+    let deliveredCount = DeliveredCount()
     private var inFlight = false
     private var lastAttempt: DeliveryAttempt?
     /// `playlog.flush` calls waiting for an attempt to end (`DeliveryEngine+Flush`), by id.
@@ -300,6 +305,7 @@ actor DeliveryEngine {
     }
 
     private func succeeded() {
+        movedAt = .now
         failures = 0
         unreachable = false
         lastError = nil
@@ -326,6 +332,8 @@ actor DeliveryEngine {
     private func tell(_ applied: (delivered: Int, rejected: [BatchVerdict.Rejection]), about held: UnrecordedVerdict, store: OutboxStore) {
         let counts = store.snapshot
         if applied.delivered > 0 {
+            movedAt = .now
+            deliveredCount.add(applied.delivered)
             logger.info("delivered to the origin", metadata: LogMessageID.playsDelivered.metadata(
                 ["kind": "\(held.kind.rawValue)", "count": "\(applied.delivered)", "pending": "\(counts.pending)"]))
             events.delivered(kind: held.kind, count: applied.delivered, pending: counts.pending)

@@ -20,6 +20,7 @@ enum Reporter {
         return DaemonParts(router: router, services: [DeliveryService(engine: engine)],
                            statusLine: { await ReporterStatusLine.text(engine: engine, outbox: outbox) }, status: .now({
             ["origin": context.settings.origin.map { .string($0) } ?? .null]
-        }))
+        }), healthProblems: ReporterFleet.problems(engine, outbox), metrics: ReporterFleet.metrics(outbox),
+        totals: ReporterFleet.totals(engine))
     }
 }

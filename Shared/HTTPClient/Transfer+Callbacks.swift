@@ -60,6 +60,7 @@ extension Transfer {
     }
 
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        TransferTotals.add(received: bytes.count)
         if let file {
             do {
                 try file.write(bytes)

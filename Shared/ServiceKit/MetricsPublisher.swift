@@ -24,7 +24,7 @@ final class MetricsPublisher: Sendable {
         let atStart = ProcessIO.bytesWritten()
         return [MetricTotal("cassette_storage_bytes_written",
                             help: "Bytes this service wrote to the device's storage (media, catalog and its WAL, metrics file), by the kernel's count.",
-                            unit: "bytes", persistStep: 1_048_576) { max(0, ProcessIO.bytesWritten() - atStart) }]
+                            persistStep: 1_048_576) { max(0, ProcessIO.bytesWritten() - atStart) }]
     }
 
     /// The text, with `up` as `cassette_up` (0 in the file written at stop).

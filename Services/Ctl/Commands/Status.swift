@@ -68,6 +68,10 @@ struct Status: AsyncParsableCommand {
     private static func detail(_ service: ServiceName, _ r: JSONValue) -> String {
         var parts: [String] = []
         if r["catalog"]?["state"]?.stringValue == "unavailable" { parts.append("catalog unavailable: \(Format.text(r["catalog"]?["error"]))") }
+        if r["health"]?["ok"]?.boolValue == false {
+            let count = r["health"]?["problems"]?.arrayValue?.count ?? 0
+            parts.append("unhealthy: \(count) problem\(count == 1 ? "" : "s") (cassettectl health)")
+        }
         switch service {
         case .downloader:
             if let network = r["network"]?.stringValue { parts.append("network \(network)") }

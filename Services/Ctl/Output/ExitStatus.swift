@@ -7,6 +7,9 @@ enum ExitStatus {
     static let serviceError: Int32 = 1
     /// The work waited for finished, but not well: a sync with failed items, a failed offline.
     static let workFailed: Int32 = 2
+    /// `cassettectl health`: the set is not fit to keep (a service down, stalled, or with a
+    /// problem it reports); one line per problem says what.
+    static let unhealthy: Int32 = 3
     /// EX_USAGE: argument-parser's own code for bad usage, listed here for the docs.
     static let usage: Int32 = 64
     /// EX_UNAVAILABLE: no socket, connection refused or lost, no answer within --timeout.

@@ -1,0 +1,30 @@
+import ServiceKit
+
+/// The reporter's part of the health gate (its queue moves) and of its metrics
+/// (docs/protocol.md, "service.metrics").
+enum ReporterFleet {
+    static func problems(_ engine: DeliveryEngine, _ outbox: Outbox) -> @Sendable () async -> [String] {
+        {
+            guard let store = try? await outbox.store() else { return [] }  // the catalog check says why
+            return await engine.healthProblem(pending: store.snapshot.pending).map { [$0] } ?? []
+        }
+    }
+
+    static func metrics(_ outbox: Outbox) -> @Sendable () async -> [MetricFamily] {
+        {
+            guard let store = try? await outbox.store() else { return [] }
+            let counts = store.snapshot
+            return [.gauge("cassette_plays_pending", help: "Play and consumption records waiting for delivery to the origin.",
+                           Double(counts.pending)),
+                    .gauge("cassette_plays_pending_bytes", help: "Bytes of the records waiting for delivery.", unit: "bytes",
+                           Double(counts.pendingBytes))]
+        }
+    }
+
+    static func totals(_ engine: DeliveryEngine) -> [MetricTotal] {
+        let delivered = engine.deliveredCount
+        return [MetricTotal("cassette_plays_delivered", help: "Play and consumption records the origin accepted.") {
+            Double(delivered.value)
+        }]
+    }
+}
