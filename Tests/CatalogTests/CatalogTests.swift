@@ -93,15 +93,35 @@ final class CatalogTests: XCTestCase {
 }
 
 extension CatalogTests {
+    /// A newer release's migration that changes what this one relies on lists itself in
+    /// `requiredMigrations`: this binary then refuses the catalog.
     func testCatalogFromANewerVersionIsRefused() throws {
         do {
             let catalog = try Catalog(stateDirectory: dir)
             try catalog.pool.write { db in
                 try db.execute(sql: "INSERT INTO grdb_migrations(identifier) VALUES ('v99-from-the-future')")
+                try db.execute(sql: "INSERT INTO requiredMigrations(identifier) VALUES ('v99-from-the-future')")
             }
         }
         XCTAssertThrowsError(try Catalog(stateDirectory: dir)) { error in
             XCTAssertEqual((error as? CatalogError)?.code, .schemaTooNew, "\(error)")
         }
+    }
+
+    /// An additive migration of a newer release (an A/B rollback left it behind) is carried
+    /// along: the catalog opens, every migration this binary knows is applied, and the newer
+    /// one is reported.
+    func testCatalogWithANewerAdditiveMigrationOpens() throws {
+        do {
+            let catalog = try Catalog(stateDirectory: dir)
+            try catalog.pool.write { db in
+                try db.execute(sql: "CREATE TABLE fromTheFuture(x TEXT)")
+                try db.execute(sql: "INSERT INTO grdb_migrations(identifier) VALUES ('v99-from-the-future')")
+            }
+        }
+        let catalog = try Catalog(stateDirectory: dir)
+        XCTAssertEqual(catalog.unknownMigrations, ["v99-from-the-future"])
+        XCTAssertEqual(catalog.schemaVersionAtOpen, Catalog.migrator.migrations.count)
+        XCTAssertEqual(try catalog.appliedMigrations(), Catalog.knownMigrations)
     }
 }
