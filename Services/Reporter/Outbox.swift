@@ -36,6 +36,10 @@ final class Outbox: Sendable {
         })
     }
 
+    /// The store if it is open, without waiting for it (the health round must not wait on a
+    /// catalog that is still opening).
+    var openedStore: OutboxStore? { opened.withLockedValue { $0 } }
+
     func store() async throws -> OutboxStore {
         if let store = opened.withLockedValue({ $0 }) { return store }
         return try await opening.value

@@ -5,14 +5,14 @@ import ServiceKit
 enum ReporterFleet {
     static func problems(_ engine: DeliveryEngine, _ outbox: Outbox) -> @Sendable () async -> [String] {
         {
-            guard let store = try? await outbox.store() else { return [] }  // the catalog check says why
+            guard let store = outbox.openedStore else { return [] }  // the catalog check says why
             return await engine.healthProblem(pending: store.snapshot.pending).map { [$0] } ?? []
         }
     }
 
     static func metrics(_ outbox: Outbox) -> @Sendable () async -> [MetricFamily] {
         {
-            guard let store = try? await outbox.store() else { return [] }
+            guard let store = outbox.openedStore else { return [] }
             let counts = store.snapshot
             return [.gauge("cassette_plays_pending", help: "Play and consumption records waiting for delivery to the origin.",
                            Double(counts.pending)),
