@@ -1,5 +1,3 @@
-import Foundation
-
 /// Renders metric families as OpenMetrics text (the `application/openmetrics-text` 1.0.0
 /// exposition), ending `# EOF`.
 ///
@@ -37,6 +35,8 @@ public enum OpenMetricsText {
         return "\(value)"
     }
 
+    /// Label values and help texts escape the same three characters: backslash, double quote
+    /// and line feed.
     static func escapeLabel(_ text: String) -> String {
         var out = ""
         for c in text {
@@ -50,7 +50,5 @@ public enum OpenMetricsText {
         return out
     }
 
-    static func escapeHelp(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
-    }
+    static func escapeHelp(_ text: String) -> String { escapeLabel(text) }
 }

@@ -1,0 +1,23 @@
+@testable import cassettectl
+import Wire
+import XCTest
+
+/// `cassettectl health`'s lines from a service's `health` member.
+final class HealthLinesTests: XCTestCase {
+    func testProblemsBecomeOneLineEachNamingTheService() {
+        let health: JSONValue = ["ok": false, "problems": ["audio output hw:5 cannot be opened", "catalog not open yet"], "ageSeconds": 2]
+        XCTAssertEqual(Health.problems(of: .player, health: health, maxAge: 30),
+                       ["player: audio output hw:5 cannot be opened", "player: catalog not open yet"])
+    }
+
+    func testAHealthyVerdictHasNoLineAndAStaleOneHasOne() {
+        XCTAssertEqual(Health.problems(of: .reporter, health: ["ok": true, "problems": [], "ageSeconds": 4], maxAge: 30), [])
+        XCTAssertEqual(Health.problems(of: .reporter, health: ["ok": true, "problems": [], "ageSeconds": 45.5], maxAge: 30),
+                       ["reporter: the last health check is 45 s old; the service may be stalled"])
+    }
+
+    func testAServiceWithoutAVerdictIsAProblem() {
+        XCTAssertEqual(Health.problems(of: .downloader, health: ["healthy": true], maxAge: 30),
+                       ["downloader: gives no health verdict (a service older than cassettectl?)"])
+    }
+}
