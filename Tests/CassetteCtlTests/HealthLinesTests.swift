@@ -1,4 +1,5 @@
 @testable import cassettectl
+import Foundation
 import Wire
 import XCTest
 
@@ -19,5 +20,17 @@ final class HealthLinesTests: XCTestCase {
     func testAServiceWithoutAVerdictIsAProblem() {
         XCTAssertEqual(Health.problems(of: .downloader, health: ["healthy": true], maxAge: 30),
                        ["downloader: gives no health verdict (a service older than cassettectl?)"])
+    }
+}
+
+/// `cassettectl status`'s time to silence.
+final class SilenceTextTests: XCTestCase {
+    func testForecastAtAGlance() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        XCTAssertEqual(Status.silence(["playableSeconds": 0, "silentAt": .null], now: now), "nothing to play offline")
+        XCTAssertEqual(Status.silence(["playableSeconds": 5400, "silentAt": .null], now: now), "1 h 30 min playable offline, never silent")
+        let in3Days = UTCTimestamp.rfc3339(now.addingTimeInterval(3 * 86400 + 7200))
+        XCTAssertEqual(Status.silence(["playableSeconds": 600, "silentAt": .string(in3Days)], now: now),
+                       "10 min playable offline, silent in 3 d 2 h")
     }
 }

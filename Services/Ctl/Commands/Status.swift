@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Wire
 
 /// `cassettectl status [service…]`: one line per service for people, JSON for scripts.
@@ -24,7 +25,14 @@ struct Status: AsyncParsableCommand {
             do {
                 let link = try await Connection.connect(connection, service, json: output.json)
                 defer { Task { await link.close() } }
-                results[service.rawValue] = try await link.attempt("service.status")
+                var status = try await link.attempt("service.status")
+                // The time to silence, from a downloader that offers it (older ones do not).
+                if service == .downloader, case .object(var fields) = status,
+                   let forecast = try? await link.attempt("offline.forecast") {
+                    fields["forecast"] = forecast
+                    status = .object(fields)
+                }
+                results[service.rawValue] = status
             } catch let failure as CtlFailure {
                 results[service.rawValue] = failure.json
                 failures.append(failure)
@@ -64,6 +72,15 @@ struct Status: AsyncParsableCommand {
         }
     }
 
+    /// `offline.forecast` at a glance: how long the box can play offline, and until when.
+    static func silence(_ forecast: JSONValue, now: Date = Date()) -> String {
+        let playable = forecast["playableSeconds"]?.doubleValue ?? 0
+        guard playable > 0 else { return "nothing to play offline" }
+        let length = "\(HumanTime.duration(playable)) playable offline"
+        guard let text = forecast["silentAt"]?.stringValue, let silentAt = HumanTime.parse(text) else { return length + ", never silent" }
+        return length + ", silent in \(HumanTime.duration(max(0, silentAt.timeIntervalSince(now))))"
+    }
+
     /// What each service adds that matters at a glance.
     private static func detail(_ service: ServiceName, _ r: JSONValue) -> String {
         var parts: [String] = []
@@ -78,6 +95,7 @@ struct Status: AsyncParsableCommand {
             if let allowed = r["downloadsAllowed"]?.stringValue { parts.append("downloads \(allowed)") }
             if let active = r["activeDownloads"]?.intValue, active > 0 { parts.append("\(active) downloading") }
             if r["originAuth"]?.stringValue == "refused" { parts.append("origin refuses the credentials") }
+            if let forecast = r["forecast"] { parts.append(silence(forecast)) }
         case .player:
             if let inMemory = r["playLog"]?["inMemory"]?.intValue, inMemory > 0 { parts.append("\(inMemory) plays in memory") }
         case .reporter:
