@@ -89,7 +89,7 @@ enum Player {
             ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": writer.status(),
              "output": outputHealth.json]
         }), wedged: { await engine.silenceWithoutReason() },
-        healthProblems: PlayerFleet.problems(OutputProbe(health: outputHealth, pacing: output.pacing)),
+        healthProblems: PlayerFleet.problems(OutputProbe(health: outputHealth)),
         metrics: PlayerFleet.metrics(engine), totals: PlayerFleet.totals(outputHealth))
     }
 

@@ -29,7 +29,7 @@ final class HealthGateTests: XCTestCase {
         XCTAssertEqual(failing.status, 3, failing.all + stack.logs)
         let lines = failing.stdout.split(separator: "\n")
         XCTAssertEqual(lines.count, 1, failing.all)
-        XCTAssertTrue(lines.first?.hasPrefix("player: audio output nosuchdevice cannot be opened: OpenFailed") ?? false, failing.all)
+        XCTAssertTrue(lines.first?.hasPrefix("player: audio output nosuchdevice cannot be opened: no PCM named nosuchdevice") ?? false, failing.all)
 
         let json = try XCTUnwrap(try stack.ctl(["health", "--json"]).json)
         XCTAssertEqual(json["ok"], false)

@@ -29,10 +29,6 @@ final class OutputHealth: @unchecked Sendable {
 
     let device: String
     private let lock = NSLock()
-    /// Held while a PCM is being opened, by the output thread or by the health gate's probe
-    /// (`OutputProbe`): the two never hold the device at once, so a probe cannot make a play's
-    /// open fail as busy, and ALSA's process-wide settings are touched by one at a time.
-    let deviceLock = NSLock()
     private var current = Snapshot()
 
     init(device: String) {

@@ -36,8 +36,6 @@ extension OutputThread {
     /// Opens the PCM for `newFormat`, reading ALSA's configuration again first after a failure
     /// (and then reporting `outputRestored` on success).
     func openDevice(_ newFormat: DecodedFormat) throws(AudioOutputError) {
-        health.deviceLock.lock()
-        defer { health.deviceLock.unlock() }
         let recovering = reloadConfiguration
         if recovering { ALSAConfiguration.reload() }
         // After the first failure (reported with ALSA's reason) alsa-lib's own lines would
