@@ -71,6 +71,13 @@ final class DescriptorExhaustionTests: XCTestCase {
     /// Waits for `service`, lowers its descriptor limit and connects `clients` clients to it.
     func saturate(_ service: ServiceProcess) throws -> [Int32] {
         try service.waitReady()
+        if service.name == "downloader" {
+            // Its network monitor reads the network state once its core is up (after the
+            // catalog opened): saturating before that would make the first reading fail.
+            try waitUntil(timeout: 20, "\(service.log)") {
+                (try? statusAnswer(service, timeout: 5))??["result"]?["network"] != nil
+            }
+        }
         try lowerDescriptorLimit(of: service.pid, to: Self.descriptorLimit)
         var clients: [Int32] = []
         do {
