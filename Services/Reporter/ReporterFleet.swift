@@ -14,7 +14,7 @@ enum ReporterFleet {
         {
             guard let store = outbox.openedStore else { return [] }
             let counts = store.snapshot
-            return [.gauge("cassette_plays_pending", help: "Play and consumption records waiting for delivery to the origin.",
+            return [.gauge("cassette_plays_pending", help: "Records (plays, consumption records, streaming metric events) waiting for delivery to the origin.",
                            Double(counts.pending)),
                     .gauge("cassette_plays_pending_bytes", help: "Bytes of the records waiting for delivery.", unit: "bytes",
                            Double(counts.pendingBytes))]
@@ -23,7 +23,7 @@ enum ReporterFleet {
 
     static func totals(_ engine: DeliveryEngine) -> [MetricTotal] {
         let delivered = engine.deliveredCount
-        return [MetricTotal("cassette_plays_delivered", help: "Play and consumption records the origin accepted.") {
+        return [MetricTotal("cassette_plays_delivered", help: "Records (plays, consumption records, streaming metric events) the origin accepted.") {
             Double(delivered.value)
         }]
     }
