@@ -130,7 +130,7 @@ public enum Daemon {
         let hub = EventHub(backlog: settings.limits.eventBacklog)
         let ready = ReadyGate()
         let opened = OpenedCatalog()
-        let opener = CatalogOpener(stateDir: settings.stateDir, after: ready, opened: opened)
+        let opener = CatalogOpener(stateDir: settings.stateDir, after: ready, opened: opened, logger: logger)
         let health = HealthCheck(catalog: opened)
         let context = DaemonContext(settings: settings, logger: logger, hub: hub, startedAt: .now, catalogTask: opener.task)
         let metricsSettings = try MetricsSettings(section: MetricsSettings.section(settings.config, service: settings.name),
@@ -218,7 +218,7 @@ public enum Daemon {
 final class CatalogOpener: Sendable {
     let task: Task<Catalog, Error>
 
-    init(stateDir: String, after gate: ReadyGate, opened: OpenedCatalog) {
+    init(stateDir: String, after gate: ReadyGate, opened: OpenedCatalog, logger: Logger) {
         task = Task {
             // READY=1 goes out first: activation never waits on disk work.
             await gate.wait()
@@ -227,6 +227,10 @@ final class CatalogOpener: Sendable {
             // keep that off Swift's cooperative threads.
             do {
                 let catalog = try await BlockingIO.run { try Catalog(stateDirectory: stateDir) }
+                if !catalog.unknownMigrations.isEmpty {
+                    logger.notice("the catalog has migrations of a newer release (a rollback?); they are additive, so it is used as it is",
+                                  metadata: ["migrations": "\(catalog.unknownMigrations.joined(separator: ", "))"])
+                }
                 opened.set(catalog)
                 return catalog
             } catch {
