@@ -10,15 +10,20 @@ enum PlayerFleet {
     static func metrics(_ engine: PlaybackEngine) -> @Sendable () async -> [MetricFamily] {
         {
             let state = await engine.state
-            return [.state("cassette_playback_state", help: "The player's playbackState: 1 for the one that holds.",
-                           states: [PlaybackState.idle, .playing, .notPlaying, .stalled].map(\.rawValue),
-                           current: state.rawValue)]
+            return [
+                .state(
+                    "cassette_playback_state", help: "The player's playbackState: 1 for the one that holds.",
+                    states: [PlaybackState.idle, .playing, .notPlaying, .stalled].map(\.rawValue),
+                    current: state.rawValue)
+            ]
         }
     }
 
     static func totals(_ output: OutputHealth) -> [MetricTotal] {
-        [MetricTotal("cassette_output_underruns", help: "Underruns and suspends of the audio output recovered from.") {
-            Double(output.snapshot.underruns)
-        }]
+        [
+            MetricTotal("cassette_output_underruns", help: "Underruns and suspends of the audio output recovered from.") {
+                Double(output.snapshot.underruns)
+            }
+        ]
     }
 }

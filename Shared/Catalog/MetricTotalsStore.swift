@@ -28,10 +28,11 @@ public struct MetricTotalsStore: Sendable {
         let now = Date()
         try await catalog.write { db in
             for (name, value) in values {
-                try db.execute(sql: """
-                    INSERT INTO metricTotals(service, name, value, updatedAt) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(service, name) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
-                    """, arguments: [service, name, value, now])
+                try db.execute(
+                    sql: """
+                        INSERT INTO metricTotals(service, name, value, updatedAt) VALUES (?, ?, ?, ?)
+                        ON CONFLICT(service, name) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
+                        """, arguments: [service, name, value, now])
             }
         }
     }

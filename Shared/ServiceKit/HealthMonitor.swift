@@ -18,8 +18,10 @@ final class HealthMonitor: Sendable {
     private let wedged: (@Sendable () async -> String?)?
     private let latestBox = NIOLockedValueBox<HealthVerdict?>(nil)
 
-    init(probe: HealthCheck, opened: OpenedCatalog, problems: (@Sendable () async -> [String])?,
-         wedged: (@Sendable () async -> String?)?) {
+    init(
+        probe: HealthCheck, opened: OpenedCatalog, problems: (@Sendable () async -> [String])?,
+        wedged: (@Sendable () async -> String?)?
+    ) {
         self.probe = probe
         self.opened = opened
         self.problems = problems

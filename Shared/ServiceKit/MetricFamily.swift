@@ -49,7 +49,8 @@ public struct MetricFamily: Sendable, Equatable {
     /// (Not an OpenMetrics stateset, whose label must carry the family's own name: a `state`
     /// label is what dashboards and the contract use.)
     public static func state(_ name: String, help: String, label: String = "state", states: [String], current: String?) -> MetricFamily {
-        MetricFamily(name, .gauge, help: help,
-                     samples: states.map { Sample($0 == current ? 1 : 0, labels: [(label, $0)]) })
+        MetricFamily(
+            name, .gauge, help: help,
+            samples: states.map { Sample($0 == current ? 1 : 0, labels: [(label, $0)]) })
     }
 }

@@ -12,8 +12,10 @@ public struct MetricTotal: Sendable {
     /// Growth below this alone is not worth a catalog write (see `MetricTotals.persist`).
     public var persistStep: Double
 
-    public init(_ name: String, help: String, unit: String? = nil, persistStep: Double = 0,
-                sinceStart: @escaping @Sendable () -> Double) {
+    public init(
+        _ name: String, help: String, unit: String? = nil, persistStep: Double = 0,
+        sinceStart: @escaping @Sendable () -> Double
+    ) {
         self.name = name
         self.help = help
         self.unit = unit

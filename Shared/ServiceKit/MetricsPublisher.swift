@@ -11,8 +11,10 @@ final class MetricsPublisher: Sendable {
     private let health: HealthMonitor
     private let catalog: @Sendable () async throws -> Catalog
 
-    init(service: String, totals: [MetricTotal], gauges: (@Sendable () async -> [MetricFamily])?,
-         health: HealthMonitor, catalog: @escaping @Sendable () async throws -> Catalog) {
+    init(
+        service: String, totals: [MetricTotal], gauges: (@Sendable () async -> [MetricFamily])?,
+        health: HealthMonitor, catalog: @escaping @Sendable () async throws -> Catalog
+    ) {
         self.totals = MetricTotals(service: service, totals: totals)
         self.gauges = gauges
         self.health = health
@@ -22,9 +24,13 @@ final class MetricsPublisher: Sendable {
     /// The counters every service keeps, before its own.
     static func commonTotals() -> [MetricTotal] {
         let atStart = ProcessIO.bytesWritten()
-        return [MetricTotal("cassette_storage_bytes_written",
-                            help: "Bytes this service wrote to the device's storage (media, catalog and its WAL, metrics file), by the kernel's count.",
-                            persistStep: 1_048_576) { max(0, ProcessIO.bytesWritten() - atStart) }]
+        return [
+            MetricTotal(
+                "cassette_storage_bytes_written",
+                help: "Bytes this service wrote to the device's storage (media, catalog and its WAL, metrics file), by the kernel's count.",
+                persistStep: 1_048_576
+            ) { max(0, ProcessIO.bytesWritten() - atStart) }
+        ]
     }
 
     /// The text, with `up` as `cassette_up` (0 in the file written at stop).

@@ -23,8 +23,9 @@ final class FleetStack {
         var args = origin.map { ["--origin", $0.baseURL] } ?? []
         if let config { args += ["--config", config] }
         if name == "player" { args += ["--audio-device", audioDevice, "--audio-pace", "realtime"] }
-        let service = try ServiceProcess(name, in: dir, extraArgs: args,
-                                         environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        let service = try ServiceProcess(
+            name, in: dir, extraArgs: args,
+            environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
         try service.waitReady()
         running[name] = service
         return service
@@ -95,8 +96,9 @@ enum OpenMetricsParser {
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw OriginTestError("the OpenMetrics parser refused the text (is python3-prometheus-client installed? make deps): "
-                                  + String(decoding: err, as: UTF8.self) + "\n" + text)
+            throw OriginTestError(
+                "the OpenMetrics parser refused the text (is python3-prometheus-client installed? make deps): "
+                    + String(decoding: err, as: UTF8.self) + "\n" + text)
         }
         guard case .object(let fields)? = try? JSONCoding.parse(Array(out)) else {
             throw OriginTestError("unreadable parser output: \(String(decoding: out, as: UTF8.self))")

@@ -55,8 +55,9 @@ final class HealthGateTests: XCTestCase {
         }
         // The downloader cannot run without its catalog: it exits (74, and its unit restarts
         // it), so it is either seen failing or not answering, but never fit.
-        XCTAssertTrue(lines.contains { $0.hasPrefix("downloader: catalog unavailable: CatalogOpenFailed") || $0.hasPrefix("downloader: not answering") },
-                      run.all)
+        XCTAssertTrue(
+            lines.contains { $0.hasPrefix("downloader: catalog unavailable: CatalogOpenFailed") || $0.hasPrefix("downloader: not answering") },
+            run.all)
         let status = try XCTUnwrap(try stack.ctl(["status"]))
         XCTAssertTrue(status.stdout.contains("unhealthy"), status.all)
     }
@@ -127,10 +128,12 @@ final class HealthGateTests: XCTestCase {
     }
 
     static func play() -> JSONValue {
-        ["eventId": .string(UUID().uuidString.lowercased()), "productId": "tr-9-01", "requestedProductId": "tr-9-01",
-         "stationId": "st-9", "playbackSessionId": .string(UUID().uuidString.lowercased()),
-         "startedAt": "2026-11-21T10:00:00.000Z", "endedAt": "2026-11-21T10:03:00.000Z",
-         "startPosition": 0, "endPosition": 180.5, "offline": true,
-         "actions": [["actionType": "PLAYBACK_START", "assetPosition": 0, "timestamp": 1_763_719_200_000]]]
+        [
+            "eventId": .string(UUID().uuidString.lowercased()), "productId": "tr-9-01", "requestedProductId": "tr-9-01",
+            "stationId": "st-9", "playbackSessionId": .string(UUID().uuidString.lowercased()),
+            "startedAt": "2026-11-21T10:00:00.000Z", "endedAt": "2026-11-21T10:03:00.000Z",
+            "startPosition": 0, "endPosition": 180.5, "offline": true,
+            "actions": [["actionType": "PLAYBACK_START", "assetPosition": 0, "timestamp": 1_763_719_200_000]],
+        ]
     }
 }

@@ -15,8 +15,10 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(sync.status, 0, sync.all + stack.logs)
 
         let downloader = try stack.metrics("downloader")
-        for name in ["cassette_up", "cassette_downloads_pending", "cassette_download_bytes_total", "cassette_media_bytes",
-                     "cassette_storage_bytes_written_total", "cassette_offline_playable_seconds", "cassette_seconds_until_silence"] {
+        for name in [
+            "cassette_up", "cassette_downloads_pending", "cassette_download_bytes_total", "cassette_media_bytes",
+            "cassette_storage_bytes_written_total", "cassette_offline_playable_seconds", "cassette_seconds_until_silence",
+        ] {
             XCTAssertNotNil(downloader[name], "downloader lacks \(name): \(downloader)")
         }
         XCTAssertEqual(downloader["cassette_up"], 1)
@@ -108,8 +110,9 @@ final class MetricsTests: XCTestCase {
         try stack.stop("reporter")
         let last = try OpenMetricsParser.parse(try String(contentsOfFile: file, encoding: .utf8))
         XCTAssertEqual(last["cassette_up"], 0, "a stopped service does not look up")
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/textfile"), ["cassette_reporter.prom"],
-                       "no temporary file left behind")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path + "/textfile"), ["cassette_reporter.prom"],
+            "no temporary file left behind")
         XCTAssertGreaterThan(reads, 0)
     }
 
@@ -117,8 +120,12 @@ final class MetricsTests: XCTestCase {
         let dir = try TestDirectory(prefix: "metricskey")
         defer { dir.remove() }
         let config = try dir.writeConfig(#"{"player":{"metricsIntervalSeconds":0}}"#)
-        let run = try Command.run(Binaries.path("player"), ["--runtime-dir", dir.runtimeDir, "--state-dir", dir.stateDir,
-                                                            "--config", config, "--audio-device", "null"], timeout: 30)
+        let run = try Command.run(
+            Binaries.path("player"),
+            [
+                "--runtime-dir", dir.runtimeDir, "--state-dir", dir.stateDir,
+                "--config", config, "--audio-device", "null",
+            ], timeout: 30)
         XCTAssertEqual(run.status, 78, run.all)
         XCTAssertTrue(run.output.contains("player.metricsIntervalSeconds must be a number from 1 to 86400"), run.all)
     }

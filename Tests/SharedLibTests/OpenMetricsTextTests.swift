@@ -1,6 +1,7 @@
-@testable import ServiceKit
 import Wire
 import XCTest
+
+@testable import ServiceKit
 
 /// The OpenMetrics formatter, the metrics keys and the `/proc/self/io` reading, without sockets
 /// (`MetricsTests` parses the daemons' text with a real parser).
@@ -12,7 +13,9 @@ final class OpenMetricsTextTests: XCTestCase {
             .state("cassette_playback_state", help: "State.", states: ["IDLE", "PLAYING"], current: "PLAYING"),
             MetricFamily("cassette_labels", .gauge, help: "Odd labels.", samples: [.init(0.25, labels: [("path", "a\\b\"c\nd")])]),
         ])
-        XCTAssertEqual(text, """
+        XCTAssertEqual(
+            text,
+            """
             # TYPE cassette_download_bytes counter
             # UNIT cassette_download_bytes bytes
             # HELP cassette_download_bytes Bytes.
@@ -54,8 +57,10 @@ final class OpenMetricsTextTests: XCTestCase {
         let set = try MetricsSettings(section: ["metricsFile": "/run/m/p.prom", "metricsIntervalSeconds": 15], service: "player")
         XCTAssertEqual(set.file, "/run/m/p.prom")
         XCTAssertEqual(set.intervalSeconds, 15)
-        for bad: [String: JSONValue] in [["metricsFile": "relative.prom"], ["metricsFile": 3], ["metricsFile": "/dir/"],
-                                         ["metricsIntervalSeconds": 0], ["metricsIntervalSeconds": "60"]] {
+        for bad: [String: JSONValue] in [
+            ["metricsFile": "relative.prom"], ["metricsFile": 3], ["metricsFile": "/dir/"],
+            ["metricsIntervalSeconds": 0], ["metricsIntervalSeconds": "60"],
+        ] {
             XCTAssertThrowsError(try MetricsSettings(section: bad, service: "reporter"), "\(bad)") { error in
                 XCTAssertEqual((error as? DaemonError)?.code, .configInvalid)
             }

@@ -42,8 +42,11 @@ struct Health: AsyncParsableCommand {
             (problems, verdicts) = await check(wanted)
         }
         if output.json {
-            print(CtlOutput.pretty(["ok": .bool(problems.isEmpty), "problems": .array(problems.map { .string($0) }),
-                                    "services": .object(verdicts)]))
+            print(
+                CtlOutput.pretty([
+                    "ok": .bool(problems.isEmpty), "problems": .array(problems.map { .string($0) }),
+                    "services": .object(verdicts),
+                ]))
         } else if problems.isEmpty {
             print("ok: \(wanted.map(\.rawValue).joined(separator: ", ")) fit to keep")
         } else {

@@ -56,25 +56,35 @@ enum DownloaderFleet {
             guard let catalog = try? await context.catalog() else { return [] }
             var families: [MetricFamily] = []
             if let counts = try? await catalog.read({ db in
-                (pending: try Int.fetchOne(db, sql: """
-                    SELECT count(DISTINCT d.fileId) FROM downloads d JOIN files f ON f.id = d.fileId
-                    WHERE d.state = 'queued' AND f.state IN ('pending', 'partial', 'corrupt')
-                    """) ?? 0,
-                 media: try Int64.fetchOne(db, sql: "SELECT coalesce(sum(bytesOnDisk), 0) FROM files") ?? 0)
+                (
+                    pending: try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT count(DISTINCT d.fileId) FROM downloads d JOIN files f ON f.id = d.fileId
+                            WHERE d.state = 'queued' AND f.state IN ('pending', 'partial', 'corrupt')
+                            """) ?? 0,
+                    media: try Int64.fetchOne(db, sql: "SELECT coalesce(sum(bytesOnDisk), 0) FROM files") ?? 0
+                )
             }) {
                 families.append(.gauge("cassette_downloads_pending", help: "Files wanted and not yet downloaded.", Double(counts.pending)))
-                families.append(.gauge("cassette_media_bytes", help: "Bytes of media on the device, partial downloads included.",
-                                       unit: "bytes", Double(counts.media)))
+                families.append(
+                    .gauge(
+                        "cassette_media_bytes", help: "Bytes of media on the device, partial downloads included.",
+                        unit: "bytes", Double(counts.media)))
             }
             if let ready = try? await withTimeout(.seconds(2), { try await core.value }) {
                 let now = await ready.trustedNow()
                 if let forecast = try? await OfflineForecast.read(catalog, now: now) {
-                    families.append(.gauge("cassette_offline_playable_seconds",
-                                           help: "Seconds of what is on the device that can still be played offline.",
-                                           unit: "seconds", forecast.playableSeconds))
-                    families.append(.gauge("cassette_seconds_until_silence",
-                                           help: "Seconds until the last station or product on the device expires (+Inf: none expires).",
-                                           forecast.secondsUntilSilence(now: now)))
+                    families.append(
+                        .gauge(
+                            "cassette_offline_playable_seconds",
+                            help: "Seconds of what is on the device that can still be played offline.",
+                            unit: "seconds", forecast.playableSeconds))
+                    families.append(
+                        .gauge(
+                            "cassette_seconds_until_silence",
+                            help: "Seconds until the last station or product on the device expires (+Inf: none expires).",
+                            forecast.secondsUntilSilence(now: now)))
                 }
             }
             return families
@@ -82,8 +92,12 @@ enum DownloaderFleet {
     }
 
     static func totals() -> [MetricTotal] {
-        [MetricTotal("cassette_download_bytes", help: "Body bytes received from the origin (media, playlists and API answers).",
-                     unit: "bytes", persistStep: 1_048_576) { Double(TransferTotals.bodyBytesReceived) }]
+        [
+            MetricTotal(
+                "cassette_download_bytes", help: "Body bytes received from the origin (media, playlists and API answers).",
+                unit: "bytes", persistStep: 1_048_576
+            ) { Double(TransferTotals.bodyBytesReceived) }
+        ]
     }
 }
 

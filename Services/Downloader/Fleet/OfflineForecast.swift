@@ -17,9 +17,11 @@ struct OfflineForecast: Sendable, Equatable {
     var silentAt: Date?
 
     var json: JSONValue {
-        ["playableSeconds": .number((playableSeconds * 1000).rounded() / 1000),
-         "playableItems": .number(Double(playableItems)),
-         "silentAt": silentAt.map { .string(UTCTimestamp.rfc3339($0)) } ?? .null]
+        [
+            "playableSeconds": .number((playableSeconds * 1000).rounded() / 1000),
+            "playableItems": .number(Double(playableItems)),
+            "silentAt": silentAt.map { .string(UTCTimestamp.rfc3339($0)) } ?? .null,
+        ]
     }
 
     /// Seconds from `now` until `silentAt`: 0 with nothing playable, +infinity when nothing expires.
@@ -45,23 +47,29 @@ struct OfflineForecast: Sendable, Equatable {
                 items[id] = (duration ?? 0, until)
             }
         }
-        for row in try Row.fetchAll(db, sql: """
-            SELECT m.id, m.durationSeconds, p.offlineValidUntil, l.expiresAt AS licenseExpiresAt
-            FROM offlineProducts p
-            JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
-            LEFT JOIN licenses l ON l.id = p.licenseId
-            WHERE f.state = 'verified'
-              AND (p.state = 'cached' OR (\(OfflineAvailability.addingTracksSQL) AND p.state IN ('queued', 'downloading', 'idle', 'paused', 'failed')))
-            """) {
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT m.id, m.durationSeconds, p.offlineValidUntil, l.expiresAt AS licenseExpiresAt
+                FROM offlineProducts p
+                JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
+                LEFT JOIN licenses l ON l.id = p.licenseId
+                WHERE f.state = 'verified'
+                  AND (p.state = 'cached' OR (\(OfflineAvailability.addingTracksSQL) AND p.state IN ('queued', 'downloading', 'idle', 'paused', 'failed')))
+                """)
+        {
             let ends = [row.date("offlineValidUntil"), row.date("licenseExpiresAt")].compactMap { $0 }
             add(row["id"], row["durationSeconds"], ends.min())
         }
-        for row in try Row.fetchAll(db, sql: """
-            SELECT m.id, m.durationSeconds, s.expiresAt FROM stationItems si
-            JOIN stations s ON s.id = si.stationId
-            JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
-            WHERE f.state = 'verified'
-            """) {
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT m.id, m.durationSeconds, s.expiresAt FROM stationItems si
+                JOIN stations s ON s.id = si.stationId
+                JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
+                WHERE f.state = 'verified'
+                """)
+        {
             add(row["id"], row["durationSeconds"], row.date("expiresAt"))
         }
         let seconds = items.values.reduce(0) { $0 + $1.duration }
