@@ -146,6 +146,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
         ], path: "Tests/Benchmarks"),
         // The libraries under every daemon and nothing of Cassette: `cassette-bench footprint`'s floor.
         .executableTarget(name: "footprint-floor", dependencies: [

@@ -61,8 +61,13 @@ enum Player {
         PlayerMethods.registerMedia(on: &router, control: mediaControl,
                                     locator: MediaLocator(stores: stores, control: mediaControl, origin: origin,
                                                           offlineMode: { await engine.currentConfig().offlineMode }))
+        // The media server keeps what it read while the catalog is unchanged; the state directory
+        // it watches exists by now (the HTTP cache is under it).
+        let stateDir = context.settings.stateDir
+        let catalogChanges = await BlockingIO.run { CatalogChanges(stateDirectory: stateDir) }
         let mediaServer = MediaServerService(control: mediaControl,
-                                             responder: MediaResponder(stores: stores, mediaDirectory: mediaDirectory, logger: context.logger),
+                                             responder: MediaResponder(stores: stores, mediaDirectory: mediaDirectory, logger: context.logger,
+                                                                       cache: MediaServerCache(changes: catalogChanges), origin: origin),
                                              logger: context.logger)
         // The group stops its members in reverse order: the sender, the progress ticker, the
         // playback (closing the open play), and last the writer, which drains the queue.

@@ -47,6 +47,18 @@ public enum OfflineAvailability {
 
         /// Playable from the device at `now` as far as time goes: no end, or an end still to come.
         public func holds(at now: Date) -> Bool { until.map { $0 > now } ?? true }
+
+        /// The same validity at another trusted time: an offlined product is valid while its end
+        /// is to come, and no longer after. `validity(productId:db:now:)` depends on `now` only
+        /// through this, so a validity read once can be judged again as time passes.
+        public func judged(at now: Date) -> Validity {
+            switch state {
+            case .offlinedAndValid, .offlinedButNotValid:
+                Validity(state: holds(at: now) ? .offlinedAndValid : .offlinedButNotValid, until: until)
+            case .notOfflined:
+                self
+            }
+        }
     }
 
     /// SQL condition on `offlineProducts p`: a presentation that was `cached` and is downloading
@@ -78,8 +90,7 @@ public enum OfflineAvailability {
             // Both must hold: the offline window (TIDAL offlineValidUntil) and, for licensed
             // content, the license (a Brightcove rental ends at its expiresAt; a purchase never).
             let until = earliest(product.date("offlineValidUntil"), product.date("licenseExpiresAt"))
-            let validity = Validity(state: .offlinedAndValid, until: until)
-            return validity.holds(at: now) ? validity : Validity(state: .offlinedButNotValid, until: until)
+            return Validity(state: .offlinedAndValid, until: until).judged(at: now)
         }
         let stationExpiries = try Row.fetchAll(db, sql: """
             SELECT s.expiresAt FROM stationItems si
@@ -92,8 +103,7 @@ public enum OfflineAvailability {
         }
         // Valid while any station holding it is; a station without an expiry never ends.
         let until = stationExpiries.contains(nil) ? nil : stationExpiries.compactMap { $0 }.max()
-        let validity = Validity(state: .offlinedAndValid, until: until)
-        return validity.holds(at: now) ? validity : Validity(state: .offlinedButNotValid, until: until)
+        return Validity(state: .offlinedAndValid, until: until).judged(at: now)
     }
 
     /// The end of the newest request of `productId` not deleted: the earlier of its offline

@@ -16,6 +16,7 @@ struct BenchCommand: AsyncParsableCommand {
             FootprintBench.self,
             HLSBench.self,
             NIOFloorServer.self,
+            HTTPFloorServer.self,
         ],
         defaultSubcommand: StatusBench.self)
 }

@@ -15,7 +15,9 @@ import Glibc
 /// 2. **Serve**: the player's local media server against nginx serving the very same bytes
 ///    (the server's rewritten playlists, the segments and the key, copied to nginx's root under
 ///    the same paths): time to the first byte of the master playlist (`curl`'s
-///    `time_starttransfer`) and to the first decoded video frame (`ffmpeg … -frames:v 1`).
+///    `time_starttransfer`, one new connection per request, the servers taking turns) and to
+///    the first decoded video frame (`ffmpeg … -frames:v 1`). Beside them the floor: a bare
+///    SwiftNIO HTTP server answering the same master playlist from memory (`http-floor`).
 struct HLSBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hls",
@@ -30,8 +32,11 @@ struct HLSBench: AsyncParsableCommand {
     @Option(help: "Rounds of the offline run (each peer once per round).")
     var rounds: Int = 3
 
-    @Option(help: "Requests of each kind in the serving run, per server.")
+    @Option(help: "ffmpeg decodes to the first frame in the serving run, per server.")
     var serveRounds: Int = 20
+
+    @Option(help: "Master playlist requests for the time to first byte, per server.")
+    var ttfbRequests: Int = 300
 
     @Option(help: "Parallel transfers: Cassette's downloader.maxParallel, curl's --parallel-max.")
     var parallel: Int = 8
@@ -46,8 +51,8 @@ struct HLSBench: AsyncParsableCommand {
     var keepTemp = false
 
     func validate() throws {
-        guard (4...3_600).contains(videoSeconds), rounds > 0, serveRounds > 0, (1...32).contains(parallel) else {
-            throw ValidationError("--video-seconds 4…3600; rounds positive; --parallel 1…32")
+        guard (4...3_600).contains(videoSeconds), rounds > 0, serveRounds > 0, ttfbRequests > 0, (1...32).contains(parallel) else {
+            throw ValidationError("--video-seconds 4…3600; rounds, --serve-rounds and --ttfb-requests positive; --parallel 1…32")
         }
     }
 
@@ -200,21 +205,31 @@ struct HLSBench: AsyncParsableCommand {
             _ = try DownloadPeers.timed("/usr/bin/curl", ["-sS", "--fail", "-o", target, base + "/p/vid-1/" + name], log: log)
         }
         let nginxBase = try startNginx(web: web, folder: root + "/nginx")
-
         let entry = "/p/vid-1/master.m3u8"
+        let (floor, floorBase) = try startFloor(body: web + entry, folder: root)
+        defer { ChildProcesses.shared.stop(floor) }
+
         var ttfb: [String: [Double]] = [:], frame: [String: [Double]] = [:]
+        for _ in 1...ttfbRequests {
+            for (server, url) in [("cassette", base), ("nginx", nginxBase), ("floor", floorBase)] {
+                ttfb[server, default: []].append(try startTransfer(url + entry, log: log))
+            }
+        }
         for _ in 1...serveRounds {
             for (server, url) in [("cassette", base), ("nginx", nginxBase)] {
-                ttfb[server, default: []].append(try startTransfer(url + entry, log: log))
                 frame[server, default: []].append(try DownloadPeers.timed("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", url + entry,
                                                                                             "-map", "0:v:0", "-frames:v", "1", "-f", "null", "-"],
                                                                            log: log))
             }
         }
         let median = { (values: [Double]) in values.sorted()[values.count / 2] * 1_000 }
+        let first = (cassette: median(ttfb["cassette"]!), nginx: median(ttfb["nginx"]!), floor: median(ttfb["floor"]!))
         return [
-            "Local media server against nginx (same bytes, same paths; median of \(serveRounds)):",
-            String(format: "  master playlist, time to first byte   cassette %6.2f ms   nginx %6.2f ms", median(ttfb["cassette"]!), median(ttfb["nginx"]!)),
+            "Local media server against nginx (same bytes, same paths; medians of \(ttfbRequests) requests, \(serveRounds) decodes):",
+            String(format: "  master playlist, time to first byte   cassette %6.3f ms   nginx %6.3f ms   ratio %5.2f×   goal ≤ 1.50×",
+                   first.cassette, first.nginx, first.cassette / first.nginx),
+            String(format: "  the same from memory, bare SwiftNIO (floor)  %6.3f ms   floor / nginx %5.2f×   cassette / floor %5.2f×",
+                   first.floor, first.floor / first.nginx, first.cassette / first.floor),
             String(format: "  ffmpeg to the first decoded frame     cassette %6.1f ms   nginx %6.1f ms", median(frame["cassette"]!), median(frame["nginx"]!)),
         ]
     }
@@ -252,6 +267,22 @@ struct HLSBench: AsyncParsableCommand {
         try DownloadServers.startNginx(nginx, folder: folder,
                                        types: "types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; text/vtt vtt; }",
                                        server: { port in "listen 127.0.0.1:\(port);\nroot \(web);" }).base
+    }
+
+    /// Starts this binary's `http-floor` answering every request with the bytes of `body`.
+    private func startFloor(body: String, folder: String) throws -> (Child, String) {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let portFile = folder + "/http-floor.port"
+        let child = try ChildProcesses.shared.launch(executable, ["http-floor", "--body", body, "--port-file", portFile],
+                                             logFile: folder + "/http-floor.log")
+        let until = deadline(after: 30)
+        while true {
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = UInt16(text), DownloadServers.canConnect(port: port) {
+                return (child, "http://127.0.0.1:\(port)")
+            }
+            guard monotonicNanos() < until else { throw BenchError("http-floor did not listen; see \(folder)/http-floor.log") }
+            sleepMicros(10_000)
+        }
     }
 
     /// `curl -w %{time_starttransfer}`: seconds until the first byte of the answer.

@@ -26,11 +26,17 @@ import HTTPRanges
 /// or partial product past them) is 403 `OfflineNotValid` on every path, judged by the rule the
 /// engine plays by (`PlayableWindow`); an answer still being sent when that end comes is cut
 /// there (`MediaResponse.cutAt`). Anything else unknown is 404.
+///
+/// A product and its rewritten playlists are kept between requests while the catalog does not
+/// change (`MediaServerCache`); whether the product may be served is judged at every request.
 struct MediaResponder: Sendable {
     /// The catalog opens after the player is ready; requests wait for it.
     let stores: @Sendable () async throws -> MediaServerStore
     let mediaDirectory: String
     let logger: Logger
+    let cache: MediaServerCache
+    /// Its newest server time counts in the trusted time a kept product is judged at.
+    let origin: OriginClient?
     /// Bytes read and written at a time when sending a file.
     static let chunkBytes = 256 << 10
 
@@ -38,20 +44,26 @@ struct MediaResponder: Sendable {
         guard request.method == .GET || request.method == .HEAD else {
             return .error(.methodNotAllowed, "only GET and HEAD")
         }
-        let path = String(request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        // "", "p", productId, name...
-        guard parts.count >= 4, parts[0].isEmpty, parts[1] == "p", OriginID.isValid(parts[2]),
-              parts[3...].allSatisfy(OriginID.isValid)
-        else { return .error(.notFound, "no such path") }
+        let path = Self.path(of: request)
+        guard let parts = Self.parts(of: path) else { return .error(.notFound, "no such path") }
         let productId = parts[2]
         let name = parts[3...].joined(separator: "/")
         do {
             let store = try await stores()
-            guard let product = try await store.product(productId, name: parts.count == 5 && parts[3] == "keys" ? "" : name) else { return .error(.notFound, "\(productId) is not on this device") }
+            // Asked before the product is read: what is read is kept with this number.
+            let version = cache.version()
+            let product: MediaServerStore.ServedProduct
+            if let kept = cache.product(productId, version: version) {
+                product = kept.judgedNow(origin: origin)
+            } else {
+                guard let read = try await store.product(productId, name: parts.count == 5 && parts[3] == "keys" ? "" : name) else { return .error(.notFound, "\(productId) is not on this device") }
+                if read.listsEveryFile { cache.keep(read, for: productId, version: version) }
+                product = read
+            }
             if product.hasEnded { return .offlineNotValid(productId, endedAt: product.window.validity.until) }
             guard product.isServed else { return .error(.notFound, "\(productId) is not offlined") }
-            var response = try await answer(name, parts: parts, of: product, store: store, range: request.headers.first(name: "Range"))
+            var response = try await answer(name, parts: parts, of: product, store: store, version: version,
+                                             range: request.headers.first(name: "Range"))
             // Whatever is still being sent when the license or offline window ends is cut there.
             response.cutAt = product.window.endsAt
             return response
@@ -64,9 +76,38 @@ struct MediaResponder: Sendable {
         }
     }
 
+    /// The answer to `request` from what is kept, when that is all it needs: a playlist kept at
+    /// the catalog's change count now, of a product that may be served now. Synchronous and
+    /// without blocking, for the event loop; nil sends the request the long way (`respond`).
+    func keptAnswer(to request: HTTPRequestHead) -> MediaResponse? {
+        guard request.method == .GET || request.method == .HEAD, let parts = Self.parts(of: Self.path(of: request)) else { return nil }
+        let productId = parts[2], name = parts[3...].joined(separator: "/")
+        let version = cache.version()
+        guard let body = cache.playlist(name, of: productId, version: version),
+              let kept = cache.product(productId, version: version) else { return nil }
+        let product = kept.judgedNow(origin: origin)
+        guard !product.hasEnded, product.isServed else { return nil }
+        var response = Self.playlistResponse(body)
+        response.cutAt = product.window.endsAt
+        return response
+    }
+
+    private static func path(of request: HTTPRequestHead) -> String {
+        String(request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+    }
+
+    /// "", "p", productId, name...: nil for a path the server never serves.
+    private static func parts(of path: String) -> [String]? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 4, parts[0].isEmpty, parts[1] == "p", OriginID.isValid(parts[2]),
+              parts[3...].allSatisfy(OriginID.isValid)
+        else { return nil }
+        return parts
+    }
+
     /// The answer for a product that may be served now.
     private func answer(_ name: String, parts: [String], of product: MediaServerStore.ServedProduct,
-                        store: MediaServerStore, range: String?) async throws -> MediaResponse {
+                        store: MediaServerStore, version: Int, range: String?) async throws -> MediaResponse {
         let productId = parts[2]
         if parts.count == 5, parts[3] == "keys" {
             guard let key = try await store.key(productId: productId, keyId: parts[4]) else {
@@ -77,7 +118,12 @@ struct MediaResponder: Sendable {
         }
         guard let file = product.file(named: name) else { return .error(.notFound, "\(productId) has no \(name)") }
         if product.isHLS, file.role == "main" || file.role == "playlist" {
-            return try await playlist(file, of: product)
+            if let kept = cache.playlist(name, of: productId, version: version) { return Self.playlistResponse(kept) }
+            let response = try await playlist(file, of: product)
+            if response.status == .ok, case .bytes(let body) = response.body {
+                cache.keep(playlist: body, named: name, of: productId, version: version)
+            }
+            return response
         }
         if product.isPartial, !file.isVerified {
             return try await relay(file, origin: store.origin, range: range)
@@ -111,8 +157,12 @@ struct MediaResponder: Sendable {
                 return nil
             }
         }
-        return MediaResponse(status: .ok, headers: [("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-store")],
-                             body: .bytes(Array(rewritten.utf8)))
+        return Self.playlistResponse(Array(rewritten.utf8))
+    }
+
+    private static func playlistResponse(_ body: [UInt8]) -> MediaResponse {
+        MediaResponse(status: .ok, headers: [("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-store")],
+                      body: .bytes(body))
     }
 
     /// A file of a partial product that is not on disk, fetched whole from the origin (with the

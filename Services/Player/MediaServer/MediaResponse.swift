@@ -33,6 +33,15 @@ struct MediaResponse: Sendable {
         self.body = body
     }
 
+    /// The head answering `request`: the headers, the body's length and whether the connection stays open.
+    func head(for request: HTTPRequestHead) -> HTTPResponseHead {
+        var fields = HTTPHeaders()
+        for (name, value) in headers { fields.add(name: name, value: value) }
+        fields.replaceOrAdd(name: "Content-Length", value: String(body.length))
+        fields.replaceOrAdd(name: "Connection", value: request.isKeepAlive ? "keep-alive" : "close")
+        return HTTPResponseHead(version: request.version, status: status, headers: fields)
+    }
+
     static func error(_ status: HTTPResponseStatus, _ message: String) -> MediaResponse {
         MediaResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
                       body: .bytes(Array((message + "\n").utf8)))

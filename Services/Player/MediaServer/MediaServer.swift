@@ -58,6 +58,12 @@ final class MediaServerControl: Sendable {
 struct MediaServerService: Service {
     typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
 
+    /// A connection and its handler answering from what is kept (which also holds its cut).
+    struct Served: Sendable {
+        let connection: Connection
+        let kept: NIOLoopBound<KeptAnswerHandler>
+    }
+
     let control: MediaServerControl
     let responder: MediaResponder
     let logger: Logger
@@ -110,27 +116,31 @@ struct MediaServerService: Service {
         logger.info("media server stopped")
     }
 
-    private func bind() async throws -> NIOAsyncChannel<Connection, Never> {
+    private func bind() async throws -> NIOAsyncChannel<Served, Never> {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             // Little unsent data queued in the kernel per connection: a slow client's answer
-            // stays mostly in the file, so a cut at a license's end (`cutOff`) leaves little
+            // stays mostly in the file, so a cut at a license's end (`reset`) leaves little
             // already on its way (and a slow client holds little kernel memory).
             .childChannelOption(.tcpOption(.init(rawValue: TCP_NOTSENT_LOWAT)), value: Self.unsentBytes)
             .bind(host: "127.0.0.1", port: control.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return try Connection(wrappingChannelSynchronously: channel)
+                    let kept = KeptAnswerHandler(responder: responder, logger: logger)
+                    try channel.pipeline.syncOperations.addHandler(kept)
+                    return Served(connection: try Connection(wrappingChannelSynchronously: channel),
+                                  kept: NIOLoopBound(kept, eventLoop: channel.eventLoop))
                 }
             }
     }
 
-    private func serve(_ server: NIOAsyncChannel<Connection, Never>, open: NIOLockedValueBox<[ObjectIdentifier: Channel]>) async {
+    private func serve(_ server: NIOAsyncChannel<Served, Never>, open: NIOLockedValueBox<[ObjectIdentifier: Channel]>) async {
         do {
             try await server.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { connections in
-                    for try await connection in inbound {
+                    for try await served in inbound {
+                        let connection = served.connection
                         let id = ObjectIdentifier(connection.channel)
                         let admitted = open.withLockedValue { table -> Bool in
                             guard table.count < Self.maxConnections else { return false }
@@ -143,7 +153,7 @@ struct MediaServerService: Service {
                         }
                         connections.addTask {
                             defer { _ = open.withLockedValue { $0.removeValue(forKey: id) } }
-                            await handle(connection)
+                            await handle(served)
                         }
                     }
                 }
@@ -153,12 +163,9 @@ struct MediaServerService: Service {
         }
     }
 
-    private func handle(_ connection: Connection) async {
-        // The cut of the answer last sent (`cutOff`): armed until the client asks again (it has
-        // read that answer by then) or the connection ends, since what NIO and the kernel still
-        // hold of an answer outlives the writes that handed it over.
-        var cut: Task<Void, Never>?
-        defer { cut?.cancel() }
+    /// Answers the requests `KeptAnswerHandler` passes on, one after the other.
+    private func handle(_ served: Served) async {
+        let connection = served.connection
         do {
             try await connection.executeThenClose { inbound, outbound in
                 var head: HTTPRequestHead?
@@ -166,14 +173,16 @@ struct MediaServerService: Service {
                     switch part {
                     case .head(let request):
                         head = request
-                        cut?.cancel()
-                        cut = nil
                     case .body: continue
                     case .end:
                         guard let request = head else { return }
                         head = nil
                         let response = await responder.respond(to: request)
-                        cut = response.cutAt.map { cutOff(connection.channel, at: $0, uri: request.uri) }
+                        // Whatever of it is still being sent when the product ends is cut then.
+                        if let instant = response.cutAt {
+                            let kept = served.kept
+                            connection.channel.eventLoop.execute { kept.value.arm(at: instant, uri: request.uri) }
+                        }
                         try await write(response, for: request, to: outbound)
                         if !request.isKeepAlive {
                             // Closing drops what NIO has not written yet: the output is shut once
@@ -189,27 +198,19 @@ struct MediaServerService: Service {
         }
     }
 
-    /// At `instant` (the product's license or offline window ends), resets the connection of
-    /// an answer still being sent: SO_LINGER 0 drops what NIO and the kernel still hold unsent
-    /// for the client, and the client sees the connection reset, not a complete answer.
-    private func cutOff(_ channel: Channel, at instant: ContinuousClock.Instant, uri: String) -> Task<Void, Never> {
-        let logger = logger
-        return Task {
-            do { try await Task.sleep(until: instant, clock: .continuous) } catch { return }
-            logger.info("media server: license or offline window ended; connection reset", metadata: ["uri": "\(uri)"])
-            let reset = (channel as? SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
-                ?? channel.eventLoop.makeSucceededVoidFuture()
-            reset.whenComplete { _ in channel.close(promise: nil) }
-        }
+    /// The cut at a product's end (`KeptAnswerHandler.arm`), of an answer still being sent:
+    /// SO_LINGER 0 drops what NIO and the kernel still hold unsent for the client, and the
+    /// client sees the connection reset, not a complete answer.
+    static func reset(_ channel: Channel, uri: String, logger: Logger) {
+        logger.info("media server: license or offline window ended; connection reset", metadata: ["uri": "\(uri)"])
+        let reset = (channel as? SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+            ?? channel.eventLoop.makeSucceededVoidFuture()
+        reset.whenComplete { _ in channel.close(promise: nil) }
     }
 
     private func write(_ response: MediaResponse, for request: HTTPRequestHead,
                        to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>) async throws {
-        var headers = HTTPHeaders()
-        for (name, value) in response.headers { headers.add(name: name, value: value) }
-        headers.replaceOrAdd(name: "Content-Length", value: String(response.body.length))
-        headers.replaceOrAdd(name: "Connection", value: request.isKeepAlive ? "keep-alive" : "close")
-        try await outbound.write(.head(HTTPResponseHead(version: request.version, status: response.status, headers: headers)))
+        try await outbound.write(.head(response.head(for: request)))
         if request.method != .HEAD {
             switch response.body {
             case .bytes(let bytes):

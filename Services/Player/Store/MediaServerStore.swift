@@ -42,6 +42,11 @@ struct MediaServerStore: Sendable {
         /// Playlists of renditions being added to a presentation already held: left out of its
         /// master playlist until the product is `cached` again.
         var adding: Set<String> = []
+        /// The catalog's trusted-time anchor read with it: the window is judged again from it
+        /// (`judgedNow`) when the product is kept between requests.
+        var anchor: TrustedClock.Anchor?
+        /// Every file of the product is listed (not only the one a request named).
+        var listsEveryFile = false
 
         var isHLS: Bool { manifestType == "hls" }
         /// Being downloaded (or waiting to be): served as far as it is on disk.
@@ -63,6 +68,15 @@ struct MediaServerStore: Sendable {
 
         func file(named name: String) -> ServedFile? { all.first { $0.name == name } }
         func file(urlPath: String) -> ServedFile? { all.first { $0.urlPath == urlPath } }
+
+        /// The same product with its window judged at the trusted time now: the catalog's
+        /// anchor as read with it and the origin's newest server time (`PlayClock`'s rule).
+        func judgedNow(origin: OriginClient?) -> ServedProduct {
+            var judged = self
+            judged.window = PlayableWindow.judged(window.validity,
+                                                  at: PlayClock.trusted(anchor: anchor, sample: origin?.lastServerTime, readings: .current()))
+            return judged
+        }
     }
 
     /// The product `productId` (requested or actual id) with its files; nil when the catalog
@@ -88,15 +102,20 @@ struct MediaServerStore: Sendable {
                     SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? AND pf.name = ?
                     """, arguments: [local.actualProductId, name]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
             }
-            if name == nil || name == mainName || files.first?.role == "playlist" {
+            let listsEveryFile = name == nil || name == mainName || files.first?.role == "playlist"
+            if listsEveryFile {
                 files = try Row.fetchAll(db, sql: """
                     SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? ORDER BY pf.position
                     """, arguments: [local.actualProductId]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
             }
+            let anchor = try TrustedClock.load(db: db)
+            let now = PlayClock.trusted(anchor: anchor, sample: origin?.lastServerTime, readings: .current())
             var served = ServedProduct(productId: local.actualProductId, manifestType: local.item.manifestType,
-                                       window: try PlayableWindow.read(productId: productId, origin: origin, db: db),
+                                       window: try PlayableWindow.read(productId: productId, db: db, now: now),
                                        productState: productState, main: Self.served(main, name: mainName, role: "main"), files: files)
             served.adding = Set(adding)
+            served.anchor = anchor
+            served.listsEveryFile = listsEveryFile
             return served
         }
     }

@@ -26,9 +26,14 @@ struct PlayableWindow: Sendable, Equatable {
 
     /// The same at a given trusted time (tests fix it).
     static func read(productId: String, db: Database, now: Date) throws -> PlayableWindow {
+        judged(try OfflineAvailability.validity(productId: productId, db: db, now: now), at: now)
+    }
+
+    /// `validity` as the catalog holds it, judged at the trusted time `now`.
+    static func judged(_ validity: OfflineAvailability.Validity, at now: Date) -> PlayableWindow {
         let instant = ContinuousClock.now
-        let validity = try OfflineAvailability.validity(productId: productId, db: db, now: now)
-        return PlayableWindow(validity: validity, now: now,
-                              endsAt: validity.until.map { instant + .seconds(max(0, $0.timeIntervalSince(now))) })
+        let judged = validity.judged(at: now)
+        return PlayableWindow(validity: judged, now: now,
+                              endsAt: judged.until.map { instant + .seconds(max(0, $0.timeIntervalSince(now))) })
     }
 }
