@@ -70,8 +70,10 @@ public final class CatalogChanges: Sendable {
             var offset = 0
             while offset + MemoryLayout<inotify_event>.size <= n {
                 let (mask, nameLength) = buffer.withUnsafeBytes { raw in
-                    (raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                    (
+                        raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                        Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                    )
                 }
                 let nameStart = offset + MemoryLayout<inotify_event>.size
                 let name = buffer[nameStart..<min(n, nameStart + nameLength)].prefix { $0 != 0 }

@@ -58,9 +58,11 @@ private final class FixedHTTPAnswerHandler: ChannelInboundHandler {
         case .end:
             guard let request = head else { return }
             head = nil
-            let headers = HTTPHeaders([("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-store"),
-                                       ("Content-Length", String(body.readableBytes)),
-                                       ("Connection", request.isKeepAlive ? "keep-alive" : "close")])
+            let headers = HTTPHeaders([
+                ("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-store"),
+                ("Content-Length", String(body.readableBytes)),
+                ("Connection", request.isKeepAlive ? "keep-alive" : "close"),
+            ])
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
             let keepAlive = request.isKeepAlive, channel = context.channel
