@@ -44,7 +44,8 @@ enum Downloader {
                 stations: stationProgress, gate: gate, stagedVerified: staged, logger: context.logger)
             let engine = DownloadEngine(catalog: catalog, store: store,
                                         transfer: FileTransfer(origin: origin, store: store,
-                                                               stallTimeout: settings.stallTimeoutSeconds),
+                                                               stallTimeout: settings.stallTimeoutSeconds,
+                                                               receiveRate: gate.receiveRate),
                                         gate: gate, listener: outcomes, settings: settings, maxParallel: settings.maxParallel,
                                         logger: context.logger)
             let queueSignal = try await QueueSignal.install(on: catalog)

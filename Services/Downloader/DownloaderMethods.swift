@@ -17,6 +17,8 @@ enum DownloaderMethods {
         var quality: String?
         /// Per-item override of the policy's `allowCellular`.
         var allowCellular: Bool?
+        /// Per-item exception to the policy's `downloadWindows`: downloads outside them too.
+        var now: Bool?
         /// License terms: a rental of this many seconds, or a purchase.
         var rentalSeconds: Double?
         var purchase: Bool?
@@ -28,7 +30,7 @@ enum DownloaderMethods {
         var displayName: String?
         var referenceId: String?
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case productId, productType, quality, allowCellular, rentalSeconds, purchase
+            case productId, productType, quality, allowCellular, now, rentalSeconds, purchase
             case bitrate, audioLanguages, subtitleLanguages, displayName, referenceId
         }
     }
@@ -156,7 +158,7 @@ enum DownloaderMethods {
             // Without its own quality, an item gets the policy's offline audio or video quality.
             let quality = QualityChoice(requested: p.quality, productType: p.productType, policy: ready.gate.policy)
             return try await ready.products.add(productId: p.productId, productType: p.productType, quality: quality,
-                                                allowCellular: p.allowCellular ?? false, terms: terms,
+                                                allowCellular: p.allowCellular ?? false, now: p.now ?? false, terms: terms,
                                                 presentation: presentation, properties: properties, retry: retry)
         }
         router.register("offline.variants", params: VariantsParams.self) { p, _ in

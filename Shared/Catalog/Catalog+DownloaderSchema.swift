@@ -68,4 +68,12 @@ extension Catalog {
         }
         try db.create(index: "productFiles_file", on: "productFiles", columns: ["fileId"])
     }
+
+    /// `offline.add {"now":true}`: the token's files download outside the download windows too
+    /// (the per-item exception, as `allowCellular` is for the network).
+    static func downloaderSchemaV10(_ db: Database) throws {
+        try db.alter(table: "offlineProducts") { t in
+            t.add(column: "downloadNow", .boolean).notNull().defaults(to: false)
+        }
+    }
 }

@@ -143,6 +143,7 @@ extension Catalog {
         m.registerMigration("v8-reporter-metrics", migrate: reporterSchemaV8)
         m.registerMigration("v9-compatibility", migrate: compatibilitySchemaV9)
         m.registerMigration("v9-metric-totals", migrate: metricTotalsSchemaV9)
+        m.registerMigration("v10-downloader-windows", migrate: downloaderSchemaV10)
         return m
     }
 }

@@ -71,17 +71,21 @@ public final class HTTPClient: Sendable {
     ///
     /// `observer` sees every body byte written, e.g. to hash while the bytes arrive.
     ///
+    /// `receiveRate`: the body arrives no faster than this rate allows, shared with every other
+    /// download given the same one (`ReceiveRate`).
+    ///
     /// Runs on the caller's executor (`nonisolated(nonsending)`, like the hops below it) up to
     /// the hand-over to a transfer thread, whose answer resumes the caller there: an actor
     /// downloading many small files pays no hop to the global pool and back per file.
     nonisolated(nonsending)
     public func download(_ request: HTTPRequest, to path: String, resumeFrom offset: Int64 = 0,
-                         observer: (any DownloadBodyObserver)? = nil,
+                         observer: (any DownloadBodyObserver)? = nil, receiveRate: ReceiveRate? = nil,
                          progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
         precondition(offset >= 0, "negative resume offset")
         let destination = BodyDestination.file(path: path, resumeFrom: offset,
                                                errorBodyLimit: configuration.maxErrorBodyBytes, progress: progress)
-        let outcome = try await performFollowingRedirects(request, destination: destination, observer: observer)
+        let outcome = try await performFollowingRedirects(request, destination: destination, observer: observer,
+                                                          receiveRate: receiveRate)
         let download = outcome.download
         return DownloadResult(status: outcome.status, headers: outcome.headers, resumed: download?.resumed ?? false,
                               bytesWritten: download?.bytesWritten ?? 0, fileSize: download?.fileSize ?? offset,
@@ -90,7 +94,8 @@ public final class HTTPClient: Sendable {
 
     nonisolated(nonsending)
     private func performFollowingRedirects(_ request: HTTPRequest, destination: BodyDestination,
-                                           observer: (any DownloadBodyObserver)? = nil) async throws -> TransferOutcome {
+                                           observer: (any DownloadBodyObserver)? = nil,
+                                           receiveRate: ReceiveRate? = nil) async throws -> TransferOutcome {
         try await CurlLibrary.loadOffPool()
         guard let firstOrigin = URLOrigin(request.url) else {
             throw HTTPClientError(code: .invalidURL, message: "not an absolute URL: \(request.url)")
@@ -100,7 +105,7 @@ public final class HTTPClient: Sendable {
         var hops = 0
         while true {
             let outcome = try await perform(current, credentials: sendCredentials ? credentials : nil, destination: destination,
-                                            observer: observer)
+                                            observer: observer, receiveRate: receiveRate)
             guard [301, 302, 303, 307, 308].contains(outcome.status), let target = outcome.redirectURL,
                   let targetOrigin = URLOrigin(target) else { return outcome }
             let sameOrigin = targetOrigin == firstOrigin
@@ -134,7 +139,8 @@ public final class HTTPClient: Sendable {
     /// a thread, and aborts it through curl's progress callback once it runs.
     nonisolated(nonsending)
     private func perform(_ request: HTTPRequest, credentials: BasicCredentials?,
-                         destination: BodyDestination, observer: (any DownloadBodyObserver)?) async throws -> TransferOutcome {
+                         destination: BodyDestination, observer: (any DownloadBodyObserver)?,
+                         receiveRate: ReceiveRate?) async throws -> TransferOutcome {
         let cancellation = CancellationFlag()
         let configuration = configuration
         let handles = handles
@@ -175,7 +181,7 @@ public final class HTTPClient: Sendable {
                         defer { handles.checkIn(easy) }
                         return try Transfer.run(current, credentials: credentials, configuration: configuration,
                                                 easy: easy, destination: destination, cancellation: cancellation,
-                                                observer: observer)
+                                                observer: observer, receiveRate: receiveRate)
                     })
                 }
             }

@@ -73,6 +73,8 @@ extension Transfer {
                 failure = HTTPClientError(code: .cancelled, message: "download stopped by its progress callback")
                 return false
             }
+            // The shared rate: wait here, on this transfer's thread, until it allows these bytes.
+            receiveRate?.take(bytes.count, cancelled: { cancellation.isCancelled })
             return true
         }
         switch destination {

@@ -47,21 +47,27 @@ final class Transfer {
     var writebackBytes: Int64 = 0
     /// `Configuration.downloadDirectBytes`, likewise.
     var directBytes: Int64 = 0
+    /// The rate a download shares with the others given it (`ReceiveRate`), nil: unlimited.
+    let receiveRate: ReceiveRate?
+    /// The `CURLOPT_MAX_RECV_SPEED_LARGE` set on the handle (0: none).
+    private var appliedRecvSpeed: Int64 = 0
 
     private init(easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag,
-                 observer: (any DownloadBodyObserver)?) {
+                 observer: (any DownloadBodyObserver)?, receiveRate: ReceiveRate?) {
         self.easy = easy
         self.destination = destination
         self.cancellation = cancellation
         self.observer = observer
+        self.receiveRate = receiveRate
     }
 
     /// Runs `request` on `easy`, blocking the calling (pool) thread until it ends.
     /// The handle must be checked out by the caller, who gets it back unchanged in ownership.
     static func run(_ request: HTTPRequest, credentials: BasicCredentials?, configuration: HTTPClient.Configuration,
                     easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag,
-                    observer: (any DownloadBodyObserver)? = nil) throws -> TransferOutcome {
-        let transfer = Transfer(easy: easy, destination: destination, cancellation: cancellation, observer: observer)
+                    observer: (any DownloadBodyObserver)? = nil, receiveRate: ReceiveRate? = nil) throws -> TransferOutcome {
+        let transfer = Transfer(easy: easy, destination: destination, cancellation: cancellation, observer: observer,
+                                receiveRate: receiveRate)
         return try transfer.perform(request, credentials: credentials, configuration: configuration)
     }
 
@@ -87,7 +93,10 @@ final class Transfer {
             return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
         }
         try easy.setProgressCallback { userdata, _, _, _, _ in
-            Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue().cancellation.isCancelled ? 1 : 0
+            let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
+            if transfer.cancellation.isCancelled { return 1 }
+            transfer.followRateRise()
+            return 0
         }
 
         let code = withExtendedLifetime(self) { easy.perform() }
@@ -146,8 +155,14 @@ final class Transfer {
             // A stall timeout: fail when less than 1 byte/s arrives for `timeoutSeconds`.
             try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
             try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeoutSeconds.rounded(.up))))
-            // Bigger reads mean fewer write(2) calls and callbacks per megabyte on fast links.
-            try easy.set(CURLOPT_BUFFERSIZE, configuration.downloadBufferBytes)
+            // Bigger reads mean fewer write(2) calls and callbacks per megabyte on fast links;
+            // under a rate limit, smaller ones keep each read within what the rate allows.
+            let rate = receiveRate?.bytesPerSecond
+            try easy.set(CURLOPT_BUFFERSIZE, ReceiveRate.bufferBytes(rate: rate, configured: configuration.downloadBufferBytes))
+            if let rate {
+                try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: rate)
+                appliedRecvSpeed = rate
+            }
             if offset > 0 {
                 requestHeaders = requestHeaders.filter { $0.key.lowercased() != "range" }
                 requestHeaders["Range"] = "bytes=\(offset)-"
@@ -231,6 +246,16 @@ final class Transfer {
         case CURL_HTTP_VERSION_3: return "3"
         default: return nil
         }
+    }
+
+    /// From curl's progress callback, on the transfer thread: a shared rate that went up (or
+    /// was lifted) raises this handle's own limit at once; curl only stores the value, and a
+    /// higher limit never makes it wait longer. A lower rate is left to `ReceiveRate.take`.
+    func followRateRise() {
+        guard appliedRecvSpeed > 0, let receiveRate else { return }
+        let rate = receiveRate.bytesPerSecond ?? 0
+        guard rate == 0 || rate > appliedRecvSpeed else { return }
+        if (try? easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: rate)) != nil { appliedRecvSpeed = rate }
     }
 
     private func milliseconds(_ seconds: Double) -> Int {

@@ -151,10 +151,10 @@ public final class OriginClient: Sendable {
     /// `Range` and, after each network failure, from what is on disk then. 5xx/429 answers are
     /// retried per `retry`; a final 2xx or 416 is returned for the caller to judge; any other
     /// status throws `OriginError`. `observer` sees every body byte written (hashing on the fly),
-    /// across the retries.
+    /// across the retries. `receiveRate` bounds how fast the body arrives (`ReceiveRate`).
     nonisolated(nonsending)
     public func download(_ url: String, to path: String, resumeFrom offset: Int64 = 0, retry: RetryPolicy,
-                         stallTimeout: Double = 30, observer: (any DownloadBodyObserver)? = nil,
+                         stallTimeout: Double = 30, observer: (any DownloadBodyObserver)? = nil, receiveRate: ReceiveRate? = nil,
                          progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
         if offline() { throw OriginError.offlineMode() }
         var offset = offset
@@ -165,7 +165,8 @@ public final class OriginClient: Sendable {
             defer { offset = error.bytesOnDisk ?? offset }
             return (error.bytesOnDisk ?? offset) > offset
         }, attempt: { _ in
-            try await http.download(request, to: path, resumeFrom: offset, observer: observer, progress: progress)
+            try await http.download(request, to: path, resumeFrom: offset, observer: observer, receiveRate: receiveRate,
+                                    progress: progress)
         }, retryable: { result in
             note(headers: result.headers)
             return Self.isRetryable(result.status) ? RetryableAnswer(status: result.status, headers: result.headers,

@@ -69,6 +69,8 @@ struct FileTransfer: Sendable {
     let origin: OriginClient?
     let store: MediaFolder
     let stallTimeout: Double
+    /// The download rate all transfers share (`maxBytesPerSecond`, or the open window's own).
+    var receiveRate: ReceiveRate? = nil
 
     /// Throws `CancellationError` when the task is cancelled (pause, delete, shutdown); the
     /// bytes received stay in the `.part` file for the next attempt.
@@ -110,7 +112,8 @@ struct FileTransfer: Sendable {
             let learned = NIOLockedValueBox(false)
             do {
                 let result = try await origin.download(origin.mediaURL(job.url), to: part, resumeFrom: onDisk, retry: .fileTransfer,
-                                                       stallTimeout: stallTimeout, observer: hasher) { fileSize, announced in
+                                                       stallTimeout: stallTimeout, observer: hasher,
+                                                       receiveRate: receiveRate) { fileSize, announced in
                     onBytes(fileSize)
                     if job.sizeIsEstimate, let announced, announced > job.sizeBytes,
                        learned.withLockedValue({ seen in defer { seen = true }; return !seen }) {

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Wire
 
@@ -22,6 +23,11 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
     /// The app is in offline mode (TIDAL `isOfflineMode`, set through the player's
     /// `player.config.set`): nothing is downloaded and no background traffic goes to the origin.
     var offlineMode = false
+    /// When downloads may run, in the device's local time (`DownloadWindows`); empty: always.
+    var downloadWindows: [DownloadWindow] = []
+    /// All downloads together receive at most this many bytes per second, outside a window's
+    /// own limit; nil: no limit.
+    var maxBytesPerSecond: Int64?
 
     static let audioQualities = ["LOW", "HIGH", "LOSSLESS", "HI_RES_LOSSLESS"]
     static let videoQualities = ["AUDIO_ONLY", "LOW", "MEDIUM", "HIGH"]
@@ -31,16 +37,20 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
         productType?.uppercased() == "VIDEO" ? offlineVideoQuality : offlineAudioQuality
     }
 
+    /// The download windows with the rate limit, as the gate asks them.
+    var schedule: DownloadWindows { DownloadWindows(windows: downloadWindows, maxBytesPerSecond: maxBytesPerSecond) }
+
     var json: JSONValue {
         ["allowCellular": .bool(allowCellular), "allowMetered": .bool(allowMetered),
          "maxCacheBytes": maxCacheBytes.map { .number(Double($0)) } ?? .null,
          "minFreeBytes": .number(Double(minFreeBytes)), "maxParallel": .number(Double(maxParallel)),
          "offlineAudioQuality": .string(offlineAudioQuality), "offlineVideoQuality": .string(offlineVideoQuality),
-         "offlineMode": .bool(offlineMode)]
+         "offlineMode": .bool(offlineMode), "downloadWindows": .array(downloadWindows.map(\.json)),
+         "maxBytesPerSecond": maxBytesPerSecond.map { .number(Double($0)) } ?? .null]
     }
 
     static let keys = ["allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes", "maxParallel",
-                       "offlineAudioQuality", "offlineVideoQuality", "offlineMode"]
+                       "offlineAudioQuality", "offlineVideoQuality", "offlineMode", "downloadWindows", "maxBytesPerSecond"]
 
     /// Applies the keys present in `changes` (a `policy.set` params object). Everything is
     /// checked before anything changes, so a bad call changes nothing; errors name the field.
@@ -82,12 +92,25 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
         }
         if let q = try quality("offlineAudioQuality", Self.audioQualities) { next.offlineAudioQuality = q }
         if let q = try quality("offlineVideoQuality", Self.videoQualities) { next.offlineVideoQuality = q }
+        if let value = changes["downloadWindows"] {
+            guard let list = value.arrayValue ?? (value == .null ? [] : nil), list.count <= 64 else {
+                throw .invalidParams("params.downloadWindows must be a list of at most 64 windows ([] or null: downloads at any time).")
+            }
+            var windows: [DownloadWindow] = []
+            for (i, window) in list.enumerated() {
+                windows.append(try DownloadWindow.parse(window, field: "params.downloadWindows[\(i)]"))
+            }
+            next.downloadWindows = windows
+        }
+        if let value = changes["maxBytesPerSecond"] {
+            next.maxBytesPerSecond = value == .null ? nil : try DownloadWindow.rate(value, field: "params.maxBytesPerSecond")
+        }
         return next
     }
 
     /// The policy's keys in the config file's `downloader` section.
     static let configKeys: Set<String> = ["allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes",
-                                          "offlineAudioQuality", "offlineVideoQuality"]
+                                          "offlineAudioQuality", "offlineVideoQuality", "downloadWindows", "maxBytesPerSecond"]
 
     /// The defaults from the config file's `downloader` section; a bad value is logged and the
     /// default kept (the downloader section never stops the service).
@@ -100,7 +123,8 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
             do {
                 policy = try policy.applying([key: value])
             } catch {
-                logger.warning("config downloader.\(key): \(error.message); using the default")
+                let message = error.message.replacingOccurrences(of: "params.", with: "downloader.")
+                logger.warning("config downloader.\(key): \(message); using the default")
             }
         }
         return policy
@@ -124,7 +148,7 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
 }
 
 /// Why an item waits (Idle) rather than downloads: the policy (`CellularNotAllowed`,
-/// `MeteredNotAllowed`, `NoNetwork`, `CacheLimit`) or an origin that does not answer usefully
+/// `MeteredNotAllowed`, `NoNetwork`, `CacheLimit`, `OutsideDownloadWindow`) or an origin that does not answer usefully
 /// (`NetworkError`: no connection, a timeout, 5xx or 429 after the transfer's retries;
 /// `TLSFailed`: its TLS edge was refused, see `OriginError.isTLSFailure`).
 enum PolicyBlock: String, Sendable, CaseIterable {
@@ -135,6 +159,8 @@ enum PolicyBlock: String, Sendable, CaseIterable {
     case networkError = "NetworkError"
     case tlsFailed = "TLSFailed"
     case offlineMode = "OfflineMode"
+    /// Every download window is closed (`DownloadWindows`); released when one opens.
+    case outsideDownloadWindow = "OutsideDownloadWindow"
 
     /// The waits the network policy decides, released when the verdict allows them again.
     static let policyNetwork: [PolicyBlock] = [.cellularNotAllowed, .meteredNotAllowed, .noNetwork, .offlineMode]
@@ -161,7 +187,7 @@ enum NetworkVerdict: Sendable, Equatable {
 extension DownloadPolicy {
     private enum CodingKeys: String, CodingKey {
         case allowCellular, allowMetered, maxCacheBytes, minFreeBytes, maxParallel, offlineAudioQuality,
-             offlineVideoQuality, offlineMode
+             offlineVideoQuality, offlineMode, downloadWindows, maxBytesPerSecond
     }
 
     /// A stored policy from before a key existed keeps that key's default (rather than the
@@ -177,5 +203,7 @@ extension DownloadPolicy {
         offlineAudioQuality = try c.decodeIfPresent(String.self, forKey: .offlineAudioQuality) ?? defaults.offlineAudioQuality
         offlineVideoQuality = try c.decodeIfPresent(String.self, forKey: .offlineVideoQuality) ?? defaults.offlineVideoQuality
         offlineMode = try c.decodeIfPresent(Bool.self, forKey: .offlineMode) ?? defaults.offlineMode
+        downloadWindows = try c.decodeIfPresent([DownloadWindow].self, forKey: .downloadWindows) ?? defaults.downloadWindows
+        maxBytesPerSecond = try c.decodeIfPresent(Int64.self, forKey: .maxBytesPerSecond)
     }
 }

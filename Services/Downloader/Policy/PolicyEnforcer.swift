@@ -3,7 +3,9 @@ import Logging
 
 /// Applies the policy to transfers already running, on every network change, policy change
 /// and poll tick (1 s): a network that no longer allows a file stops its transfer (its bytes
-/// stay in the `.part`) and leaves its owners Idle; a disk that filled up under running
+/// stay in the `.part`) and leaves its owners Idle, and so does the end of the last open
+/// download window (but for `now` items); a window that opens releases what waited for it
+/// and sets the shared rate limit (`PolicyGate.refreshWindow`); a disk that filled up under running
 /// downloads (other software wrote to it) stops enough of them to keep `minFreeBytes`; then
 /// the queue is kicked, so whatever became allowed starts again by itself.
 actor PolicyEnforcer {
@@ -11,6 +13,9 @@ actor PolicyEnforcer {
     private let engine: DownloadEngine
     private let logger: Logger
     private var lastVerdict: NetworkVerdict
+    /// Whether a download window was open at the last look; nil before the first, so that the
+    /// first look releases (or holds) what the last run left waiting for a window.
+    private var lastWindowOpen: Bool?
 
     init(gate: PolicyGate, engine: DownloadEngine, logger: Logger) {
         self.gate = gate
@@ -26,6 +31,17 @@ actor PolicyEnforcer {
             await gate.releaseNetworkIdle()
             await gate.idleBlockedQueue()
         }
+        let window = gate.refreshWindow()
+        if window.isOpen != lastWindowOpen {
+            lastWindowOpen = window.isOpen
+            if window.isOpen {
+                logger.notice("a download window opened", metadata: ["closesAt": "\(Self.when(window))"])
+                await gate.releaseWindowIdle()
+            } else {
+                logger.notice("every download window is closed", metadata: ["opensAt": "\(Self.when(window))"])
+                await gate.idleOutsideWindow()
+            }
+        }
         var running = await engine.runningJobs
         var active = running.map(\.fileId)
         switch verdict {
@@ -39,6 +55,11 @@ actor PolicyEnforcer {
             let stopping = active.filter { !allowed.contains($0) }
             await stop(stopping, block, reason)
             active = active.filter { allowed.contains($0) }
+        }
+        if !window.isOpen, !active.isEmpty {
+            let exempt = await gate.downloadNowFiles(active)
+            await stop(active.filter { !exempt.contains($0) }, .outsideDownloadWindow, DownloadWindows.reason(window))
+            active = active.filter { exempt.contains($0) }
         }
         running.removeAll { !active.contains($0.fileId) }
         // Checked while writing: admission reserved every running file's remaining bytes,
@@ -57,6 +78,15 @@ actor PolicyEnforcer {
             }
         }
         await engine.kick()
+    }
+
+    /// When the window state changes next, in local time ("never" without a next opening,
+    /// "-" for an open schedule without windows).
+    private static func when(_ window: DownloadWindows.State) -> String {
+        switch window {
+        case .open(_, let closesAt): return closesAt.map { DownloadWindows.localTimestamp($0) } ?? "-"
+        case .closed(let opensAt, _): return opensAt.map { DownloadWindows.localTimestamp($0) } ?? "never"
+        }
     }
 
     /// Marks the owners Idle first, then cancels: the transfer ends within a callback's time

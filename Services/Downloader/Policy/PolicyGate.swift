@@ -1,5 +1,6 @@
 import Catalog
 import Foundation
+import HTTPClient
 import Logging
 import OriginClient
 import Pacing
@@ -9,14 +10,17 @@ import Wire
 
 /// The download engine asks this before starting each file whether the
 /// policy lets it run now: the network verdict (with the per-item `allowCellular` override),
-/// the waits after a failing origin or a full disk, then the storage budget
+/// the download windows (with the per-item `now` exception, `DownloadWindows`), the waits
+/// after a failing origin or a full disk, then the storage budget
 /// (`StorageAdmission`, with eviction of heard station tracks when space is short). Files
 /// that may not run leave their owners Idle with the reason (`CellularNotAllowed`,
-/// `NoNetwork`, `CacheLimit`) and stay queued, so they start by themselves once allowed.
+/// `NoNetwork`, `OutsideDownloadWindow`, `CacheLimit`) and stay queued, so they start by themselves once allowed.
 final class PolicyGate: Sendable {
     private struct State {
         var policy: DownloadPolicy
         var network: NetworkState
+        /// The download windows' verdict as last looked at (`refreshWindow`).
+        var window: DownloadWindows.State
         /// Files that hit a full disk while writing: not retried before this time, so a disk
         /// that statvfs calls roomy but refuses writes (quota, inodes) is not hammered.
         var spaceRetryAfter: [Int64: Date] = [:]
@@ -40,6 +44,9 @@ final class PolicyGate: Sendable {
     private let events: DownloaderEvents
     private let logger: Logger
     private let offlineSwitch: OfflineSwitch
+    /// The rate every media transfer shares: the open window's limit or the policy's
+    /// `maxBytesPerSecond`, set by `refreshWindow`.
+    let receiveRate = ReceiveRate()
     static let spaceRetrySeconds: Double = 5
 
     init(catalog: Catalog, store: MediaFolder, events: DownloaderEvents, logger: Logger,
@@ -51,9 +58,10 @@ final class PolicyGate: Sendable {
         self.logger = logger
         storage = StorageAdmission(budget: StorageBudget(files: files, store: store), files: files, store: store,
                                    events: events, logger: logger)
-        state = Mutex(State(policy: policy, network: network))
+        state = Mutex(State(policy: policy, network: network, window: policy.schedule.state(at: Date())))
         self.offlineSwitch = offlineSwitch
         offlineSwitch.set(policy.offlineMode)
+        refreshWindow()
     }
 
     var policy: DownloadPolicy { state.withLock { $0.policy } }
@@ -66,11 +74,55 @@ final class PolicyGate: Sendable {
     func update(policy: DownloadPolicy) {
         state.withLock { $0.policy = policy }
         offlineSwitch.set(policy.offlineMode)
+        refreshWindow()
     }
     func update(network: NetworkState) { state.withLock { $0.network = network } }
 
-    /// Re-validation and station re-sync (background traffic) follow the global verdict only.
-    var allowsBackgroundTraffic: Bool { verdict == .allowed }
+    /// Re-validation, station re-sync and prepositioning (background traffic) follow the global
+    /// verdict only, and wait for a download window.
+    var allowsBackgroundTraffic: Bool { verdict == .allowed && window.isOpen }
+
+    // MARK: Download windows
+
+    /// The download windows' verdict as last looked at (at most a second old).
+    var window: DownloadWindows.State { state.withLock { $0.window } }
+
+    /// Looks at the clock against the download windows (the enforcer, every second; a policy
+    /// change) and sets the shared rate: the open window's limit, else the policy's.
+    @discardableResult
+    func refreshWindow(now: Date = Date()) -> DownloadWindows.State {
+        let policy = self.policy
+        let window = policy.schedule.state(at: now)
+        state.withLock { $0.window = window }
+        switch window {
+        case .open(let limit, _): receiveRate.bytesPerSecond = limit
+        case .closed: receiveRate.bytesPerSecond = policy.maxBytesPerSecond
+        }
+        return window
+    }
+
+    /// Files among `fileIds` some queued `offline.add` token asked for with `now: true`.
+    func downloadNowFiles(_ fileIds: [Int64]) async -> Set<Int64> {
+        guard !fileIds.isEmpty else { return [] }
+        return (try? await idle.downloadNow(among: fileIds)) ?? []
+    }
+
+    /// A window opened: the items that waited for one go back to Queued.
+    func releaseWindowIdle() async {
+        let released = (try? await idle.releaseWindowIdle()) ?? []
+        for product in released {
+            events.publish(.itemStateChanged(.product(product), state: "queued"))
+        }
+    }
+
+    /// Every window closed: what still waits for bytes goes Idle, but for `now` items.
+    func idleOutsideWindow() async {
+        let window = self.window
+        guard !window.isOpen else { return }
+        let waiting = (try? await idle.waitingFiles()) ?? []
+        let exempt = await downloadNowFiles(waiting)
+        await markIdle(waiting.filter { !exempt.contains($0) }, .outsideDownloadWindow, DownloadWindows.reason(window))
+    }
 
     // MARK: Admission (asked by the engine, one round at a time)
 
@@ -93,6 +145,12 @@ final class PolicyGate: Sendable {
             let overridden = await cellularAllowedFiles(candidates.map(\.fileId))
             allowed = candidates.filter { overridden.contains($0.fileId) }
             await markIdle(candidates.map(\.fileId).filter { !overridden.contains($0) }, block, reason)
+        }
+        let window = self.window
+        if !window.isOpen, !allowed.isEmpty {
+            let exempt = await downloadNowFiles(allowed.map(\.fileId))
+            await markIdle(allowed.map(\.fileId).filter { !exempt.contains($0) }, .outsideDownloadWindow, DownloadWindows.reason(window))
+            allowed.removeAll { !exempt.contains($0.fileId) }
         }
         let now = Date()
         let (retryAfter, originWait) = state.withLock { s in

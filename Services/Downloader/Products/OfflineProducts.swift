@@ -64,7 +64,7 @@ actor OfflineProducts {
     /// Tracks"): planned again with the held variant and languages plus the new ones, only the
     /// new files are downloaded, and the product stays playable on what it holds meanwhile.
     func add(productId: String, productType: String?, quality choice: QualityChoice, allowCellular: Bool = false,
-             terms: LicenseTerms? = nil, presentation: PresentationChoice = PresentationChoice(),
+             now downloadNow: Bool = false, terms: LicenseTerms? = nil, presentation: PresentationChoice = PresentationChoice(),
              properties: TokenProperties = TokenProperties(),
              automatic: Bool = false, prepositionSeconds: Double? = nil, retry: RetryPolicy = .offlining) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
@@ -90,8 +90,12 @@ actor OfflineProducts {
                 if allowCellular {
                     // Asked again with the cellular override: it applies to the existing request.
                     try await products.allowCellular(token: existing.token)
-                    await engine.weigh()
                 }
+                if downloadNow {
+                    // Asked again with `now`: the existing request passes the download windows too.
+                    try await products.downloadNow(token: existing.token)
+                }
+                if allowCellular || downloadNow { await engine.weigh() }
                 return try await status(token: existing.token)
             }
         }
@@ -182,6 +186,7 @@ actor OfflineProducts {
                                               quality: quality, manifestHash: info["manifestHash"]?.stringValue,
                                               validity: Validity(info), allowCellular: allowCellular, license: license)
         request.automatic = automatic
+        request.downloadNow = downloadNow
         request.files = files
         request.wantedSeconds = manifestType == "hls" ? limit : nil
         request.options = options.isEmpty ? nil : String(decoding: JSONValue.object(options).serialized(), as: UTF8.self)

@@ -4,8 +4,9 @@ import GRDB
 
 /// The items the network and storage policy holds back: products and station items left Idle
 /// with the reason (a `PolicyBlock`, on `offlineProducts` and
-/// `files`) while their files stay queued, and which queued files the per-item cellular
-/// override (`offlineProducts.allowCellular`) lets through.
+/// `files`) while their files stay queued, and which queued files the per-item exceptions
+/// (`offlineProducts.allowCellular` for the network, `.downloadNow` for the download windows)
+/// let through.
 struct IdleItemStore: Sendable {
     let catalog: Catalog
 
@@ -21,6 +22,16 @@ struct IdleItemStore: Sendable {
             try Int64.fetchSet(db, sql: """
                 SELECT DISTINCT d.fileId FROM downloads d JOIN offlineProducts p ON d.ownerKind = 'product' AND p.token = d.ownerId
                 WHERE d.state = 'queued' AND p.allowCellular = 1 AND d.fileId IN (\(fileIds.sqlList))
+                """)
+        }
+    }
+
+    /// Files among `fileIds` some queued `offline.add` token asked for with `now: true`.
+    func downloadNow(among fileIds: [Int64]) async throws -> Set<Int64> {
+        try await catalog.read { db in
+            try Int64.fetchSet(db, sql: """
+                SELECT DISTINCT d.fileId FROM downloads d JOIN offlineProducts p ON d.ownerKind = 'product' AND p.token = d.ownerId
+                WHERE d.state = 'queued' AND p.downloadNow = 1 AND d.fileId IN (\(fileIds.sqlList))
                 """)
         }
     }
@@ -72,6 +83,11 @@ struct IdleItemStore: Sendable {
     /// their reason then). Returns the products released.
     func releaseNetworkIdle(onlyOverridden: Bool) async throws -> [ProductRef] {
         try await release(errors: PolicyBlock.policyNetwork.map(\.rawValue), onlyOverridden: onlyOverridden)
+    }
+
+    /// A download window opened: every item that waited for one goes back to Queued.
+    func releaseWindowIdle() async throws -> [ProductRef] {
+        try await release(errors: [PolicyBlock.outsideDownloadWindow.rawValue], onlyOverridden: false)
     }
 
     /// At start: items left waiting on a failing origin (`NetworkError`, `Unauthorized`) by the

@@ -57,6 +57,7 @@ extension ProductStore {
                 "reason": (row["reason"] as String?).map(JSONValue.string) ?? .null,
                 "quality": (row["quality"] as String?).map(JSONValue.string) ?? .null,
                 "allowCellular": .bool(row["allowCellular"] as Bool? ?? false),
+                "now": .bool(row["downloadNow"] as Bool? ?? false),
                 "manifestHash": (row["manifestHash"] as String?).map(JSONValue.string) ?? .null,
                 "offlineRevalidateAt": date("offlineRevalidateAt"), "revalidatedAt": date("revalidatedAt"),
                 "revalidationError": (row["revalidationError"] as String?).map(JSONValue.string) ?? .null,

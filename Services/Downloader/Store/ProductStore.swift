@@ -43,6 +43,8 @@ struct ProductStore: Sendable {
         var manifestHash: String?
         var validity: Validity
         var allowCellular: Bool
+        /// `offline.add {"now":true}`: downloads outside the download windows too.
+        var downloadNow = false
         /// A license granted before the download (Brightcove), stored with the request.
         var license: GrantedLicense?
         /// The product's other files (HLS playlists and segments, images), `productFiles`.
@@ -103,6 +105,18 @@ struct ProductStore: Sendable {
         }
     }
 
+    /// The per-item window exception, for a request asked again with `now`: a product waiting
+    /// for a window goes back to `queued` in the same transaction (admission lets it through).
+    func downloadNow(token: String) async throws {
+        try await catalog.write { db in
+            try db.execute(sql: "UPDATE offlineProducts SET downloadNow = 1 WHERE token = ?", arguments: [token])
+            try db.execute(sql: """
+                UPDATE offlineProducts SET state = 'queued', error = NULL, reason = NULL
+                WHERE token = ? AND state = 'idle' AND error = ?
+                """, arguments: [token, PolicyBlock.outsideDownloadWindow.rawValue])
+        }
+    }
+
     /// Stores the request in one transaction: its files (started again from scratch if they gave
     /// up) queued for the token, the token's row, and its license. Returns the product's state and
     /// the files whose old bytes the caller deletes after the commit when the origin now promises
@@ -122,17 +136,19 @@ struct ProductStore: Sendable {
             try db.execute(sql: """
                 INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
                     offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular, options,
-                    automatic)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, ?, ?)
+                    automatic, downloadNow)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, ?, ?, ?)
                 ON CONFLICT(token) DO UPDATE SET productId = excluded.productId, state = excluded.state,
                     allowCellular = MAX(allowCellular, excluded.allowCellular), quality = excluded.quality,
+                    downloadNow = MAX(downloadNow, excluded.downloadNow),
                     manifestHash = excluded.manifestHash, offlineRevalidateAt = excluded.offlineRevalidateAt,
                     offlineValidUntil = excluded.offlineValidUntil, startedAt = NULL, endedAt = excluded.endedAt,
                     error = NULL, reason = NULL, options = excluded.options, automatic = MIN(automatic, excluded.automatic)
                 """, arguments: [request.token, request.requestedProductId, request.productId, request.item.productType,
                                  request.quality, state.rawValue, request.manifestHash,
                                  request.validity.revalidateAt?.databaseText, request.validity.validUntil?.databaseText,
-                                 now.databaseText, state == .queued ? nil : now.databaseText, request.allowCellular, options, request.automatic])
+                                 now.databaseText, state == .queued ? nil : now.databaseText, request.allowCellular, options, request.automatic,
+                                 request.downloadNow])
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: request.token, verified: mainVerified, db: db, now: now)
             if let license = request.license {
                 try LicenseStore.store(license, token: request.token, productId: request.requestedProductId, current: true, db: db)

@@ -33,6 +33,8 @@ enum QueueSignal {
                     WHEN NEW.staged IS NOT NULL BEGIN SELECT cassette_queue_changed(); END;
                 CREATE TEMP TRIGGER IF NOT EXISTS queue_cellular AFTER UPDATE OF allowCellular ON main.offlineProducts
                     WHEN NEW.allowCellular BEGIN SELECT cassette_queue_changed(); END;
+                CREATE TEMP TRIGGER IF NOT EXISTS queue_now AFTER UPDATE OF downloadNow ON main.offlineProducts
+                    WHEN NEW.downloadNow BEGIN SELECT cassette_queue_changed(); END;
                 CREATE TEMP TRIGGER IF NOT EXISTS queue_retried AFTER UPDATE OF attempts ON main.files
                     WHEN NEW.attempts < OLD.attempts BEGIN SELECT cassette_queue_changed(); END;
                 CREATE TEMP TRIGGER IF NOT EXISTS queue_refetched AFTER UPDATE OF state ON main.files
