@@ -106,6 +106,7 @@ enum Downloader {
                 fields["maxParallel"] = .number(Double(await ready.engine.maxParallel))
                 fields["network"] = .string(ready.gate.network.type.rawValue)
                 fields["downloadsAllowed"] = .string(ready.gate.verdict.name)
+                fields["downloadWindow"] = ready.gate.policy.schedule.json(at: Date())
                 fields["contentCatalog"] = await ready.catalog.status()
             }
             return fields

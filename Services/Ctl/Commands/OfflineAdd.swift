@@ -9,7 +9,7 @@ struct OfflineAdd: AsyncParsableCommand {
         abstract: "Offline one media product (offline.add); --wait shows its progress until it is on the device.",
         discussion: """
             With --wait: a bar with bytes, rate and ETA on a terminal, and why it waits (cellular not \
-            allowed, no network, cache full, origin failing); exit status 2 when the offline failed, \
+            allowed, no network, outside the download windows, cache full, origin failing); exit status 2 when the offline failed, \
             75 when --wait-timeout passed. For a video already offlined, --audio-language and \
             --subtitle-language add those renditions to it (the same token; it stays playable meanwhile).
             """)
@@ -32,6 +32,9 @@ struct OfflineAdd: AsyncParsableCommand {
 
     @Flag(help: "Download this product over cellular or metered networks even where the policy forbids it.")
     var allowCellular = false
+
+    @Flag(help: "Download this product now, also outside the policy's download windows.")
+    var now = false
 
     @Option(help: "HLS: the variant whose bandwidth is closest at or below this many bits per second (offline variants lists them).")
     var bitrate: Int?
@@ -59,6 +62,7 @@ struct OfflineAdd: AsyncParsableCommand {
         if let productType { params["productType"] = .string(productType) }
         if let quality { params["quality"] = .string(quality) }
         if allowCellular { params["allowCellular"] = true }
+        if now { params["now"] = true }
         if let bitrate { params["bitrate"] = .number(Double(bitrate)) }
         if !audioLanguages.isEmpty { params["audioLanguages"] = .array(audioLanguages.map(JSONValue.string)) }
         if !subtitleLanguages.isEmpty { params["subtitleLanguages"] = .array(subtitleLanguages.map(JSONValue.string)) }

@@ -93,6 +93,9 @@ struct Status: AsyncParsableCommand {
         case .downloader:
             if let network = r["network"]?.stringValue { parts.append("network \(network)") }
             if let allowed = r["downloadsAllowed"]?.stringValue { parts.append("downloads \(allowed)") }
+            if let window = r["downloadWindow"], window["open"]?.boolValue == false {
+                parts.append("outside the download windows" + (window["opensAt"]?.stringValue.map { " until \(HumanTime.date($0))" } ?? ""))
+            }
             if let active = r["activeDownloads"]?.intValue, active > 0 { parts.append("\(active) downloading") }
             if r["originAuth"]?.stringValue == "refused" { parts.append("origin refuses the credentials") }
             if let forecast = r["forecast"] { parts.append(silence(forecast)) }

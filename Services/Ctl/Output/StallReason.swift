@@ -2,7 +2,7 @@ import Wire
 
 /// Why a download does not move, from the downloader's own reason codes: an item's
 /// `ItemStateChanged` to `idle` (or its status) carries `error` — `CellularNotAllowed`,
-/// `MeteredNotAllowed`, `NoNetwork`, `CacheLimit`, `NetworkError`, `TLSFailed`, `Unauthorized` — and `reason`;
+/// `MeteredNotAllowed`, `NoNetwork`, `OutsideDownloadWindow`, `CacheLimit`, `NetworkError`, `TLSFailed`, `Unauthorized` — and `reason`;
 /// `network.get` says whether the network allows downloads at all. `OriginFailing` is cassettectl's own conclusion from bytes that stop
 /// coming, or start over, while the network allows them.
 struct StallReason: Equatable {
@@ -11,7 +11,7 @@ struct StallReason: Equatable {
     var detail: String?
 
     static let blocking: Set<String> = ["CellularNotAllowed", "MeteredNotAllowed", "NoNetwork", "CacheLimit", "NetworkError",
-                                           "TLSFailed", "Unauthorized"]
+                                           "TLSFailed", "Unauthorized", "OutsideDownloadWindow"]
 
     /// From an item's `error` and `reason`; nil for an error that is not a wait.
     static func item(error: String?, reason: String?) -> StallReason? {
@@ -49,6 +49,7 @@ struct StallReason: Equatable {
         case "Unauthorized": return "credentials refused"
         case "NoNetwork": return "no network"
         case "CacheLimit": return "cache full"
+        case "OutsideDownloadWindow": return "outside the download windows"
         case "OriginFailing": return "origin failing"
         case "Paused": return "paused"
         default: return code
@@ -74,6 +75,8 @@ struct StallReason: Equatable {
             text += "; it resumes by itself when the network is back (`cassettectl network get`)"
         case "CacheLimit":
             text += "; `cassettectl offline delete <product>` frees room, `cassettectl policy set --max-cache-bytes 4G` raises the limit"
+        case "OutsideDownloadWindow":
+            text += "; it starts by itself when a window opens (`cassettectl policy get`), or now with `cassettectl offline add <product> --now`"
         case "OriginFailing":
             text += "; the downloader keeps trying (`cassettectl watch downloader` shows the details)"
         case "Paused":

@@ -102,6 +102,7 @@ actor PolicyController {
     private func describe(_ policy: DownloadPolicy) -> JSONValue {
         guard case .object(var fields) = policy.json else { return policy.json }
         fields["downloads"] = .string(gate.verdict.name)
+        fields["downloadWindow"] = policy.schedule.json(at: Date())
         return .object(fields)
     }
 }
