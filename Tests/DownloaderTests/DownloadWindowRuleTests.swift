@@ -1,0 +1,100 @@
+@testable import downloader
+import Foundation
+import Wire
+import XCTest
+
+/// The download window rule without a clock: which window is open at a given local time, when
+/// the next opens, and the limit in force.
+final class DownloadWindowRuleTests: XCTestCase {
+    private func calendar(_ zone: String) -> Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: zone)!
+        return calendar
+    }
+
+    private func date(_ text: String, _ calendar: Calendar) -> Date {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = calendar.timeZone
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter.date(from: text)!
+    }
+
+    private func window(_ json: JSONValue) throws -> DownloadWindow {
+        try DownloadWindow.parse(json, field: "w")
+    }
+
+    func testADayCrossingWindowBelongsToTheDayItStarts() throws {
+        let cal = calendar("Europe/Berlin")
+        // 2026-06-05 is a Friday.
+        let weekdays = DownloadWindows(windows: [try window(["days": ["mon", "tue", "wed", "thu", "fri"], "from": "22:00", "to": "06:00"])],
+                                       maxBytesPerSecond: 1_000_000)
+        XCTAssertTrue(weekdays.state(at: date("2026-06-05 23:00:00", cal), calendar: cal).isOpen, "Friday night")
+        XCTAssertTrue(weekdays.state(at: date("2026-06-06 05:59:59", cal), calendar: cal).isOpen, "Friday's window runs into Saturday")
+        XCTAssertFalse(weekdays.state(at: date("2026-06-06 06:00:00", cal), calendar: cal).isOpen, "the end is not in it")
+        XCTAssertFalse(weekdays.state(at: date("2026-06-06 23:00:00", cal), calendar: cal).isOpen, "Saturday night")
+        XCTAssertFalse(weekdays.state(at: date("2026-06-08 03:00:00", cal), calendar: cal).isOpen, "Monday early: Sunday has none")
+        // Closed on Saturday at noon: the next opens on Monday at 22:00, local time.
+        let state = weekdays.state(at: date("2026-06-06 12:00:00", cal), calendar: cal)
+        XCTAssertEqual(state, .closed(opensAt: date("2026-06-08 22:00:00", cal), next: weekdays.windows[0]))
+        XCTAssertTrue(DownloadWindows.reason(state, calendar: cal).contains("2026-06-08T22:00:00+02:00"), DownloadWindows.reason(state, calendar: cal))
+        XCTAssertEqual(weekdays.state(at: date("2026-06-05 23:00:00", cal), calendar: cal),
+                       .open(limit: 1_000_000, closesAt: date("2026-06-06 06:00:00", cal)))
+    }
+
+    func testWholeDaysOverlapsAndTheirLimits() throws {
+        let cal = calendar("UTC")
+        let schedule = DownloadWindows(windows: [
+            try window(["days": ["sat", "sun"], "from": "00:00", "to": "24:00", "maxBytesPerSecond": 5_000_000]),
+            try window(["days": ["sun"], "from": "10:00", "to": "10:00", "maxBytesPerSecond": 100_000]),
+        ], maxBytesPerSecond: nil)
+        // Sunday 12:00: both open, the more generous limit wins.
+        XCTAssertEqual(schedule.state(at: date("2026-06-07 12:00:00", cal), calendar: cal),
+                       .open(limit: 5_000_000, closesAt: date("2026-06-08 10:00:00", cal)))
+        // Monday 09:00: only Sunday's 24-hour window (from == to) is open.
+        if case .open(let limit, _) = schedule.state(at: date("2026-06-08 09:00:00", cal), calendar: cal) {
+            XCTAssertEqual(limit, 100_000)
+        } else {
+            XCTFail("Sunday's whole-day window runs until Monday 10:00")
+        }
+        XCTAssertFalse(schedule.state(at: date("2026-06-08 10:00:00", cal), calendar: cal).isOpen)
+        // No windows: always open, at the policy's limit.
+        XCTAssertEqual(DownloadWindows(windows: [], maxBytesPerSecond: 42_000).state(at: Date()), .open(limit: 42_000, closesAt: nil))
+    }
+
+    func testWindowsFollowTheWallClockAcrossDaylightSaving() throws {
+        let cal = calendar("Europe/Berlin")
+        // 2026-03-29: clocks go from 02:00 to 03:00. A window of 01:00-04:00 is two real hours long.
+        let night = DownloadWindows(windows: [try window(["days": ["sun"], "from": "01:00", "to": "04:00"])], maxBytesPerSecond: nil)
+        let open = night.state(at: date("2026-03-29 03:30:00", cal), calendar: cal)
+        XCTAssertEqual(open, .open(limit: nil, closesAt: date("2026-03-29 04:00:00", cal)))
+        XCTAssertFalse(night.state(at: date("2026-03-29 04:00:00", cal), calendar: cal).isOpen)
+    }
+
+    func testParsingNamesTheField() throws {
+        XCTAssertEqual(try window(["days": ["Mon", "mon"], "from": "22:00:30", "to": "24:00"]).days, [.mon])
+        func refusal(_ json: JSONValue) -> String {
+            do { _ = try DownloadWindow.parse(json, field: "w"); return "accepted" } catch { return error.message }
+        }
+        XCTAssertTrue(refusal(["days": ["mon"], "from": "24:00", "to": "06:00"]).hasPrefix("w.from "))
+        XCTAssertTrue(refusal(["days": ["mon"], "from": "7:00", "to": "08:00"]).hasPrefix("w.from "))
+        XCTAssertTrue(refusal(["days": ["mon"], "from": "07:60", "to": "08:00"]).hasPrefix("w.from "))
+        XCTAssertTrue(refusal(["days": ["mon"], "from": "07:00", "to": "24:01"]).hasPrefix("w.to "))
+        XCTAssertTrue(refusal(["days": "mon", "from": "07:00", "to": "08:00"]).hasPrefix("w.days "))
+        XCTAssertTrue(refusal(["days": ["mon"], "from": "07:00", "to": "08:00", "maxBytesPerSecond": 1.5]).hasPrefix("w.maxBytesPerSecond "))
+        XCTAssertTrue(refusal("mon 07:00-08:00").hasPrefix("w must be an object"))
+    }
+
+    /// The stored policy keeps its windows; one stored before the keys existed gets none.
+    func testThePolicyStoresItsWindows() throws {
+        var policy = DownloadPolicy()
+        policy = try policy.applying(["downloadWindows": [["days": ["fri"], "from": "22:00", "to": "06:00", "maxBytesPerSecond": 20_000]],
+                                      "maxBytesPerSecond": 16_384])
+        let decoded = try JSONDecoder().decode(DownloadPolicy.self, from: try JSONEncoder().encode(policy))
+        XCTAssertEqual(decoded, policy)
+        let old = try JSONDecoder().decode(DownloadPolicy.self, from: Data(#"{"allowCellular":true}"#.utf8))
+        XCTAssertEqual(old.downloadWindows, [])
+        XCTAssertNil(old.maxBytesPerSecond)
+        XCTAssertNil(try policy.applying(["maxBytesPerSecond": .null, "downloadWindows": .null]).maxBytesPerSecond)
+    }
+}
