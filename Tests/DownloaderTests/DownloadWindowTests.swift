@@ -52,8 +52,9 @@ final class DownloadWindowTests: XCTestCase {
         let (client, events) = try await downloadEvents(h)
         defer { Task { await client.close() } }
 
-        // Every window closed: the next opens in a few seconds.
-        let opensIn = 6.0
+        // Every window closed: the next opens in a few seconds (at a whole second, so up to one
+        // before `opensAt`).
+        let opensIn = 10.0
         let set = try await h.call("policy.set", ["downloadWindows": [Self.window(opensIn: opensIn)]])
         let opensAt = Date().addingTimeInterval(opensIn)
         XCTAssertEqual(set["downloadWindow"]?["open"]?.boolValue, false, "\(set)")
@@ -80,13 +81,18 @@ final class DownloadWindowTests: XCTestCase {
         let status = try await h.call("service.status")
         XCTAssertEqual(status["downloadWindow"]?["open"]?.boolValue, false, "\(status)")
 
-        // The window opens: both start by themselves, not before.
+        // Nothing moves until the window opens…
+        try await Task.sleep(nanoseconds: UInt64(max(0, opensAt.timeIntervalSinceNow - 2.5) * 1e9))
+        let before = try await h.status(token)
+        XCTAssertEqual(before["state"]?.stringValue, "idle", "\(before)")
+        XCTAssertEqual(before["bytesOnDisk"]?.intValue, 0, "\(before)")
+        let early = events.all.filter { $0.type == "ItemStateChanged" && $0.data["state"]?.stringValue == "downloading" }
+        XCTAssertTrue(early.isEmpty, "downloads started outside the window: \(early.map(\.data))")
+
+        // …then both start by themselves.
         try await h.waitStationComplete("st-11", timeout: 60)
         let done = try await h.waitProduct(token, state: "cached", timeout: 30)
         XCTAssertEqual(done["error"], .null)
-        let started = events.all.first { $0.type == "ItemStateChanged" && $0.data["state"]?.stringValue == "downloading" }
-        XCTAssertNotNil(started)
-        XCTAssertGreaterThan(Date().timeIntervalSince(opensAt), -0.5, "done before the window opened")
         let log = h.service!.log
         for line in ["downloads wait", "why=OutsideDownloadWindow", "a download window opened"] {
             XCTAssertTrue(log.contains(line), "the log lacks \(line.debugDescription):\n\(log.suffix(4000))")

@@ -48,22 +48,27 @@ struct IdleItemStore: Sendable {
 
     /// The products waiting for these files become Idle with `block` and `reason`, and the files
     /// carry it (what a station's items show), in one transaction. Returns the products and
-    /// station items whose state or error changed (a new reason alone is not news).
+    /// station items whose state or error changed (a new reason alone is not news). Rows that
+    /// already say so are not written again: admission asks every second while items wait (a
+    /// closed download window may hold them all day), and a write that changes nothing would
+    /// still cost the flash a WAL frame.
     func markIdle(_ fileIds: [Int64], _ error: String,
                   _ reason: String) async throws -> (products: [ProductRef], stationItems: [StationItem]) {
         let list = fileIds.sqlList
         return try await catalog.write { db -> ([ProductRef], [StationItem]) in
             let rows = try Row.fetchAll(db, sql: """
-                SELECT DISTINCT p.token, p.productId, p.state, p.error FROM offlineProducts p JOIN downloads d
+                SELECT DISTINCT p.token, p.productId, p.state, p.error, p.reason FROM offlineProducts p JOIN downloads d
                   ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.state = 'queued'
                 WHERE d.fileId IN (\(list)) AND p.state IN ('queued', 'downloading', 'idle')
                 """)
             var products: [ProductRef] = []
             for row in rows {
                 let token: String = row["token"]
+                let news = (row["state"] as String) != "idle" || (row["error"] as String?) != error
+                guard news || (row["reason"] as String?) != reason else { continue }
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'idle', error = ?, reason = ? WHERE token = ?",
                                arguments: [error, reason, token])
-                if (row["state"] as String) != "idle" || (row["error"] as String?) != error {
+                if news {
                     products.append(ProductRef(token: token, productId: row["productId"] ?? ""))
                 }
             }
@@ -72,8 +77,10 @@ struct IdleItemStore: Sendable {
                   JOIN files f ON f.id = m.fileId
                 WHERE f.id IN (\(list)) AND f.state != 'verified' AND f.error IS NOT ?
                 """, arguments: [error]).map { StationItem(stationId: $0["stationId"], itemId: $0["itemId"]) }
-            try db.execute(sql: "UPDATE files SET error = ?, reason = ? WHERE id IN (\(list)) AND state != 'verified'",
-                           arguments: [error, reason])
+            try db.execute(sql: """
+                UPDATE files SET error = ?, reason = ? WHERE id IN (\(list)) AND state != 'verified'
+                  AND (error IS NOT ? OR reason IS NOT ?)
+                """, arguments: [error, reason, error, reason])
             return (products, items)
         }
     }
