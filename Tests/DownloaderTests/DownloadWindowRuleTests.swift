@@ -62,6 +62,22 @@ final class DownloadWindowRuleTests: XCTestCase {
         XCTAssertEqual(DownloadWindows(windows: [], maxBytesPerSecond: 42_000).state(at: Date()), .open(limit: 42_000, closesAt: nil))
     }
 
+    func testWindowsThatTouchRunOnAndAreSummedUpShortly() throws {
+        let cal = calendar("UTC")
+        let weekend = DownloadWindows(windows: [try window(["days": ["sun"], "from": "00:00", "to": "24:00"]),
+                                                try window(["days": ["sat"], "from": "00:00", "to": "00:00"])], maxBytesPerSecond: nil)
+        XCTAssertEqual(weekend.state(at: date("2026-06-06 12:00:00", cal), calendar: cal),
+                       .open(limit: nil, closesAt: date("2026-06-08 00:00:00", cal)), "Saturday's window goes on into Sunday's")
+        let always = DownloadWindows(windows: [try window(["days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "from": "00:00", "to": "24:00"])],
+                                     maxBytesPerSecond: nil)
+        XCTAssertEqual(always.state(at: Date(), calendar: cal), .open(limit: nil, closesAt: nil))
+        XCTAssertEqual(always.windows[0].summary, "daily 00:00-24:00")
+        XCTAssertEqual(try window(["days": ["sun", "fri", "tue", "mon", "wed"], "from": "22:00", "to": "06:00:30"]).summary,
+                       "mon-wed,fri,sun 22:00-06:00:30")
+        XCTAssertEqual(weekend.windows[1].json["days"], ["sat"])
+        XCTAssertEqual(try window(["days": ["sun", "sat"], "from": "00:00", "to": "24:00"]).json["days"], ["sat", "sun"])
+    }
+
     func testWindowsFollowTheWallClockAcrossDaylightSaving() throws {
         let cal = calendar("Europe/Berlin")
         // 2026-03-29: clocks go from 02:00 to 03:00. A window of 01:00-04:00 is two real hours long.

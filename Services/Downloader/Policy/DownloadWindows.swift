@@ -11,6 +11,8 @@ struct DownloadWindow: Sendable, Equatable {
         // In `Calendar`'s weekday order (1 = Sunday).
         case sun, mon, tue, wed, thu, fri, sat
         var weekday: Int { Self.allCases.firstIndex(of: self)! + 1 }
+        /// Monday first, as the days are listed back.
+        var order: Int { (weekday + 5) % 7 }
     }
 
     var days: [Day]
@@ -49,7 +51,7 @@ struct DownloadWindow: Sendable, Equatable {
             }
             if !days.contains(day) { days.append(day) }
         }
-        days.sort { $0.weekday < $1.weekday }
+        days.sort { $0.order < $1.order }
         guard let from = object["from"]?.stringValue.flatMap({ clockSeconds($0, endOfDay: false) }) else {
             throw .invalidParams("\(field).from must be a local time of day \"HH:MM\" (or \"HH:MM:SS\"), 00:00…23:59.")
         }
@@ -87,9 +89,21 @@ struct DownloadWindow: Sendable, Equatable {
         return s == 0 ? hm : hm + String(format: ":%02d", s)
     }
 
-    /// `mon,tue 22:00-06:00`, for reasons and logs.
+    /// `mon-fri 22:00-06:00`, `sat,sun 00:00-24:00`, `daily 01:00-05:00`: for reasons and logs.
     var summary: String {
-        "\(days.map(\.rawValue).joined(separator: ",")) \(Self.clockText(from))-\(Self.clockText(to))"
+        "\(daysText) \(Self.clockText(from))-\(Self.clockText(to))"
+    }
+
+    /// The days, runs of three or more as a range (Monday first).
+    private var daysText: String {
+        guard days.count < 7 else { return "daily" }
+        var runs: [[Day]] = []
+        for day in days {
+            if let last = runs.last?.last, last.order + 1 == day.order { runs[runs.count - 1].append(day) } else { runs.append([day]) }
+        }
+        return runs.map { run in
+            run.count >= 3 ? "\(run[0].rawValue)-\(run[run.count - 1].rawValue)" : run.map(\.rawValue).joined(separator: ",")
+        }.joined(separator: ",")
     }
 
     /// The times this window is open that start on `day` (a local midnight): [start, end).
@@ -137,25 +151,31 @@ struct DownloadWindows: Sendable, Equatable {
         guard !windows.isEmpty else { return .open(limit: maxBytesPerSecond, closesAt: nil) }
         let today = calendar.startOfDay(for: now)
         var openLimits: [Int64?] = []
-        var closesAt: Date?
+        var intervals: [(start: Date, end: Date)] = []
         var next: (at: Date, window: DownloadWindow)?
         // Yesterday's windows may run into today; a week and a day ahead finds every next opening.
         for offset in -1...8 {
             guard let day = calendar.date(byAdding: .day, value: offset, to: today) else { continue }
             for window in windows {
                 guard let (start, end) = window.interval(startingOn: day, calendar: calendar) else { continue }
+                intervals.append((start, end))
                 if start <= now, now < end {
                     openLimits.append(window.maxBytesPerSecond ?? maxBytesPerSecond)
-                    closesAt = max(closesAt ?? end, end)
                 } else if start > now, next.map({ start < $0.at }) ?? true {
                     next = (start, window)
                 }
             }
         }
         guard !openLimits.isEmpty else { return .closed(opensAt: next?.at, next: next?.window) }
+        // Downloads may run until no window is open: windows that touch or overlap go on.
+        var closesAt = now
+        for interval in intervals.sorted(by: { $0.start < $1.start }) where interval.start <= closesAt {
+            closesAt = max(closesAt, interval.end)
+        }
         // Windows that overlap: the most generous limit of those open wins (nil: no limit).
         let limit = openLimits.contains(where: { $0 == nil }) ? nil : openLimits.compactMap { $0 }.max()
-        return .open(limit: limit, closesAt: closesAt)
+        // Nine days of windows back to back (every day, whole days) never close.
+        return .open(limit: limit, closesAt: intervals.contains(where: { $0.end > closesAt }) ? closesAt : nil)
     }
 
     /// The idle reason of items held back while every window is closed.
