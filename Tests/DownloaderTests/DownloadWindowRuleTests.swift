@@ -3,16 +3,34 @@ import Foundation
 import Wire
 import XCTest
 
+/// A `WallClock` of a given zone, through Foundation's calendar (the test process may use ICU).
+struct CalendarWallClock: WallClock {
+    let calendar: Calendar
+    var timeZone: TimeZone { calendar.timeZone }
+
+    func startOfDay(_ date: Date) -> Date { calendar.startOfDay(for: date) }
+    func day(_ days: Int, after day: Date) -> Date { calendar.date(byAdding: .day, value: days, to: day)! }
+    func weekday(_ date: Date) -> Int { calendar.component(.weekday, from: date) }
+    func time(_ seconds: Int, on day: Date) -> Date {
+        calendar.date(bySettingHour: seconds / 3600, minute: seconds / 60 % 60, second: seconds % 60, of: day)!
+    }
+    func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = calendar.timeZone
+        return formatter.string(from: date)
+    }
+}
+
 /// The download window rule without a clock: which window is open at a given local time, when
 /// the next opens, and the limit in force.
 final class DownloadWindowRuleTests: XCTestCase {
-    private func calendar(_ zone: String) -> Calendar {
+    private func calendar(_ zone: String) -> CalendarWallClock {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: zone)!
-        return calendar
+        return CalendarWallClock(calendar: calendar)
     }
 
-    private func date(_ text: String, _ calendar: Calendar) -> Date {
+    private func date(_ text: String, _ calendar: CalendarWallClock) -> Date {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = calendar.timeZone
@@ -29,16 +47,16 @@ final class DownloadWindowRuleTests: XCTestCase {
         // 2026-06-05 is a Friday.
         let weekdays = DownloadWindows(windows: [try window(["days": ["mon", "tue", "wed", "thu", "fri"], "from": "22:00", "to": "06:00"])],
                                        maxBytesPerSecond: 1_000_000)
-        XCTAssertTrue(weekdays.state(at: date("2026-06-05 23:00:00", cal), calendar: cal).isOpen, "Friday night")
-        XCTAssertTrue(weekdays.state(at: date("2026-06-06 05:59:59", cal), calendar: cal).isOpen, "Friday's window runs into Saturday")
-        XCTAssertFalse(weekdays.state(at: date("2026-06-06 06:00:00", cal), calendar: cal).isOpen, "the end is not in it")
-        XCTAssertFalse(weekdays.state(at: date("2026-06-06 23:00:00", cal), calendar: cal).isOpen, "Saturday night")
-        XCTAssertFalse(weekdays.state(at: date("2026-06-08 03:00:00", cal), calendar: cal).isOpen, "Monday early: Sunday has none")
+        XCTAssertTrue(weekdays.state(at: date("2026-06-05 23:00:00", cal), clock: cal).isOpen, "Friday night")
+        XCTAssertTrue(weekdays.state(at: date("2026-06-06 05:59:59", cal), clock: cal).isOpen, "Friday's window runs into Saturday")
+        XCTAssertFalse(weekdays.state(at: date("2026-06-06 06:00:00", cal), clock: cal).isOpen, "the end is not in it")
+        XCTAssertFalse(weekdays.state(at: date("2026-06-06 23:00:00", cal), clock: cal).isOpen, "Saturday night")
+        XCTAssertFalse(weekdays.state(at: date("2026-06-08 03:00:00", cal), clock: cal).isOpen, "Monday early: Sunday has none")
         // Closed on Saturday at noon: the next opens on Monday at 22:00, local time.
-        let state = weekdays.state(at: date("2026-06-06 12:00:00", cal), calendar: cal)
+        let state = weekdays.state(at: date("2026-06-06 12:00:00", cal), clock: cal)
         XCTAssertEqual(state, .closed(opensAt: date("2026-06-08 22:00:00", cal), next: weekdays.windows[0]))
-        XCTAssertTrue(DownloadWindows.reason(state, calendar: cal).contains("2026-06-08T22:00:00+02:00"), DownloadWindows.reason(state, calendar: cal))
-        XCTAssertEqual(weekdays.state(at: date("2026-06-05 23:00:00", cal), calendar: cal),
+        XCTAssertTrue(DownloadWindows.reason(state, clock: cal).contains("2026-06-08T22:00:00+02:00"), DownloadWindows.reason(state, clock: cal))
+        XCTAssertEqual(weekdays.state(at: date("2026-06-05 23:00:00", cal), clock: cal),
                        .open(limit: 1_000_000, closesAt: date("2026-06-06 06:00:00", cal)))
     }
 
@@ -49,15 +67,15 @@ final class DownloadWindowRuleTests: XCTestCase {
             try window(["days": ["sun"], "from": "10:00", "to": "10:00", "maxBytesPerSecond": 100_000]),
         ], maxBytesPerSecond: nil)
         // Sunday 12:00: both open, the more generous limit wins.
-        XCTAssertEqual(schedule.state(at: date("2026-06-07 12:00:00", cal), calendar: cal),
+        XCTAssertEqual(schedule.state(at: date("2026-06-07 12:00:00", cal), clock: cal),
                        .open(limit: 5_000_000, closesAt: date("2026-06-08 10:00:00", cal)))
         // Monday 09:00: only Sunday's 24-hour window (from == to) is open.
-        if case .open(let limit, _) = schedule.state(at: date("2026-06-08 09:00:00", cal), calendar: cal) {
+        if case .open(let limit, _) = schedule.state(at: date("2026-06-08 09:00:00", cal), clock: cal) {
             XCTAssertEqual(limit, 100_000)
         } else {
             XCTFail("Sunday's whole-day window runs until Monday 10:00")
         }
-        XCTAssertFalse(schedule.state(at: date("2026-06-08 10:00:00", cal), calendar: cal).isOpen)
+        XCTAssertFalse(schedule.state(at: date("2026-06-08 10:00:00", cal), clock: cal).isOpen)
         // No windows: always open, at the policy's limit.
         XCTAssertEqual(DownloadWindows(windows: [], maxBytesPerSecond: 42_000).state(at: Date()), .open(limit: 42_000, closesAt: nil))
     }
@@ -66,11 +84,11 @@ final class DownloadWindowRuleTests: XCTestCase {
         let cal = calendar("UTC")
         let weekend = DownloadWindows(windows: [try window(["days": ["sun"], "from": "00:00", "to": "24:00"]),
                                                 try window(["days": ["sat"], "from": "00:00", "to": "00:00"])], maxBytesPerSecond: nil)
-        XCTAssertEqual(weekend.state(at: date("2026-06-06 12:00:00", cal), calendar: cal),
+        XCTAssertEqual(weekend.state(at: date("2026-06-06 12:00:00", cal), clock: cal),
                        .open(limit: nil, closesAt: date("2026-06-08 00:00:00", cal)), "Saturday's window goes on into Sunday's")
         let always = DownloadWindows(windows: [try window(["days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "from": "00:00", "to": "24:00"])],
                                      maxBytesPerSecond: nil)
-        XCTAssertEqual(always.state(at: Date(), calendar: cal), .open(limit: nil, closesAt: nil))
+        XCTAssertEqual(always.state(at: Date(), clock: cal), .open(limit: nil, closesAt: nil))
         XCTAssertEqual(always.windows[0].summary, "daily 00:00-24:00")
         XCTAssertEqual(try window(["days": ["sun", "fri", "tue", "mon", "wed"], "from": "22:00", "to": "06:00:30"]).summary,
                        "mon-wed,fri,sun 22:00-06:00:30")
@@ -82,9 +100,35 @@ final class DownloadWindowRuleTests: XCTestCase {
         let cal = calendar("Europe/Berlin")
         // 2026-03-29: clocks go from 02:00 to 03:00. A window of 01:00-04:00 is two real hours long.
         let night = DownloadWindows(windows: [try window(["days": ["sun"], "from": "01:00", "to": "04:00"])], maxBytesPerSecond: nil)
-        let open = night.state(at: date("2026-03-29 03:30:00", cal), calendar: cal)
+        let open = night.state(at: date("2026-03-29 03:30:00", cal), clock: cal)
         XCTAssertEqual(open, .open(limit: nil, closesAt: date("2026-03-29 04:00:00", cal)))
-        XCTAssertFalse(night.state(at: date("2026-03-29 04:00:00", cal), calendar: cal).isOpen)
+        XCTAssertFalse(night.state(at: date("2026-03-29 04:00:00", cal), clock: cal).isOpen)
+    }
+
+    /// The daemon's own clock (the C library's, under `TZ`) agrees with Foundation's calendar
+    /// around daylight-saving changes, in zones east and west.
+    func testTheCLibrarysLocalTimeAgreesWithTheCalendar() throws {
+        let saved = getenv("TZ").map { String(cString: $0) }
+        defer {
+            if let saved { setenv("TZ", saved, 1) } else { unsetenv("TZ") }
+            tzset()
+        }
+        for zone in ["Europe/Berlin", "America/New_York", "Asia/Kolkata"] {
+            setenv("TZ", zone, 1)
+            tzset()
+            let reference = calendar(zone), local = LocalWallClock()
+            for text in ["2026-03-29 01:30:00", "2026-03-29 03:30:00", "2026-03-08 01:59:59", "2026-03-08 03:00:00",
+                         "2026-10-25 02:30:00", "2026-11-01 01:30:00", "2026-06-05 23:59:59", "2026-12-31 00:00:00"] {
+                let instant = date(text, reference)
+                let day = reference.startOfDay(instant)
+                XCTAssertEqual(local.startOfDay(instant), day, "\(zone) \(text)")
+                XCTAssertEqual(local.weekday(instant), reference.weekday(instant), "\(zone) \(text)")
+                XCTAssertEqual(local.day(1, after: day), reference.day(1, after: day), "\(zone) \(text)")
+                XCTAssertEqual(local.time(22 * 3600 + 30 * 60, on: day), reference.time(22 * 3600 + 30 * 60, on: day), "\(zone) \(text)")
+                XCTAssertEqual(local.time(3 * 3600, on: day), reference.time(3 * 3600, on: day), "\(zone) \(text)")
+                XCTAssertEqual(local.timestamp(instant), reference.timestamp(instant), "\(zone) \(text)")
+            }
+        }
     }
 
     func testParsingNamesTheField() throws {

@@ -8,7 +8,7 @@ import Wire
 /// while it is open instead of the policy's.
 struct DownloadWindow: Sendable, Equatable {
     enum Day: String, CaseIterable, Sendable {
-        // In `Calendar`'s weekday order (1 = Sunday).
+        // In the order of the week's days in `WallClock.weekday` (1 = Sunday).
         case sun, mon, tue, wed, thu, fri, sat
         var weekday: Int { Self.allCases.firstIndex(of: self)! + 1 }
         /// Monday first, as the days are listed back.
@@ -84,9 +84,8 @@ struct DownloadWindow: Sendable, Equatable {
     }
 
     static func clockText(_ seconds: Int) -> String {
-        let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60)
-        let hm = String(format: "%02d:%02d", h, m)
-        return s == 0 ? hm : hm + String(format: ":%02d", s)
+        let hm = LocalWallClock.two(seconds / 3600) + ":" + LocalWallClock.two(seconds / 60 % 60)
+        return seconds % 60 == 0 ? hm : hm + ":" + LocalWallClock.two(seconds % 60)
     }
 
     /// `mon-fri 22:00-06:00`, `sat,sun 00:00-24:00`, `daily 01:00-05:00`: for reasons and logs.
@@ -107,18 +106,16 @@ struct DownloadWindow: Sendable, Equatable {
     }
 
     /// The times this window is open that start on `day` (a local midnight): [start, end).
-    func interval(startingOn day: Date, calendar: Calendar) -> (start: Date, end: Date)? {
-        guard days.contains(where: { $0.weekday == calendar.component(.weekday, from: day) }),
-              let start = Self.time(from, on: day, calendar: calendar) else { return nil }
-        let endDay = to > from ? day : calendar.date(byAdding: .day, value: 1, to: day) ?? day
-        guard let end = Self.time(to, on: endDay, calendar: calendar) else { return nil }
-        return (start, end)
+    func interval(startingOn day: Date, clock: any WallClock) -> (start: Date, end: Date)? {
+        let weekday = clock.weekday(day)
+        guard days.contains(where: { $0.weekday == weekday }) else { return nil }
+        let endDay = to > from ? day : clock.day(1, after: day)
+        return (Self.time(from, on: day, clock: clock), Self.time(to, on: endDay, clock: clock))
     }
 
-    /// The wall-clock time `seconds` after the local midnight `day` (a DST gap moves it on).
-    private static func time(_ seconds: Int, on day: Date, calendar: Calendar) -> Date? {
-        if seconds == 86_400 { return calendar.date(byAdding: .day, value: 1, to: day) }
-        return calendar.date(bySettingHour: seconds / 3600, minute: seconds / 60 % 60, second: seconds % 60, of: day)
+    /// The wall-clock time `seconds` after the local midnight `day`; `24:00` is the next midnight.
+    private static func time(_ seconds: Int, on day: Date, clock: any WallClock) -> Date {
+        seconds == 86_400 ? clock.day(1, after: day) : clock.time(seconds, on: day)
     }
 }
 
@@ -140,24 +137,18 @@ struct DownloadWindows: Sendable, Equatable {
         var isOpen: Bool { if case .open = self { true } else { false } }
     }
 
-    /// The device's local time zone (`TZ`, else `/etc/localtime`), as windows are read in.
-    static var localCalendar: Calendar {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone.current
-        return calendar
-    }
-
-    func state(at now: Date, calendar: Calendar = DownloadWindows.localCalendar) -> State {
+    /// Windows are read in the device's local time zone (`TZ`, else `/etc/localtime`).
+    func state(at now: Date, clock: any WallClock = LocalWallClock()) -> State {
         guard !windows.isEmpty else { return .open(limit: maxBytesPerSecond, closesAt: nil) }
-        let today = calendar.startOfDay(for: now)
+        let today = clock.startOfDay(now)
         var openLimits: [Int64?] = []
         var intervals: [(start: Date, end: Date)] = []
         var next: (at: Date, window: DownloadWindow)?
         // Yesterday's windows may run into today; a week and a day ahead finds every next opening.
         for offset in -1...8 {
-            guard let day = calendar.date(byAdding: .day, value: offset, to: today) else { continue }
+            let day = clock.day(offset, after: today)
             for window in windows {
-                guard let (start, end) = window.interval(startingOn: day, calendar: calendar) else { continue }
+                guard let (start, end) = window.interval(startingOn: day, clock: clock) else { continue }
                 intervals.append((start, end))
                 if start <= now, now < end {
                     openLimits.append(window.maxBytesPerSecond ?? maxBytesPerSecond)
@@ -179,30 +170,22 @@ struct DownloadWindows: Sendable, Equatable {
     }
 
     /// The idle reason of items held back while every window is closed.
-    static func reason(_ state: State, calendar: Calendar = DownloadWindows.localCalendar) -> String {
+    static func reason(_ state: State, clock: any WallClock = LocalWallClock()) -> String {
         guard case .closed(let opensAt, let next) = state, let opensAt, let next else {
             return "outside every download window"
         }
-        return "outside every download window; the next (\(next.summary)) opens at \(localTimestamp(opensAt, calendar: calendar))"
-    }
-
-    /// `2025-06-02T22:00:00+02:00`: the local time with its offset.
-    static func localTimestamp(_ date: Date, calendar: Calendar = DownloadWindows.localCalendar) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = calendar.timeZone
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        return "outside every download window; the next (\(next.summary)) opens at \(clock.timestamp(opensAt))"
     }
 
     /// `policy.get`'s `downloadWindow`: whether one is open now and until or from when.
-    func json(at now: Date) -> JSONValue {
-        switch state(at: now) {
+    func json(at now: Date, clock: any WallClock = LocalWallClock()) -> JSONValue {
+        switch state(at: now, clock: clock) {
         case .open(let limit, let closesAt):
             return ["open": true, "limit": limit.map { .number(Double($0)) } ?? .null,
-                    "closesAt": closesAt.map { .string(Self.localTimestamp($0)) } ?? .null]
+                    "closesAt": closesAt.map { .string(clock.timestamp($0)) } ?? .null]
         case .closed(let opensAt, _):
             return ["open": false, "limit": maxBytesPerSecond.map { .number(Double($0)) } ?? .null,
-                    "opensAt": opensAt.map { .string(Self.localTimestamp($0)) } ?? .null]
+                    "opensAt": opensAt.map { .string(clock.timestamp($0)) } ?? .null]
         }
     }
 }

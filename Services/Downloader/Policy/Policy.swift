@@ -123,7 +123,8 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
             do {
                 policy = try policy.applying([key: value])
             } catch {
-                let message = error.message.replacingOccurrences(of: "params.", with: "downloader.")
+                // The field as this file names it.
+                let message = error.message.hasPrefix("params.") ? "downloader." + error.message.dropFirst("params.".count) : error.message
                 logger.warning("config downloader.\(key): \(message); using the default")
             }
         }

@@ -84,8 +84,8 @@ actor PolicyEnforcer {
     /// "-" for an open schedule without windows).
     private static func when(_ window: DownloadWindows.State) -> String {
         switch window {
-        case .open(_, let closesAt): return closesAt.map { DownloadWindows.localTimestamp($0) } ?? "-"
-        case .closed(let opensAt, _): return opensAt.map { DownloadWindows.localTimestamp($0) } ?? "never"
+        case .open(_, let closesAt): return closesAt.map { LocalWallClock().timestamp($0) } ?? "-"
+        case .closed(let opensAt, _): return opensAt.map { LocalWallClock().timestamp($0) } ?? "never"
         }
     }
 
