@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A download rate in bytes per second that every download given it shares: together they
 /// receive no faster than `bytesPerSecond` (nil: no limit), however many run at once.

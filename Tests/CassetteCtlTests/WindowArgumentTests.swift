@@ -1,6 +1,7 @@
-@testable import cassettectl
 import Wire
 import XCTest
+
+@testable import cassettectl
 
 final class WindowArgumentTests: XCTestCase {
     func testWindowsAsAnOperatorWritesThem() throws {
@@ -27,9 +28,16 @@ final class WindowArgumentTests: XCTestCase {
     }
 
     func testPolicyShowsWindowsInWords() {
-        let text = Policy.render(["maxBytesPerSecond": 2_000_000, "downloadWindows": [["days": ["mon", "tue"], "from": "22:00", "to": "06:00",
-                                                                                      "maxBytesPerSecond": 500_000]],
-                                  "downloadWindow": ["open": false, "opensAt": "2026-06-01T22:00:00+02:00", "limit": 2_000_000]])
+        let text = Policy.render([
+            "maxBytesPerSecond": 2_000_000,
+            "downloadWindows": [
+                [
+                    "days": ["mon", "tue"], "from": "22:00", "to": "06:00",
+                    "maxBytesPerSecond": 500_000,
+                ]
+            ],
+            "downloadWindow": ["open": false, "opensAt": "2026-06-01T22:00:00+02:00", "limit": 2_000_000],
+        ])
         XCTAssertTrue(text.contains("mon,tue 22:00-06:00 at most 500 kB/s"), text)
         XCTAssertTrue(text.contains("closed until "), text)
         XCTAssertTrue(text.contains("2.0 MB/s") || text.contains("2 MB/s"), text)

@@ -1,7 +1,8 @@
-@testable import downloader
 import Foundation
 import Wire
 import XCTest
+
+@testable import downloader
 
 /// A `WallClock` of a given zone, through Foundation's calendar (the test process may use ICU).
 struct CalendarWallClock: WallClock {
@@ -45,8 +46,9 @@ final class DownloadWindowRuleTests: XCTestCase {
     func testADayCrossingWindowBelongsToTheDayItStarts() throws {
         let cal = calendar("Europe/Berlin")
         // 2026-06-05 is a Friday.
-        let weekdays = DownloadWindows(windows: [try window(["days": ["mon", "tue", "wed", "thu", "fri"], "from": "22:00", "to": "06:00"])],
-                                       maxBytesPerSecond: 1_000_000)
+        let weekdays = DownloadWindows(
+            windows: [try window(["days": ["mon", "tue", "wed", "thu", "fri"], "from": "22:00", "to": "06:00"])],
+            maxBytesPerSecond: 1_000_000)
         XCTAssertTrue(weekdays.state(at: date("2026-06-05 23:00:00", cal), clock: cal).isOpen, "Friday night")
         XCTAssertTrue(weekdays.state(at: date("2026-06-06 05:59:59", cal), clock: cal).isOpen, "Friday's window runs into Saturday")
         XCTAssertFalse(weekdays.state(at: date("2026-06-06 06:00:00", cal), clock: cal).isOpen, "the end is not in it")
@@ -56,19 +58,22 @@ final class DownloadWindowRuleTests: XCTestCase {
         let state = weekdays.state(at: date("2026-06-06 12:00:00", cal), clock: cal)
         XCTAssertEqual(state, .closed(opensAt: date("2026-06-08 22:00:00", cal), next: weekdays.windows[0]))
         XCTAssertTrue(DownloadWindows.reason(state, clock: cal).contains("2026-06-08T22:00:00+02:00"), DownloadWindows.reason(state, clock: cal))
-        XCTAssertEqual(weekdays.state(at: date("2026-06-05 23:00:00", cal), clock: cal),
-                       .open(limit: 1_000_000, closesAt: date("2026-06-06 06:00:00", cal)))
+        XCTAssertEqual(
+            weekdays.state(at: date("2026-06-05 23:00:00", cal), clock: cal),
+            .open(limit: 1_000_000, closesAt: date("2026-06-06 06:00:00", cal)))
     }
 
     func testWholeDaysOverlapsAndTheirLimits() throws {
         let cal = calendar("UTC")
-        let schedule = DownloadWindows(windows: [
-            try window(["days": ["sat", "sun"], "from": "00:00", "to": "24:00", "maxBytesPerSecond": 5_000_000]),
-            try window(["days": ["sun"], "from": "10:00", "to": "10:00", "maxBytesPerSecond": 100_000]),
-        ], maxBytesPerSecond: nil)
+        let schedule = DownloadWindows(
+            windows: [
+                try window(["days": ["sat", "sun"], "from": "00:00", "to": "24:00", "maxBytesPerSecond": 5_000_000]),
+                try window(["days": ["sun"], "from": "10:00", "to": "10:00", "maxBytesPerSecond": 100_000]),
+            ], maxBytesPerSecond: nil)
         // Sunday 12:00: both open, the more generous limit wins.
-        XCTAssertEqual(schedule.state(at: date("2026-06-07 12:00:00", cal), clock: cal),
-                       .open(limit: 5_000_000, closesAt: date("2026-06-08 10:00:00", cal)))
+        XCTAssertEqual(
+            schedule.state(at: date("2026-06-07 12:00:00", cal), clock: cal),
+            .open(limit: 5_000_000, closesAt: date("2026-06-08 10:00:00", cal)))
         // Monday 09:00: only Sunday's 24-hour window (from == to) is open.
         if case .open(let limit, _) = schedule.state(at: date("2026-06-08 09:00:00", cal), clock: cal) {
             XCTAssertEqual(limit, 100_000)
@@ -82,16 +87,22 @@ final class DownloadWindowRuleTests: XCTestCase {
 
     func testWindowsThatTouchRunOnAndAreSummedUpShortly() throws {
         let cal = calendar("UTC")
-        let weekend = DownloadWindows(windows: [try window(["days": ["sun"], "from": "00:00", "to": "24:00"]),
-                                                try window(["days": ["sat"], "from": "00:00", "to": "00:00"])], maxBytesPerSecond: nil)
-        XCTAssertEqual(weekend.state(at: date("2026-06-06 12:00:00", cal), clock: cal),
-                       .open(limit: nil, closesAt: date("2026-06-08 00:00:00", cal)), "Saturday's window goes on into Sunday's")
-        let always = DownloadWindows(windows: [try window(["days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "from": "00:00", "to": "24:00"])],
-                                     maxBytesPerSecond: nil)
+        let weekend = DownloadWindows(
+            windows: [
+                try window(["days": ["sun"], "from": "00:00", "to": "24:00"]),
+                try window(["days": ["sat"], "from": "00:00", "to": "00:00"]),
+            ], maxBytesPerSecond: nil)
+        XCTAssertEqual(
+            weekend.state(at: date("2026-06-06 12:00:00", cal), clock: cal),
+            .open(limit: nil, closesAt: date("2026-06-08 00:00:00", cal)), "Saturday's window goes on into Sunday's")
+        let always = DownloadWindows(
+            windows: [try window(["days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "from": "00:00", "to": "24:00"])],
+            maxBytesPerSecond: nil)
         XCTAssertEqual(always.state(at: Date(), clock: cal), .open(limit: nil, closesAt: nil))
         XCTAssertEqual(always.windows[0].summary, "daily 00:00-24:00")
-        XCTAssertEqual(try window(["days": ["sun", "fri", "tue", "mon", "wed"], "from": "22:00", "to": "06:00:30"]).summary,
-                       "mon-wed,fri,sun 22:00-06:00:30")
+        XCTAssertEqual(
+            try window(["days": ["sun", "fri", "tue", "mon", "wed"], "from": "22:00", "to": "06:00:30"]).summary,
+            "mon-wed,fri,sun 22:00-06:00:30")
         XCTAssertEqual(weekend.windows[1].json["days"], ["sat"])
         XCTAssertEqual(try window(["days": ["sun", "sat"], "from": "00:00", "to": "24:00"]).json["days"], ["sat", "sun"])
     }
@@ -117,8 +128,10 @@ final class DownloadWindowRuleTests: XCTestCase {
             setenv("TZ", zone, 1)
             tzset()
             let reference = calendar(zone), local = LocalWallClock()
-            for text in ["2026-03-29 01:30:00", "2026-03-29 03:30:00", "2026-03-08 01:59:59", "2026-03-08 03:00:00",
-                         "2026-10-25 02:30:00", "2026-11-01 01:30:00", "2026-06-05 23:59:59", "2026-12-31 00:00:00"] {
+            for text in [
+                "2026-03-29 01:30:00", "2026-03-29 03:30:00", "2026-03-08 01:59:59", "2026-03-08 03:00:00",
+                "2026-10-25 02:30:00", "2026-11-01 01:30:00", "2026-06-05 23:59:59", "2026-12-31 00:00:00",
+            ] {
                 let instant = date(text, reference)
                 let day = reference.startOfDay(instant)
                 XCTAssertEqual(local.startOfDay(instant), day, "\(zone) \(text)")
@@ -134,7 +147,10 @@ final class DownloadWindowRuleTests: XCTestCase {
     func testParsingNamesTheField() throws {
         XCTAssertEqual(try window(["days": ["Mon", "mon"], "from": "22:00:30", "to": "24:00"]).days, [.mon])
         func refusal(_ json: JSONValue) -> String {
-            do { _ = try DownloadWindow.parse(json, field: "w"); return "accepted" } catch { return error.message }
+            do {
+                _ = try DownloadWindow.parse(json, field: "w")
+                return "accepted"
+            } catch { return error.message }
         }
         XCTAssertTrue(refusal(["days": ["mon"], "from": "24:00", "to": "06:00"]).hasPrefix("w.from "))
         XCTAssertTrue(refusal(["days": ["mon"], "from": "7:00", "to": "08:00"]).hasPrefix("w.from "))
@@ -148,8 +164,10 @@ final class DownloadWindowRuleTests: XCTestCase {
     /// The stored policy keeps its windows; one stored before the keys existed gets none.
     func testThePolicyStoresItsWindows() throws {
         var policy = DownloadPolicy()
-        policy = try policy.applying(["downloadWindows": [["days": ["fri"], "from": "22:00", "to": "06:00", "maxBytesPerSecond": 20_000]],
-                                      "maxBytesPerSecond": 16_384])
+        policy = try policy.applying([
+            "downloadWindows": [["days": ["fri"], "from": "22:00", "to": "06:00", "maxBytesPerSecond": 20_000]],
+            "maxBytesPerSecond": 16_384,
+        ])
         let decoded = try JSONDecoder().decode(DownloadPolicy.self, from: try JSONEncoder().encode(policy))
         XCTAssertEqual(decoded, policy)
         let old = try JSONDecoder().decode(DownloadPolicy.self, from: Data(#"{"allowCellular":true}"#.utf8))

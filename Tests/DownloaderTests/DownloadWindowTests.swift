@@ -58,8 +58,9 @@ final class DownloadWindowTests: XCTestCase {
         let set = try await h.call("policy.set", ["downloadWindows": [Self.window(opensIn: opensIn)]])
         let opensAt = Date().addingTimeInterval(opensIn)
         XCTAssertEqual(set["downloadWindow"]?["open"]?.boolValue, false, "\(set)")
-        XCTAssertTrue(set["downloadWindow"]?["opensAt"]?.stringValue?.hasSuffix("+05:30") ?? false,
-                      "windows are not read in the downloader's TZ: \(set)")
+        XCTAssertTrue(
+            set["downloadWindow"]?["opensAt"]?.stringValue?.hasSuffix("+05:30") ?? false,
+            "windows are not read in the downloader's TZ: \(set)")
 
         let token = try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-1"]))
         let sync = try await h.call("stations.sync", ["stationId": "st-11"])
@@ -147,10 +148,11 @@ final class DownloadWindowTests: XCTestCase {
     }
 
     func testBadWindowsAreRefusedNamingTheField() async throws {
-        let h = try harness(config: #"""
-            {"downloader":{"maxBytesPerSecond":300000,
-                           "downloadWindows":[{"days":["sat","sun"],"from":"00:00","to":"24:00","maxBytesPerSecond":1000000}]}}
-            """#)
+        let h = try harness(
+            config: #"""
+                {"downloader":{"maxBytesPerSecond":300000,
+                               "downloadWindows":[{"days":["sat","sun"],"from":"00:00","to":"24:00","maxBytesPerSecond":1000000}]}}
+                """#)
         defer { h.discard() }
         try h.start()
         let before = try await h.call("policy.get")
@@ -160,12 +162,16 @@ final class DownloadWindowTests: XCTestCase {
         let refusals: [(JSONValue, String)] = [
             (["downloadWindows": [["days": ["mon"], "from": "25:00", "to": "06:00"]]], "params.downloadWindows[0].from"),
             (["downloadWindows": [["days": ["mon"], "from": "22:00", "to": "6"]]], "params.downloadWindows[0].to"),
-            (["downloadWindows": [Self.window(opensIn: 0), ["days": ["mon", "funday"], "from": "22:00", "to": "06:00"]]],
-             "params.downloadWindows[1].days[1]"),
+            (
+                ["downloadWindows": [Self.window(opensIn: 0), ["days": ["mon", "funday"], "from": "22:00", "to": "06:00"]]],
+                "params.downloadWindows[1].days[1]"
+            ),
             (["downloadWindows": [["days": [], "from": "22:00", "to": "06:00"]]], "params.downloadWindows[0].days"),
             (["downloadWindows": [["days": ["mon"], "from": "22:00", "to": "06:00", "until": "x"]]], "params.downloadWindows[0].until"),
-            (["downloadWindows": [["days": ["mon"], "from": "22:00", "to": "06:00", "maxBytesPerSecond": 10]]],
-             "params.downloadWindows[0].maxBytesPerSecond"),
+            (
+                ["downloadWindows": [["days": ["mon"], "from": "22:00", "to": "06:00", "maxBytesPerSecond": 10]]],
+                "params.downloadWindows[0].maxBytesPerSecond"
+            ),
             (["downloadWindows": "mon-fri 22:00-06:00"], "params.downloadWindows"),
             (["maxBytesPerSecond": -1], "params.maxBytesPerSecond"),
         ]
@@ -175,8 +181,9 @@ final class DownloadWindowTests: XCTestCase {
                 XCTFail("accepted \(params)")
             } catch let error as RPCError {
                 XCTAssertEqual(error.code, -32602, "\(params): \(error)")
-                XCTAssertTrue(error.message.contains(field + " ") || error.message.contains(field + "."),
-                              "\(params): the message does not name \(field): \(error.message)")
+                XCTAssertTrue(
+                    error.message.contains(field + " ") || error.message.contains(field + "."),
+                    "\(params): the message does not name \(field): \(error.message)")
             }
         }
         let after = try await h.call("policy.get")

@@ -35,7 +35,8 @@ struct WindowArgument: ExpressibleByArgument, Equatable {
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let ends = part.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
             guard (1...2).contains(ends.count), let first = days.firstIndex(of: ends[0]),
-                  let last = days.firstIndex(of: ends[ends.count - 1]) else { return nil }
+                let last = days.firstIndex(of: ends[ends.count - 1])
+            else { return nil }
             var day = first
             while true {
                 chosen.insert(day)

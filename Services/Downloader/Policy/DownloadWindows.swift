@@ -28,8 +28,10 @@ struct DownloadWindow: Sendable, Equatable {
     static let minimumBytesPerSecond: Int64 = 16 << 10
 
     var json: JSONValue {
-        var fields: [String: JSONValue] = ["days": .array(days.map { .string($0.rawValue) }),
-                                           "from": .string(Self.clockText(from)), "to": .string(Self.clockText(to))]
+        var fields: [String: JSONValue] = [
+            "days": .array(days.map { .string($0.rawValue) }),
+            "from": .string(Self.clockText(from)), "to": .string(Self.clockText(to)),
+        ]
         if let maxBytesPerSecond { fields["maxBytesPerSecond"] = .number(Double(maxBytesPerSecond)) }
         return .object(fields)
     }
@@ -77,8 +79,9 @@ struct DownloadWindow: Sendable, Equatable {
     static func clockSeconds(_ text: String, endOfDay: Bool) -> Int? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard (2...3).contains(parts.count), parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-              let h = Int(parts[0]), let m = Int(parts[1]), let s = parts.count == 3 ? Int(parts[2]) : 0,
-              m < 60, s < 60 else { return nil }
+            let h = Int(parts[0]), let m = Int(parts[1]), let s = parts.count == 3 ? Int(parts[2]) : 0,
+            m < 60, s < 60
+        else { return nil }
         let seconds = h * 3600 + m * 60 + s
         return seconds < 86_400 || (endOfDay && seconds == 86_400) ? seconds : nil
     }
@@ -181,11 +184,15 @@ struct DownloadWindows: Sendable, Equatable {
     func json(at now: Date, clock: any WallClock = LocalWallClock()) -> JSONValue {
         switch state(at: now, clock: clock) {
         case .open(let limit, let closesAt):
-            return ["open": true, "limit": limit.map { .number(Double($0)) } ?? .null,
-                    "closesAt": closesAt.map { .string(clock.timestamp($0)) } ?? .null]
+            return [
+                "open": true, "limit": limit.map { .number(Double($0)) } ?? .null,
+                "closesAt": closesAt.map { .string(clock.timestamp($0)) } ?? .null,
+            ]
         case .closed(let opensAt, _):
-            return ["open": false, "limit": maxBytesPerSecond.map { .number(Double($0)) } ?? .null,
-                    "opensAt": opensAt.map { .string(clock.timestamp($0)) } ?? .null]
+            return [
+                "open": false, "limit": maxBytesPerSecond.map { .number(Double($0)) } ?? .null,
+                "opensAt": opensAt.map { .string(clock.timestamp($0)) } ?? .null,
+            ]
         }
     }
 }
@@ -196,9 +203,11 @@ extension DownloadWindow: Codable {
     /// Stored as `policy.set` takes it, and checked the same way when read back.
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        var fields: [String: JSONValue] = ["days": .array(try c.decode([String].self, forKey: .days).map(JSONValue.string)),
-                                           "from": .string(try c.decode(String.self, forKey: .from)),
-                                           "to": .string(try c.decode(String.self, forKey: .to))]
+        var fields: [String: JSONValue] = [
+            "days": .array(try c.decode([String].self, forKey: .days).map(JSONValue.string)),
+            "from": .string(try c.decode(String.self, forKey: .from)),
+            "to": .string(try c.decode(String.self, forKey: .to)),
+        ]
         if let rate = try c.decodeIfPresent(Int64.self, forKey: .maxBytesPerSecond) { fields["maxBytesPerSecond"] = .number(Double(rate)) }
         do {
             self = try Self.parse(.object(fields), field: "downloadWindows[]")
