@@ -18,19 +18,19 @@ enum DownloaderFleet {
 
     static func problems(core: Task<DownloaderCore, Error>, context: DaemonContext) -> @Sendable () async -> [String] {
         {
-            var found: [String] = []
-            if let media = await BlockingIO.run({ mediaDirectoryProblem(context.settings.stateDir + "/media") }) {
-                found.append(media)
-            }
-            // The core is up within moments of the catalog opening; a failure is final.
+            // The core is up within moments of the catalog opening; a failure is final. The
+            // media directory is the core's to create, so it is judged once the core is up.
             do {
                 _ = try await withTimeout(.seconds(2)) { try await core.value }
             } catch is TimedOut {
-                found.append("still starting (reconciling the media directory with the catalog)")
+                return ["still starting (reconciling the media directory with the catalog)"]
             } catch {
-                found.append("could not start: \(error)")
+                return ["could not start: \(error)"]
             }
-            return found
+            if let media = await BlockingIO.run({ mediaDirectoryProblem(context.settings.stateDir + "/media") }) {
+                return [media]
+            }
+            return []
         }
     }
 
