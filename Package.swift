@@ -63,10 +63,10 @@ let package = Package(
         .target(name: "BlockingIO", dependencies: [
             .product(name: "NIOPosix", package: "swift-nio"),
         ], path: "Shared/BlockingIO"),
-        .target(name: "Catalog", dependencies: [
+        .target(name: "StateDB", dependencies: [
             "Wire",
             .product(name: "GRDB", package: "GRDB.swift"),
-        ], path: "Shared/Catalog"),
+        ], path: "Shared/StateDB"),
         .target(name: "HTTPClient", dependencies: [
             "CCurl", "BlockingIO",
             .product(name: "Logging", package: "swift-log"),
@@ -90,7 +90,7 @@ let package = Package(
         .target(name: "AudioOutput", dependencies: ["AudioFormat", "CALSA"], path: "Shared/AudioOutput"),
         .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CFFmpeg"], path: "Shared/MediaDecoder"),
         .target(name: "ServiceKit", dependencies: [
-            "Wire", "Systemd", "Catalog", "BlockingIO", "CMalloc", "HTTPClient", "OriginClient",
+            "Wire", "Systemd", "StateDB", "BlockingIO", "CMalloc", "HTTPClient", "OriginClient",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -101,14 +101,14 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "downloader", dependencies: [
-            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "Catalog", "Wire", "HLS", "Pacing", "OriginAPI",
+            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "StateDB", "Wire", "HLS", "Pacing", "OriginAPI",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Downloader"),
         .executableTarget(name: "player", dependencies: [
-            "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "Catalog", "HTTPClient", "Wire", "HLS", "Pacing",
+            "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "StateDB", "HTTPClient", "Wire", "HLS", "Pacing",
             "HTTPRanges",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -119,7 +119,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Services/Player"),
         .executableTarget(name: "reporter", dependencies: [
-            "ServiceKit", "Systemd", "BlockingIO", "HTTPClient", "OriginClient", "Catalog", "Wire", "Pacing",
+            "ServiceKit", "Systemd", "BlockingIO", "HTTPClient", "OriginClient", "StateDB", "Wire", "Pacing",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -166,15 +166,15 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/WireTests"),
-        .testTarget(name: "CatalogTests", dependencies: [
-            "Catalog", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
-        ], path: "Tests/CatalogTests"),
+        .testTarget(name: "StateDBTests", dependencies: [
+            "StateDB", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
+        ], path: "Tests/StateDBTests"),
         .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "BlockingIO", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "Pacing", "HTTPRanges", "TestSupport",
                                                       .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                                                       .product(name: "Logging", package: "swift-log")],
                     path: "Tests/SharedLibTests"),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "TestSupport", "Wire", "HTTPClient", "Catalog",
+            "TestSupport", "Wire", "HTTPClient", "StateDB",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/IntegrationTests"),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "TestSupport"], path: "Tests/HLSTests"),
@@ -184,15 +184,15 @@ let package = Package(
         // One suite per service: unit tests of its own logic (`@testable import` of the
         // executable) and socket-level tests against the real binaries and the reference origin.
         .testTarget(name: "DownloaderTests", dependencies: [
-            "downloader", "TestSupport", "Wire", "HTTPClient", "OriginClient", "Catalog",
+            "downloader", "TestSupport", "Wire", "HTTPClient", "OriginClient", "StateDB",
             .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/DownloaderTests"),
         .testTarget(name: "PlayerTests", dependencies: [
-            "player", "TestSupport", "Wire", "HTTPClient", "Catalog", "AudioOutput", "MediaDecoder",
+            "player", "TestSupport", "Wire", "HTTPClient", "StateDB", "AudioOutput", "MediaDecoder",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/PlayerTests"),
         .testTarget(name: "ReporterTests", dependencies: [
-            "reporter", "TestSupport", "Wire", "HTTPClient", "Catalog",
+            "reporter", "TestSupport", "Wire", "HTTPClient", "StateDB",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/ReporterTests"),
     ]

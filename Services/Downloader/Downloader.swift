@@ -1,5 +1,5 @@
 import BlockingIO
-import Catalog
+import StateDB
 import Foundation
 import HTTPClient
 import Logging

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import ServiceKit
 
 /// The downloader's `STATUS=` line (see ServiceKit's `StatusLine`): "3 downloads active, 41 %"

@@ -29,7 +29,7 @@ final class Origin: Sendable {
     let expectedCredentials: String
 
     /// Opens the stores in `dataDirectory`; throws when they cannot be created.
-    init(dataDirectory: URL, catalog: Catalog, token: String, secret: String,
+    init(dataDirectory: URL, catalog: StateDB, token: String, secret: String,
          heartbeatSeconds: Int = OriginLimits.defaultHeartbeatSeconds) throws {
         index = CatalogIndex(catalog)
         contentFeed = Locked(ContentFeed.demo(index))

@@ -47,7 +47,7 @@ struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Build the demo catalog in DIR with ffmpeg (does nothing if DIR/catalog.json is complete).")
 
-    @Option(help: "Catalog directory; media goes to DIR/media and DIR/img.")
+    @Option(help: "StateDB directory; media goes to DIR/media and DIR/img.")
     var out: String
 
     @OptionGroup var generation: GenerationOptions

@@ -1,6 +1,6 @@
 import AudioOutput
 import BlockingIO
-import Catalog
+import StateDB
 import HTTPClient
 import Logging
 import OriginClient
@@ -26,7 +26,7 @@ enum Player {
                                     bufferMilliseconds: settings.bufferMilliseconds,
                                     periodMilliseconds: settings.periodMilliseconds)
         let pipeline = PlaybackPipeline(output: output, aheadBytes: settings.aheadBytes)
-        let catalog: @Sendable () async throws -> Catalog = { try await context.catalog() }
+        let catalog: @Sendable () async throws -> StateDB = { try await context.catalog() }
         let plays: @Sendable () async throws -> PlayLogStore = { PlayLogStore(catalog: try await catalog()) }
         let reporterSocket = context.settings.runtimeDir + "/reporter.sock"
         let senderWakeup = Doorbell<Ring>()
@@ -64,10 +64,10 @@ enum Player {
         // The media server keeps what it read while the catalog is unchanged; the state directory
         // it watches exists by now (the HTTP cache is under it).
         let stateDir = context.settings.stateDir
-        let catalogChanges = await BlockingIO.run { CatalogChanges(stateDirectory: stateDir) }
+        let stateChanges = await BlockingIO.run { StateDBChanges(stateDirectory: stateDir) }
         let mediaServer = MediaServerService(control: mediaControl,
                                              responder: MediaResponder(stores: stores, mediaDirectory: mediaDirectory, logger: context.logger,
-                                                                       cache: MediaServerCache(changes: catalogChanges), origin: origin),
+                                                                       cache: MediaServerCache(changes: stateChanges), origin: origin),
                                              logger: context.logger)
         // The group stops its members in reverse order: the sender, the progress ticker, the
         // playback (closing the open play), and last the writer, which drains the queue.

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
@@ -52,7 +52,7 @@ final class Outbox: Sendable {
         _ = try await store()
         do {
             return try await committer.store(record)
-        } catch let error as CatalogError where error.code == .storageFull {
+        } catch let error as StateDBError where error.code == .storageFull {
             throw error
         } catch let error as DatabaseError {
             throw ReporterError(kind: .notStored,

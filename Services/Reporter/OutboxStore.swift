@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
@@ -12,14 +12,14 @@ import Wire
 /// Delivered records keep their row with an empty body: the id stays known, so a record
 /// sent again by a client is still answered `duplicate` and never queued twice.
 final class OutboxStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
     let maxQueueBytes: Int
     private let counters: NIOLockedValueBox<OutboxCounters>
 
     /// Attempts kept in `playlogAttempts`.
     static let attemptsKept = 100
 
-    private init(catalog: Catalog, maxQueueBytes: Int, counters: OutboxCounters) {
+    private init(catalog: StateDB, maxQueueBytes: Int, counters: OutboxCounters) {
         self.catalog = catalog
         self.maxQueueBytes = maxQueueBytes
         self.counters = NIOLockedValueBox(counters)
@@ -27,7 +27,7 @@ final class OutboxStore: Sendable {
 
     /// The store with its counters loaded from the table.
     /// Answers noted but not yet applied when the process ended are applied first.
-    static func open(catalog: Catalog, maxQueueBytes: Int) async throws -> OutboxStore {
+    static func open(catalog: StateDB, maxQueueBytes: Int) async throws -> OutboxStore {
         _ = try await catalog.writeWithoutTransaction { db in try Self.applyLeftNotes(db) }
         let loaded = try await catalog.read { db in try Self.loadCounters(db) }
         return OutboxStore(catalog: catalog, maxQueueBytes: maxQueueBytes, counters: loaded)

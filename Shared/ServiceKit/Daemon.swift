@@ -1,5 +1,5 @@
 import BlockingIO
-import Catalog
+import StateDB
 import Foundation
 import Logging
 import NIOCore
@@ -14,11 +14,11 @@ public struct DaemonContext: Sendable {
     public let logger: Logger
     public let hub: EventHub
     public let startedAt: ContinuousClock.Instant
-    let catalogTask: Task<Catalog, Error>
+    let catalogTask: Task<StateDB, Error>
 
     /// The catalog, once opened. Opening happens after READY=1 so activation never waits
     /// on disk work; a method that needs the catalog awaits it here.
-    public func catalog() async throws(DaemonError) -> Catalog {
+    public func catalog() async throws(DaemonError) -> StateDB {
         do {
             return try await catalogTask.value
         } catch {
@@ -216,7 +216,7 @@ public enum Daemon {
 
 /// Opens the catalog in the background once the service is listening.
 final class CatalogOpener: Sendable {
-    let task: Task<Catalog, Error>
+    let task: Task<StateDB, Error>
 
     init(stateDir: String, after gate: ReadyGate, opened: OpenedCatalog, logger: Logger) {
         task = Task {
@@ -226,7 +226,7 @@ final class CatalogOpener: Sendable {
             // Opening may wait on another service's migration lock (flock) and does disk I/O:
             // keep that off Swift's cooperative threads.
             do {
-                let catalog = try await BlockingIO.run { try Catalog(stateDirectory: stateDir) }
+                let catalog = try await BlockingIO.run { try StateDB(stateDirectory: stateDir) }
                 if !catalog.unknownMigrations.isEmpty {
                     logger.notice("the catalog has migrations of a newer release (a rollback?); they are additive, so it is used as it is",
                                   metadata: ["migrations": "\(catalog.unknownMigrations.joined(separator: ", "))"])

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -82,7 +82,7 @@ struct HealthCheck: Sendable {
     /// that loop, and the deadline is a timer of that loop: arming and cancelling it there costs
     /// no thread wake-up, and a caller waiting on a loop could not be answered by a stalled loop
     /// anyway. Elsewhere (the watchdog) the deadline is a sleeping task.
-    private static func probe(_ catalog: Catalog?) async -> Report {
+    private static func probe(_ catalog: StateDB?) async -> Report {
         let start = ContinuousClock.now
         let parts = ProbeParts(expected: catalog == nil ? 2 : 3, catalogChecked: catalog != nil)
         let current = MultiThreadedEventLoopGroup.currentEventLoop
@@ -220,10 +220,10 @@ private final class SharedRound: Sendable {
 /// The catalog once `CatalogOpener` has opened it; nil before (and when it could not open,
 /// then `failure` says why).
 final class OpenedCatalog: Sendable {
-    private let box = NIOLockedValueBox<Catalog?>(nil)
+    private let box = NIOLockedValueBox<StateDB?>(nil)
     private let failureBox = NIOLockedValueBox<String?>(nil)
-    var value: Catalog? { box.withLockedValue { $0 } }
+    var value: StateDB? { box.withLockedValue { $0 } }
     var failure: String? { failureBox.withLockedValue { $0 } }
-    func set(_ catalog: Catalog) { box.withLockedValue { $0 = catalog } }
+    func set(_ catalog: StateDB) { box.withLockedValue { $0 = catalog } }
     func fail(_ error: any Error) { failureBox.withLockedValue { $0 = "\(error)" } }
 }

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import NIOConcurrencyHelpers
 import ServiceLifecycle
@@ -73,7 +73,7 @@ final class HealthMonitor: Sendable {
 struct HealthMonitorService: Service {
     let monitor: HealthMonitor
     let ready: ReadyGate
-    let catalog: Task<Catalog, Error>
+    let catalog: Task<StateDB, Error>
 
     func run() async throws {
         do {

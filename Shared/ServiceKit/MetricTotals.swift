@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -48,7 +48,7 @@ final class MetricTotals: Sendable {
     var isLoaded: Bool { state.withLockedValue { $0.loaded } }
 
     /// Reads what earlier runs counted; once.
-    func load(from catalog: Catalog) async throws {
+    func load(from catalog: StateDB) async throws {
         guard !isLoaded else { return }
         let stored = try await MetricTotalsStore(catalog: catalog, service: service).load()
         state.withLockedValue { s in
@@ -75,7 +75,7 @@ final class MetricTotals: Sendable {
     /// Writes the values that grew by at least their `persistStep` (`force`: any growth) since
     /// the last write; nothing when none did. Only once loaded: before, the values lack what
     /// earlier runs counted, and writing them would lose it.
-    func persist(_ values: [String: Double], to catalog: Catalog, force: Bool = false) async throws {
+    func persist(_ values: [String: Double], to catalog: StateDB, force: Bool = false) async throws {
         let due: [String: Double] = state.withLockedValue { s in
             guard s.loaded else { return [:] }
             var due: [String: Double] = [:]

@@ -1,5 +1,5 @@
 import BlockingIO
-import Catalog
+import StateDB
 import Logging
 import ServiceLifecycle
 
@@ -9,11 +9,11 @@ final class MetricsPublisher: Sendable {
     let totals: MetricTotals
     private let gauges: (@Sendable () async -> [MetricFamily])?
     private let health: HealthMonitor
-    private let catalog: @Sendable () async throws -> Catalog
+    private let catalog: @Sendable () async throws -> StateDB
 
     init(
         service: String, totals: [MetricTotal], gauges: (@Sendable () async -> [MetricFamily])?,
-        health: HealthMonitor, catalog: @escaping @Sendable () async throws -> Catalog
+        health: HealthMonitor, catalog: @escaping @Sendable () async throws -> StateDB
     ) {
         self.totals = MetricTotals(service: service, totals: totals)
         self.gauges = gauges

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import NIOConcurrencyHelpers
 import Wire
@@ -74,9 +74,9 @@ final class StatusBox: Sendable {
     }
 
     /// The open catalog's member, made once per catalog (a daemon opens one).
-    private let readyCatalog = NIOLockedValueBox<(catalog: Catalog, json: JSONValue)?>(nil)
+    private let readyCatalog = NIOLockedValueBox<(catalog: StateDB, json: JSONValue)?>(nil)
 
-    private func ready(_ catalog: Catalog) -> JSONValue {
+    private func ready(_ catalog: StateDB) -> JSONValue {
         readyCatalog.withLockedValue { made in
             if let made, made.catalog === catalog { return made.json }
             var fields: [String: JSONValue] = ["state": "ready", "path": .string(catalog.path),

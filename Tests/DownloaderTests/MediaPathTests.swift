@@ -1,7 +1,7 @@
 import XCTest
 @testable import downloader
 
-/// Catalog paths reach the file system only when every component is a plain origin id.
+/// StateDB paths reach the file system only when every component is a plain origin id.
 final class MediaPathTests: XCTestCase {
     func testOnlyPlainRelativePathsAreAccepted() throws {
         let x128 = String(repeating: "x", count: 128)

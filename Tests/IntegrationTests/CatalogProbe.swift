@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import GRDB
 
 /// Reads the catalog file the services wrote, from outside them, through GRDB.

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import TestSupport
@@ -97,7 +97,7 @@ final class HealthGateTests: XCTestCase {
         }
         await client.close()
         // The newer release's table and column are still there for it.
-        let catalog = try Catalog(stateDirectory: stack.dir.stateDir)
+        let catalog = try StateDB(stateDirectory: stack.dir.stateDir)
         let rows = try await catalog.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM newerFeature") }
         XCTAssertEqual(rows, 1)
         XCTAssertEqual(catalog.unknownMigrations, ["v99-newer-release"])
@@ -117,7 +117,7 @@ final class HealthGateTests: XCTestCase {
     /// What a newer release's additive migration leaves: its identifier applied, a new table
     /// with a row, a new nullable column; `required` also lists it in `requiredMigrations`.
     static func migrateAsANewerRelease(_ stateDir: String, identifier: String, required: Bool) async throws {
-        let catalog = try Catalog(stateDirectory: stateDir)
+        let catalog = try StateDB(stateDirectory: stateDir)
         try await catalog.write { db in
             try db.execute(sql: "CREATE TABLE newerFeature(id INTEGER PRIMARY KEY, note TEXT)")
             try db.execute(sql: "INSERT INTO newerFeature(note) VALUES ('kept across the rollback')")

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Glibc
 import TestSupport
@@ -51,7 +51,7 @@ final class LifecycleTests: XCTestCase {
         let client = try await second.client()
         let status = try await client.call("service.status")
         XCTAssertEqual(status["pid"]?.intValue, Int(second.pid))
-        XCTAssertEqual(status["catalog"]?["schemaVersion"]?.intValue, Catalog.knownMigrations.count)
+        XCTAssertEqual(status["catalog"]?["schemaVersion"]?.intValue, StateDB.knownMigrations.count)
         await client.close()
     }
 
@@ -124,12 +124,12 @@ final class LifecycleTests: XCTestCase {
                 let client = try await service.client()
                 let status = try await client.call("service.status", timeout: .seconds(20))
                 XCTAssertEqual(status["catalog"]?["state"], "ready", "round \(round): \(service.log)")
-                XCTAssertEqual(status["catalog"]?["schemaVersion"]?.intValue, Catalog.knownMigrations.count, "round \(round)")
+                XCTAssertEqual(status["catalog"]?["schemaVersion"]?.intValue, StateDB.knownMigrations.count, "round \(round)")
                 await client.close()
             }
             let catalog = try CatalogProbe(path: fresh.stateDir + "/catalog.sqlite")
             XCTAssertEqual(try catalog.journalMode(), "wal")
-            XCTAssertEqual(try catalog.appliedMigrations(), Catalog.knownMigrations)
+            XCTAssertEqual(try catalog.appliedMigrations(), StateDB.knownMigrations)
             XCTAssertEqual(try catalog.integrityCheck(), "ok")
         }
     }
@@ -148,7 +148,7 @@ final class LifecycleTests: XCTestCase {
         try second.waitReady()
         client = try await second.client()
         let status = try await client.call("service.status")
-        XCTAssertEqual(status["catalog"]?["schemaVersion"]?.intValue, Catalog.knownMigrations.count)
+        XCTAssertEqual(status["catalog"]?["schemaVersion"]?.intValue, StateDB.knownMigrations.count)
         await client.close()
         XCTAssertEqual(try CatalogProbe(path: dir.stateDir + "/catalog.sqlite").setting("probe"), "\"kept\"")
     }

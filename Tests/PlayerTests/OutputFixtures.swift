@@ -1,4 +1,4 @@
-@testable import Catalog
+@testable import StateDB
 import Foundation
 import Glibc
 import GRDB

@@ -1,4 +1,4 @@
-@testable import Catalog
+@testable import StateDB
 import Foundation
 import GRDB
 import TestSupport

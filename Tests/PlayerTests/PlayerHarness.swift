@@ -1,4 +1,4 @@
-@testable import Catalog
+@testable import StateDB
 import Foundation
 import GRDB
 import MediaDecoder
@@ -13,7 +13,7 @@ final class PlayerHarness {
     let dir: TestDirectory
     let capturePath: String
     var mediaDir: String { dir.stateDir + "/media" }
-    private(set) var catalog: Catalog!
+    private(set) var catalog: StateDB!
     var player: ServiceProcess?
     var client: RPCClient?
     /// The tmpfs holding the state directory, when the test asked for a small one.
@@ -43,7 +43,7 @@ final class PlayerHarness {
             }
             """
         try asoundrc.write(toFile: dir.path + "/.asoundrc", atomically: true, encoding: .utf8)
-        catalog = try Catalog(stateDirectory: dir.stateDir)
+        catalog = try StateDB(stateDirectory: dir.stateDir)
     }
 
     deinit {
@@ -70,7 +70,7 @@ final class PlayerHarness {
         return relative
     }
 
-    /// Catalog rows for an offlined product (offline.add reached `cached`) whose file is `relative`.
+    /// StateDB rows for an offlined product (offline.add reached `cached`) whose file is `relative`.
     func addProduct(_ id: String, file relative: String, state: String = "verified", seconds: Double = 2) throws {
         try catalog.pool.write { db in
             let fileId = try Self.insertFile(db, relative, state: state)

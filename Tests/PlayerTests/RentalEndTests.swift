@@ -1,4 +1,4 @@
-@testable import Catalog
+@testable import StateDB
 import Foundation
 import GRDB
 import HTTPClient
@@ -67,7 +67,7 @@ final class RentalEndTests: XCTestCase {
 
     /// The closed play event of `productId` the player keeps in its table (no reporter runs).
     private func closedPlay(_ rig: MediaServerTests.Rig, _ productId: String) async throws -> [String: Any] {
-        let catalog = try Catalog(stateDirectory: rig.dir.stateDir)
+        let catalog = try StateDB(stateDirectory: rig.dir.stateDir)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             let bodies = try await catalog.pool.read { db in

@@ -1,4 +1,4 @@
-@testable import Catalog
+@testable import StateDB
 import Foundation
 import GRDB
 import HTTPClient
@@ -98,12 +98,12 @@ final class SourceEventLog: @unchecked Sendable {
 /// A state directory with a catalog and a media folder, and the rows the downloader would write.
 final class CatalogFixture: @unchecked Sendable {
     let directory: TestDirectory
-    let catalog: Catalog
+    let catalog: StateDB
     var mediaDirectory: String { directory.stateDir + "/media" }
 
     init() throws {
         directory = try TestDirectory(prefix: "cps")
-        catalog = try Catalog(stateDirectory: directory.stateDir)
+        catalog = try StateDB(stateDirectory: directory.stateDir)
         try FileManager.default.createDirectory(atPath: mediaDirectory + "/tracks", withIntermediateDirectories: true)
     }
 

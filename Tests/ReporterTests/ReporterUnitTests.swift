@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import TestSupport
@@ -94,7 +94,7 @@ final class GroupCommitterTests: XCTestCase {
 final class OutboxStoreTests: XCTestCase {
     private func makeStore(cap: Int = 1 << 30) async throws -> (OutboxStore, TestDirectory) {
         let dir = try TestDirectory(prefix: "cro")
-        let catalog = try Catalog(stateDirectory: dir.stateDir)
+        let catalog = try StateDB(stateDirectory: dir.stateDir)
         return (try await OutboxStore.open(catalog: catalog, maxQueueBytes: cap), dir)
     }
 

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -70,7 +70,7 @@ actor DownloadEngine {
     /// How many files the last round left waiting for a slot, less those started since.
     private var waitingSeen = 0
 
-    init(catalog: Catalog, store: MediaFolder, transfer: FileTransfer, gate: PolicyGate, listener: any TransferListener,
+    init(catalog: StateDB, store: MediaFolder, transfer: FileTransfer, gate: PolicyGate, listener: any TransferListener,
          settings: DownloaderSettings, maxParallel: Int, logger: Logger) {
         self.store = store
         self.transfer = transfer

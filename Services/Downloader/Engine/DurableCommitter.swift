@@ -1,5 +1,5 @@
 import BlockingIO
-import Catalog
+import StateDB
 import Foundation
 import NIOConcurrencyHelpers
 import NIOPosix
@@ -50,7 +50,7 @@ final class DurableCommitter: Sendable {
         return pool
     }()
 
-    init(store: MediaFolder, catalog: Catalog) {
+    init(store: MediaFolder, catalog: StateDB) {
         // Every file waiting when the thread comes back is one batch: files that complete
         // during a batch's fsync ride on the next one instead of each paying for its own.
         worker = OrderedWorker(name: "cassette-commit", maxBatch: .max, startsLazily: true) { batch in
@@ -88,7 +88,7 @@ final class DurableCommitter: Sendable {
         if let first = failures.withLockedValue({ $0.first }) { throw first }
     }
 
-    private static func persist(_ jobs: [FileJob], store: MediaFolder, catalog: Catalog) throws -> [Int64: Verified] {
+    private static func persist(_ jobs: [FileJob], store: MediaFolder, catalog: StateDB) throws -> [Int64: Verified] {
         let paths = try jobs.map { (part: try store.partPath($0.relative), final: try store.absolute($0.relative)) }
         // Step 2: data to disk before any rename.
         try fsyncAll(paths.map(\.part))

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Glibc
 import Logging
@@ -16,7 +16,7 @@ import Wire
 ///   is renamed back to `.part`, to be re-verified without downloading it again;
 /// - files the catalog does not know are removed.
 struct Reconciler {
-    let catalog: Catalog
+    let catalog: StateDB
     let store: MediaFolder
     let events: DownloaderEvents
     let settings: DownloaderSettings

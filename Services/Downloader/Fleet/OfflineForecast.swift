@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import Wire
@@ -31,7 +31,7 @@ struct OfflineForecast: Sendable, Equatable {
         return max(0, silentAt.timeIntervalSince(now))
     }
 
-    static func read(_ catalog: Catalog, now: Date) async throws -> OfflineForecast {
+    static func read(_ catalog: StateDB, now: Date) async throws -> OfflineForecast {
         try await catalog.read { db in try compute(db, now: now) }
     }
 

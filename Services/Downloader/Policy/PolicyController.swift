@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Logging
 import Systemd
@@ -37,7 +37,7 @@ actor PolicyController {
         if next != current {
             do {
                 try await store.save(next)
-            } catch let error as CatalogError where error.code == .storageFull {
+            } catch let error as StateDBError where error.code == .storageFull {
                 throw error
             } catch {
                 throw DownloaderError.storage("the policy could not be saved in the catalog: \(error)")

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import HTTPClient
 import Logging
@@ -49,7 +49,7 @@ final class PolicyGate: Sendable {
     let receiveRate = ReceiveRate()
     static let spaceRetrySeconds: Double = 5
 
-    init(catalog: Catalog, store: MediaFolder, events: DownloaderEvents, logger: Logger,
+    init(catalog: StateDB, store: MediaFolder, events: DownloaderEvents, logger: Logger,
          policy: DownloadPolicy, network: NetworkState, offlineSwitch: OfflineSwitch) {
         idle = IdleItemStore(catalog: catalog)
         files = FileStore(catalog: catalog)

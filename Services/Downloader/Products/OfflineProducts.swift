@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Logging
 import OriginClient
@@ -17,7 +17,7 @@ actor OfflineProducts {
     private let licenses: LicenseClient?
     private let logger: Logger
 
-    init(catalog: Catalog, origin: OriginClient?, store: MediaFolder, engine: DownloadEngine,
+    init(catalog: StateDB, origin: OriginClient?, store: MediaFolder, engine: DownloadEngine,
          events: DownloaderEvents, licenses: LicenseClient?, logger: Logger) {
         self.products = ProductStore(catalog: catalog)
         self.licenseStore = LicenseStore(catalog: catalog)

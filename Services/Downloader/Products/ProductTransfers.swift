@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Logging
 import Wire

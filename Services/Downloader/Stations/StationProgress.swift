@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Logging
 import Wire
@@ -30,7 +30,7 @@ actor StationProgress {
     /// however many paths (a file verified, one failed for good) then find nothing pending.
     private var completeAnnounced: Set<String> = []
 
-    init(catalog: Catalog, events: DownloaderEvents, maxAttempts: Int, logger: Logger) {
+    init(catalog: StateDB, events: DownloaderEvents, maxAttempts: Int, logger: Logger) {
         stations = StationStore(catalog: catalog)
         self.events = events
         self.maxAttempts = maxAttempts

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Logging
 import OriginClient
@@ -22,7 +22,7 @@ actor StationSync {
     private let logger: Logger
     private var lastAvailability: String?
 
-    init(catalog: Catalog, origin: OriginClient?, quickOrigin: OriginClient?, store: MediaFolder,
+    init(catalog: StateDB, origin: OriginClient?, quickOrigin: OriginClient?, store: MediaFolder,
          engine: DownloadEngine, progress: StationProgress, events: DownloaderEvents, logger: Logger) {
         self.stations = StationStore(catalog: catalog)
         self.origin = origin

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import Wire
@@ -8,7 +8,7 @@ import OriginAPI
 /// feed cursor (`settings`, `downloader.catalogCursor`): the mirror of the origin's catalog and
 /// what the device chose in it. Every method is one transaction.
 struct ContentCatalogStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
     static let cursorKey = "downloader.catalogCursor"
 
     struct SourceRow: Sendable, Equatable {

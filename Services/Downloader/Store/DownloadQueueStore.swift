@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import Wire
@@ -7,7 +7,7 @@ import Wire
 /// what a transfer's start and end change for its file and the products waiting for it. The queue
 /// is the catalog (`downloads` rows, `files.state`, `files.attempts`, `files.bytesOnDisk`).
 struct DownloadQueueStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// What verifying one file changed, for the events the engine publishes.
     struct Verified: Sendable {

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 
@@ -6,7 +6,7 @@ import GRDB
 /// origin is asked to extend, the new `stations.expiresAt` and `offlineProducts.offlineValidUntil`
 /// it granted, and the deletion of `onExpiry = delete` stations once their expiry passed.
 struct ExpiryStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// Every station held and every product requested and not deleted, by id.
     struct Held: Sendable {

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 
@@ -11,7 +11,7 @@ import GRDB
 /// The `static` functions run inside a transaction of the caller's (a manifest, a swap, a
 /// deletion writes several tables at once); the others are transactions of their own.
 struct FileStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     // MARK: Inside a caller's transaction
 

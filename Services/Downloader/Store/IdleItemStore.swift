@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 
@@ -8,7 +8,7 @@ import GRDB
 /// (`offlineProducts.allowCellular` for the network, `.downloadNow` for the download windows)
 /// let through.
 struct IdleItemStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// A station's item whose idle state or reason changed.
     struct StationItem: Sendable {

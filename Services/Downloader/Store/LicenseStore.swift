@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import OriginClient
@@ -10,7 +10,7 @@ import Wire
 /// licenses, so most of its writes run inside the transaction that stores or drops that content
 /// (the `static` functions); the others are transactions of their own.
 struct LicenseStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// The terms of `token`'s license in force, for a renewal that names none.
     func currentTerms(token: String) async throws -> LicenseTerms? {

@@ -1,11 +1,11 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 
 /// Keeps the policy in the catalog's `settings` table under `downloader.policy`, as the whole
 /// policy in JSON: what `policy.set` chose survives restarts and wins over the config file.
 struct PolicyStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
     static let key = "downloader.policy"
 
     /// The stored policy, or `defaults` when none was ever set. A stored value that no longer

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 
@@ -7,7 +7,7 @@ import GRDB
 /// attempts survive restarts. A request's file and its license are written in the same
 /// transaction as the row, so nothing outlives a request that failed.
 struct ProductStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// The newest request for a product that is not deleted.
     struct OpenRequest: Sendable {

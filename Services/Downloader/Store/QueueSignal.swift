@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import GRDB
 import Synchronization
 import Pacing
@@ -16,7 +16,7 @@ import Pacing
 enum QueueSignal {
     /// Installs the triggers on the writer connection; the bell rings once per committed change
     /// (a burst of commits while the engine is busy is one wake-up).
-    static func install(on catalog: Catalog) async throws -> Doorbell<Ring> {
+    static func install(on catalog: StateDB) async throws -> Doorbell<Ring> {
         let bell = Doorbell<Ring>()
         let observer = Observer(ring: { bell.ring() })
         try await catalog.writeWithoutTransaction { db in

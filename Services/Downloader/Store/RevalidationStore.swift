@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 
@@ -7,7 +7,7 @@ import GRDB
 /// `revalidationError`), and a re-offline staged beside the old file (`staged`, with its queue
 /// row and its license kept aside) until one transaction swaps the product to it.
 struct RevalidationStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// A cached product past its `offlineRevalidateAt`.
     struct Due: Sendable {

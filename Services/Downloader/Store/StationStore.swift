@@ -1,11 +1,11 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 
 /// The catalog's `stations` and `stationItems` rows (Feed.fm offline stations): what is held,
 /// what a sync asks for and applies, and how far each station's files have come.
 struct StationStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// A station with at least one verified item, as `stations.list` shows it under `localOffline`.
     struct HeldStation: Sendable {

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import OriginClient
@@ -6,7 +6,7 @@ import OriginClient
 /// The catalog's trusted clock (`settings` key `trustedTime`, kept by `TrustedClock`): the server
 /// times the downloader saw, and the time expiry is judged at, shared with the player.
 struct TrustedClockStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// An anchor left by an earlier boot is replaced by this boot's (see `TrustedClock`).
     func adoptBoot() async throws {

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Logging
 import OriginClient
@@ -15,7 +15,7 @@ actor OfflineExtension {
     private let clock: TrustedTimeRecorder
     private let logger: Logger
 
-    init(catalog: Catalog, origin: OriginClient?, store: MediaFolder, engine: DownloadEngine,
+    init(catalog: StateDB, origin: OriginClient?, store: MediaFolder, engine: DownloadEngine,
          events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
         self.expiries = ExpiryStore(catalog: catalog)
         self.origin = origin

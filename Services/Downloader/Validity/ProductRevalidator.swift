@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Logging
 import OriginClient
@@ -63,7 +63,7 @@ actor ProductRevalidator {
     private let clock: TrustedTimeRecorder
     private let logger: Logger
 
-    init(catalog: Catalog, origin: OriginClient?, licenses: LicenseClient?, store: MediaFolder, engine: DownloadEngine,
+    init(catalog: StateDB, origin: OriginClient?, licenses: LicenseClient?, store: MediaFolder, engine: DownloadEngine,
          events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
         self.revalidations = RevalidationStore(catalog: catalog)
         self.licenseStore = LicenseStore(catalog: catalog)

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import OriginClient
 
@@ -10,7 +10,7 @@ actor TrustedTimeRecorder {
     /// The samples already persisted, per client, so an unchanged one is not written again.
     private var recorded: [ServerTimeSample?]
 
-    init(catalog: Catalog, origins: [OriginClient?]) {
+    init(catalog: StateDB, origins: [OriginClient?]) {
         self.clock = TrustedClockStore(catalog: catalog)
         self.origins = origins.compactMap { $0 }
         recorded = Array(repeating: nil, count: self.origins.count)

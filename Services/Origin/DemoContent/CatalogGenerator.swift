@@ -12,14 +12,14 @@ struct CatalogGenerator {
     var log: (@Sendable (String) -> Void)?
 
     /// Returns the existing complete catalog, or generates a new one.
-    func ensure() throws -> Catalog {
-        if let existing = Catalog.loadComplete(from: directory) { return existing }
+    func ensure() throws -> StateDB {
+        if let existing = StateDB.loadComplete(from: directory) { return existing }
         return try generate()
     }
 
     /// Generates every file and writes `catalog.json` last; throws `OriginError` when
     /// ffmpeg is missing or fails.
-    func generate() throws -> Catalog {
+    func generate() throws -> StateDB {
         if let synthetic = parameters.synthetic, !synthetic.isEmpty {
             return try SyntheticCatalog(directory: directory, parameters: parameters, log: log).generate()
         }
@@ -87,8 +87,8 @@ struct CatalogGenerator {
                            validitySeconds: plan.validitySeconds, revalidateSeconds: plan.revalidateSeconds,
                            trackIds: (stationTracks[plan.id] ?? []).map(\.id))
         }
-        let catalog = Catalog(
-            schemaVersion: Catalog.schemaVersion, complete: true,
+        let catalog = StateDB(
+            schemaVersion: StateDB.schemaVersion, complete: true,
             generatedAt: ServerClock.rfc3339(Date()), parameters: parameters,
             files: try servableFiles(), tracks: tracks, stations: stations,
             products: DemoLineup.products(trackIds: plans.map(\.id), video: hls, hlsTracks: audioHLS))

@@ -5,7 +5,7 @@ import Foundation
 /// It is the origin's own schema, not part of the wire contract: the server turns it into
 /// the shapes of docs/origin.md. Everything a response needs (sizes, hashes, ReplayGain) is
 /// measured once at generation time so serving never re-reads media to answer JSON.
-struct Catalog: Codable, Sendable {
+struct StateDB: Codable, Sendable {
     static let schemaVersion = 2
     static let fileName = "catalog.json"
 
@@ -122,13 +122,13 @@ struct CatalogProduct: Codable, Sendable {
     var presentationTitle: String { productType == "VIDEO" ? "Demo Film" : "Demo HLS Track \(id)" }
 }
 
-extension Catalog {
+extension StateDB {
     /// Loads `DIR/catalog.json`; `nil` when it is missing, unreadable, from another schema,
     /// incomplete, or names a media file that is gone or has another size.
-    static func loadComplete(from directory: URL) -> Catalog? {
+    static func loadComplete(from directory: URL) -> StateDB? {
         let url = directory.appendingPathComponent(fileName)
         guard let data = try? Data(contentsOf: url),
-              let catalog = try? JSONDecoder().decode(Catalog.self, from: data),
+              let catalog = try? JSONDecoder().decode(StateDB.self, from: data),
               catalog.schemaVersion == schemaVersion, catalog.complete
         else { return nil }
         for file in catalog.files {
@@ -145,8 +145,8 @@ extension Catalog {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(self)
-        let final = directory.appendingPathComponent(Catalog.fileName)
-        let temporary = directory.appendingPathComponent(Catalog.fileName + ".tmp")
+        let final = directory.appendingPathComponent(StateDB.fileName)
+        let temporary = directory.appendingPathComponent(StateDB.fileName + ".tmp")
         try data.write(to: temporary)
         if rename(temporary.path, final.path) != 0 {
             throw OriginError(description: "cannot rename \(temporary.path): errno \(errno)")
@@ -156,13 +156,13 @@ extension Catalog {
 
 /// An index over a loaded catalog for the lookups requests make.
 struct CatalogIndex: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
     let filesByPath: [String: CatalogFile]
     let tracksById: [String: CatalogTrack]
     let stationsById: [String: CatalogStation]
     let productsById: [String: CatalogProduct]
 
-    init(_ catalog: Catalog) {
+    init(_ catalog: StateDB) {
         self.catalog = catalog
         filesByPath = Dictionary(catalog.files.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         tracksById = Dictionary(catalog.tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })

@@ -65,7 +65,7 @@ struct SyntheticCatalog {
     /// Nominal bit rate used to give each file a duration (320 kbit/s), so `targetMinutes` works.
     static let nominalBytesPerSecond = 40_000.0
 
-    func generate() throws -> Catalog {
+    func generate() throws -> StateDB {
         let started = Date()
         let specs = parameters.synthetic ?? []
         let folder = directory.appendingPathComponent("media/synthetic")
@@ -110,7 +110,7 @@ struct SyntheticCatalog {
                            refusal: nil, offlineValiditySeconds: 30 * 86_400, revalidateSeconds: 86_400,
                            licenseSecurityToken: nil, poster: nil, thumbnail: nil)
         }
-        let catalog = Catalog(schemaVersion: Catalog.schemaVersion, complete: true, generatedAt: ServerClock.rfc3339(Date()),
+        let catalog = StateDB(schemaVersion: StateDB.schemaVersion, complete: true, generatedAt: ServerClock.rfc3339(Date()),
                               parameters: parameters, files: tracks.compactMap { written[$0.id] }, tracks: tracks,
                               stations: stations, products: products)
         try catalog.write(to: directory)

@@ -51,7 +51,7 @@ extension Origin {
         case (.DELETE, 2):
             let id = segments[1]
             return contentFeed.withLock { feed in
-                feed.remove(id) ? ok(["removed": .string(id), "version": .int(feed.version)]) : notFound("Catalog item \(id)", request)
+                feed.remove(id) ? ok(["removed": .string(id), "version": .int(feed.version)]) : notFound("StateDB item \(id)", request)
             }
         default:
             return methodNotAllowed(request, "GET, POST on /_control/catalog/items; DELETE on /_control/catalog/items/{id}")

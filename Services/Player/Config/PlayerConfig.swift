@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Wire
 
@@ -77,7 +77,7 @@ struct PlayerConfig: Codable, Sendable, Equatable {
 
     var json: JSONValue { (try? JSONCoding.value(self)) ?? .null }
 
-    static func load(from catalog: Catalog) async throws -> PlayerConfig {
+    static func load(from catalog: StateDB) async throws -> PlayerConfig {
         guard let text = try await SettingsStore(catalog: catalog).text(forKey: settingsKey),
               let value = try? JSONCoding.parse(Array(text.utf8)),
               let stored = try? JSONCoding.decode(Stored.self, from: value)
@@ -85,7 +85,7 @@ struct PlayerConfig: Codable, Sendable, Equatable {
         return PlayerConfig().merging(stored)
     }
 
-    func save(to catalog: Catalog) async throws {
+    func save(to catalog: StateDB) async throws {
         try await SettingsStore(catalog: catalog).set(String(decoding: JSONCoding.data(json), as: UTF8.self), forKey: Self.settingsKey)
     }
 

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import OriginClient
 import Wire
 

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import Logging
 import MediaDecoder
@@ -75,7 +75,7 @@ actor PlaybackEngine {
     let hub: EventHub
     let logger: Logger
     let source: any TrackSource
-    let catalog: @Sendable () async throws -> Catalog
+    let catalog: @Sendable () async throws -> StateDB
     let playWrites: AsyncStream<PlayWrite>.Continuation
     let playWriteQueue: AsyncStream<PlayWrite>
     /// Stamps play events with trusted time.
@@ -119,7 +119,7 @@ actor PlaybackEngine {
     var lastStartLatency: Duration?
 
     init(pipeline: PlaybackPipeline, hub: EventHub, logger: Logger, source: any TrackSource,
-         catalog: @escaping @Sendable () async throws -> Catalog, playClock: PlayClock = PlayClock(origin: nil)) {
+         catalog: @escaping @Sendable () async throws -> StateDB, playClock: PlayClock = PlayClock(origin: nil)) {
         self.pipeline = pipeline
         self.playClock = playClock
         self.hub = hub

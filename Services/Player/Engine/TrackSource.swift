@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import MediaDecoder
 import NIOConcurrencyHelpers
@@ -42,13 +42,13 @@ func decoderOutput(bitDepth: Int?) -> DecoderOutputFormat {
 /// catalog is open: the local file when offlined and valid (no network at all), the growing
 /// file while it downloads, else the origin's stream.
 final class ResolverTrackSource: TrackSource {
-    private let catalog: @Sendable () async throws -> Catalog
+    private let catalog: @Sendable () async throws -> StateDB
     private let mediaDirectory: String
     private let origin: OriginClient?
     private let cache: HTTPCache?
     private let resolver = NIOLockedValueBox<SourceResolver?>(nil)
 
-    init(catalog: @escaping @Sendable () async throws -> Catalog, mediaDirectory: String, origin: OriginClient?, cache: HTTPCache?) {
+    init(catalog: @escaping @Sendable () async throws -> StateDB, mediaDirectory: String, origin: OriginClient?, cache: HTTPCache?) {
         self.catalog = catalog
         self.mediaDirectory = mediaDirectory
         self.origin = origin

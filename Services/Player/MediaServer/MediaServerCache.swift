@@ -1,9 +1,9 @@
-import Catalog
+import StateDB
 import Synchronization
 
 /// What the local media server keeps between requests: a product as the catalog lists it (every
 /// file) and its playlists as rewritten, as long as the catalog has not changed since they were
-/// read (`CatalogChanges`): a commit of any process (a product deleted or renewed, a segment
+/// read (`StateDBChanges`): a commit of any process (a product deleted or renewed, a segment
 /// verified, renditions added, the trusted time moved) drops all of it. A playlist is read from
 /// disk and rewritten once per catalog change, not at every request.
 ///
@@ -35,9 +35,9 @@ final class MediaServerCache: Sendable {
     static let maxProducts = 8
 
     private let state = Mutex(State())
-    private let changes: CatalogChanges
+    private let changes: StateDBChanges
 
-    init(changes: CatalogChanges) {
+    init(changes: StateDBChanges) {
         self.changes = changes
     }
 

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import OriginClient
@@ -28,7 +28,7 @@ final class PlayClock: Sendable {
     }
 
     /// Reads the catalog's anchor again; a catalog that cannot be read keeps the one held.
-    func refresh(from catalog: Catalog) async {
+    func refresh(from catalog: StateDB) async {
         guard let loaded = try? await catalog.read({ try TrustedClock.load(db: $0) }) else { return }
         anchor.withLock { $0 = loaded }
     }

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import GRDB
 
 /// Why the catalog did not take a play-event write, by a stable name for the log and
@@ -11,7 +11,7 @@ struct PlayStoreTrouble: Sendable, Equatable, CustomStringConvertible {
 
     init(_ error: any Error) {
         switch error {
-        case let error as CatalogError:
+        case let error as StateDBError:
             name = error.code.rawValue
             message = error.message
         case let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED:
@@ -26,6 +26,6 @@ struct PlayStoreTrouble: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    var isStorageFull: Bool { name == CatalogError.Code.storageFull.rawValue }
+    var isStorageFull: Bool { name == StateDBError.Code.storageFull.rawValue }
     var description: String { "\(name): \(message)" }
 }

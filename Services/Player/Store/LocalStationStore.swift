@@ -1,11 +1,11 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 
 /// What the player reads and writes of the downloader's stations: which are playable from the
 /// device alone (items with a verified file) and which items were heard.
 struct LocalStationStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// A station's name and its items with a verified file, in station order; nil when the
     /// device does not hold the station.

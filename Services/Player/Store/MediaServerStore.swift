@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import OriginClient
@@ -9,7 +9,7 @@ import Wire
 /// key — the only place the player touches `licenses.keys`, and only for a product that is
 /// `OFFLINED_AND_VALID` (or still downloading, or prepositioned in part, under a license in force).
 struct MediaServerStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
     let origin: OriginClient?
 
     /// One file of a product as the server sees it.

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import Wire
@@ -9,7 +9,7 @@ import Wire
 /// when it ends (`ready`), and deleted only after the reporter has confirmed it, so none is lost
 /// to a crash or a reporter that is down. Metric events (`kind` `metric`) are written `ready`.
 struct PlayLogStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// Applies backlog entries in order, in one transaction: each event's row written, or (the
     /// reporter has it) deleted.

@@ -1,10 +1,10 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 
 /// The player's rows of the catalog's `settings` table: one JSON text per key.
 struct SettingsStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     func text(forKey key: String) async throws -> String? {
         try await catalog.read { db in

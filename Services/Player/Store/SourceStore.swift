@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 
@@ -6,7 +6,7 @@ import GRDB
 /// (through `OfflineAvailability`, as the downloader answers `offline.state`), and how its
 /// download stands.
 struct SourceStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
 
     /// What the catalog holds of a product on the device.
     struct Lookup: Sendable {

@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import Foundation
 #if canImport(Glibc)
 import Glibc

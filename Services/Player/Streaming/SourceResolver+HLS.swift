@@ -1,4 +1,4 @@
-import Catalog
+import StateDB
 import HLS
 import MediaDecoder
 import OriginClient

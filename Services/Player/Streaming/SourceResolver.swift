@@ -1,5 +1,5 @@
 import BlockingIO
-import Catalog
+import StateDB
 import Foundation
 import GRDB
 import Logging
@@ -22,7 +22,7 @@ import Wire
 /// `offline.state` with. Replacements: the context carries both ids and the metadata of the
 /// product actually played (catalog `mediaItems` or playbackinfo).
 final class SourceResolver: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
     let mediaDirectory: String
     let origin: OriginClient?
     let cache: HTTPCache?
@@ -34,7 +34,7 @@ final class SourceResolver: Sendable {
     /// - Parameters:
     ///   - now: the time validity is judged at (tests); by default the player's trusted time
     ///     (`PlayClock`: the catalog's anchor or the last server time `origin` saw, carried forward).
-    init(catalog: Catalog, mediaDirectory: String, origin: OriginClient?, cache: HTTPCache?,
+    init(catalog: StateDB, mediaDirectory: String, origin: OriginClient?, cache: HTTPCache?,
          now: (@Sendable () -> Date)? = nil, streamOptions: HTTPStreamSource.Options = .init(),
          growingPollInterval: Double = 0.05, logger: Logger = Logger(label: "player.source")) {
         self.catalog = catalog

@@ -1,7 +1,7 @@
 import GRDB
 
-extension Catalog {
-    /// Schema changes owned by the player: the player's persisted config and its durable hand-over queue of play events. Registered in `Catalog.migrator`.
+extension StateDB {
+    /// Schema changes owned by the player: the player's persisted config and its durable hand-over queue of play events. Registered in `StateDB.migrator`.
     ///
     /// The config lives in the shared `settings` table under the key `player.config` (no table of
     /// its own). Play events go to `playerPlays` first and only then to the reporter, so that a

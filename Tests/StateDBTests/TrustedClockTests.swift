@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import XCTest
-@testable import Catalog
+@testable import StateDB
 
 /// The trusted-time rule on a real catalog: the persisted anchor, the boot clock, and
 /// a device clock that lies.
@@ -18,14 +18,14 @@ final class TrustedClockTests: XCTestCase {
     }
 
     func testBeforeAnyServerTimeTheDeviceClockIsUsed() throws {
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         let device = Date(timeIntervalSince1970: 1_700_000_000)
         let now = try catalog.pool.read { db in try TrustedClock.now(db: db, readings: self.readings(device: device, boot: 5)) }
         XCTAssertEqual(now, device)
     }
 
     func testADeviceClockSetBackCannotMoveItBack() throws {
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         _ = try catalog.pool.write { db in
             try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
                                     readings: self.readings(device: self.server, boot: 100))
@@ -43,7 +43,7 @@ final class TrustedClockTests: XCTestCase {
     }
 
     func testAnOlderServerTimeDoesNotMoveItBack() throws {
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         try catalog.pool.write { db in
             try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
                                     readings: self.readings(device: self.server, boot: 100))
@@ -57,7 +57,7 @@ final class TrustedClockTests: XCTestCase {
     }
 
     func testAfterARebootTheLaterOfServerTimeAndDeviceClock() throws {
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         _ = try catalog.pool.write { db in
             try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
                                     readings: self.readings(device: self.server, boot: 100))
@@ -84,7 +84,7 @@ final class TrustedClockTests: XCTestCase {
     }
 
     func testAFreshDeviceWithItsClockAheadDoesNotRaiseTheFloor() throws {
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         // Never saw a server time, the device clock 10 days ahead: the start adopts nothing.
         try catalog.pool.write { db in
             try TrustedClock.adoptBoot(db: db, readings: self.readings(device: self.server + 10 * self.day, boot: 5))
@@ -103,13 +103,13 @@ final class TrustedClockTests: XCTestCase {
 
     func testSurvivesReopeningTheCatalog() throws {
         do {
-            let catalog = try Catalog(stateDirectory: dir)
+            let catalog = try StateDB(stateDirectory: dir)
             _ = try catalog.pool.write { db in
                 try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
                                         readings: self.readings(device: self.server, boot: 100))
             }
         }
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         let anchor = try XCTUnwrap(try catalog.pool.read { db in try TrustedClock.load(db: db) })
         XCTAssertEqual(anchor.serverTime, server)
         XCTAssertEqual(anchor.bootNanos, UInt64(100e9))

@@ -1,6 +1,6 @@
 import GRDB
 
-extension Catalog {
+extension StateDB {
     /// Every schema change, in order, in this one place. A migration once shipped is never
     /// edited: a later change appends a new one. docs/catalog.md describes the resulting schema.
     ///
@@ -128,7 +128,7 @@ extension Catalog {
             }
             try db.create(index: "playlogOutbox_pending", on: "playlogOutbox", columns: ["state", "createdAt"])
         }
-        // Each service's own later changes live in a file named after it (Catalog+<Service>Schema),
+        // Each service's own later changes live in a file named after it (StateDB+<Service>Schema),
         // so work on one service never edits another's migration. The order here is final.
         m.registerMigration("v2-downloader", migrate: downloaderSchemaV2)
         m.registerMigration("v2-player", migrate: playerSchemaV2)

@@ -1,7 +1,7 @@
 import GRDB
 
-extension Catalog {
-    /// Schema changes owned by the downloader: the download engine's queue and item states. Registered in `Catalog.migrator`.
+extension StateDB {
+    /// Schema changes owned by the downloader: the download engine's queue and item states. Registered in `StateDB.migrator`.
     static func downloaderSchemaV2(_ db: Database) throws {
         // What the engine needs to resume exactly after a crash or restart, per file:
         // the URL to fetch (files.urlPath is only the cache key, without the query that may

@@ -1,7 +1,7 @@
 import GRDB
 
-extension Catalog {
-    /// Schema changes owned by the reporter: the reporter's outbox bookkeeping. Registered in `Catalog.migrator`.
+extension StateDB {
+    /// Schema changes owned by the reporter: the reporter's outbox bookkeeping. Registered in `StateDB.migrator`.
     ///
     /// - `playlogOutbox_state` on `state` alone: SQLite appends the rowid to every index entry, so
     ///   "pending, in insertion order" (`WHERE state = 'pending' ORDER BY rowid`) is read straight

@@ -1,6 +1,6 @@
 import GRDB
 
-extension Catalog {
+extension StateDB {
     /// Rollback safety (docs/catalog.md, "Rollbacks"): `requiredMigrations` lists the migrations
     /// a binary must know to open the catalog. A migration that is not additive (it drops or
     /// renames a table or column, changes what a column means, or adds a constraint that older

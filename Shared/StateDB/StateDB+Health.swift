@@ -1,6 +1,6 @@
 import GRDB
 
-extension Catalog {
+extension StateDB {
     /// For the health gate: reads the migrations table from the file (not only `SELECT 1`,
     /// which touches no page) and confirms every migration this binary knows is applied.
     /// Nil when the catalog is readable and migrated, else what is wrong, in words.

@@ -1,9 +1,9 @@
-import Catalog
+import StateDB
 import Wire
 
 /// A catalog failure that reaches a method's caller keeps its name: a full disk is
 /// `StorageFull` (1011) in every service, whichever method was writing.
-extension CatalogError: RPCErrorConvertible {
+extension StateDBError: RPCErrorConvertible {
     public var rpcError: RPCError {
         switch code {
         case .storageFull: return .storageFull(message)

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import XCTest
-@testable import Catalog
+@testable import StateDB
 
 /// What the services create in the state dir is closed to other users whatever the umask they
 /// were started with: folders exactly 0750, the catalog's files without any bit for others.
@@ -44,7 +44,7 @@ final class PrivateDirectoryTests: XCTestCase {
 
     func testTheStateDirAndCatalogAreClosedToOthersUnderUmask000() throws {
         let state = dir + "/state"
-        let catalog = try Catalog(stateDirectory: state)
+        let catalog = try StateDB(stateDirectory: state)
         _ = try catalog.schemaVersion()
         XCTAssertEqual(mode(dir), 0o750)
         XCTAssertEqual(mode(state), 0o750)

@@ -7,7 +7,7 @@ import GRDB
 /// services started at once on a fresh state dir agree on one schema instead of racing
 /// to create the same tables. GRDB's change observation does not see other processes:
 /// what another service must learn travels as an event over its socket.
-public final class Catalog: Sendable {
+public final class StateDB: Sendable {
     public static let fileName = "catalog.sqlite"
 
     /// Readers run concurrently with the one writer (WAL). Private: every access goes through
@@ -23,11 +23,11 @@ public final class Catalog: Sendable {
 
     /// - Parameters:
     ///   - busyTimeout: how long a writer waits for another process's write lock.
-    public init(stateDirectory: String, busyTimeout: TimeInterval = 10) throws(CatalogError) {
+    public init(stateDirectory: String, busyTimeout: TimeInterval = 10) throws(StateDBError) {
         do {
             try PrivateDirectory.create(stateDirectory)
         } catch {
-            throw CatalogError(.openFailed, "Cannot create state directory \(stateDirectory): \(error)")
+            throw StateDBError(.openFailed, "Cannot create state directory \(stateDirectory): \(error)")
         }
         let path = stateDirectory + "/" + Self.fileName
         self.path = path
@@ -56,7 +56,7 @@ public final class Catalog: Sendable {
                 // version relies on.
                 let (unknown, required) = try pool.read { try Self.unknownMigrations($0) }
                 if !required.isEmpty {
-                    throw CatalogError(.schemaTooNew,
+                    throw StateDBError(.schemaTooNew,
                         "The catalog at \(path) was written by a newer Cassette (migrations \(required.joined(separator: ", ")) change what this version relies on); install that version or a newer one.")
                 }
                 // GRDB sets the writer connection of a pool to synchronous=NORMAL when it turns
@@ -67,10 +67,10 @@ public final class Catalog: Sendable {
                 let version = try pool.read { db in try Self.migrator.appliedMigrations(db).count }
                 return (pool, version, unknown)
             }
-        } catch let error as CatalogError {
+        } catch let error as StateDBError {
             throw error
         } catch {
-            throw CatalogError(.openFailed, "Cannot open catalog at \(path): \(error)")
+            throw StateDBError(.openFailed, "Cannot open catalog at \(path): \(error)")
         }
     }
 
@@ -101,19 +101,19 @@ public final class Catalog: Sendable {
     private static func withFileLock<T>(_ lockPath: String, _ body: () throws -> T) throws -> T {
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw CatalogError(.openFailed, "Cannot open lock file \(lockPath): errno \(errno)")
+            throw StateDBError(.openFailed, "Cannot open lock file \(lockPath): errno \(errno)")
         }
         defer { close(fd) }
         while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw CatalogError(.openFailed, "Cannot lock \(lockPath): errno \(errno)") }
+            guard errno == EINTR else { throw StateDBError(.openFailed, "Cannot lock \(lockPath): errno \(errno)") }
         }
         defer { flock(fd, LOCK_UN) }
         return try body()
     }
 }
 
-/// Catalog failures with stable names.
-public struct CatalogError: Error, Sendable, CustomStringConvertible {
+/// StateDB failures with stable names.
+public struct StateDBError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
         case openFailed = "CatalogOpenFailed", schemaTooNew = "CatalogSchemaTooNew"
         /// The disk holding the catalog is full (SQLITE_FULL): nothing of the write was kept.

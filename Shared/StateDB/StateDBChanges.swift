@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// When the directory cannot be watched (no inotify instance left, the directory moved away),
 /// every call counts as a change: nothing is kept, nothing goes stale.
-public final class CatalogChanges: Sendable {
+public final class StateDBChanges: Sendable {
     private struct Watch {
         var fd: Int32
         var count = 0
@@ -80,7 +80,7 @@ public final class CatalogChanges: Sendable {
                 if mask & UInt32(IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
                     if mask & UInt32(IN_Q_OVERFLOW) == 0 { watch.broken = true }
                     changed = true
-                } else if String(decoding: name, as: UTF8.self).hasPrefix(Catalog.fileName) {
+                } else if String(decoding: name, as: UTF8.self).hasPrefix(StateDB.fileName) {
                     changed = true
                 }
                 offset = nameStart + nameLength

@@ -1,10 +1,10 @@
 import Foundation
 import GRDB
 import XCTest
-@testable import Catalog
+@testable import StateDB
 
 /// The catalog on a real file in WAL mode, as the services use it.
-final class CatalogTests: XCTestCase {
+final class StateDBTests: XCTestCase {
     var dir: String!
 
     override func setUp() {
@@ -16,7 +16,7 @@ final class CatalogTests: XCTestCase {
     }
 
     func testOpensInWALWithFullSyncAndForeignKeys() throws {
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         try catalog.pool.read { db in
             XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA journal_mode"), "wal")
             XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA synchronous"), 2, "FULL")
@@ -27,11 +27,11 @@ final class CatalogTests: XCTestCase {
             XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA synchronous"), 2, "FULL on the writer")
             XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA foreign_keys"), 1)
         }
-        XCTAssertEqual(try catalog.schemaVersion(), Catalog.migrator.migrations.count)
+        XCTAssertEqual(try catalog.schemaVersion(), StateDB.migrator.migrations.count)
     }
 
     func testHasEveryTableTheServicesNeed() throws {
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         let tables = try catalog.pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'grdb_%' AND name NOT LIKE 'sqlite_%'")
         }
@@ -42,13 +42,13 @@ final class CatalogTests: XCTestCase {
 
     func testReopeningAppliesNothingTwiceAndKeepsData() throws {
         do {
-            let catalog = try Catalog(stateDirectory: dir)
+            let catalog = try StateDB(stateDirectory: dir)
             try catalog.pool.write { db in
                 try db.execute(sql: "INSERT INTO settings(key, value, updatedAt) VALUES ('k', '1', CURRENT_TIMESTAMP)")
             }
         }
-        let again = try Catalog(stateDirectory: dir)
-        XCTAssertEqual(try again.appliedMigrations(), Catalog.migrator.migrations)
+        let again = try StateDB(stateDirectory: dir)
+        XCTAssertEqual(try again.appliedMigrations(), StateDB.migrator.migrations)
         XCTAssertEqual(try again.pool.read { try String.fetchOne($0, sql: "SELECT value FROM settings WHERE key = 'k'") }, "1")
     }
 
@@ -59,24 +59,24 @@ final class CatalogTests: XCTestCase {
         nonisolated(unsafe) var failures: [String] = []
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             do {
-                _ = try Catalog(stateDirectory: path).schemaVersion()
+                _ = try StateDB(stateDirectory: path).schemaVersion()
             } catch {
                 lock.withLock { failures.append("\(error)") }
             }
         }
         XCTAssertEqual(failures, [])
-        XCTAssertEqual(try Catalog(stateDirectory: path).appliedMigrations(), Catalog.migrator.migrations)
+        XCTAssertEqual(try StateDB(stateDirectory: path).appliedMigrations(), StateDB.migrator.migrations)
     }
 
     func testForeignKeysAreEnforced() throws {
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         XCTAssertThrowsError(try catalog.pool.write { db in
             try db.execute(sql: "INSERT INTO stationItems(stationId, itemId, position) VALUES ('nope', 'nope', 0)")
         })
     }
 
     func testCheckConstraintsRefuseUnknownStates() throws {
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         XCTAssertThrowsError(try catalog.pool.write { db in
             try db.execute(sql: """
                 INSERT INTO playlogOutbox(recordId, kind, body, sizeBytes, state, createdAt)
@@ -86,25 +86,25 @@ final class CatalogTests: XCTestCase {
     }
 
     func testUnwritableStateDirectoryIsATypedError() throws {
-        XCTAssertThrowsError(try Catalog(stateDirectory: "/proc/cassette-cannot-exist")) { error in
-            XCTAssertEqual((error as? CatalogError)?.code, .openFailed)
+        XCTAssertThrowsError(try StateDB(stateDirectory: "/proc/cassette-cannot-exist")) { error in
+            XCTAssertEqual((error as? StateDBError)?.code, .openFailed)
         }
     }
 }
 
-extension CatalogTests {
+extension StateDBTests {
     /// A newer release's migration that changes what this one relies on lists itself in
     /// `requiredMigrations`: this binary then refuses the catalog.
     func testCatalogFromANewerVersionIsRefused() throws {
         do {
-            let catalog = try Catalog(stateDirectory: dir)
+            let catalog = try StateDB(stateDirectory: dir)
             try catalog.pool.write { db in
                 try db.execute(sql: "INSERT INTO grdb_migrations(identifier) VALUES ('v99-from-the-future')")
                 try db.execute(sql: "INSERT INTO requiredMigrations(identifier) VALUES ('v99-from-the-future')")
             }
         }
-        XCTAssertThrowsError(try Catalog(stateDirectory: dir)) { error in
-            XCTAssertEqual((error as? CatalogError)?.code, .schemaTooNew, "\(error)")
+        XCTAssertThrowsError(try StateDB(stateDirectory: dir)) { error in
+            XCTAssertEqual((error as? StateDBError)?.code, .schemaTooNew, "\(error)")
         }
     }
 
@@ -113,15 +113,15 @@ extension CatalogTests {
     /// one is reported.
     func testCatalogWithANewerAdditiveMigrationOpens() throws {
         do {
-            let catalog = try Catalog(stateDirectory: dir)
+            let catalog = try StateDB(stateDirectory: dir)
             try catalog.pool.write { db in
                 try db.execute(sql: "CREATE TABLE fromTheFuture(x TEXT)")
                 try db.execute(sql: "INSERT INTO grdb_migrations(identifier) VALUES ('v99-from-the-future')")
             }
         }
-        let catalog = try Catalog(stateDirectory: dir)
+        let catalog = try StateDB(stateDirectory: dir)
         XCTAssertEqual(catalog.unknownMigrations, ["v99-from-the-future"])
-        XCTAssertEqual(catalog.schemaVersionAtOpen, Catalog.migrator.migrations.count)
-        XCTAssertEqual(try catalog.appliedMigrations(), Catalog.knownMigrations)
+        XCTAssertEqual(catalog.schemaVersionAtOpen, StateDB.migrator.migrations.count)
+        XCTAssertEqual(try catalog.appliedMigrations(), StateDB.knownMigrations)
     }
 }

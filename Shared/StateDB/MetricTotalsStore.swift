@@ -3,10 +3,10 @@ import GRDB
 
 /// The `metricTotals` rows of one service: its OpenMetrics totals as earlier runs left them.
 public struct MetricTotalsStore: Sendable {
-    let catalog: Catalog
+    let catalog: StateDB
     let service: String
 
-    public init(catalog: Catalog, service: String) {
+    public init(catalog: StateDB, service: String) {
         self.catalog = catalog
         self.service = service
     }

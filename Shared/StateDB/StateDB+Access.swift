@@ -11,8 +11,8 @@ import GRDB
 /// committer, start-up on `NIOThreadPool`): `readBlocking` and `writeBlocking`. Called
 /// inside a Swift task they stop a debug build (an assertion), so the mistake shows in tests.
 ///
-/// A disk too full to write surfaces as `CatalogError(.storageFull)`, whatever the path.
-extension Catalog {
+/// A disk too full to write surfaces as `StateDBError(.storageFull)`, whatever the path.
+extension StateDB {
     public func read<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await Self.namingFullDisk { try await pool.read(value) }
     }
@@ -60,11 +60,11 @@ extension Catalog {
     /// SQLITE_FULL (13) becomes the one named error every service reports for a full disk.
     static func named(_ error: any Error) -> any Error {
         guard let db = error as? DatabaseError, db.resultCode == .SQLITE_FULL else { return error }
-        return CatalogError(.storageFull, "The disk holding the catalog is full; nothing was written. Free space and try again.")
+        return StateDBError(.storageFull, "The disk holding the catalog is full; nothing was written. Free space and try again.")
     }
 }
 
-extension Catalog {
+extension StateDB {
     /// Runs `SELECT 1` on a reader connection, on GRDB's own queues, and reports whether it
     /// succeeded to `completion` on the thread that ran it. For the health check: it neither
     /// blocks nor needs a Swift task, so a stalled catalog never holds the caller.

@@ -1,9 +1,9 @@
 import GRDB
 
-extension Catalog {
+extension StateDB {
     /// The downloader's mirror of the origin's content catalog (sources, categories, items) with
     /// what the device chose (subscribed, selected, saved), and which offline requests the
-    /// downloader made by itself. Registered in `Catalog.migrator`.
+    /// downloader made by itself. Registered in `StateDB.migrator`.
     static func downloaderSchemaV6(_ db: Database) throws {
         try db.create(table: "catalogSources") { t in
             t.primaryKey("id", .text)
