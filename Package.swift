@@ -34,10 +34,12 @@ let package = Package(
         // Each one's shim.h also holds typed `static inline` stand-ins for the variadic and
         // macro-only C APIs Swift cannot import: no compiled C target, so no binary links a
         // library it does not import.
-        .systemLibrary(name: "CSystemd", path: "Shared/CSystemd", pkgConfig: "libsystemd",
-                       providers: [.apt(["libsystemd-dev"])]),
-        .systemLibrary(name: "CALSA", path: "Shared/CALSA", pkgConfig: "alsa",
-                       providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(
+            name: "CSystemd", path: "Shared/CSystemd", pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(
+            name: "CALSA", path: "Shared/CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
         // glibc's <malloc.h> (mallopt), which Swift's Glibc module leaves out.
         .systemLibrary(name: "CMalloc", path: "Shared/CMalloc"),
         // FFmpeg's headers, and forwarding definitions that open its libraries on first use
@@ -49,35 +51,47 @@ let package = Package(
         .target(name: "CCurl", path: "Shared/CCurl", linkerSettings: [.linkedLibrary("dl")]),
 
         // MARK: Shared Swift modules
-        .target(name: "Wire", dependencies: [
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ], path: "Shared/Wire"),
-        .target(name: "Systemd", dependencies: [
-            "CSystemd",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ], path: "Shared/Systemd"),
-        .target(name: "BlockingIO", dependencies: [
-            .product(name: "NIOPosix", package: "swift-nio"),
-        ], path: "Shared/BlockingIO"),
-        .target(name: "StateDB", dependencies: [
-            "Wire",
-            .product(name: "GRDB", package: "GRDB.swift"),
-        ], path: "Shared/StateDB"),
-        .target(name: "HTTPClient", dependencies: [
-            "CCurl", "BlockingIO",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-        ], path: "Shared/HTTPClient"),
-        .target(name: "OriginClient", dependencies: [
-            "HTTPClient", "Wire", "Pacing",
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-        ], path: "Shared/OriginClient"),
+        .target(
+            name: "Wire",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Shared/Wire"),
+        .target(
+            name: "Systemd",
+            dependencies: [
+                "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Shared/Systemd"),
+        .target(
+            name: "BlockingIO",
+            dependencies: [
+                .product(name: "NIOPosix", package: "swift-nio")
+            ], path: "Shared/BlockingIO"),
+        .target(
+            name: "StateDB",
+            dependencies: [
+                "Wire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ], path: "Shared/StateDB"),
+        .target(
+            name: "HTTPClient",
+            dependencies: [
+                "CCurl", "BlockingIO",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ], path: "Shared/HTTPClient"),
+        .target(
+            name: "OriginClient",
+            dependencies: [
+                "HTTPClient", "Wire", "Pacing",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ], path: "Shared/OriginClient"),
         // The origin API's JSON shapes that both the reference origin and the downloader use.
         .target(name: "OriginAPI", dependencies: ["Wire"], path: "Shared/OriginAPI"),
         // The `Range` request header, for the reference origin and the player's media server.
@@ -89,111 +103,144 @@ let package = Package(
         .target(name: "AudioFormat", path: "Shared/AudioFormat"),
         .target(name: "AudioOutput", dependencies: ["AudioFormat", "CALSA"], path: "Shared/AudioOutput"),
         .target(name: "MediaDecoder", dependencies: ["AudioFormat", "CFFmpeg"], path: "Shared/MediaDecoder"),
-        .target(name: "ServiceKit", dependencies: [
-            "Wire", "Systemd", "StateDB", "BlockingIO", "CMalloc", "HTTPClient", "OriginClient",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], path: "Shared/ServiceKit"),
+        .target(
+            name: "ServiceKit",
+            dependencies: [
+                "Wire", "Systemd", "StateDB", "BlockingIO", "CMalloc", "HTTPClient", "OriginClient",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ], path: "Shared/ServiceKit"),
 
         // MARK: Executables
-        .executableTarget(name: "downloader", dependencies: [
-            "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "StateDB", "Wire", "HLS", "Pacing", "OriginAPI",
-            .product(name: "GRDB", package: "GRDB.swift"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ], path: "Services/Downloader"),
-        .executableTarget(name: "player", dependencies: [
-            "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "StateDB", "HTTPClient", "Wire", "HLS", "Pacing",
-            "HTTPRanges",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "GRDB", package: "GRDB.swift"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ], path: "Services/Player"),
-        .executableTarget(name: "reporter", dependencies: [
-            "ServiceKit", "Systemd", "BlockingIO", "HTTPClient", "OriginClient", "StateDB", "Wire", "Pacing",
-            .product(name: "GRDB", package: "GRDB.swift"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ], path: "Services/Reporter"),
-        .executableTarget(name: "cassettectl", dependencies: [
-            "Wire",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], path: "Services/Ctl"),
-        .executableTarget(name: "cassette-origin", dependencies: [
-            "Wire", "HTTPRanges", "OriginAPI",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ], path: "Services/Origin"),
-        .executableTarget(name: "cassette-bench", dependencies: [
-            "Wire", "TestSupport",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "GRDB", package: "GRDB.swift"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-        ], path: "Tests/Benchmarks"),
+        .executableTarget(
+            name: "downloader",
+            dependencies: [
+                "ServiceKit", "BlockingIO", "Systemd", "HTTPClient", "OriginClient", "StateDB", "Wire", "HLS", "Pacing", "OriginAPI",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Services/Downloader"),
+        .executableTarget(
+            name: "player",
+            dependencies: [
+                "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "StateDB", "HTTPClient", "Wire", "HLS", "Pacing",
+                "HTTPRanges",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Services/Player"),
+        .executableTarget(
+            name: "reporter",
+            dependencies: [
+                "ServiceKit", "Systemd", "BlockingIO", "HTTPClient", "OriginClient", "StateDB", "Wire", "Pacing",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Services/Reporter"),
+        .executableTarget(
+            name: "cassettectl",
+            dependencies: [
+                "Wire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ], path: "Services/Ctl"),
+        .executableTarget(
+            name: "cassette-origin",
+            dependencies: [
+                "Wire", "HTTPRanges", "OriginAPI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Services/Origin"),
+        .executableTarget(
+            name: "cassette-bench",
+            dependencies: [
+                "Wire", "TestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ], path: "Tests/Benchmarks"),
         // The libraries under every daemon and nothing of Cassette: `cassette-bench footprint`'s floor.
-        .executableTarget(name: "footprint-floor", dependencies: [
-            .product(name: "GRDB", package: "GRDB.swift"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-        ], path: "Tests/FootprintFloor"),
+        .executableTarget(
+            name: "footprint-floor",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ], path: "Tests/FootprintFloor"),
 
         // MARK: Tests
         // Built with `-DPIC` so that alsa-lib's plugin macros name the dynamic version symbol.
-        .target(name: "CassetteUnderrunPCM", path: "Tests/ALSAUnderrunPlugin",
-                cSettings: [.define("PIC")], linkerSettings: [.linkedLibrary("asound")]),
+        .target(
+            name: "CassetteUnderrunPCM", path: "Tests/ALSAUnderrunPlugin",
+            cSettings: [.define("PIC")], linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "TestSupport", dependencies: ["Wire", "HTTPClient"], path: "Tests/TestSupport"),
-        .testTarget(name: "WireTests", dependencies: [
-            "Wire", "TestSupport",
-            .product(name: "NIOEmbedded", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/WireTests"),
-        .testTarget(name: "StateDBTests", dependencies: [
-            "StateDB", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
-        ], path: "Tests/StateDBTests"),
-        .testTarget(name: "SharedLibTests", dependencies: ["Systemd", "BlockingIO", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "Pacing", "HTTPRanges", "TestSupport",
-                                                      .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                                                      .product(name: "Logging", package: "swift-log")],
-                    path: "Tests/SharedLibTests"),
-        .testTarget(name: "IntegrationTests", dependencies: [
-            "TestSupport", "Wire", "HTTPClient", "StateDB",
-            .product(name: "GRDB", package: "GRDB.swift"),
-        ], path: "Tests/IntegrationTests"),
+        .testTarget(
+            name: "WireTests",
+            dependencies: [
+                "Wire", "TestSupport",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Tests/WireTests"),
+        .testTarget(
+            name: "StateDBTests",
+            dependencies: [
+                "StateDB", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
+            ], path: "Tests/StateDBTests"),
+        .testTarget(
+            name: "SharedLibTests",
+            dependencies: [
+                "Systemd", "BlockingIO", "HTTPClient", "OriginClient", "AudioOutput", "MediaDecoder", "ServiceKit", "Pacing", "HTTPRanges", "TestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SharedLibTests"),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "TestSupport", "Wire", "HTTPClient", "StateDB",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ], path: "Tests/IntegrationTests"),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "TestSupport"], path: "Tests/HLSTests"),
         // cassettectl's formatting, parsing and error wording: pure functions, no sockets.
         .testTarget(name: "CassetteCtlTests", dependencies: ["cassettectl", "Wire"], path: "Tests/CassetteCtlTests"),
         .testTarget(name: "OriginTests", dependencies: ["cassette-origin", "HTTPClient", "TestSupport"], path: "Tests/OriginTests"),
         // One suite per service: unit tests of its own logic (`@testable import` of the
         // executable) and socket-level tests against the real binaries and the reference origin.
-        .testTarget(name: "DownloaderTests", dependencies: [
-            "downloader", "TestSupport", "Wire", "HTTPClient", "OriginClient", "StateDB",
-            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/DownloaderTests"),
-        .testTarget(name: "PlayerTests", dependencies: [
-            "player", "TestSupport", "Wire", "HTTPClient", "StateDB", "AudioOutput", "MediaDecoder",
-            .product(name: "GRDB", package: "GRDB.swift"),
-        ], path: "Tests/PlayerTests"),
-        .testTarget(name: "ReporterTests", dependencies: [
-            "reporter", "TestSupport", "Wire", "HTTPClient", "StateDB",
-            .product(name: "GRDB", package: "GRDB.swift"),
-        ], path: "Tests/ReporterTests"),
+        .testTarget(
+            name: "DownloaderTests",
+            dependencies: [
+                "downloader", "TestSupport", "Wire", "HTTPClient", "OriginClient", "StateDB",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+            ], path: "Tests/DownloaderTests"),
+        .testTarget(
+            name: "PlayerTests",
+            dependencies: [
+                "player", "TestSupport", "Wire", "HTTPClient", "StateDB", "AudioOutput", "MediaDecoder",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ], path: "Tests/PlayerTests"),
+        .testTarget(
+            name: "ReporterTests",
+            dependencies: [
+                "reporter", "TestSupport", "Wire", "HTTPClient", "StateDB",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ], path: "Tests/ReporterTests"),
     ]
 )

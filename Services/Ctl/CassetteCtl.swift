@@ -35,8 +35,9 @@ struct CassetteCtl: AsyncParsableCommand {
 
 /// Options every subcommand shares (also accepted before the subcommand: `GlobalArguments`).
 struct ConnectionOptions: ParsableArguments {
-    @Option(name: .long, help: "Directory holding the service sockets (env CASSETTE_RUNTIME_DIR, default /run/cassette).",
-            completion: .directory)
+    @Option(
+        name: .long, help: "Directory holding the service sockets (env CASSETTE_RUNTIME_DIR, default /run/cassette).",
+        completion: .directory)
     var runtimeDir: String?
 
     @Option(name: .long, help: "Seconds to wait for an answer (and, for load, play and tune, for the product to play).")

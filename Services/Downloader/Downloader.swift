@@ -1,13 +1,13 @@
 import BlockingIO
-import StateDB
 import Foundation
 import HTTPClient
 import Logging
 import OriginClient
+import Pacing
 import ServiceKit
 import ServiceLifecycle
+import StateDB
 import Wire
-import Pacing
 
 /// The downloader's composition: the offline engine (queue, stations, products) behind its
 /// methods, started once the catalog is open and reconciled with the media directory.
@@ -29,59 +29,72 @@ enum Downloader {
             // The policy (config defaults, then what policy.set persisted), the network
             // monitor, the gate the engine asks before each file, and the enforcer for running ones.
             let policyStore = PolicyStore(catalog: catalog)
-            let policy = await policyStore.load(defaults: DownloadPolicy.fromConfig(context.settings.config.downloader,
-                                                                             maxParallel: settings.maxParallel, logger: context.logger))
+            let policy = await policyStore.load(
+                defaults: DownloadPolicy.fromConfig(
+                    context.settings.config.downloader,
+                    maxParallel: settings.maxParallel, logger: context.logger))
             let monitor = await NetworkMonitor(sources: [NetworkManagerSource(), KernelRouteSource()], events: events, logger: context.logger)
-            let gate = PolicyGate(catalog: catalog, store: store, events: events, logger: context.logger,
-                                  policy: policy, network: await monitor.state, offlineSwitch: offlineSwitch)
+            let gate = PolicyGate(
+                catalog: catalog, store: store, events: events, logger: context.logger,
+                policy: policy, network: await monitor.state, offlineSwitch: offlineSwitch)
             // The engine schedules transfers; products, stations and the policy hear how they
             // end. The queue's signal wakes it whenever a writer makes a file wanted.
-            let stationProgress = StationProgress(catalog: catalog, events: events, maxAttempts: settings.maxAttempts,
-                                                  logger: context.logger)
+            let stationProgress = StationProgress(
+                catalog: catalog, events: events, maxAttempts: settings.maxAttempts,
+                logger: context.logger)
             let (stagedVerified, staged) = AsyncStream.makeStream(of: Int64.self)
             let outcomes = TransferOutcomes(
                 products: ProductTransfers(queue: DownloadQueueStore(catalog: catalog), events: events, logger: context.logger),
                 stations: stationProgress, gate: gate, stagedVerified: staged, logger: context.logger)
-            let engine = DownloadEngine(catalog: catalog, store: store,
-                                        transfer: FileTransfer(origin: origin, store: store,
-                                                               stallTimeout: settings.stallTimeoutSeconds,
-                                                               receiveRate: gate.receiveRate),
-                                        gate: gate, listener: outcomes, settings: settings, maxParallel: settings.maxParallel,
-                                        logger: context.logger)
+            let engine = DownloadEngine(
+                catalog: catalog, store: store,
+                transfer: FileTransfer(
+                    origin: origin, store: store,
+                    stallTimeout: settings.stallTimeoutSeconds,
+                    receiveRate: gate.receiveRate),
+                gate: gate, listener: outcomes, settings: settings, maxParallel: settings.maxParallel,
+                logger: context.logger)
             let queueSignal = try await QueueSignal.install(on: catalog)
             let enforcer = PolicyEnforcer(gate: gate, engine: engine, logger: context.logger)
             await monitor.onChange { state in
                 gate.update(network: state)
                 await enforcer.enforce()
             }
-            let policyController = PolicyController(gate: gate, store: policyStore, monitor: monitor, engine: engine,
-                                                    enforcer: enforcer, events: events, logger: context.logger)
+            let policyController = PolicyController(
+                gate: gate, store: policyStore, monitor: monitor, engine: engine,
+                enforcer: enforcer, events: events, logger: context.logger)
             let reconciler = Reconciler(catalog: catalog, store: store, events: events, settings: settings, logger: context.logger)
             let report = try await BlockingIO.run { try reconciler.run() }
-            context.logger.info("media reconciled: \(report.missing.count) missing, \(report.resumable) resumable, \(report.orphansRemoved.count) unknown files removed")
+            context.logger.info(
+                "media reconciled: \(report.missing.count) missing, \(report.resumable) resumable, \(report.orphansRemoved.count) unknown files removed")
             let clock = TrustedTimeRecorder(catalog: catalog, origins: [origin, quickOrigin])
             await clock.adoptBoot()
             // Licenses are requested at the server's time when it gives none (LicenseClient).
             let licenses = origin.map { origin in LicenseClient(origin: origin, now: { await clock.now() }) }
-            let revalidator = ProductRevalidator(catalog: catalog, origin: origin, licenses: licenses, store: store,
-                                                 engine: engine, events: events, clock: clock, logger: context.logger)
+            let revalidator = ProductRevalidator(
+                catalog: catalog, origin: origin, licenses: licenses, store: store,
+                engine: engine, events: events, clock: clock, logger: context.logger)
             // A re-offline whose file was verified just before a kill is switched now.
             await revalidator.promoteReady()
             // Station items that had failed are tried again at every start.
-            let stations = StationSync(catalog: catalog, origin: origin, quickOrigin: quickOrigin, store: store,
-                                       engine: engine, progress: stationProgress, events: events, logger: context.logger)
+            let stations = StationSync(
+                catalog: catalog, origin: origin, quickOrigin: quickOrigin, store: store,
+                engine: engine, progress: stationProgress, events: events, logger: context.logger)
             await stations.requeueFailedAtStart()
             // Waits on a failing origin are not carried over a restart: those items are tried at once.
             await gate.releaseOriginWaits()
             // After the reconcile: setting it starts the queue.
             await engine.setMaxParallel(policy.maxParallel)
-            let products = OfflineProducts(catalog: catalog, origin: origin, store: store, engine: engine,
-                                           events: events, licenses: licenses, logger: context.logger)
+            let products = OfflineProducts(
+                catalog: catalog, origin: origin, store: store, engine: engine,
+                events: events, licenses: licenses, logger: context.logger)
             let catalogStore = ContentCatalogStore(catalog: catalog)
-            let prepositioner = Prepositioner(store: catalogStore, products: products, gate: gate, engine: engine,
-                                              settings: settings.catalog, events: events, logger: context.logger)
-            let mirror = CatalogMirror(store: catalogStore, origin: origin, products: products, events: events,
-                                       logger: context.logger, wake: { await prepositioner.wake() })
+            let prepositioner = Prepositioner(
+                store: catalogStore, products: products, gate: gate, engine: engine,
+                settings: settings.catalog, events: events, logger: context.logger)
+            let mirror = CatalogMirror(
+                store: catalogStore, origin: origin, products: products, events: events,
+                logger: context.logger, wake: { await prepositioner.wake() })
             return DownloaderCore(
                 settings: settings, origin: origin, store: store, engine: engine, queueSignal: queueSignal,
                 stagedVerified: stagedVerified,
@@ -89,29 +102,35 @@ enum Downloader {
                 products: products,
                 gate: gate, monitor: monitor, enforcer: enforcer, policy: policyController,
                 estimate: Estimate(files: FileStore(catalog: catalog), origin: origin, gate: gate, store: store), clock: clock,
-                offlineExtension: OfflineExtension(catalog: catalog, origin: origin, store: store, engine: engine,
-                                            events: events, clock: clock, logger: context.logger),
+                offlineExtension: OfflineExtension(
+                    catalog: catalog, origin: origin, store: store, engine: engine,
+                    events: events, clock: clock, logger: context.logger),
                 revalidator: revalidator, catalog: mirror, prepositioner: prepositioner)
         }
         var router = RPCRouter()
         DownloaderMethods.register(on: &router, core: core)
         CatalogMethods.register(on: &router, core: core)
         DownloaderFleet.register(on: &router, core: core, context: context)
-        return DaemonParts(router: router, services: DownloaderServices.all(core: core, logger: context.logger), statusLine: { await DownloaderStatusLine.text(core: core, context: context) }, status: .awaited({
-            var fields: [String: JSONValue] = ["origin": context.settings.origin.map { .string($0) } ?? .null,
-                                               "maxParallel": .number(Double(settings.maxParallel))]
-            if origin != nil { fields.merge(originAuthFields([origin, quickOrigin])) { $1 } }
-            if let ready = try? await core.value {
-                fields["activeDownloads"] = .number(Double(await ready.engine.activeFileIds.count))
-                fields["maxParallel"] = .number(Double(await ready.engine.maxParallel))
-                fields["network"] = .string(ready.gate.network.type.rawValue)
-                fields["downloadsAllowed"] = .string(ready.gate.verdict.name)
-                fields["downloadWindow"] = ready.gate.policy.schedule.json(at: Date())
-                fields["contentCatalog"] = await ready.catalog.status()
-            }
-            return fields
-        }), healthProblems: DownloaderFleet.problems(core: core, context: context),
-        metrics: DownloaderFleet.metrics(core: core, context: context), totals: DownloaderFleet.totals())
+        return DaemonParts(
+            router: router, services: DownloaderServices.all(core: core, logger: context.logger),
+            statusLine: { await DownloaderStatusLine.text(core: core, context: context) },
+            status: .awaited({
+                var fields: [String: JSONValue] = [
+                    "origin": context.settings.origin.map { .string($0) } ?? .null,
+                    "maxParallel": .number(Double(settings.maxParallel)),
+                ]
+                if origin != nil { fields.merge(originAuthFields([origin, quickOrigin])) { $1 } }
+                if let ready = try? await core.value {
+                    fields["activeDownloads"] = .number(Double(await ready.engine.activeFileIds.count))
+                    fields["maxParallel"] = .number(Double(await ready.engine.maxParallel))
+                    fields["network"] = .string(ready.gate.network.type.rawValue)
+                    fields["downloadsAllowed"] = .string(ready.gate.verdict.name)
+                    fields["downloadWindow"] = ready.gate.policy.schedule.json(at: Date())
+                    fields["contentCatalog"] = await ready.catalog.status()
+                }
+                return fields
+            }), healthProblems: DownloaderFleet.problems(core: core, context: context),
+            metrics: DownloaderFleet.metrics(core: core, context: context), totals: DownloaderFleet.totals())
     }
 
     /// `originAuth` for `service.status`: what the origin said of the credentials when it last
@@ -120,13 +139,17 @@ enum Downloader {
         let answers = clients.compactMap { $0?.lastAuthAnswer }
         guard let last = answers.max(by: { $0.at < $1.at }) else { return ["originAuth": "unknown"] }
         guard !last.accepted, let error = last.error else { return ["originAuth": "accepted"] }
-        return ["originAuth": "refused",
-                "originAuthError": ["name": .string(error.name), "code": .number(Double(error.code)), "message": .string(error.message)]]
+        return [
+            "originAuth": "refused",
+            "originAuthError": ["name": .string(error.name), "code": .number(Double(error.code)), "message": .string(error.message)],
+        ]
     }
 
     /// The origin client for downloads and syncs (patient) and one for `stations.list` (answers at once).
-    static func makeOrigins(_ service: ServiceSettings, _ settings: DownloaderSettings,
-                            offline: OfflineSwitch) throws -> (OriginClient?, OriginClient?) {
+    static func makeOrigins(
+        _ service: ServiceSettings, _ settings: DownloaderSettings,
+        offline: OfflineSwitch
+    ) throws -> (OriginClient?, OriginClient?) {
         let origin = try service.originClient(offline: { offline.isOn }) { configuration in
             // Downloads hold a transfer thread each; keep room for the JSON calls beside them.
             configuration.maxConcurrentTransfers = settings.maxParallel + 2

@@ -70,8 +70,9 @@ struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConver
     static func invalidState(_ what: String) -> DownloaderError { DownloaderError(.invalidState, what) }
     static func storage(_ what: String) -> DownloaderError { DownloaderError(.storageError, what) }
     static func noLicense(_ token: String) -> DownloaderError {
-        DownloaderError(.noLicense,
-                        "\(token) has no license to renew; offline.preloadLicense or offline.add with rentalSeconds or purchase requests one.")
+        DownloaderError(
+            .noLicense,
+            "\(token) has no license to renew; offline.preloadLicense or offline.add with rentalSeconds or purchase requests one.")
     }
     static func unknownSource(_ id: String) -> DownloaderError {
         DownloaderError(.unknownSource, "No source \(id) in the catalog; catalog.sources lists them (catalog.refresh fetches the newest).")
@@ -86,10 +87,13 @@ struct DownloaderError: Error, Sendable, CustomStringConvertible, RPCErrorConver
     /// tracks): `data` names the field and the languages offered.
     static func languageNotOffered(field: String, wanted: String, type: String, offered: [String], bandwidth: Int) -> DownloaderError {
         let list = offered.isEmpty ? "none" : offered.joined(separator: ", ")
-        return DownloaderError(.languageNotOffered,
-                               "params.\(field): the chosen variant (BANDWIDTH \(bandwidth)) has no \(type) rendition in \(wanted.prefix(40).debugDescription); offered: \(list). offline.variants lists them.",
-                               details: ["field": .string(field), "language": .string(String(wanted.prefix(40))),
-                                         "offered": .array(offered.map(JSONValue.string))])
+        return DownloaderError(
+            .languageNotOffered,
+            "params.\(field): the chosen variant (BANDWIDTH \(bandwidth)) has no \(type) rendition in \(wanted.prefix(40).debugDescription); offered: \(list). offline.variants lists them.",
+            details: [
+                "field": .string(field), "language": .string(String(wanted.prefix(40))),
+                "offered": .array(offered.map(JSONValue.string)),
+            ])
     }
     /// -32602 naming the field, for ids that are not plain tokens.
     static func badParam(_ field: String, _ value: String) -> RPCError {

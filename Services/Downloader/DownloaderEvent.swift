@@ -103,8 +103,10 @@ enum DownloaderEvent: Sendable {
             totals.removeValue(forKey: "images")
             return totals.adding(product.fields)
         case .fileProgress(let product, let bytes, let size):
-            return product.fields.adding(["progress": .number(Double(bytes * 100 / max(1, size))),
-                                          "bytesOnDisk": .number(Double(bytes)), "sizeBytes": .number(Double(size))])
+            return product.fields.adding([
+                "progress": .number(Double(bytes * 100 / max(1, size))),
+                "bytesOnDisk": .number(Double(bytes)), "sizeBytes": .number(Double(size)),
+            ])
         case .offlineFailed(let product, let error, let cause, let reason):
             return product.fields.adding(["error": .string(error), "reason": .string(reason)])
                 .adding(cause.map { ["cause": .string($0)] } ?? [:])
@@ -132,8 +134,10 @@ enum DownloaderEvent: Sendable {
         case .itemEvicted(let stationId, let itemId, let sizeBytes):
             return ["stationId": .string(stationId), "itemId": .string(itemId), "sizeBytes": .number(Double(sizeBytes))]
         case .stationDownloadProgress(let counts), .stationDownloadComplete(let counts):
-            return ["stationId": .string(counts.stationId), "pending": .number(Double(counts.pending)),
-                    "failed": .number(Double(counts.failed)), "total": .number(Double(counts.total))]
+            return [
+                "stationId": .string(counts.stationId), "pending": .number(Double(counts.pending)),
+                "failed": .number(Double(counts.failed)), "total": .number(Double(counts.total)),
+            ]
         case .stationExpired(let stationId, let onExpiry):
             return ["stationId": .string(stationId), "onExpiry": .string(onExpiry)]
         case .policyChanged(let policy), .networkChanged(let policy):
@@ -147,8 +151,10 @@ enum DownloaderEvent: Sendable {
             guard let categoryId, let selected else { return [:] }
             return ["categoryId": .string(categoryId), "selected": .bool(selected)]
         case .itemsChanged(let added, let changed, let removed):
-            return ["added": .array(added.map(JSONValue.string)), "changed": .array(changed.map(JSONValue.string)),
-                    "removed": .array(removed.map(JSONValue.string))]
+            return [
+                "added": .array(added.map(JSONValue.string)), "changed": .array(changed.map(JSONValue.string)),
+                "removed": .array(removed.map(JSONValue.string)),
+            ]
         case .catalogItemStateChanged(let itemId, let productId, let state):
             return ["itemId": .string(itemId), "productId": .string(productId), "state": .string(state)]
         }

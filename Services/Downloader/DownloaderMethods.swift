@@ -133,13 +133,15 @@ enum DownloaderMethods {
             try checkId(p.productId, field: "productId")
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
-            let properties = TokenProperties(displayName: try TokenProperties.checked(p.displayName, field: "displayName"),
-                                             referenceId: try TokenProperties.checked(p.referenceId, field: "referenceId"))
+            let properties = TokenProperties(
+                displayName: try TokenProperties.checked(p.displayName, field: "displayName"),
+                referenceId: try TokenProperties.checked(p.referenceId, field: "referenceId"))
             let retry = RetryPolicy.interactive.startingNow()
             let ready = try await core.value
             let quality = QualityChoice(requested: p.quality, productType: p.productType, policy: ready.gate.policy)
-            return try await ready.products.preloadLicense(productId: p.productId, productType: p.productType,
-                                                           quality: quality, terms: terms, properties: properties, retry: retry)
+            return try await ready.products.preloadLicense(
+                productId: p.productId, productType: p.productType,
+                quality: quality, terms: terms, properties: properties, retry: retry)
         }
         router.register("offline.renewLicense", params: RenewParams.self) { p, _ in
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
@@ -151,15 +153,17 @@ enum DownloaderMethods {
             if let quality = p.quality { try checkId(quality, field: "quality") }
             let terms = try LicenseTerms.from(rentalSeconds: p.rentalSeconds, purchase: p.purchase)
             let presentation = try presentationChoice(p)
-            let properties = TokenProperties(displayName: try TokenProperties.checked(p.displayName, field: "displayName"),
-                                             referenceId: try TokenProperties.checked(p.referenceId, field: "referenceId"))
+            let properties = TokenProperties(
+                displayName: try TokenProperties.checked(p.displayName, field: "displayName"),
+                referenceId: try TokenProperties.checked(p.referenceId, field: "referenceId"))
             let retry = RetryPolicy.interactive.startingNow()
             let ready = try await core.value
             // Without its own quality, an item gets the policy's offline audio or video quality.
             let quality = QualityChoice(requested: p.quality, productType: p.productType, policy: ready.gate.policy)
-            return try await ready.products.add(productId: p.productId, productType: p.productType, quality: quality,
-                                                allowCellular: p.allowCellular ?? false, now: p.now ?? false, terms: terms,
-                                                presentation: presentation, properties: properties, retry: retry)
+            return try await ready.products.add(
+                productId: p.productId, productType: p.productType, quality: quality,
+                allowCellular: p.allowCellular ?? false, now: p.now ?? false, terms: terms,
+                presentation: presentation, properties: properties, retry: retry)
         }
         router.register("offline.variants", params: VariantsParams.self) { p, _ in
             try checkId(p.productId, field: "productId")
@@ -215,9 +219,12 @@ enum DownloaderMethods {
         }
         for (field, languages) in [("audioLanguages", p.audioLanguages), ("subtitleLanguages", p.subtitleLanguages)] {
             guard let languages else { continue }
-            guard languages.count <= 16, languages.allSatisfy({ tag in
-                (1...35).contains(tag.utf8.count) && tag.utf8.allSatisfy { $0 == 45 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
-            }) else {
+            guard languages.count <= 16,
+                languages.allSatisfy({ tag in
+                    (1...35).contains(tag.utf8.count)
+                        && tag.utf8.allSatisfy { $0 == 45 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
+                })
+            else {
                 throw RPCError.invalidParams("params.\(field) must be at most 16 language tags (none: no rendition) such as \"fr\" or \"en-GB\".")
             }
             if field == "audioLanguages" { choice.audioLanguages = languages } else { choice.subtitleLanguages = languages }

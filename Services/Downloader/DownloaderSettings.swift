@@ -41,8 +41,10 @@ struct DownloaderSettings: Sendable {
     /// one may cure. Far below what a slow cellular link still gives one file.
     static let slowTransferFloorBytesPerSecond: Double = 512
 
-    static let keys: Set<String> = ["maxParallel", "resyncIntervalSeconds", "revalidateIntervalSeconds", "maxAttempts",
-                                    "stallTimeoutSeconds", "requeueMissing", "catalog"]
+    static let keys: Set<String> = [
+        "maxParallel", "resyncIntervalSeconds", "revalidateIntervalSeconds", "maxAttempts",
+        "stallTimeoutSeconds", "requeueMissing", "catalog",
+    ]
 
     init(section: [String: JSONValue]?, logger: Logger) {
         guard let section else { return }

@@ -1,5 +1,5 @@
-import StateDB
 import ServiceKit
+import StateDB
 
 /// The downloader's `STATUS=` line (see ServiceKit's `StatusLine`): "3 downloads active, 41 %"
 /// (bytes on disk of the files being fetched, against their sizes), "idle", or "idle: outside

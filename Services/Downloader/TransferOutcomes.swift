@@ -35,14 +35,18 @@ struct TransferOutcomes: TransferListener {
         await gate.transferEnded(job, outcome)
         switch outcome {
         case .verified(let verified):
-            logger.info("downloaded and verified", metadata: LogMessageID.itemCompleted.metadata(
-                ["file": "\(job.relative)", "bytes": "\(job.sizeBytes)"]))
+            logger.info(
+                "downloaded and verified",
+                metadata: LogMessageID.itemCompleted.metadata(
+                    ["file": "\(job.relative)", "bytes": "\(job.sizeBytes)"]))
             products.verified(verified)
             await stations.filesVerified(verified.stations)
             if verified.staged { stagedVerified.yield(job.fileId) }
         case .failed(let failure, _):
-            let about: Logger.Metadata = ["file": "\(job.relative)", "attempt": "\(failure.attempts) of \(failure.maxAttempts)",
-                                          "error": "\(failure.error)", "reason": "\(failure.reason)"]
+            let about: Logger.Metadata = [
+                "file": "\(job.relative)", "attempt": "\(failure.attempts) of \(failure.maxAttempts)",
+                "error": "\(failure.error)", "reason": "\(failure.reason)",
+            ]
             if failure.isFinal {
                 logger.error("download failed for good; giving up", metadata: LogMessageID.itemFailed.metadata(about))
             } else {

@@ -29,17 +29,21 @@ final class Origin: Sendable {
     let expectedCredentials: String
 
     /// Opens the stores in `dataDirectory`; throws when they cannot be created.
-    init(dataDirectory: URL, catalog: StateDB, token: String, secret: String,
-         heartbeatSeconds: Int = OriginLimits.defaultHeartbeatSeconds) throws {
+    init(
+        dataDirectory: URL, catalog: StateDB, token: String, secret: String,
+        heartbeatSeconds: Int = OriginLimits.defaultHeartbeatSeconds
+    ) throws {
         index = CatalogIndex(catalog)
         contentFeed = Locked(ContentFeed.demo(index))
         streaming = StreamingSessions(heartbeatSeconds: heartbeatSeconds)
         self.dataDirectory = dataDirectory
         plays = try PlayLogStore(directory: dataDirectory, fileName: "plays.jsonl", idKey: "eventId", listKey: "events")
-        consumption = try PlayLogStore(directory: dataDirectory, fileName: "consumption.jsonl",
-                                       idKey: "recordId", listKey: "records")
-        metrics = try PlayLogStore(directory: dataDirectory, fileName: "metrics.jsonl", idKey: "eventId", listKey: "events",
-                                 requiredKeys: ["name"])
+        consumption = try PlayLogStore(
+            directory: dataDirectory, fileName: "consumption.jsonl",
+            idKey: "recordId", listKey: "records")
+        metrics = try PlayLogStore(
+            directory: dataDirectory, fileName: "metrics.jsonl", idKey: "eventId", listKey: "events",
+            requiredKeys: ["name"])
         licenses = LicenseStore(directory: dataDirectory)
         expectedCredentials = "\(token):\(secret)"
     }
@@ -51,10 +55,12 @@ final class Origin: Sendable {
     /// The error shape of docs/origin.md ("Errors"): `{"status","subStatus","userMessage"}`, plus
     /// `serverTime` so that `/v1/` errors also move the client's notion of server time.
     func error(_ status: HTTPResponseStatus, subStatus: Int, _ message: String, path: String) -> OriginResponse {
-        OriginResponse.json(status, [
-            "status": .int(Int(status.code)), "subStatus": .int(subStatus),
-            "userMessage": .string(message), "serverTime": .string(serverTime),
-        ])
+        OriginResponse.json(
+            status,
+            [
+                "status": .int(Int(status.code)), "subStatus": .int(subStatus),
+                "userMessage": .string(message), "serverTime": .string(serverTime),
+            ])
     }
 
     /// A 200 JSON answer with `serverTime` added.
@@ -69,7 +75,7 @@ final class Origin: Sendable {
         guard let header = request.headers.first(name: "authorization") else { return false }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "basic",
-              let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces))
+            let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces))
         else { return false }
         return String(decoding: data, as: UTF8.self) == expectedCredentials
     }

@@ -25,9 +25,11 @@ struct GenerationOptions: ParsableArguments {
     @Option(help: "Length of the HLS video vid-1 in seconds (2 s segments); default: --seconds within 4…8.")
     var videoSeconds: Double?
 
-    @Option(name: .customLong("synthetic"), help: ArgumentHelp(
-        "A synthetic offline station ID=COUNTxSIZE (SIZE in bytes, or with k/m/g), e.g. st-bench=1000x200k; repeatable. The catalog then holds only synthetic stations of random bytes and needs no ffmpeg.",
-        valueName: "spec"))
+    @Option(
+        name: .customLong("synthetic"),
+        help: ArgumentHelp(
+            "A synthetic offline station ID=COUNTxSIZE (SIZE in bytes, or with k/m/g), e.g. st-bench=1000x200k; repeatable. The catalog then holds only synthetic stations of random bytes and needs no ffmpeg.",
+            valueName: "spec"))
     var synthetic: [SyntheticStationSpec] = []
 
     func validate() throws {
@@ -38,8 +40,9 @@ struct GenerationOptions: ParsableArguments {
     }
 
     var parameters: GenerationParameters {
-        GenerationParameters(tracksPerStation: tracksPerStation, seconds: seconds, synthetic: synthetic.isEmpty ? nil : synthetic,
-                             videoSeconds: videoSeconds)
+        GenerationParameters(
+            tracksPerStation: tracksPerStation, seconds: seconds, synthetic: synthetic.isEmpty ? nil : synthetic,
+            videoSeconds: videoSeconds)
     }
 }
 
@@ -79,9 +82,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds between streaming-session heartbeats the origin asks of clients.")
     var heartbeatSeconds: Int = OriginLimits.defaultHeartbeatSeconds
 
-    @Option(help: ArgumentHelp(
-        "Faults queued before the first request, as POST /_control/faults takes them: {\"path\":\"/v1/plays\",\"faults\":[…]}.",
-        discussion: "For tests whose client may reach the origin the moment it listens."))
+    @Option(
+        help: ArgumentHelp(
+            "Faults queued before the first request, as POST /_control/faults takes them: {\"path\":\"/v1/plays\",\"faults\":[…]}.",
+            discussion: "For tests whose client may reach the origin the moment it listens."))
     var faults: String?
 
     @OptionGroup var generation: GenerationOptions

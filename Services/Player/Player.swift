@@ -1,13 +1,13 @@
 import AudioOutput
 import BlockingIO
-import StateDB
 import HTTPClient
 import Logging
 import OriginClient
+import Pacing
 import ServiceKit
 import ServiceLifecycle
+import StateDB
 import Wire
-import Pacing
 
 /// The player's composition: the audio pipeline (decode and output threads), the
 /// PlaybackEngine actor over it, the play-log hand-over to the reporter, and the methods.
@@ -22,53 +22,64 @@ enum Player {
         let settings = try PlayerSettings(section: context.settings.config.player)
         context.warnAboutUnknownKeys(known: PlayerSettings.keys)
         let audio = (device: flags.device ?? settings.audioDevice ?? "default", pace: flags.pace ?? settings.audioPace ?? .device)
-        let output = OutputSettings(device: audio.device, pacing: audio.pace == .realtime ? .realtime : .device,
-                                    bufferMilliseconds: settings.bufferMilliseconds,
-                                    periodMilliseconds: settings.periodMilliseconds)
+        let output = OutputSettings(
+            device: audio.device, pacing: audio.pace == .realtime ? .realtime : .device,
+            bufferMilliseconds: settings.bufferMilliseconds,
+            periodMilliseconds: settings.periodMilliseconds)
         let pipeline = PlaybackPipeline(output: output, aheadBytes: settings.aheadBytes)
         let catalog: @Sendable () async throws -> StateDB = { try await context.catalog() }
         let plays: @Sendable () async throws -> PlayLogStore = { PlayLogStore(catalog: try await catalog()) }
         let reporterSocket = context.settings.runtimeDir + "/reporter.sock"
         let senderWakeup = Doorbell<Ring>()
-        let writer = PlayLogWriter(store: plays, retryInterval: .seconds(settings.playLogRetrySeconds),
-                                   reporterSocket: reporterSocket, sender: senderWakeup, logger: context.logger)
-        let sender = PlayLogSender(socketPath: reporterSocket, retryInterval: .seconds(settings.playLogRetrySeconds),
-                                   wakeup: senderWakeup, writer: writer, logger: context.logger, store: plays)
+        let writer = PlayLogWriter(
+            store: plays, retryInterval: .seconds(settings.playLogRetrySeconds),
+            reporterSocket: reporterSocket, sender: senderWakeup, logger: context.logger)
+        let sender = PlayLogSender(
+            socketPath: reporterSocket, retryInterval: .seconds(settings.playLogRetrySeconds),
+            wakeup: senderWakeup, writer: writer, logger: context.logger, store: plays)
         let origin = try makeOrigin(context.settings)
         await origin?.openURLParser()
         let cacheDirectory = context.settings.stateDir + "/cache/http"
         let cache = try await BlockingIO.run { try HTTPCache(directory: cacheDirectory, maxBytes: settings.httpCacheBytes) }
-        let source = ResolverTrackSource(catalog: catalog, mediaDirectory: context.settings.stateDir + "/media",
-                                         origin: origin, cache: cache)
+        let source = ResolverTrackSource(
+            catalog: catalog, mediaDirectory: context.settings.stateDir + "/media",
+            origin: origin, cache: cache)
         // Its catalog anchor is read by the progress ticker, whose first round runs at start.
         let playClock = PlayClock(origin: origin)
-        let engine = PlaybackEngine(pipeline: pipeline, hub: context.hub, logger: context.logger, source: source,
-                                    catalog: catalog, playClock: playClock)
+        let engine = PlaybackEngine(
+            pipeline: pipeline, hub: context.hub, logger: context.logger, source: source,
+            catalog: catalog, playClock: playClock)
         await engine.setOrigin(origin)
         let privilege = origin.map { origin in
             StreamingPrivilege(origin: origin, device: .local(name: settings.deviceName), logger: context.logger) { other in
                 await engine.privilegeRevoked(otherDevice: other)
             }
         }
-        await engine.setLinks(privilege: privilege,
-                              downloader: DownloaderLink(socketPath: context.settings.runtimeDir + "/downloader.sock",
-                                                         logger: context.logger))
+        await engine.setLinks(
+            privilege: privilege,
+            downloader: DownloaderLink(
+                socketPath: context.settings.runtimeDir + "/downloader.sock",
+                logger: context.logger))
         var router = RPCRouter()
         PlayerMethods.register(on: &router, engine: engine)
         let mediaControl = MediaServerControl(port: settings.mediaServerPort)
         let stores: @Sendable () async throws -> MediaServerStore = { MediaServerStore(catalog: try await catalog(), origin: origin) }
         let mediaDirectory = context.settings.stateDir + "/media"
-        PlayerMethods.registerMedia(on: &router, control: mediaControl,
-                                    locator: MediaLocator(stores: stores, control: mediaControl, origin: origin,
-                                                          offlineMode: { await engine.currentConfig().offlineMode }))
+        PlayerMethods.registerMedia(
+            on: &router, control: mediaControl,
+            locator: MediaLocator(
+                stores: stores, control: mediaControl, origin: origin,
+                offlineMode: { await engine.currentConfig().offlineMode }))
         // The media server keeps what it read while the catalog is unchanged; the state directory
         // it watches exists by now (the HTTP cache is under it).
         let stateDir = context.settings.stateDir
         let stateChanges = await BlockingIO.run { StateDBChanges(stateDirectory: stateDir) }
-        let mediaServer = MediaServerService(control: mediaControl,
-                                             responder: MediaResponder(stores: stores, mediaDirectory: mediaDirectory, logger: context.logger,
-                                                                       cache: MediaServerCache(changes: stateChanges), origin: origin),
-                                             logger: context.logger)
+        let mediaServer = MediaServerService(
+            control: mediaControl,
+            responder: MediaResponder(
+                stores: stores, mediaDirectory: mediaDirectory, logger: context.logger,
+                cache: MediaServerCache(changes: stateChanges), origin: origin),
+            logger: context.logger)
         // The group stops its members in reverse order: the sender, the progress ticker, the
         // playback (closing the open play), and last the writer, which drains the queue.
         let progress = RepeatingService("play progress", parts: engine) { engine in
@@ -83,19 +94,25 @@ enum Player {
             let atLeast = await engine.checkAvailability()
             return origin == nil ? nil : .seconds(max(settings.availabilityCheckSeconds, atLeast))
         }
-        var services: [any Service] = [PlayLogWriterService(writer: writer, engine: engine),
-                                       PlaybackService(engine: engine, pipeline: pipeline), progress, sender, mediaServer,
-                                       availability]
+        var services: [any Service] = [
+            PlayLogWriterService(writer: writer, engine: engine),
+            PlaybackService(engine: engine, pipeline: pipeline), progress, sender, mediaServer,
+            availability,
+        ]
         // First in the group, so stopped last: a request to an origin that hangs cannot hold up
         // the stop of the playback and the play log, and the session is ended after the playback.
         if let privilege { services.insert(StreamingPrivilegeService(privilege: privilege), at: 0) }
         let outputHealth = pipeline.outputHealth
-        return DaemonParts(router: router, services: services, statusLine: { await engine.statusLine }, status: .now({
-            ["audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": writer.status(),
-             "output": outputHealth.json]
-        }), wedged: { await engine.silenceWithoutReason() },
-        healthProblems: PlayerFleet.problems(OutputProbe(health: outputHealth)),
-        metrics: PlayerFleet.metrics(engine), totals: PlayerFleet.totals(outputHealth))
+        return DaemonParts(
+            router: router, services: services, statusLine: { await engine.statusLine },
+            status: .now({
+                [
+                    "audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": writer.status(),
+                    "output": outputHealth.json,
+                ]
+            }), wedged: { await engine.silenceWithoutReason() },
+            healthProblems: PlayerFleet.problems(OutputProbe(health: outputHealth)),
+            metrics: PlayerFleet.metrics(engine), totals: PlayerFleet.totals(outputHealth))
     }
 
     /// The origin to stream from and to ask about stations; nil when none is configured (the

@@ -16,7 +16,9 @@ struct PlayerCommand: AsyncParsableCommand {
     @Option(name: .long, help: "ALSA PCM to play through (config player.audioDevice; default: default).")
     var audioDevice: String?
 
-    @Option(name: .long, help: "device: the PCM paces playback; realtime: pace writes to the wall clock (for null/file PCMs). Config player.audioPace; default: device.")
+    @Option(
+        name: .long,
+        help: "device: the PCM paces playback; realtime: pace writes to the wall clock (for null/file PCMs). Config player.audioPace; default: device.")
     var audioPace: AudioPace?
 
     func run() async throws {

@@ -38,7 +38,7 @@ extension PlayerError {
         switch name {
         case "FileNotFound": return (Code.fileMissing.name, message)
         case "InvalidFile", "NoAudioStream", "UnsupportedCodec", "CodecOpenFailed", "DecodeFailed", "SeekFailed",
-             "InvalidOutputFormat":
+            "InvalidOutputFormat":
             return (Code.corruptFile.name, "\(name): \(message)")
         default: return (name, message)
         }

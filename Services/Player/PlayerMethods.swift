@@ -1,5 +1,5 @@
-import Wire
 import OriginClient
+import Wire
 
 /// The player's socket methods (docs/protocol.md, "Player"). The PlaybackEngine controls
 /// return at once (TIDAL: async, progress comes as events), except that `player.load`,
@@ -51,8 +51,10 @@ enum PlayerMethods {
             return ["running": false] as JSONValue
         }
         router.register("media.server.status", params: None.self) { _, _ in
-            ["running": .bool(control.url != nil), "url": control.url.map(JSONValue.string) ?? .null,
-             "port": .number(Double(control.port))] as JSONValue
+            [
+                "running": .bool(control.url != nil), "url": control.url.map(JSONValue.string) ?? .null,
+                "port": .number(Double(control.port)),
+            ] as JSONValue
         }
         router.register("media.locate", params: LocateParams.self) { p, _ in
             guard OriginID.isValid(p.productId) else {
@@ -77,13 +79,17 @@ enum PlayerMethods {
         router.register("player.play", params: None.self) { _, _ in
             await engine.play()
             if let token = await engine.activeTokenNotStarted,
-               let failure = await engine.outcome(of: token, within: startAnswerLimit) {
+                let failure = await engine.outcome(of: token, within: startAnswerLimit)
+            {
                 throw failure
             }
             if let failure = await engine.soundOutcome(within: startAnswerLimit) { throw failure }
             return Done()
         }
-        router.register("player.pause", params: None.self) { _, _ in await engine.pause(); return Done() }
+        router.register("player.pause", params: None.self) { _, _ in
+            await engine.pause()
+            return Done()
+        }
         router.register("player.seek", params: SeekParams.self) { p, _ in
             guard p.position.isFinite, p.position >= 0 else {
                 throw RPCError.invalidParams("params.position of 'player.seek' must be a number of seconds, 0 or more.")
@@ -91,8 +97,14 @@ enum PlayerMethods {
             await engine.seek(to: p.position)
             return Done()
         }
-        router.register("player.skipToNext", params: None.self) { _, _ in await engine.skipToNext(); return Done() }
-        router.register("player.reset", params: None.self) { _, _ in await engine.reset(); return Done() }
+        router.register("player.skipToNext", params: None.self) { _, _ in
+            await engine.skipToNext()
+            return Done()
+        }
+        router.register("player.reset", params: None.self) { _, _ in
+            await engine.reset()
+            return Done()
+        }
         router.register("player.status", takes: []) { _ in await engine.status() }
         router.register("station.tune", params: StationParams.self) { p, _ in
             guard OriginID.isValid(p.stationId) else {
@@ -102,7 +114,10 @@ enum PlayerMethods {
             if let failure = await engine.soundOutcome(within: startAnswerLimit) { throw failure }
             return tuned
         }
-        router.register("station.skip", params: None.self) { _, _ in try await engine.stationSkip(); return Done() }
+        router.register("station.skip", params: None.self) { _, _ in
+            try await engine.stationSkip()
+            return Done()
+        }
         router.register("player.config.get", params: None.self) { _, _ in await engine.configGet() }
         router.register("player.config.set", params: PlayerConfig.Update.self) { p, _ in
             try await engine.configSet(p)

@@ -19,10 +19,12 @@ extension DeliveryEngine {
     /// A usable answer is noted (`OutboxStore.note`) before this returns. A stop (the service
     /// group's graceful shutdown) cuts the request off at once: `CancellationError`.
     nonisolated static func send(_ request: Request, client: OriginClient, store: OutboxStore) async
-        -> Result<UnrecordedVerdict, RefusedBatch> {
+        -> Result<UnrecordedVerdict, RefusedBatch>
+    {
         let startedAt = Date()
-        let http = HTTPRequest(method: "POST", url: client.baseURL + request.kind.path, headers: ["Content-Type": "application/json"],
-                               body: request.body, timeoutSeconds: 30)
+        let http = HTTPRequest(
+            method: "POST", url: client.baseURL + request.kind.path, headers: ["Content-Type": "application/json"],
+            body: request.body, timeoutSeconds: 30)
         let response: HTTPResponse
         do {
             response = try await cancelWhenGracefulShutdown { try await client.send(http, retry: .none) }
@@ -31,19 +33,25 @@ extension DeliveryEngine {
         }
         guard (200..<300).contains(response.status) else {
             let retryAfter = response.headers["retry-after"].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            return .failure(RefusedBatch(startedAt: startedAt, error: OriginError(status: response.status, body: response.body),
-                                         retryAfter: retryAfter))
+            return .failure(
+                RefusedBatch(
+                    startedAt: startedAt, error: OriginError(status: response.status, body: response.body),
+                    retryAfter: retryAfter))
         }
         guard let answer = try? JSONValue.parse(response.body), answer.objectValue != nil else {
-            return .failure(RefusedBatch(startedAt: startedAt, error: OriginError(
-                name: "BadOriginResponse", message: "the origin's answer to \(request.kind.path) is not a JSON object")))
+            return .failure(
+                RefusedBatch(
+                    startedAt: startedAt,
+                    error: OriginError(
+                        name: "BadOriginResponse", message: "the origin's answer to \(request.kind.path) is not a JSON object")))
         }
         let verdict = DeliveryBatch.verdict(answer: answer, kind: request.kind, sent: request.records)
         let decided = verdict.accepted.count + verdict.rejected.count
-        let attempt = DeliveryAttempt(startedAt: startedAt, endedAt: Date(), records: request.records.count,
-                                      accepted: verdict.accepted.count, rejected: verdict.rejected.count,
-                                      result: decided > 0 ? .delivered : .failed,
-                                      error: decided > 0 ? Optional<JSONValue>.none : unusableAnswer)
+        let attempt = DeliveryAttempt(
+            startedAt: startedAt, endedAt: Date(), records: request.records.count,
+            accepted: verdict.accepted.count, rejected: verdict.rejected.count,
+            result: decided > 0 ? .delivered : .failed,
+            error: decided > 0 ? Optional<JSONValue>.none : unusableAnswer)
         var answered = UnrecordedVerdict(kind: request.kind, verdict: verdict, sent: request.records, attempt: attempt)
         do {
             answered.note = try await store.note(verdict, attempt: attempt)
@@ -54,7 +62,8 @@ extension DeliveryEngine {
     }
 
     nonisolated static func commit(_ held: UnrecordedVerdict, store: OutboxStore) async
-        -> Result<(delivered: Int, rejected: [BatchVerdict.Rejection]), Error> {
+        -> Result<(delivered: Int, rejected: [BatchVerdict.Rejection]), Error>
+    {
         do {
             return .success(try await apply(held, store: store))
         } catch {

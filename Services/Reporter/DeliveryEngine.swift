@@ -1,9 +1,9 @@
 import Foundation
 import Logging
 import OriginClient
+import Pacing
 import Systemd
 import Wire
-import Pacing
 
 /// Sends the outbox to the origin: one batch in flight at a time, oldest first; a record
 /// leaves `pending` only when the origin's answer names it. After a failure it waits
@@ -42,8 +42,10 @@ actor DeliveryEngine {
     /// The origin's answers that the outbox's disk would not take yet, oldest first.
     private var unrecorded: [UnrecordedVerdict] = []
 
-    init(outbox: Outbox, client: OriginClient?, settings: ReporterSettings, events: ReporterEvents, logger: Logger,
-         bell: Doorbell<DeliveryWake> = Doorbell()) {
+    init(
+        outbox: Outbox, client: OriginClient?, settings: ReporterSettings, events: ReporterEvents, logger: Logger,
+        bell: Doorbell<DeliveryWake> = Doorbell()
+    ) {
         self.outbox = outbox
         self.bell = bell
         self.client = client
@@ -224,8 +226,9 @@ actor DeliveryEngine {
                 case .failure(let error):
                     // The origin has these records: sending them again would make it count them
                     // twice. The verdict is kept and committed before anything else goes out.
-                    logger.warning("the origin's answer could not be recorded; it is kept and recorded before the next batch",
-                                   metadata: ["error": "\(error)"])
+                    logger.warning(
+                        "the origin's answer could not be recorded; it is kept and recorded before the next batch",
+                        metadata: ["error": "\(error)"])
                     unrecorded.append(committing)
                     ending = .failed(Self.describe(error))
                 }
@@ -246,13 +249,15 @@ actor DeliveryEngine {
             case .failure(let refused) where refused.error is CancellationError:
                 // Cut off by the stop: not a failed attempt. Nothing left `pending`, so the
                 // records go again after the restart (the origin deduplicates by id).
-                logger.info("delivery cut off by the stop; the records in flight go again after the restart",
-                            metadata: ["records": "\(request.records.count)"])
+                logger.info(
+                    "delivery cut off by the stop; the records in flight go again after the restart",
+                    metadata: ["records": "\(request.records.count)"])
                 if case .failed(let earlier) = ending { fail(error: earlier, pending: store.snapshot.pending) }
                 return
             case .failure(let refused):
-                let attempt = DeliveryAttempt(startedAt: refused.startedAt, endedAt: Date(), records: request.records.count,
-                                              accepted: 0, rejected: 0, result: .failed, error: Self.describe(refused.error))
+                let attempt = DeliveryAttempt(
+                    startedAt: refused.startedAt, endedAt: Date(), records: request.records.count,
+                    accepted: 0, rejected: 0, result: .failed, error: Self.describe(refused.error))
                 lastAttempt = attempt
                 try? await store.recordFailure(sent: request.records, attempt: attempt)
                 if case .failed(let earlier) = ending {
@@ -261,8 +266,9 @@ actor DeliveryEngine {
                     // A TLS failure connects fine: probing would not tell when the edge is fixed.
                     let origin = refused.error as? OriginError
                     unreachable = origin?.transportError != nil && origin?.isTLSFailure != true
-                    fail(error: Self.describe(refused.error), pending: store.snapshot.pending, retryAfter: refused.retryAfter,
-                         atLeast: RetryPolicy.minimumDelay(after: refused.error))
+                    fail(
+                        error: Self.describe(refused.error), pending: store.snapshot.pending, retryAfter: refused.retryAfter,
+                        atLeast: RetryPolicy.minimumDelay(after: refused.error))
                 }
                 return
             case .success(let answer):
@@ -272,8 +278,9 @@ actor DeliveryEngine {
                     unrecorded.append(answer)
                 } else if let failure = answer.noteFailure {
                     // Not even noted: nothing more leaves until it is committed.
-                    logger.warning("the origin's answer could not be recorded; it is kept and recorded before the next batch",
-                                   metadata: ["error": "\(failure)"])
+                    logger.warning(
+                        "the origin's answer could not be recorded; it is kept and recorded before the next batch",
+                        metadata: ["error": "\(failure)"])
                     unrecorded.append(answer)
                     ending = .failed(failure)
                 } else {
@@ -321,7 +328,8 @@ actor DeliveryEngine {
     /// Marks a verdict's records: with its note when it has one (the attempt is logged with
     /// the note), else in one transaction that also logs the attempt.
     nonisolated static func apply(_ held: UnrecordedVerdict, store: OutboxStore) async throws
-        -> (delivered: Int, rejected: [BatchVerdict.Rejection]) {
+        -> (delivered: Int, rejected: [BatchVerdict.Rejection])
+    {
         if let note = held.note {
             return try await store.apply(noted: note, held.verdict, sent: held.sent, at: held.attempt.endedAt)
         }
@@ -334,13 +342,16 @@ actor DeliveryEngine {
         if applied.delivered > 0 {
             movedAt = .now
             deliveredCount.add(applied.delivered)
-            logger.info("delivered to the origin", metadata: LogMessageID.playsDelivered.metadata(
-                ["kind": "\(held.kind.rawValue)", "count": "\(applied.delivered)", "pending": "\(counts.pending)"]))
+            logger.info(
+                "delivered to the origin",
+                metadata: LogMessageID.playsDelivered.metadata(
+                    ["kind": "\(held.kind.rawValue)", "count": "\(applied.delivered)", "pending": "\(counts.pending)"]))
             events.delivered(kind: held.kind, count: applied.delivered, pending: counts.pending)
         }
         if !applied.rejected.isEmpty {
-            logger.warning("origin rejected records; they are set aside and not sent again",
-                           metadata: ["count": "\(applied.rejected.count)", "first": "\(applied.rejected[0].id): \(applied.rejected[0].reason)"])
+            logger.warning(
+                "origin rejected records; they are set aside and not sent again",
+                metadata: ["count": "\(applied.rejected.count)", "first": "\(applied.rejected[0].id): \(applied.rejected[0].reason)"])
             events.rejected(kind: held.kind, applied.rejected)
         }
         if outbox.noteFreed(pendingBytes: counts.pendingBytes) {
@@ -356,10 +367,13 @@ actor DeliveryEngine {
         lastError = error
         let delay = max(backoff.delay(afterFailures: failures), min(retryAfter ?? 0, settings.retryMaxSeconds), atLeast)
         retryAt = .now + .milliseconds(Int64(delay * 1000))
-        logger.warning("delivery failed; retrying later (the reporter never gives up on a record)",
-                       metadata: LogMessageID.deliveryFailing.metadata(
-                           ["error": "\(error["name"]?.stringValue ?? "?")", "attempt": "\(failures)",
-                            "retryInSeconds": "\(delay)", "pending": "\(pending)"]))
+        logger.warning(
+            "delivery failed; retrying later (the reporter never gives up on a record)",
+            metadata: LogMessageID.deliveryFailing.metadata(
+                [
+                    "error": "\(error["name"]?.stringValue ?? "?")", "attempt": "\(failures)",
+                    "retryInSeconds": "\(delay)", "pending": "\(pending)",
+                ]))
         events.deliveryFailed(error: error, failures: failures, retryInSeconds: delay, pending: pending)
     }
 

@@ -26,8 +26,10 @@ final class GroupCommitter: Sendable {
 
     /// - Parameter maxGroup: records per transaction at most, so one huge burst does not hold
     ///   the writer for long.
-    init(maxGroup: Int = 1000, name: String = "reporter.commit", commit: @escaping Commit,
-         committed: @escaping Committed = { _ in }) {
+    init(
+        maxGroup: Int = 1000, name: String = "reporter.commit", commit: @escaping Commit,
+        committed: @escaping Committed = { _ in }
+    ) {
         worker = OrderedWorker(name: name, maxBatch: maxGroup, startsLazily: true) { group in
             do {
                 let outcomes = try commit(group.map(\.record))

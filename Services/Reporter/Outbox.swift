@@ -1,8 +1,8 @@
-import StateDB
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
 import ServiceKit
+import StateDB
 
 /// The reporter's way into the outbox: the store once the catalog is open, the group-commit
 /// writer in front of it, and whether the cap is currently refusing records.
@@ -25,15 +25,17 @@ final class Outbox: Sendable {
             opened.withLockedValue { $0 = store }
             return store
         }
-        committer = GroupCommitter(commit: { records in
-            // `record` waits for the store before it hands a record over.
-            guard let store = opened.withLockedValue({ $0 }) else {
-                throw ReporterError(kind: .notStored, message: "The outbox is not open yet; try again.")
-            }
-            return try store.insertBlocking(records, at: Date())
-        }, committed: { outcomes in
-            if outcomes.contains(.stored) { stored() }
-        })
+        committer = GroupCommitter(
+            commit: { records in
+                // `record` waits for the store before it hands a record over.
+                guard let store = opened.withLockedValue({ $0 }) else {
+                    throw ReporterError(kind: .notStored, message: "The outbox is not open yet; try again.")
+                }
+                return try store.insertBlocking(records, at: Date())
+            },
+            committed: { outcomes in
+                if outcomes.contains(.stored) { stored() }
+            })
     }
 
     /// The store if it is open, without waiting for it (the health round must not wait on a
@@ -55,8 +57,9 @@ final class Outbox: Sendable {
         } catch let error as StateDBError where error.code == .storageFull {
             throw error
         } catch let error as DatabaseError {
-            throw ReporterError(kind: .notStored,
-                                message: "The record could not be written to the catalog (\(error.resultCode)): keep it and try again. \(error.message ?? "")")
+            throw ReporterError(
+                kind: .notStored,
+                message: "The record could not be written to the catalog (\(error.resultCode)): keep it and try again. \(error.message ?? "")")
         }
     }
 

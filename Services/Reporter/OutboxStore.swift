@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
+import StateDB
 import Wire
 
 /// The outbox table (`playlogOutbox`) and its counters. Every write goes through the
@@ -37,10 +37,12 @@ final class OutboxStore: Sendable {
 
     private static func loadCounters(_ db: Database) throws -> OutboxCounters {
         var counts = OutboxCounters()
-        let rows = try Row.fetchAll(db, sql: """
-            SELECT kind, state, COUNT(*) AS n, COALESCE(SUM(sizeBytes), 0) AS bytes
-            FROM playlogOutbox GROUP BY kind, state
-            """)
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT kind, state, COUNT(*) AS n, COALESCE(SUM(sizeBytes), 0) AS bytes
+                FROM playlogOutbox GROUP BY kind, state
+                """)
         for row in rows {
             guard let kind = RecordKind(rawValue: row["kind"]) else { continue }
             let n: Int = row["n"]
@@ -79,14 +81,16 @@ final class OutboxStore: Sendable {
             delta = OutboxCounters()
             outcomes = []
             var queued = self.snapshot.pendingBytes
-            let insert = try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO playlogOutbox (recordId, kind, body, sizeBytes, state, attempts, createdAt)
-                VALUES (?, ?, ?, ?, 'pending', 0, ?)
-                """)
-            let consumed = try db.cachedStatement(sql: """
-                INSERT INTO consumedProducts (productId, firstAt, lastAt, records) VALUES (?, ?, ?, 1)
-                ON CONFLICT(productId) DO UPDATE SET lastAt = excluded.lastAt, records = records + 1
-                """)
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT OR IGNORE INTO playlogOutbox (recordId, kind, body, sizeBytes, state, attempts, createdAt)
+                    VALUES (?, ?, ?, ?, 'pending', 0, ?)
+                    """)
+            let consumed = try db.cachedStatement(
+                sql: """
+                    INSERT INTO consumedProducts (productId, firstAt, lastAt, records) VALUES (?, ?, ?, 1)
+                    ON CONFLICT(productId) DO UPDATE SET lastAt = excluded.lastAt, records = records + 1
+                    """)
             for record in records {
                 let size = record.sizeBytes
                 if queued + size > self.maxQueueBytes {
@@ -125,10 +129,11 @@ final class OutboxStore: Sendable {
     /// from its last batch while that batch's records are still pending).
     func nextBatch(after rowid: Int64, limit: Int) async throws -> [PendingRecord] {
         try await catalog.read { db in
-            let select = try db.cachedStatement(sql: """
-                SELECT rowid, recordId, kind, body FROM playlogOutbox INDEXED BY playlogOutbox_state
-                WHERE state = 'pending' AND rowid > ? ORDER BY rowid LIMIT ?
-                """)
+            let select = try db.cachedStatement(
+                sql: """
+                    SELECT rowid, recordId, kind, body FROM playlogOutbox INDEXED BY playlogOutbox_state
+                    WHERE state = 'pending' AND rowid > ? ORDER BY rowid LIMIT ?
+                    """)
             var batch: [PendingRecord] = []
             batch.reserveCapacity(limit)
             let rows = try Row.fetchCursor(select, arguments: [rowid, limit])
@@ -179,7 +184,9 @@ final class OutboxStore: Sendable {
     }
 
     /// Marks the records of a noted answer (as `apply` does) and deletes the note, in one transaction.
-    func apply(noted note: Int64, _ verdict: BatchVerdict, sent: [PendingRecord], at date: Date) async throws -> (delivered: Int, rejected: [BatchVerdict.Rejection]) {
+    func apply(noted note: Int64, _ verdict: BatchVerdict, sent: [PendingRecord], at date: Date) async throws -> (
+        delivered: Int, rejected: [BatchVerdict.Rejection]
+    ) {
         try await catalog.writeWithoutTransaction { db in
             try Self.killSafe(db) {
                 var applied: Applied!
@@ -226,10 +233,11 @@ final class OutboxStore: Sendable {
         let date = when.databaseText
         let byID = sent.map { Dictionary($0.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
         var applied = Applied()
-        let deliver = try db.cachedStatement(sql: """
-            UPDATE playlogOutbox SET state = 'delivered', body = '', deliveredAt = ?, attempts = attempts + 1
-            WHERE recordId = ? AND state = 'pending'
-            """)
+        let deliver = try db.cachedStatement(
+            sql: """
+                UPDATE playlogOutbox SET state = 'delivered', body = '', deliveredAt = ?, attempts = attempts + 1
+                WHERE recordId = ? AND state = 'pending'
+                """)
         for id in verdict.accepted {
             let record = byID?[id]
             if byID != nil && record == nil { continue }
@@ -241,10 +249,11 @@ final class OutboxStore: Sendable {
                 applied.delta.pendingBytes -= record.sizeBytes
             }
         }
-        let reject = try db.cachedStatement(sql: """
-            UPDATE playlogOutbox SET state = 'rejected', reason = ?, attempts = attempts + 1
-            WHERE recordId = ? AND state = 'pending'
-            """)
+        let reject = try db.cachedStatement(
+            sql: """
+                UPDATE playlogOutbox SET state = 'rejected', reason = ?, attempts = attempts + 1
+                WHERE recordId = ? AND state = 'pending'
+                """)
         for rejection in verdict.rejected {
             let record = byID?[rejection.id]
             if byID != nil && record == nil { continue }
@@ -290,9 +299,10 @@ final class OutboxStore: Sendable {
     private static func verdict(from value: JSONValue) -> (BatchVerdict, Date) {
         var verdict = BatchVerdict()
         verdict.accepted = value["accepted"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        verdict.rejected = value["rejected"]?.arrayValue?.compactMap { entry in
-            entry["id"]?.stringValue.map { BatchVerdict.Rejection(id: $0, reason: entry["reason"]?.stringValue ?? "") }
-        } ?? []
+        verdict.rejected =
+            value["rejected"]?.arrayValue?.compactMap { entry in
+                entry["id"]?.stringValue.map { BatchVerdict.Rejection(id: $0, reason: entry["reason"]?.stringValue ?? "") }
+            } ?? []
         verdict.unanswered = value["unanswered"]?.arrayValue?.compactMap(\.stringValue) ?? []
         return (verdict, Date(timeIntervalSince1970: value["at"]?.doubleValue ?? Date().timeIntervalSince1970))
     }
@@ -312,11 +322,15 @@ final class OutboxStore: Sendable {
 
     private static func log(_ attempt: DeliveryAttempt, _ db: Database) throws {
         let error = attempt.error.map { String(decoding: $0.serialized(), as: UTF8.self) }
-        try db.execute(sql: """
-            INSERT INTO playlogAttempts (startedAt, endedAt, records, accepted, rejected, result, error)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [attempt.startedAt.databaseText, attempt.endedAt.databaseText, attempt.records, attempt.accepted, attempt.rejected,
-                             attempt.result.rawValue, error])
+        try db.execute(
+            sql: """
+                INSERT INTO playlogAttempts (startedAt, endedAt, records, accepted, rejected, result, error)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                attempt.startedAt.databaseText, attempt.endedAt.databaseText, attempt.records, attempt.accepted, attempt.rejected,
+                attempt.result.rawValue, error,
+            ])
         try db.execute(sql: "DELETE FROM playlogAttempts WHERE id <= ?", arguments: [db.lastInsertedRowID - Int64(attemptsKept)])
     }
 
@@ -336,10 +350,12 @@ final class OutboxStore: Sendable {
     /// When the oldest pending record was stored (device clock), nil when none is pending.
     func oldestPendingAt() async throws -> Date? {
         try await catalog.read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT createdAt FROM playlogOutbox INDEXED BY playlogOutbox_state
-                WHERE state = 'pending' ORDER BY rowid LIMIT 1
-                """)?.date("createdAt")
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT createdAt FROM playlogOutbox INDEXED BY playlogOutbox_state
+                    WHERE state = 'pending' ORDER BY rowid LIMIT 1
+                    """)?.date("createdAt")
         }
     }
 
@@ -347,20 +363,24 @@ final class OutboxStore: Sendable {
         try await catalog.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM playlogAttempts ORDER BY id DESC LIMIT 1") else { return nil }
             let error = (row["error"] as String?).flatMap { try? JSONValue.parse(Array($0.utf8)) }
-            return DeliveryAttempt(startedAt: row.date("startedAt") ?? .distantPast, endedAt: row.date("endedAt") ?? .distantPast,
-                                   records: row["records"],
-                                   accepted: row["accepted"], rejected: row["rejected"],
-                                   result: DeliveryAttempt.Result(rawValue: row["result"]) ?? .failed, error: error)
+            return DeliveryAttempt(
+                startedAt: row.date("startedAt") ?? .distantPast, endedAt: row.date("endedAt") ?? .distantPast,
+                records: row["records"],
+                accepted: row["accepted"], rejected: row["rejected"],
+                result: DeliveryAttempt.Result(rawValue: row["result"]) ?? .failed, error: error)
         }
     }
 
     /// The most recently set-aside records, newest first: what status shows of the rejected.
     func recentRejections(limit: Int) async throws -> [JSONValue] {
         try await catalog.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT recordId, kind, reason FROM playlogOutbox INDEXED BY playlogOutbox_state
-                WHERE state = 'rejected' ORDER BY rowid DESC LIMIT ?
-                """, arguments: [limit]).map { row in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT recordId, kind, reason FROM playlogOutbox INDEXED BY playlogOutbox_state
+                    WHERE state = 'rejected' ORDER BY rowid DESC LIMIT ?
+                    """, arguments: [limit]
+            ).map { row in
                 ["id": .string(row["recordId"]), "kind": .string(row["kind"]), "reason": .string(row["reason"] ?? "")]
             }
         }

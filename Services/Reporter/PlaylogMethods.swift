@@ -26,8 +26,9 @@ struct PlaylogMethods: Sendable {
         }
         router.register("playlog.flush", takes: []) { _ in
             guard await engine.hasOrigin else {
-                throw ReporterError(kind: .noOrigin,
-                                    message: "No origin is configured, so there is nowhere to deliver to; records are kept. Set --origin or the config's origin.")
+                throw ReporterError(
+                    kind: .noOrigin,
+                    message: "No origin is configured, so there is nowhere to deliver to; records are kept. Set --origin or the config's origin.")
             }
             // Answers within the interactive deadline whatever the origin does: an attempt still
             // at the origin then goes on in the background (docs/protocol.md, playlog.flush).

@@ -63,8 +63,10 @@ enum RecordValidator {
         try position(record, "start", base)
         try position(record, "end", base)
         record["recordId"] = .string(id)
-        return try sized(OutboxRecord(id: id, kind: .consumption, body: text(of: .object(record)),
-                                      consumedProductId: record["productId"]?.stringValue), field: base, members: record)
+        return try sized(
+            OutboxRecord(
+                id: id, kind: .consumption, body: text(of: .object(record)),
+                consumedProductId: record["productId"]?.stringValue), field: base, members: record)
     }
 
     /// The event names `metrics.record` takes: TIDAL's Streaming Metrics and Progress events.
@@ -189,8 +191,8 @@ enum RecordValidator {
         }
         func byte(_ at: Int, _ allowed: String) -> Bool { at < b.count && allowed.utf8.contains(b[at]) }
         guard let year = digits(0, 4), byte(4, "-"), let month = digits(5, 2), byte(7, "-"), let day = digits(8, 2),
-              byte(10, "Tt "), let hour = digits(11, 2), byte(13, ":"), let minute = digits(14, 2), byte(16, ":"),
-              let second = digits(17, 2)
+            byte(10, "Tt "), let hour = digits(11, 2), byte(13, ":"), let minute = digits(14, 2), byte(16, ":"),
+            let second = digits(17, 2)
         else { return false }
         guard year >= 1, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60 else { return false }
         var i = 19

@@ -30,10 +30,11 @@ struct ReporterError: Error, Sendable, RPCErrorConvertible, CustomStringConverti
     var rpcError: RPCError { RPCError(code: kind.code, name: kind.rawValue, message: message, details: details) }
 
     static func queueFull(queuedBytes: Int, recordBytes: Int, maxQueueBytes: Int) -> ReporterError {
-        ReporterError(kind: .queueFull,
-                      message: "The play log queue is full (\(queuedBytes) of \(maxQueueBytes) bytes waiting for the origin); "
-                          + "this \(recordBytes)-byte record was not stored. Keep it and record it again after a QueueAvailable event.",
-                      details: ["queuedBytes": .int(queuedBytes), "maxQueueBytes": .int(maxQueueBytes)])
+        ReporterError(
+            kind: .queueFull,
+            message: "The play log queue is full (\(queuedBytes) of \(maxQueueBytes) bytes waiting for the origin); "
+                + "this \(recordBytes)-byte record was not stored. Keep it and record it again after a QueueAvailable event.",
+            details: ["queuedBytes": .int(queuedBytes), "maxQueueBytes": .int(maxQueueBytes)])
     }
 }
 

@@ -16,8 +16,11 @@ struct ReporterSettings: Sendable, Equatable {
 
     static let maxRecordBytes = 20 * 1024
     static let maxBatchSize = 500
-    static let knownKeys: Set<String> = (["maxQueueBytes", "batchSize", "retryInitialSeconds", "retryMaxSeconds",
-                                         "probeIntervalSeconds"] as Set<String>).union(MetricsSettings.keys)
+    static let knownKeys: Set<String> =
+        ([
+            "maxQueueBytes", "batchSize", "retryInitialSeconds", "retryMaxSeconds",
+            "probeIntervalSeconds",
+        ] as Set<String>).union(MetricsSettings.keys)
 
     init() {}
 

@@ -47,7 +47,8 @@ public enum ALSAConfiguration {
     /// The card of a `hw:`/`plughw:` name (`hw:1`, `hw:1,0`, `plughw:CARD=PCH,DEV=0`), else nil.
     static func card(of device: String) -> String? {
         guard device.hasPrefix("hw:") || device.hasPrefix("plughw:"),
-              let colon = device.firstIndex(of: ":") else { return nil }
+            let colon = device.firstIndex(of: ":")
+        else { return nil }
         var first = device[device.index(after: colon)...].prefix { $0 != "," }
         if first.hasPrefix("CARD=") { first = first.dropFirst("CARD=".count) }
         return first.isEmpty ? nil : String(first)

@@ -25,8 +25,10 @@ public struct PCMConfiguration: Sendable, Hashable {
     /// 500 ms: enough slack for a loaded 2-core device, short enough for a responsive pause.
     public static let defaultBufferMicroseconds = 500_000
 
-    public init(format: PCMSampleFormat = .s16, sampleRate: Int = 44_100, channels: Int = 2,
-                bufferFrames: Int? = nil, periodFrames: Int? = nil, pacing: PCMPacing = .device) {
+    public init(
+        format: PCMSampleFormat = .s16, sampleRate: Int = 44_100, channels: Int = 2,
+        bufferFrames: Int? = nil, periodFrames: Int? = nil, pacing: PCMPacing = .device
+    ) {
         self.format = format
         self.sampleRate = sampleRate
         self.channels = channels

@@ -1,7 +1,8 @@
 import AudioFormat
 import CALSA
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension PCMOutput {

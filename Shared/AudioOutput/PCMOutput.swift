@@ -111,9 +111,10 @@ public final class PCMOutput {
         try check(snd_pcm_hw_params_get_rate(hw, &rate, nil), "snd_pcm_hw_params_get_rate")
         try check(snd_pcm_hw_params_get_buffer_size(hw, &bufferSize), "snd_pcm_hw_params_get_buffer_size")
         try check(snd_pcm_hw_params_get_period_size(hw, &period, nil), "snd_pcm_hw_params_get_period_size")
-        return PCMParameters(format: config.format, sampleRate: Int(rate), channels: config.channels,
-                             bufferFrames: Int(bufferSize), periodFrames: Int(period),
-                             canPause: snd_pcm_hw_params_can_pause(hw) == 1)
+        return PCMParameters(
+            format: config.format, sampleRate: Int(rate), channels: config.channels,
+            bufferFrames: Int(bufferSize), periodFrames: Int(period),
+            canPause: snd_pcm_hw_params_can_pause(hw) == 1)
     }
 
     /// Start playing once the buffer is full (or on drain); wake the writer once a period is free.
@@ -126,8 +127,9 @@ public final class PCMOutput {
             if err < 0 { throw AudioOutputError(.formatUnsupported, what, alsa: err) }
         }
         try check(snd_pcm_sw_params_current(pcm, sw), "snd_pcm_sw_params_current")
-        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, snd_pcm_uframes_t(parameters.bufferFrames)),
-                  "start threshold")
+        try check(
+            snd_pcm_sw_params_set_start_threshold(pcm, sw, snd_pcm_uframes_t(parameters.bufferFrames)),
+            "start threshold")
         try check(snd_pcm_sw_params_set_avail_min(pcm, sw, snd_pcm_uframes_t(parameters.periodFrames)), "avail_min")
         try check(snd_pcm_sw_params(pcm, sw), "snd_pcm_sw_params")
     }

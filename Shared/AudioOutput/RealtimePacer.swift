@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Wall-clock model of a device that plays `rate` frames per second, for `PCMPacing.realtime`.

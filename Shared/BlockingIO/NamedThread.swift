@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts a thread of its own for work that blocks for its whole life (audio output and
@@ -18,8 +19,9 @@ public enum NamedThread {
 
     @discardableResult
     public static func start(_ name: String, _ body: @escaping @Sendable () -> Void) -> Thread {
-        precondition(name.utf8.count <= maxNameBytes && name.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7f },
-                     "a thread name of at most 15 ASCII characters")
+        precondition(
+            name.utf8.count <= maxNameBytes && name.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7f },
+            "a thread name of at most 15 ASCII characters")
         let thread = Thread {
             nameCurrentThread(name)
             body()

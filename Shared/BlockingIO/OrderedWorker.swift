@@ -35,8 +35,10 @@ public final class OrderedWorker<Item>: @unchecked Sendable {
     /// `handleBatch` runs on the thread, named `name`, with up to `maxBatch` items at a time:
     /// all those waiting when it starts. With `startsLazily` the thread starts with the first
     /// item, so a worker never given one holds no thread.
-    public init(name: String, capacity: Int = .max, maxBatch: Int, startsLazily: Bool,
-                handleBatch: @escaping ([Item]) -> Void) {
+    public init(
+        name: String, capacity: Int = .max, maxBatch: Int, startsLazily: Bool,
+        handleBatch: @escaping ([Item]) -> Void
+    ) {
         precondition(maxBatch >= 1 && capacity >= 1, "an empty batch or queue")
         self.name = name
         self.capacity = capacity

@@ -36,7 +36,10 @@ public enum HLSParser {
 
 /// The playlist's lines, LF or CRLF terminated, numbered from 1.
 struct HLSLines: Sequence {
-    struct Line { var text: Substring; var number: Int }
+    struct Line {
+        var text: Substring
+        var number: Int
+    }
     private let lines: [Line]
 
     init(_ text: String) {
@@ -91,7 +94,7 @@ private struct Parser {
         if text.hasPrefix("#EXT") {
             try tag(text, line: line)
         } else if text.hasPrefix("#") {
-            return  // a comment
+            return // a comment
         } else {
             try uri(String(text), line: line)
         }
@@ -119,20 +122,22 @@ private struct Parser {
                 }
                 resolution = HLSResolution(width: w, height: h)
             }
-            let codecs = try a.string("CODECS", line: line).map {
-                $0.split(separator: ",").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
-            } ?? []
+            let codecs =
+                try a.string("CODECS", line: line).map {
+                    $0.split(separator: ",").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
+                } ?? []
             var closedCaptions: String?
             switch a.values["CLOSED-CAPTIONS"] {
             case .quoted(let group)?: closedCaptions = group
             case .token("NONE")?, nil: closedCaptions = nil
             case .token?: throw HLSError(.badValue, line: line, "CLOSED-CAPTIONS must be a quoted group id or NONE")
             }
-            pendingVariant = HLSVariant(uri: "", bandwidth: bandwidth, averageBandwidth: try a.integer("AVERAGE-BANDWIDTH", line: line),
-                                        resolution: resolution, codecs: codecs, frameRate: try a.decimal("FRAME-RATE", line: line),
-                                        audioGroup: try a.string("AUDIO", line: line), videoGroup: try a.string("VIDEO", line: line),
-                                        subtitlesGroup: try a.string("SUBTITLES", line: line), closedCaptionsGroup: closedCaptions,
-                                        line: line)
+            pendingVariant = HLSVariant(
+                uri: "", bandwidth: bandwidth, averageBandwidth: try a.integer("AVERAGE-BANDWIDTH", line: line),
+                resolution: resolution, codecs: codecs, frameRate: try a.decimal("FRAME-RATE", line: line),
+                audioGroup: try a.string("AUDIO", line: line), videoGroup: try a.string("VIDEO", line: line),
+                subtitlesGroup: try a.string("SUBTITLES", line: line), closedCaptionsGroup: closedCaptions,
+                line: line)
             pendingVariantLine = line
         case "#EXT-X-MEDIA":
             try masterLine(line)
@@ -150,10 +155,12 @@ private struct Parser {
             if isDefault, a.values["AUTOSELECT"] != nil, !autoselect {
                 throw HLSError(.badValue, line: line, "AUTOSELECT must be YES when DEFAULT is YES")
             }
-            renditions.append(HLSRendition(type: type, groupId: try a.requiredString("GROUP-ID", line: line),
-                                           name: try a.requiredString("NAME", line: line), language: try a.string("LANGUAGE", line: line),
-                                           isDefault: isDefault, autoselect: autoselect, forced: try a.yesNo("FORCED", line: line) ?? false,
-                                           uri: uri, line: line))
+            renditions.append(
+                HLSRendition(
+                    type: type, groupId: try a.requiredString("GROUP-ID", line: line),
+                    name: try a.requiredString("NAME", line: line), language: try a.string("LANGUAGE", line: line),
+                    isDefault: isDefault, autoselect: autoselect, forced: try a.yesNo("FORCED", line: line) ?? false,
+                    uri: uri, line: line))
             try checkCount(renditions.count, line: line)
         case "#EXT-X-I-FRAME-STREAM-INF":
             try masterLine(line)
@@ -243,7 +250,7 @@ private struct Parser {
             guard !endList else { throw HLSError(.duplicateTag, line: line, "EXT-X-ENDLIST given twice") }
             endList = true
         default:
-            return  // RFC 8216 6.3.1: unknown tags are ignored
+            return // RFC 8216 6.3.1: unknown tags are ignored
         }
     }
 
@@ -287,8 +294,10 @@ private struct Parser {
         if let target = targetDuration, Int(info.duration.rounded()) > target {
             throw HLSError(.badTargetDuration, line: info.line, "a \(info.duration) s segment is longer than EXT-X-TARGETDURATION \(target)")
         }
-        segments.append(HLSSegment(uri: text, duration: info.duration, title: info.title, byteRange: range, key: key, map: map,
-                                   discontinuity: pendingDiscontinuity, sequence: mediaSequence + segments.count, line: line))
+        segments.append(
+            HLSSegment(
+                uri: text, duration: info.duration, title: info.title, byteRange: range, key: key, map: map,
+                discontinuity: pendingDiscontinuity, sequence: mediaSequence + segments.count, line: line))
         try checkCount(segments.count, line: line)
         pendingInfo = nil
         pendingRange = nil
@@ -325,24 +334,30 @@ private struct Parser {
         if firstMasterLine != nil {
             guard !variants.isEmpty else { throw HLSError(.emptyPlaylist, line: 0, "a master playlist without EXT-X-STREAM-INF") }
             for variant in variants {
-                for (type, group) in [(HLSRendition.MediaType.audio, variant.audioGroup), (.video, variant.videoGroup),
-                                      (.subtitles, variant.subtitlesGroup), (.closedCaptions, variant.closedCaptionsGroup)] {
+                for (type, group) in [
+                    (HLSRendition.MediaType.audio, variant.audioGroup), (.video, variant.videoGroup),
+                    (.subtitles, variant.subtitlesGroup), (.closedCaptions, variant.closedCaptionsGroup),
+                ] {
                     guard let group else { continue }
                     guard renditions.contains(where: { $0.type == type && $0.groupId == group }) else {
                         throw HLSError(.unknownGroup, line: variant.line, "no \(type.rawValue) rendition in group \(group.prefix(60).debugDescription)")
                     }
                 }
             }
-            return .master(HLSMasterPlaylist(variants: variants, renditions: renditions, iFramePlaylistURIs: iFrames,
-                                             independentSegments: independent))
+            return .master(
+                HLSMasterPlaylist(
+                    variants: variants, renditions: renditions, iFramePlaylistURIs: iFrames,
+                    independentSegments: independent))
         }
         guard firstMediaLine != nil else { throw HLSError(.emptyPlaylist, line: 0, "neither variants nor segments") }
         guard let targetDuration else { throw HLSError(.badTargetDuration, line: 0, "a media playlist without EXT-X-TARGETDURATION") }
         if let long = segments.first(where: { Int($0.duration.rounded()) > targetDuration }) {
             throw HLSError(.badTargetDuration, line: long.line, "a \(long.duration) s segment is longer than EXT-X-TARGETDURATION \(targetDuration)")
         }
-        return .media(HLSMediaPlaylist(targetDuration: targetDuration, mediaSequence: mediaSequence, version: version,
-                                       playlistType: playlistType, hasEndList: endList, segments: segments))
+        return .media(
+            HLSMediaPlaylist(
+                targetDuration: targetDuration, mediaSequence: mediaSequence, version: version,
+                playlistType: playlistType, hasEndList: endList, segments: segments))
     }
 }
 

@@ -51,7 +51,10 @@ public struct HLSResolution: Sendable, Equatable, CustomStringConvertible {
     public var width: Int
     public var height: Int
     public var description: String { "\(width)x\(height)" }
-    public init(width: Int, height: Int) { self.width = width; self.height = height }
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
 }
 
 /// An `#EXT-X-MEDIA` alternative rendition.
@@ -89,8 +92,10 @@ public struct HLSMediaPlaylist: Sendable, Equatable {
         var order: [String] = []
         var ends: [String: Int64?] = [:]
         func note(_ uri: String, _ range: HLSByteRange?) {
-            if ends[uri] == nil { order.append(uri); ends[uri] = .some(range.map { $0.offset + $0.length }) }
-            else if let old = ends[uri]! {
+            if ends[uri] == nil {
+                order.append(uri)
+                ends[uri] = .some(range.map { $0.offset + $0.length })
+            } else if let old = ends[uri]! {
                 ends[uri] = range.map { max(old, $0.offset + $0.length) }
             }
         }
@@ -139,7 +144,10 @@ public struct HLSResource: Sendable, Equatable {
     public var uri: String
     /// nil when some entry reads the whole resource.
     public var rangeEnd: Int64?
-    public init(uri: String, rangeEnd: Int64?) { self.uri = uri; self.rangeEnd = rangeEnd }
+    public init(uri: String, rangeEnd: Int64?) {
+        self.uri = uri
+        self.rangeEnd = rangeEnd
+    }
 }
 
 public struct HLSSegment: Sendable, Equatable {
@@ -158,7 +166,10 @@ public struct HLSSegment: Sendable, Equatable {
 public struct HLSByteRange: Sendable, Equatable {
     public var length: Int64
     public var offset: Int64
-    public init(length: Int64, offset: Int64) { self.length = length; self.offset = offset }
+    public init(length: Int64, offset: Int64) {
+        self.length = length
+        self.offset = offset
+    }
 }
 
 /// `#EXT-X-KEY` in force for a segment (`METHOD=NONE` is no key at all).

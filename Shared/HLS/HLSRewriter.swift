@@ -15,7 +15,7 @@ public enum HLSRewriter {
         let lines = HLSLines(text)
         let isMaster = text.contains("#EXT-X-STREAM-INF")
         var output: [Substring] = []
-        var pending: [Substring] = []   // tags since the last URI line
+        var pending: [Substring] = [] // tags since the last URI line
         var truncated = false
         let groups = isMaster ? survivingGroups(lines, map: map) : []
         for line in lines {
@@ -27,20 +27,31 @@ public enum HLSRewriter {
                         pending = [Substring(removingDeadGroups(text, surviving: groups))]
                         continue
                     }
-                    let kind: Reference? = text.hasPrefix("#EXT-X-MEDIA:") ? .rendition
+                    let kind: Reference? =
+                        text.hasPrefix("#EXT-X-MEDIA:")
+                        ? .rendition
                         : text.hasPrefix("#EXT-X-I-FRAME-STREAM-INF") ? .iFramePlaylist : nil
-                    guard let kind else { output.append(text); continue }
+                    guard let kind else {
+                        output.append(text)
+                        continue
+                    }
                     if let rewritten = replaceURIAttribute(text, kind: kind, map: map) {
                         if let rewritten { output.append(Substring(rewritten)) }
                     } else {
-                        output.append(text)  // a rendition without URI (muxed)
+                        output.append(text) // a rendition without URI (muxed)
                     }
                     continue
                 }
-                if text.hasPrefix("#EXT-X-ENDLIST") { pending.append(text); continue }
+                if text.hasPrefix("#EXT-X-ENDLIST") {
+                    pending.append(text)
+                    continue
+                }
                 let kind: Reference? = text.hasPrefix("#EXT-X-KEY") ? .key : text.hasPrefix("#EXT-X-MAP") ? .map : nil
                 if let kind, let rewritten = replaceURIAttribute(text, kind: kind, map: map) {
-                    guard let rewritten else { truncated = true; break }
+                    guard let rewritten else {
+                        truncated = true
+                        break
+                    }
                     pending.append(Substring(rewritten))
                 } else {
                     pending.append(text)
@@ -56,7 +67,10 @@ public enum HLSRewriter {
                 pending = []
                 continue
             }
-            guard let uri = map(String(text), .segment) else { truncated = true; break }
+            guard let uri = map(String(text), .segment) else {
+                truncated = true
+                break
+            }
             output.append(contentsOf: pending)
             output.append(Substring(uri))
             pending = []
@@ -73,7 +87,8 @@ public enum HLSRewriter {
         for line in lines where line.text.hasPrefix("#EXT-X-MEDIA:") {
             let kept = replaceURIAttribute(line.text, kind: .rendition, map: map).map { $0 != nil } ?? true
             guard kept, let a = try? HLSAttributes(line.text.dropFirst("#EXT-X-MEDIA:".count), line: line.number),
-                  let type = try? a.enumerated("TYPE", line: 0), let group = try? a.string("GROUP-ID", line: 0) else { continue }
+                let type = try? a.enumerated("TYPE", line: 0), let group = try? a.string("GROUP-ID", line: 0)
+            else { continue }
             groups.insert("\(type)/\(group)")
         }
         return groups
@@ -99,7 +114,9 @@ public enum HLSRewriter {
         }
         while index < line.endIndex {
             let c = line[index]
-            if c == "\"" { inQuotes.toggle() } else if c == ",", !inQuotes {
+            if c == "\"" {
+                inQuotes.toggle()
+            } else if c == ",", !inQuotes {
                 flush(index)
                 start = line.index(after: index)
             }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Aligned memory for small bodies written with `O_DIRECT`, kept for reuse between downloads.
 ///
@@ -55,12 +56,14 @@ enum AlignedBuffers {
     /// Hands back memory `take` gave, with the capacity it gave.
     static func giveBack(_ memory: UnsafeMutableRawPointer, capacity: Int) {
         let address = UInt(bitPattern: memory)
-        let kept = capacity <= largestClass && pool.withLock { pool -> Bool in
-            guard pool.pooledBytes + capacity <= maxPooledBytes else { return false }
-            pool.free[capacity, default: []].append(address)
-            pool.pooledBytes += capacity
-            return true
-        }
+        let kept =
+            capacity <= largestClass
+            && pool.withLock { pool -> Bool in
+                guard pool.pooledBytes + capacity <= maxPooledBytes else { return false }
+                pool.free[capacity, default: []].append(address)
+                pool.pooledBytes += capacity
+                return true
+            }
         if !kept { free(memory) }
     }
 }

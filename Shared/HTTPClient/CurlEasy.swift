@@ -89,8 +89,9 @@ final class CurlEasy: @unchecked Sendable {
 
     private func check(_ code: CURLcode, _ option: CURLoption) throws {
         guard code != CURLE_OK else { return }
-        throw HTTPClientError(code: code == CURLE_URL_MALFORMAT ? .invalidURL : .transferFailed,
-                              message: "curl_easy_setopt(\(option.rawValue)): \(String(cString: curl_easy_strerror(code)))",
-                              curlCode: Int(code.rawValue))
+        throw HTTPClientError(
+            code: code == CURLE_URL_MALFORMAT ? .invalidURL : .transferFailed,
+            message: "curl_easy_setopt(\(option.rawValue)): \(String(cString: curl_easy_strerror(code)))",
+            curlCode: Int(code.rawValue))
     }
 }

@@ -1,9 +1,10 @@
 import BlockingIO
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Writes a large download's body to its file with `O_DIRECT`, on a thread of its own.
@@ -132,7 +133,7 @@ final class DirectWriter: @unchecked Sendable {
 /// `O_DIRECT`, which Glibc's module leaves out (it is behind `_GNU_SOURCE`); its value differs
 /// between architectures (asm-generic/fcntl.h and the arm overrides).
 #if arch(arm64) || arch(arm)
-let oDirect: Int32 = 0o200000
+    let oDirect: Int32 = 0o200000
 #else
-let oDirect: Int32 = 0o40000
+    let oDirect: Int32 = 0o40000
 #endif

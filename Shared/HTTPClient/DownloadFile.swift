@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The file a download writes into. Owns its descriptor from `open` until `close()`.
@@ -65,11 +65,16 @@ final class DownloadFile {
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw fileError("open \(path)") }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { let e = fileError("fstat \(path)"); Glibc.close(fd); throw e }
+        guard fstat(fd, &info) == 0 else {
+            let e = fileError("fstat \(path)")
+            Glibc.close(fd)
+            throw e
+        }
         guard Int64(info.st_size) >= offset else {
             Glibc.close(fd)
-            throw HTTPClientError(code: .fileError,
-                                  message: "\(path) holds \(info.st_size) bytes, cannot resume from \(offset)")
+            throw HTTPClientError(
+                code: .fileError,
+                message: "\(path) holds \(info.st_size) bytes, cannot resume from \(offset)")
         }
         guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
             let e = fileError("seek \(path)")
@@ -91,7 +96,8 @@ final class DownloadFile {
     /// is 0, or when the file system refuses `O_DIRECT`, nothing changes.
     func stageForDisk(expectedBytes: Int64?, largeThreshold: Int64) {
         guard largeThreshold > 0, let expectedBytes, expectedBytes > 0, case .none = staging, bytesWritten == 0,
-              startOffset % Int64(DirectWriter.alignment) == 0 else { return }
+            startOffset % Int64(DirectWriter.alignment) == 0
+        else { return }
         if expectedBytes >= largeThreshold {
             guard let writer = DirectWriter(path: path) else { return }
             staging = .chunks(writer)

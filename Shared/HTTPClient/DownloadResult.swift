@@ -26,8 +26,10 @@ public struct DownloadResult: Sendable {
         return fileSize == expectedSize
     }
 
-    public init(status: Int, headers: [String: String], resumed: Bool, bytesWritten: Int64, fileSize: Int64,
-                expectedSize: Int64?, body: [UInt8]) {
+    public init(
+        status: Int, headers: [String: String], resumed: Bool, bytesWritten: Int64, fileSize: Int64,
+        expectedSize: Int64?, body: [UInt8]
+    ) {
         self.status = status
         self.headers = headers
         self.resumed = resumed

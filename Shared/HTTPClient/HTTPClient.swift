@@ -78,24 +78,33 @@ public final class HTTPClient: Sendable {
     /// the hand-over to a transfer thread, whose answer resumes the caller there: an actor
     /// downloading many small files pays no hop to the global pool and back per file.
     nonisolated(nonsending)
-    public func download(_ request: HTTPRequest, to path: String, resumeFrom offset: Int64 = 0,
-                         observer: (any DownloadBodyObserver)? = nil, receiveRate: ReceiveRate? = nil,
-                         progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
+        public func download(
+            _ request: HTTPRequest, to path: String, resumeFrom offset: Int64 = 0,
+            observer: (any DownloadBodyObserver)? = nil, receiveRate: ReceiveRate? = nil,
+            progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }
+        ) async throws -> DownloadResult
+    {
         precondition(offset >= 0, "negative resume offset")
-        let destination = BodyDestination.file(path: path, resumeFrom: offset,
-                                               errorBodyLimit: configuration.maxErrorBodyBytes, progress: progress)
-        let outcome = try await performFollowingRedirects(request, destination: destination, observer: observer,
-                                                          receiveRate: receiveRate)
+        let destination = BodyDestination.file(
+            path: path, resumeFrom: offset,
+            errorBodyLimit: configuration.maxErrorBodyBytes, progress: progress)
+        let outcome = try await performFollowingRedirects(
+            request, destination: destination, observer: observer,
+            receiveRate: receiveRate)
         let download = outcome.download
-        return DownloadResult(status: outcome.status, headers: outcome.headers, resumed: download?.resumed ?? false,
-                              bytesWritten: download?.bytesWritten ?? 0, fileSize: download?.fileSize ?? offset,
-                              expectedSize: download?.expectedSize, body: outcome.body)
+        return DownloadResult(
+            status: outcome.status, headers: outcome.headers, resumed: download?.resumed ?? false,
+            bytesWritten: download?.bytesWritten ?? 0, fileSize: download?.fileSize ?? offset,
+            expectedSize: download?.expectedSize, body: outcome.body)
     }
 
     nonisolated(nonsending)
-    private func performFollowingRedirects(_ request: HTTPRequest, destination: BodyDestination,
-                                           observer: (any DownloadBodyObserver)? = nil,
-                                           receiveRate: ReceiveRate? = nil) async throws -> TransferOutcome {
+        private func performFollowingRedirects(
+            _ request: HTTPRequest, destination: BodyDestination,
+            observer: (any DownloadBodyObserver)? = nil,
+            receiveRate: ReceiveRate? = nil
+        ) async throws -> TransferOutcome
+    {
         try await CurlLibrary.loadOffPool()
         guard let firstOrigin = URLOrigin(request.url) else {
             throw HTTPClientError(code: .invalidURL, message: "not an absolute URL: \(request.url)")
@@ -104,10 +113,12 @@ public final class HTTPClient: Sendable {
         var sendCredentials = true
         var hops = 0
         while true {
-            let outcome = try await perform(current, credentials: sendCredentials ? credentials : nil, destination: destination,
-                                            observer: observer, receiveRate: receiveRate)
+            let outcome = try await perform(
+                current, credentials: sendCredentials ? credentials : nil, destination: destination,
+                observer: observer, receiveRate: receiveRate)
             guard [301, 302, 303, 307, 308].contains(outcome.status), let target = outcome.redirectURL,
-                  let targetOrigin = URLOrigin(target) else { return outcome }
+                let targetOrigin = URLOrigin(target)
+            else { return outcome }
             let sameOrigin = targetOrigin == firstOrigin
             switch configuration.redirects {
             case .none:
@@ -138,9 +149,12 @@ public final class HTTPClient: Sendable {
     /// free pool thread included. Task cancellation answers at once while the transfer waits for
     /// a thread, and aborts it through curl's progress callback once it runs.
     nonisolated(nonsending)
-    private func perform(_ request: HTTPRequest, credentials: BasicCredentials?,
-                         destination: BodyDestination, observer: (any DownloadBodyObserver)?,
-                         receiveRate: ReceiveRate?) async throws -> TransferOutcome {
+        private func perform(
+            _ request: HTTPRequest, credentials: BasicCredentials?,
+            destination: BodyDestination, observer: (any DownloadBodyObserver)?,
+            receiveRate: ReceiveRate?
+        ) async throws -> TransferOutcome
+    {
         let cancellation = CancellationFlag()
         let configuration = configuration
         let handles = handles
@@ -156,10 +170,13 @@ public final class HTTPClient: Sendable {
                     slot.abandonIfQueued(HTTPClientError(code: .cancelled, message: "task cancelled before the transfer started"))
                     return
                 }
-                let timer = isTotalTimeout ? MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
-                    in: .nanoseconds(Int64(max(0, request.timeoutSeconds) * 1e9))) {
-                    slot.abandonIfQueued(HTTPClientError(code: .timeout, message: "no transfer thread came free within \(request.timeoutSeconds) s"))
-                } : nil
+                let timer =
+                    isTotalTimeout
+                    ? MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
+                        in: .nanoseconds(Int64(max(0, request.timeoutSeconds) * 1e9))
+                    ) {
+                        slot.abandonIfQueued(HTTPClientError(code: .timeout, message: "no transfer thread came free within \(request.timeoutSeconds) s"))
+                    } : nil
                 threadPool.pool.submit { state in
                     timer?.cancel()
                     guard slot.start() else { return }
@@ -176,13 +193,15 @@ public final class HTTPClient: Sendable {
                             return
                         }
                     }
-                    slot.finish(Result {
-                        let easy = try handles.checkOut()
-                        defer { handles.checkIn(easy) }
-                        return try Transfer.run(current, credentials: credentials, configuration: configuration,
-                                                easy: easy, destination: destination, cancellation: cancellation,
-                                                observer: observer, receiveRate: receiveRate)
-                    })
+                    slot.finish(
+                        Result {
+                            let easy = try handles.checkOut()
+                            defer { handles.checkIn(easy) }
+                            return try Transfer.run(
+                                current, credentials: credentials, configuration: configuration,
+                                easy: easy, destination: destination, cancellation: cancellation,
+                                observer: observer, receiveRate: receiveRate)
+                        })
                 }
             }
         } onCancel: {

@@ -14,8 +14,10 @@ public struct HTTPRequest: Sendable {
     /// so large files are not cut off after a fixed time.
     public var timeoutSeconds: Double
 
-    public init(method: String = "GET", url: String, headers: [String: String] = [:], body: [UInt8]? = nil,
-                timeoutSeconds: Double = 30) {
+    public init(
+        method: String = "GET", url: String, headers: [String: String] = [:], body: [UInt8]? = nil,
+        timeoutSeconds: Double = 30
+    ) {
         self.method = method
         self.url = url
         self.headers = headers

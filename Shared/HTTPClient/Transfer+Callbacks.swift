@@ -36,8 +36,9 @@ extension Transfer {
                 let range = headers["content-range"].flatMap(ContentRange.init)
                 let start = range?.start ?? 0
                 guard start == offset else {
-                    throw HTTPClientError(code: .unexpectedContentRange,
-                                          message: "asked for bytes from \(offset), got \(headers["content-range"] ?? "no Content-Range")")
+                    throw HTTPClientError(
+                        code: .unexpectedContentRange,
+                        message: "asked for bytes from \(offset), got \(headers["content-range"] ?? "no Content-Range")")
                 }
                 expectedSize = range?.completeLength
                 file = try DownloadFile.resuming(path, at: offset)
@@ -101,7 +102,8 @@ struct ContentRange {
         let spec = header.dropFirst("bytes ".count)
         let parts = spec.split(separator: "/", maxSplits: 1)
         guard let rangePart = parts.first, let dash = rangePart.firstIndex(of: "-"),
-              let start = Int64(rangePart[..<dash]) else { return nil }
+            let start = Int64(rangePart[..<dash])
+        else { return nil }
         self.start = start
         completeLength = parts.count == 2 ? Int64(parts[1]) : nil
     }

@@ -52,8 +52,10 @@ final class Transfer {
     /// The `CURLOPT_MAX_RECV_SPEED_LARGE` set on the handle (0: none).
     private var appliedRecvSpeed: Int64 = 0
 
-    private init(easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag,
-                 observer: (any DownloadBodyObserver)?, receiveRate: ReceiveRate?) {
+    private init(
+        easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag,
+        observer: (any DownloadBodyObserver)?, receiveRate: ReceiveRate?
+    ) {
         self.easy = easy
         self.destination = destination
         self.cancellation = cancellation
@@ -63,16 +65,21 @@ final class Transfer {
 
     /// Runs `request` on `easy`, blocking the calling (pool) thread until it ends.
     /// The handle must be checked out by the caller, who gets it back unchanged in ownership.
-    static func run(_ request: HTTPRequest, credentials: BasicCredentials?, configuration: HTTPClient.Configuration,
-                    easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag,
-                    observer: (any DownloadBodyObserver)? = nil, receiveRate: ReceiveRate? = nil) throws -> TransferOutcome {
-        let transfer = Transfer(easy: easy, destination: destination, cancellation: cancellation, observer: observer,
-                                receiveRate: receiveRate)
+    static func run(
+        _ request: HTTPRequest, credentials: BasicCredentials?, configuration: HTTPClient.Configuration,
+        easy: CurlEasy, destination: BodyDestination, cancellation: CancellationFlag,
+        observer: (any DownloadBodyObserver)? = nil, receiveRate: ReceiveRate? = nil
+    ) throws -> TransferOutcome {
+        let transfer = Transfer(
+            easy: easy, destination: destination, cancellation: cancellation, observer: observer,
+            receiveRate: receiveRate)
         return try transfer.perform(request, credentials: credentials, configuration: configuration)
     }
 
-    private func perform(_ request: HTTPRequest, credentials: BasicCredentials?,
-                         configuration: HTTPClient.Configuration) throws -> TransferOutcome {
+    private func perform(
+        _ request: HTTPRequest, credentials: BasicCredentials?,
+        configuration: HTTPClient.Configuration
+    ) throws -> TransferOutcome {
         try easy.reset()
         writebackBytes = Int64(max(0, configuration.downloadWritebackBytes))
         directBytes = Int64(max(0, configuration.downloadDirectBytes))
@@ -116,8 +123,9 @@ final class Transfer {
             file.close()
         }
         let download = file.map {
-            DownloadOutcome(resumed: status == 206, bytesWritten: $0.bytesWritten,
-                            fileSize: $0.fileSize, expectedSize: expectedSize)
+            DownloadOutcome(
+                resumed: status == 206, bytesWritten: $0.bytesWritten,
+                fileSize: $0.fileSize, expectedSize: expectedSize)
         }
         file = nil
 
@@ -133,12 +141,15 @@ final class Transfer {
         }
         if status == 0 { status = easy.infoLong(CURLINFO_RESPONSE_CODE) ?? 0 }
         let redirectURL = (300..<400).contains(status) ? easy.infoString(CURLINFO_REDIRECT_URL) : nil
-        return TransferOutcome(status: status, headers: headers, body: body, redirectURL: redirectURL, download: download,
-                               httpVersion: Self.versionName(easy.infoLong(CURLINFO_HTTP_VERSION)))
+        return TransferOutcome(
+            status: status, headers: headers, body: body, redirectURL: redirectURL, download: download,
+            httpVersion: Self.versionName(easy.infoLong(CURLINFO_HTTP_VERSION)))
     }
 
-    private func configure(_ request: HTTPRequest, credentials: BasicCredentials?, configuration: HTTPClient.Configuration,
-                           headerList: inout UnsafeMutablePointer<curl_slist>?) throws {
+    private func configure(
+        _ request: HTTPRequest, credentials: BasicCredentials?, configuration: HTTPClient.Configuration,
+        headerList: inout UnsafeMutablePointer<curl_slist>?
+    ) throws {
         try easy.set(CURLOPT_URL, request.url)
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
         try easy.set(CURLOPT_FOLLOWLOCATION, 0)

@@ -23,7 +23,8 @@ public struct URLOrigin: Equatable, Sendable {
             return String(cString: out).lowercased()
         }
         guard let scheme = part(CURLUPART_SCHEME), let host = part(CURLUPART_HOST),
-              let port = part(CURLUPART_PORT, UInt32(CURLU_DEFAULT_PORT)) else { return nil }
+            let port = part(CURLUPART_PORT, UInt32(CURLU_DEFAULT_PORT))
+        else { return nil }
         self.scheme = scheme
         self.host = host
         self.port = port

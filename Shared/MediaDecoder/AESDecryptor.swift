@@ -31,8 +31,9 @@ public final class AESDecryptor {
     /// Decrypts `cipher` (whole blocks) chained from `iv`; padding is left in place.
     public func decrypt(_ cipher: [UInt8], iv: [UInt8]) throws(ByteSourceError) -> [UInt8] {
         guard cipher.count % Self.blockBytes == 0, iv.count == Self.blockBytes else {
-            throw ByteSourceError(name: "DecryptFailed",
-                               message: "AES-128-CBC needs whole 16-byte blocks and a 16-byte IV (got \(cipher.count) bytes, IV \(iv.count))")
+            throw ByteSourceError(
+                name: "DecryptFailed",
+                message: "AES-128-CBC needs whole 16-byte blocks and a 16-byte IV (got \(cipher.count) bytes, IV \(iv.count))")
         }
         var plain = [UInt8](repeating: 0, count: cipher.count)
         var chain = iv

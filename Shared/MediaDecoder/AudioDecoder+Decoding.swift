@@ -49,8 +49,9 @@ extension AudioDecoder {
             pendingPacket = false
         }
         // Drop what the resampler holds from before the seek.
-        resampler = try Resampler(input: resampler.input, layout: contexts.codec!.pointee.ch_layout,
-                                  output: outputFormat)
+        resampler = try Resampler(
+            input: resampler.input, layout: contexts.codec!.pointee.ch_layout,
+            output: outputFormat)
         state = .decoding
         consecutiveErrors = 0
         nextPresentationTime = target
@@ -100,8 +101,9 @@ extension AudioDecoder {
     /// Converts one decoded frame; nil when it produced nothing to return (resampler priming,
     /// or wholly before a seek target).
     private func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws(DecoderError) -> AudioChunk? {
-        let input = Resampler.Input(format: frame.pointee.format, sampleRate: frame.pointee.sample_rate,
-                                    channels: frame.pointee.ch_layout.nb_channels)
+        let input = Resampler.Input(
+            format: frame.pointee.format, sampleRate: frame.pointee.sample_rate,
+            channels: frame.pointee.ch_layout.nb_channels)
         if input != resampler.input {
             // The stream changed format mid-way; what the old resampler held is dropped.
             resampler = try Resampler(input: input, layout: frame.pointee.ch_layout, output: outputFormat)

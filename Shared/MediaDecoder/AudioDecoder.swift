@@ -1,6 +1,7 @@
 import CFFmpeg
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Decodes the best audio stream of a local file, or of a `ByteSource`, into interleaved PCM chunks.
@@ -61,7 +62,8 @@ public final class AudioDecoder {
         let contexts = MediaContexts()
         let err = avformat_open_input(&contexts.format, path, nil, nil)
         guard err == 0, contexts.format != nil else {
-            let code: DecoderError.Code = err == cassette_averror(ENOENT) || err == cassette_averror(EACCES)
+            let code: DecoderError.Code =
+                err == cassette_averror(ENOENT) || err == cassette_averror(EACCES)
                 ? .fileNotFound : .invalidFile
             throw DecoderError(code, "avformat_open_input(\(path))", ffmpeg: err)
         }
@@ -168,7 +170,9 @@ public final class AudioDecoder {
 
         contexts.packet = av_packet_alloc()
         contexts.frame = av_frame_alloc()
-        guard contexts.packet != nil, contexts.frame != nil else { throw DecoderError(code: .codecOpenFailed, message: "av_packet_alloc/av_frame_alloc failed") }
+        guard contexts.packet != nil, contexts.frame != nil else {
+            throw DecoderError(code: .codecOpenFailed, message: "av_packet_alloc/av_frame_alloc failed")
+        }
 
         var info = Self.describe(format: format, stream: stream, codec: codecContext)
         // Reads the first packet now when the trim depends on it; `feedPacket` sends it first.
@@ -198,20 +202,25 @@ public final class AudioDecoder {
             throw DecoderError(code: .invalidOutputFormat, message: "\(channels) channels at \(rate) Hz")
         }
         let outputFormat = DecodedFormat(sampleFormat: output.sampleFormat, sampleRate: rate, channels: channels)
-        let resampler = try Resampler(input: Self.currentInput(of: codecContext), layout: codecContext.pointee.ch_layout,
-                                      output: outputFormat)
-        return Opened(streamIndex: index, timeBase: timeBase, startTimestamp: startTimestamp, info: info,
-                      outputFormat: outputFormat, resampler: resampler, trim: trim, pendingPacket: pendingPacket)
+        let resampler = try Resampler(
+            input: Self.currentInput(of: codecContext), layout: codecContext.pointee.ch_layout,
+            output: outputFormat)
+        return Opened(
+            streamIndex: index, timeBase: timeBase, startTimestamp: startTimestamp, info: info,
+            outputFormat: outputFormat, resampler: resampler, trim: trim, pendingPacket: pendingPacket)
     }
 
     /// The decoder's current output parameters, which the resampler's input must match.
     static func currentInput(of codec: UnsafeMutablePointer<AVCodecContext>) -> Resampler.Input {
-        Resampler.Input(format: codec.pointee.sample_fmt.rawValue, sampleRate: codec.pointee.sample_rate,
-                        channels: codec.pointee.ch_layout.nb_channels)
+        Resampler.Input(
+            format: codec.pointee.sample_fmt.rawValue, sampleRate: codec.pointee.sample_rate,
+            channels: codec.pointee.ch_layout.nb_channels)
     }
 
-    private static func describe(format: UnsafeMutablePointer<AVFormatContext>, stream: UnsafeMutablePointer<AVStream>,
-                                 codec: UnsafeMutablePointer<AVCodecContext>) -> AudioFormatInfo {
+    private static func describe(
+        format: UnsafeMutablePointer<AVFormatContext>, stream: UnsafeMutablePointer<AVStream>,
+        codec: UnsafeMutablePointer<AVCodecContext>
+    ) -> AudioFormatInfo {
         let params = stream.pointee.codecpar.pointee
         let nopts = cassette_av_nopts_value()
         var duration: Double? = nil

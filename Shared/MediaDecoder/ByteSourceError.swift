@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failure of a `ByteSource` defined in this module. `name` is stable (logs, the wire's
@@ -22,7 +22,8 @@ public struct ByteSourceError: Error, Sendable, Equatable, CustomStringConvertib
 
     /// The operating system refused to open, read or seek the file.
     public static func io(_ what: String, errno code: Int32) -> ByteSourceError {
-        ByteSourceError(name: code == ENOENT || code == EACCES ? "FileNotFound" : "ReadFailed",
-                        message: "\(what): \(String(cString: strerror(code)))")
+        ByteSourceError(
+            name: code == ENOENT || code == EACCES ? "FileNotFound" : "ReadFailed",
+            message: "\(what): \(String(cString: strerror(code)))")
     }
 }

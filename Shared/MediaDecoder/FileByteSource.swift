@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A complete local file as a `ByteSource`: what the player reads an offlined, verified file
 /// through, so every kind of source takes the same decoder path.

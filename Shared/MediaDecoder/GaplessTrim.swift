@@ -47,7 +47,8 @@ struct GaplessTrim: Equatable {
             // An edit list: its duration is the real audio. Trusted only when it removes no more
             // than a few frames of padding from what is coded, so a wrong header cannot cut music.
             if let coded = hints.codedFrames, hints.frameSize > 0,
-               coded > duration, coded - duration <= 3 * hints.frameSize {
+                coded > duration, coded - duration <= 3 * hints.frameSize
+            {
                 return GaplessTrim(leadingFrames: 0, validFrames: duration)
             }
         }
@@ -69,14 +70,16 @@ struct GaplessTrim: Equatable {
         let frameSize = Int(params.frame_size)
         let packets = Int(stream.pointee.nb_frames)
         let tag = metadata("iTunSMPB", stream.pointee.metadata) ?? metadata("iTunSMPB", format.pointee.metadata)
-        return Hints(isMP4: name.contains("mp4"), iTunes: tag.flatMap(ITunesInfo.init),
-                     durationFrames: duration, codedFrames: frameSize > 0 && packets > 0 ? frameSize * packets : nil,
-                     frameSize: frameSize)
+        return Hints(
+            isMP4: name.contains("mp4"), iTunes: tag.flatMap(ITunesInfo.init),
+            durationFrames: duration, codedFrames: frameSize > 0 && packets > 0 ? frameSize * packets : nil,
+            frameSize: frameSize)
     }
 
     private static func metadata(_ key: String, _ dictionary: OpaquePointer?) -> String? {
         guard let dictionary, let entry = av_dict_get(dictionary, key, nil, 0),
-              let value = entry.pointee.value else { return nil }
+            let value = entry.pointee.value
+        else { return nil }
         return String(cString: value)
     }
 

@@ -1,5 +1,4 @@
 import AudioFormat
-
 import CFFmpeg
 
 /// libswresample conversion from the decoder's frames to the interleaved output format.
@@ -35,8 +34,9 @@ final class Resampler {
             av_channel_layout_uninit(&outLayout)
         }
         var context: OpaquePointer? = nil
-        var err = swr_alloc_set_opts2(&context, &outLayout, output.sampleFormat.avFormat, Int32(output.sampleRate),
-                                      &inLayout, AVSampleFormat(rawValue: input.format), input.sampleRate, 0, nil)
+        var err = swr_alloc_set_opts2(
+            &context, &outLayout, output.sampleFormat.avFormat, Int32(output.sampleRate),
+            &inLayout, AVSampleFormat(rawValue: input.format), input.sampleRate, 0, nil)
         if err >= 0 { err = swr_init(context) }
         guard err >= 0, let context else {
             swr_free(&context)

@@ -1,6 +1,7 @@
 import CFFmpeg
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// libavformat's view of a `ByteSource`: an `AVIOContext` whose read and seek callbacks call the
@@ -27,8 +28,9 @@ final class SourceIO {
             throw DecoderError(code: .codecOpenFailed, message: "av_malloc(\(Self.bufferSize)) failed")
         }
         let opaque = Unmanaged.passUnretained(self).toOpaque()
-        context = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), Int32(Self.bufferSize), 0, opaque,
-                                     sourceIORead, nil, sourceIOSeek)
+        context = avio_alloc_context(
+            buffer.assumingMemoryBound(to: UInt8.self), Int32(Self.bufferSize), 0, opaque,
+            sourceIORead, nil, sourceIOSeek)
         guard context != nil else {
             av_free(buffer)
             throw DecoderError(code: .codecOpenFailed, message: "avio_alloc_context failed")

@@ -52,8 +52,10 @@ public struct CatalogItem: Sendable, Equatable {
     public var priority: Int
     public var expiresAt: String?
 
-    public init(id: String, productId: String, type: String, title: String, sourceId: String, categories: [String],
-                sizeBytes: Int64, durationSeconds: Double?, publishedAt: String, priority: Int, expiresAt: String? = nil) {
+    public init(
+        id: String, productId: String, type: String, title: String, sourceId: String, categories: [String],
+        sizeBytes: Int64, durationSeconds: Double?, publishedAt: String, priority: Int, expiresAt: String? = nil
+    ) {
         self.id = id
         self.productId = productId
         self.type = type

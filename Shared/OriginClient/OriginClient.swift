@@ -25,13 +25,15 @@ public final class OriginClient: Sendable {
     ///   - sleep: waits between retries; tests pass a recorder instead of real time.
     ///   - offline: asked before every request; while true nothing is sent and the request fails
     ///     with `OriginError.offlineMode()` (the app's offline mode).
-    public init(baseURL: String, credentials: BasicCredentials?,
-                configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
-                requestTimeout: Double = 30,
-                sleep: @escaping @Sendable (Double) async throws -> Void = { seconds in
-                    try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
-                },
-                offline: @escaping @Sendable () -> Bool = { false }) throws {
+    public init(
+        baseURL: String, credentials: BasicCredentials?,
+        configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
+        requestTimeout: Double = 30,
+        sleep: @escaping @Sendable (Double) async throws -> Void = { seconds in
+            try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+        },
+        offline: @escaping @Sendable () -> Bool = { false }
+    ) throws {
         let trimmed = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         guard Self.hasHTTPShape(trimmed) else { throw Self.invalidOrigin(baseURL) }
         self.baseURL = trimmed
@@ -64,9 +66,10 @@ public final class OriginClient: Sendable {
 
     /// `POST baseURL + path` with a JSON body and its JSON object answer.
     public func post(_ path: String, body: JSONValue, retry: RetryPolicy) async throws -> JSONValue {
-        let request = HTTPRequest(method: "POST", url: apiURL(path, query: [:]),
-                                  headers: ["Content-Type": "application/json"], body: body.serialized(),
-                                  timeoutSeconds: requestTimeout)
+        let request = HTTPRequest(
+            method: "POST", url: apiURL(path, query: [:]),
+            headers: ["Content-Type": "application/json"], body: body.serialized(),
+            timeoutSeconds: requestTimeout)
         return try await json(request, retry: retry)
     }
 
@@ -79,15 +82,20 @@ public final class OriginClient: Sendable {
     /// (5xx and 429 only once retries ran out). Throws `OriginError` when no answer came.
     public func send(_ request: HTTPRequest, retry: RetryPolicy) async throws -> HTTPResponse {
         if offline() { throw OriginError.offlineMode() }
-        return try await withRetries(retry, attempt: { timeLeft in
-            var request = request
-            if let timeLeft { request.timeoutSeconds = min(request.timeoutSeconds, max(0.001, timeLeft)) }
-            return try await http.send(request)
-        }, retryable: { response in
-            note(headers: response.headers)
-            return Self.isRetryable(response.status) ? RetryableAnswer(status: response.status, headers: response.headers,
-                                                                         body: response.body) : nil
-        })
+        return try await withRetries(
+            retry,
+            attempt: { timeLeft in
+                var request = request
+                if let timeLeft { request.timeoutSeconds = min(request.timeoutSeconds, max(0.001, timeLeft)) }
+                return try await http.send(request)
+            },
+            retryable: { response in
+                note(headers: response.headers)
+                return Self.isRetryable(response.status)
+                    ? RetryableAnswer(
+                        status: response.status, headers: response.headers,
+                        body: response.body) : nil
+            })
     }
 
     // MARK: Media
@@ -112,8 +120,9 @@ public final class OriginClient: Sendable {
             throw OriginError(name: "ForeignURL", message: "the origin sent a URL Cassette cannot use: \(url)")
         }
         guard target == origin else {
-            throw OriginError(name: "ForeignURL",
-                              message: "the origin sent a URL on another host or scheme (\(url)); only \(origin.scheme)://\(Self.hostPart(origin)) is allowed")
+            throw OriginError(
+                name: "ForeignURL",
+                message: "the origin sent a URL on another host or scheme (\(url)); only \(origin.scheme)://\(Self.hostPart(origin)) is allowed")
         }
         return url
     }
@@ -153,25 +162,35 @@ public final class OriginClient: Sendable {
     /// status throws `OriginError`. `observer` sees every body byte written (hashing on the fly),
     /// across the retries. `receiveRate` bounds how fast the body arrives (`ReceiveRate`).
     nonisolated(nonsending)
-    public func download(_ url: String, to path: String, resumeFrom offset: Int64 = 0, retry: RetryPolicy,
-                         stallTimeout: Double = 30, observer: (any DownloadBodyObserver)? = nil, receiveRate: ReceiveRate? = nil,
-                         progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }) async throws -> DownloadResult {
+        public func download(
+            _ url: String, to path: String, resumeFrom offset: Int64 = 0, retry: RetryPolicy,
+            stallTimeout: Double = 30, observer: (any DownloadBodyObserver)? = nil, receiveRate: ReceiveRate? = nil,
+            progress: @escaping @Sendable (Int64, Int64?) -> Bool = { _, _ in true }
+        ) async throws -> DownloadResult
+    {
         if offline() { throw OriginError.offlineMode() }
         var offset = offset
         let request = HTTPRequest(method: "GET", url: url, timeoutSeconds: stallTimeout)
-        let result = try await withRetries(retry, progressed: { error in
-            // Resume from what is on disk now; bytes moved since the last try means a slow but
-            // alive link, so the backoff starts over.
-            defer { offset = error.bytesOnDisk ?? offset }
-            return (error.bytesOnDisk ?? offset) > offset
-        }, attempt: { _ in
-            try await http.download(request, to: path, resumeFrom: offset, observer: observer, receiveRate: receiveRate,
-                                    progress: progress)
-        }, retryable: { result in
-            note(headers: result.headers)
-            return Self.isRetryable(result.status) ? RetryableAnswer(status: result.status, headers: result.headers,
-                                                                       body: result.body) : nil
-        })
+        let result = try await withRetries(
+            retry,
+            progressed: { error in
+                // Resume from what is on disk now; bytes moved since the last try means a slow but
+                // alive link, so the backoff starts over.
+                defer { offset = error.bytesOnDisk ?? offset }
+                return (error.bytesOnDisk ?? offset) > offset
+            },
+            attempt: { _ in
+                try await http.download(
+                    request, to: path, resumeFrom: offset, observer: observer, receiveRate: receiveRate,
+                    progress: progress)
+            },
+            retryable: { result in
+                note(headers: result.headers)
+                return Self.isRetryable(result.status)
+                    ? RetryableAnswer(
+                        status: result.status, headers: result.headers,
+                        body: result.body) : nil
+            })
         if (200..<300).contains(result.status) || result.status == 416 { return result }
         throw OriginError(status: result.status, body: result.body)
     }
@@ -194,10 +213,13 @@ public final class OriginClient: Sendable {
     /// `OriginUnreachable`. A transfer stopped because the calling task was cancelled (a stop)
     /// throws `CancellationError`: that is not the origin failing.
     nonisolated(nonsending)
-    private func withRetries<Outcome>(_ retry: RetryPolicy,
-                                      progressed: (HTTPClientError) -> Bool = { _ in false },
-                                      attempt: nonisolated(nonsending) (_ timeLeft: Double?) async throws -> Outcome,
-                                      retryable: (Outcome) -> RetryableAnswer?) async throws -> Outcome {
+        private func withRetries<Outcome>(
+            _ retry: RetryPolicy,
+            progressed: (HTTPClientError) -> Bool = { _ in false },
+            attempt: nonisolated(nonsending) (_ timeLeft: Double?) async throws -> Outcome,
+            retryable: (Outcome) -> RetryableAnswer?
+        ) async throws -> Outcome
+    {
         let started = ContinuousClock.now
         func elapsed() -> Double {
             let duration = ContinuousClock.now - started
@@ -299,9 +321,11 @@ public final class OriginClient: Sendable {
         if !query.isEmpty {
             var allowed = CharacterSet.urlQueryAllowed
             allowed.remove(charactersIn: "&=+?#")
-            url += "?" + query.sorted { $0.key < $1.key }.map { key, value in
-                "\(key.addingPercentEncoding(withAllowedCharacters: allowed) ?? key)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
-            }.joined(separator: "&")
+            url +=
+                "?"
+                + query.sorted { $0.key < $1.key }.map { key, value in
+                    "\(key.addingPercentEncoding(withAllowedCharacters: allowed) ?? key)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
+                }.joined(separator: "&")
         }
         return url
     }

@@ -75,9 +75,10 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
         let json = try? JSONValue.parse(body)
         let subStatus = json?["subStatus"]?.intValue
         let userMessage = json?["userMessage"]?.stringValue
-        self.init(name: Self.name(status: status, subStatus: subStatus),
-                  message: userMessage ?? "the origin answered HTTP \(status)",
-                  status: status, subStatus: subStatus)
+        self.init(
+            name: Self.name(status: status, subStatus: subStatus),
+            message: userMessage ?? "the origin answered HTTP \(status)",
+            status: status, subStatus: subStatus)
         if name == Self.unauthorizedName { message += " (check the client token and secret in the configuration)" }
     }
 
@@ -85,13 +86,15 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// or its TLS edge was refused (`TLSFailed`, saying what to check).
     public init(transport error: HTTPClientError) {
         if let failure = error.tlsFailure {
-            self.init(name: RPCErrorKind.tlsFailed.name, message: Self.tlsMessage(failure, error.message),
-                      transportError: error.name)
+            self.init(
+                name: RPCErrorKind.tlsFailed.name, message: Self.tlsMessage(failure, error.message),
+                transportError: error.name)
             return
         }
-        self.init(name: RPCErrorKind.originUnreachable.name,
-                  message: "the origin could not be reached: \(error.message). Check the network and the origin URL.",
-                  transportError: error.name)
+        self.init(
+            name: RPCErrorKind.originUnreachable.name,
+            message: "the origin could not be reached: \(error.message). Check the network and the origin URL.",
+            transportError: error.name)
     }
 
     /// A TLS failure (`TLSFailed`): the edge is up, but the device refused it or it refused the
@@ -119,24 +122,27 @@ public struct OriginError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// The origin kept answering with a server error (5xx) until the call's deadline.
     static func unreachable(status: Int, body: [UInt8], after seconds: Double) -> OriginError {
         let answer = OriginError(status: status, body: body)
-        return OriginError(name: RPCErrorKind.originUnreachable.name,
-                           message: "the origin answered only HTTP \(status) for \(Int(seconds.rounded())) s (\(answer.message)). Try again later.",
-                           status: status, subStatus: answer.subStatus)
+        return OriginError(
+            name: RPCErrorKind.originUnreachable.name,
+            message: "the origin answered only HTTP \(status) for \(Int(seconds.rounded())) s (\(answer.message)). Try again later.",
+            status: status, subStatus: answer.subStatus)
     }
 
     /// Not sent: the app is in offline mode. Counted as the origin failing (`transportError`
     /// set), so what answers from the catalog when the origin is away does so here too.
     public static func offlineMode() -> OriginError {
-        OriginError(name: RPCErrorKind.offlineMode.name,
-                    message: "the app is in offline mode, so nothing is sent to the origin; turn offlineMode off to go online",
-                    transportError: RPCErrorKind.offlineMode.name)
+        OriginError(
+            name: RPCErrorKind.offlineMode.name,
+            message: "the app is in offline mode, so nothing is sent to the origin; turn offlineMode off to go online",
+            transportError: RPCErrorKind.offlineMode.name)
     }
 
     /// Nothing usable came within the call's deadline.
     static func deadlinePassed(after seconds: Double) -> OriginError {
-        OriginError(name: RPCErrorKind.originUnreachable.name,
-                    message: "the origin did not answer within \(Int(seconds.rounded())) s. Check the network and the origin URL.",
-                    transportError: HTTPClientError.Code.timeout.name)
+        OriginError(
+            name: RPCErrorKind.originUnreachable.name,
+            message: "the origin did not answer within \(Int(seconds.rounded())) s. Check the network and the origin URL.",
+            transportError: HTTPClientError.Code.timeout.name)
     }
 
     static func badResponse(_ message: String) -> OriginError {

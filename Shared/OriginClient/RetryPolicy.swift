@@ -1,4 +1,5 @@
 import Pacing
+
 /// How often, and how patiently, a request to the origin is tried again (docs/origin.md, "Retries",
 /// after the TIDAL seed): 5xx and 429 are retried a fixed number of times with a doubling delay
 /// (500, 1000, 2000 ms …) or the server's `Retry-After`; other 4xx never; network errors and
@@ -25,8 +26,10 @@ public struct RetryPolicy: Sendable, Equatable {
     /// together end by then. Past it, like past `deadlineSeconds`, the origin is `OriginUnreachable`.
     public var endsBy: ContinuousClock.Instant?
 
-    public init(statusRetries: Int, baseDelay: Double = 0.5, maxStatusDelay: Double = 60,
-                networkRetries: Int?, maxNetworkDelay: Double, deadlineSeconds: Double? = nil) {
+    public init(
+        statusRetries: Int, baseDelay: Double = 0.5, maxStatusDelay: Double = 60,
+        networkRetries: Int?, maxNetworkDelay: Double, deadlineSeconds: Double? = nil
+    ) {
         self.statusRetries = statusRetries
         self.baseDelay = baseDelay
         self.maxStatusDelay = maxStatusDelay
@@ -60,12 +63,14 @@ public struct RetryPolicy: Sendable, Equatable {
     public static let streaming = RetryPolicy(statusRetries: 3, networkRetries: nil, maxNetworkDelay: 5)
     /// A socket call someone waits for (docs/protocol.md: an answer within 10 s): the offlining
     /// schedule, cut off after 8 s in all; then `OriginUnreachable`.
-    public static let interactive = RetryPolicy(statusRetries: 9, maxStatusDelay: 2, networkRetries: nil,
-                                                maxNetworkDelay: 2, deadlineSeconds: 8)
+    public static let interactive = RetryPolicy(
+        statusRetries: 9, maxStatusDelay: 2, networkRetries: nil,
+        maxNetworkDelay: 2, deadlineSeconds: 8)
     /// One attempt within the interactive deadline: a call someone waits for, to an origin
     /// already known to be unreachable (an answer in time still counts, a silence ends at 8 s).
-    public static let interactiveOnce = RetryPolicy(statusRetries: 0, networkRetries: 0, maxNetworkDelay: 0,
-                                                    deadlineSeconds: 8)
+    public static let interactiveOnce = RetryPolicy(
+        statusRetries: 0, networkRetries: 0, maxNetworkDelay: 0,
+        deadlineSeconds: 8)
     /// One attempt; the caller has its own schedule (the reporter's delivery loop).
     public static let none = RetryPolicy(statusRetries: 0, networkRetries: 0, maxNetworkDelay: 0)
 

@@ -60,18 +60,19 @@ public struct CassetteConfig: Codable, Sendable, Equatable {
     /// The keys of the service section `name` (`player`, `downloader`, ...) that `known` does not
     /// list, as `section.key`: the section's service warns about them at start.
     public func unknownKeys(inSection name: String, known: Set<String>) -> [String] {
-        let section: [String: JSONValue]? = switch name {
-        case "player": player
-        case "downloader": downloader
-        case "reporter": reporter
-        default: nil
-        }
+        let section: [String: JSONValue]? =
+            switch name {
+            case "player": player
+            case "downloader": downloader
+            case "reporter": reporter
+            default: nil
+            }
         return (section ?? [:]).keys.filter { !known.contains($0) }.sorted().map { "\(name).\($0)" }
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case runtimeDir, stateDir, origin, clientToken, clientSecret, originCAFile, originPinnedPublicKey, originProxy,
-             logLevel, socketGroup, wire, player, downloader, reporter
+            logLevel, socketGroup, wire, player, downloader, reporter
     }
 }
 
@@ -98,8 +99,10 @@ public struct ServiceSettings: Sendable {
     public static let defaultConfigPath = "/etc/cassette/cassette.json"
 
     /// Flag, then environment variable, then config file, then default.
-    public static func resolve(service: String, options: CommonOptions,
-                               environment: [String: String] = ProcessInfo.processInfo.environment) throws(DaemonError) -> ServiceSettings {
+    public static func resolve(
+        service: String, options: CommonOptions,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(DaemonError) -> ServiceSettings {
         let configPath = options.config ?? environment["CASSETTE_CONFIG"]
         var config = CassetteConfig()
         if let configPath {
@@ -116,8 +119,9 @@ public struct ServiceSettings: Sendable {
         }
         let limits = config.wire ?? WireLimits()
         try validate(limits)
-        let transport = HTTPClient.Transport(caFile: config.originCAFile, pinnedPublicKey: config.originPinnedPublicKey,
-                                             proxy: config.originProxy)
+        let transport = HTTPClient.Transport(
+            caFile: config.originCAFile, pinnedPublicKey: config.originPinnedPublicKey,
+            proxy: config.originProxy)
         try validate(transport)
         return ServiceSettings(
             name: service, runtimeDir: runtimeDir, stateDir: stateDir, socketPath: socketPath,
@@ -146,11 +150,12 @@ public struct ServiceSettings: Sendable {
     /// would fail every request to the origin: reported at start, naming the config key.
     static func validate(_ transport: HTTPClient.Transport) throws(DaemonError) {
         let problems = transport.problems().map { problem -> String in
-            let key = switch problem.field {
-            case .caFile: "originCAFile"
-            case .pinnedPublicKey: "originPinnedPublicKey"
-            case .proxy: "originProxy"
-            }
+            let key =
+                switch problem.field {
+                case .caFile: "originCAFile"
+                case .pinnedPublicKey: "originPinnedPublicKey"
+                case .proxy: "originProxy"
+                }
             return "\(key): \(problem.message)"
         }
         guard problems.isEmpty else { throw DaemonError(.configInvalid, problems.joined(separator: "; ") + ".") }

@@ -18,7 +18,11 @@ public struct CommonOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical (env CASSETTE_LOG_LEVEL).")
     public var logLevel: String?
 
-    @Option(name: .long, help: "Group of a self-bound socket: who may connect (env CASSETTE_SOCKET_GROUP; default cassette-clients when that group exists; \"\" keeps the service's own group).")
+    @Option(
+        name: .long,
+        help:
+            "Group of a self-bound socket: who may connect (env CASSETTE_SOCKET_GROUP; default cassette-clients when that group exists; \"\" keeps the service's own group)."
+    )
     public var socketGroup: String?
 
     public init() {}

@@ -1,10 +1,10 @@
 import BlockingIO
-import StateDB
 import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import StateDB
 import Systemd
 import Wire
 
@@ -33,8 +33,9 @@ public struct DaemonContext: Sendable {
 
     static func warnAbout(unknownKeys: [String], logger: Logger) {
         guard !unknownKeys.isEmpty else { return }
-        logger.warning("config file has keys Cassette does not read; check their spelling",
-                       metadata: ["keys": "\(unknownKeys.joined(separator: ", "))"])
+        logger.warning(
+            "config file has keys Cassette does not read; check their spelling",
+            metadata: ["keys": "\(unknownKeys.joined(separator: ", "))"])
     }
 }
 
@@ -67,13 +68,15 @@ public struct DaemonParts: Sendable {
     /// The service's counters that survive restarts (`cassette_<name>_total`).
     public var totals: [MetricTotal]
 
-    public init(router: RPCRouter = RPCRouter(), services: [any Service] = [],
-                statusLine: (@Sendable () async -> String)? = nil,
-                status: StatusFields = .now({ [:] }),
-                wedged: (@Sendable () async -> String?)? = nil,
-                healthProblems: (@Sendable () async -> [String])? = nil,
-                metrics: (@Sendable () async -> [MetricFamily])? = nil,
-                totals: [MetricTotal] = []) {
+    public init(
+        router: RPCRouter = RPCRouter(), services: [any Service] = [],
+        statusLine: (@Sendable () async -> String)? = nil,
+        status: StatusFields = .now({ [:] }),
+        wedged: (@Sendable () async -> String?)? = nil,
+        healthProblems: (@Sendable () async -> [String])? = nil,
+        metrics: (@Sendable () async -> [MetricFamily])? = nil,
+        totals: [MetricTotal] = []
+    ) {
         self.router = router
         self.services = services
         self.statusLine = statusLine
@@ -93,8 +96,10 @@ public enum Daemon {
     /// For the daemons' `--version` (`CommandConfiguration(version:)`).
     public static let version = CassetteVersion.string
 
-    public static func run(service name: String, options: CommonOptions,
-                           build: @escaping @Sendable (DaemonContext) async throws -> DaemonParts) async -> Int32 {
+    public static func run(
+        service name: String, options: CommonOptions,
+        build: @escaping @Sendable (DaemonContext) async throws -> DaemonParts
+    ) async -> Int32 {
         // Before anything starts a thread: NIO's singletons read their sizes at first use.
         ProcessTuning.apply()
         // Whatever umask the service was started with, what it creates is closed to other
@@ -124,8 +129,10 @@ public enum Daemon {
         }
     }
 
-    static func runResolved(settings: ServiceSettings, logger: Logger,
-                            build: @Sendable (DaemonContext) async throws -> DaemonParts) async throws {
+    static func runResolved(
+        settings: ServiceSettings, logger: Logger,
+        build: @Sendable (DaemonContext) async throws -> DaemonParts
+    ) async throws {
         let (source, socketGroup) = try await BlockingIO.run { try SocketListener.prepare(settings: settings, logger: logger) }
         let hub = EventHub(backlog: settings.limits.eventBacklog)
         let ready = ReadyGate()
@@ -133,19 +140,24 @@ public enum Daemon {
         let opener = CatalogOpener(stateDir: settings.stateDir, after: ready, opened: opened, logger: logger)
         let health = HealthCheck(catalog: opened)
         let context = DaemonContext(settings: settings, logger: logger, hub: hub, startedAt: .now, catalogTask: opener.task)
-        let metricsSettings = try MetricsSettings(section: MetricsSettings.section(settings.config, service: settings.name),
-                                                  service: settings.name)
+        let metricsSettings = try MetricsSettings(
+            section: MetricsSettings.section(settings.config, service: settings.name),
+            service: settings.name)
         let parts = try await build(context)
         let monitor = HealthMonitor(probe: health, opened: opened, problems: parts.healthProblems, wedged: parts.wedged)
-        let metrics = MetricsPublisher(service: settings.name, totals: MetricsPublisher.commonTotals() + parts.totals,
-                                       gauges: parts.metrics, health: monitor, catalog: { try await context.catalog() })
+        let metrics = MetricsPublisher(
+            service: settings.name, totals: MetricsPublisher.commonTotals() + parts.totals,
+            gauges: parts.metrics, health: monitor, catalog: { try await context.catalog() })
         var router = parts.router
         let statusBox = StatusBox(context: context)
-        router.register("service.status", takes: [], now: { _ in
-            statusBox.renderNow(health: monitor, opened: opened, extra: parts.status)
-        }, later: { _ in
-            await statusBox.render(health: monitor, extra: parts.status)
-        })
+        router.register(
+            "service.status", takes: [],
+            now: { _ in
+                statusBox.renderNow(health: monitor, opened: opened, extra: parts.status)
+            },
+            later: { _ in
+                await statusBox.render(health: monitor, extra: parts.status)
+            })
         router.register("service.metrics", takes: []) { _ in
             ["text": .string(await metrics.render())]
         }
@@ -153,13 +165,19 @@ public enum Daemon {
         statusBox.server = server
         let notifier = SystemdNotifier()
         let stop = StopRequest()
-        var services: [any Service] = [ServerService(server: server, source: source, socketGroup: socketGroup,
-                                                     notifier: notifier, ready: ready, stop: stop, logger: logger)]
-        if let watchdog = WatchdogService(notifier: notifier, logger: logger, after: { await ready.wait() }, isHealthy: {
-            let verdict = await monitor.check()
-            if let reason = verdict.wedged { logger.warning("wedged: \(reason)") }
-            return verdict.alive
-        }) {
+        var services: [any Service] = [
+            ServerService(
+                server: server, source: source, socketGroup: socketGroup,
+                notifier: notifier, ready: ready, stop: stop, logger: logger)
+        ]
+        if let watchdog = WatchdogService(
+            notifier: notifier, logger: logger, after: { await ready.wait() },
+            isHealthy: {
+                let verdict = await monitor.check()
+                if let reason = verdict.wedged { logger.warning("wedged: \(reason)") }
+                return verdict.alive
+            })
+        {
             services.append(watchdog)
         }
         services.append(HealthMonitorService(monitor: monitor, ready: ready, catalog: opener.task))
@@ -169,11 +187,12 @@ public enum Daemon {
         }
         services.append(contentsOf: parts.services)
         services.append(StopRequestService(stop: stop))
-        let group = ServiceGroup(configuration: .init(
-            services: services.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) },
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            cancellationSignals: [],
-            logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) },
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                cancellationSignals: [],
+                logger: logger))
         try await run(group, stop: stop, logger: logger)
     }
 
@@ -228,8 +247,9 @@ final class CatalogOpener: Sendable {
             do {
                 let catalog = try await BlockingIO.run { try StateDB(stateDirectory: stateDir) }
                 if !catalog.unknownMigrations.isEmpty {
-                    logger.notice("the catalog has migrations of a newer release (a rollback?); they are additive, so it is used as it is",
-                                  metadata: ["migrations": "\(catalog.unknownMigrations.joined(separator: ", "))"])
+                    logger.notice(
+                        "the catalog has migrations of a newer release (a rollback?); they are additive, so it is used as it is",
+                        metadata: ["migrations": "\(catalog.unknownMigrations.joined(separator: ", "))"])
                 }
                 opened.set(catalog)
                 return catalog
@@ -266,8 +286,9 @@ struct ServerService: Service {
         try? await gracefulShutdown()
         notifier.stopping()
         logger.info("stopping: finishing in-flight requests", metadata: ["inFlight": "\(server.inFlightRequests)"])
-        await server.shutdownGracefully(timeout: TimeAmount(stop.remaining(of: StopBudget.drain)),
-                                        cancelGrace: TimeAmount(StopBudget.cancelGrace))
+        await server.shutdownGracefully(
+            timeout: TimeAmount(stop.remaining(of: StopBudget.drain)),
+            cancelGrace: TimeAmount(StopBudget.cancelGrace))
         SocketListener.cleanUp(source)
     }
 
@@ -287,4 +308,3 @@ struct ServerService: Service {
         try SocketListener.restrictPermissions(source, group: socketGroup)
     }
 }
-

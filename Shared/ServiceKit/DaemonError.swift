@@ -21,9 +21,9 @@ public struct DaemonError: Error, Sendable, CustomStringConvertible, RPCErrorCon
     /// sysexits(3) codes, so a unit's `RestartPreventExitStatus=` can tell config errors apart.
     public var exitCode: Int32 {
         switch code {
-        case .configInvalid: return 78      // EX_CONFIG
-        case .alreadyRunning: return 75     // EX_TEMPFAIL
-        case .socketUnavailable: return 71  // EX_OSERR
+        case .configInvalid: return 78 // EX_CONFIG
+        case .alreadyRunning: return 75 // EX_TEMPFAIL
+        case .socketUnavailable: return 71 // EX_OSERR
         case .catalogUnavailable: return 74 // EX_IOERR
         }
     }

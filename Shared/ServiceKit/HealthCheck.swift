@@ -1,7 +1,7 @@
-import StateDB
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import StateDB
 import Wire
 
 /// One round trip through each part whose stall would wedge a service: an event loop (every
@@ -69,7 +69,7 @@ struct HealthCheck: Sendable {
                 return report
             case .follower:
                 if let report = await round.wait() { return report }
-                // The round ended between `join` and `wait`: start or join the next one.
+            // The round ended between `join` and `wait`: start or join the next one.
             }
         }
     }
@@ -166,8 +166,9 @@ private final class ProbeParts: Sendable {
             guard update(&s), let continuation = s.continuation else { return nil }
             s.done = true
             s.continuation = nil
-            let report = HealthCheck.Report(eventLoop: s.eventLoop, cooperativePool: s.cooperativePool,
-                                            catalog: catalogChecked ? .some(s.catalogTime) : nil)
+            let report = HealthCheck.Report(
+                eventLoop: s.eventLoop, cooperativePool: s.cooperativePool,
+                catalog: catalogChecked ? .some(s.catalogTime) : nil)
             return (continuation, report)
         }
         guard let (continuation, report) = finished else { return }

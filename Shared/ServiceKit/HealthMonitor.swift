@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import NIOConcurrencyHelpers
 import ServiceLifecycle
+import StateDB
 
 /// The health gate's verdict, checked in the background: every `interval` by `HealthMonitorService`
 /// and before every watchdog ping. A round runs the stall probe (`HealthCheck`), reads the

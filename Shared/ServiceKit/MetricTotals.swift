@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import NIOConcurrencyHelpers
+import StateDB
 
 /// One counter a service publishes as `<name>_total` and keeps across restarts.
 public struct MetricTotal: Sendable {

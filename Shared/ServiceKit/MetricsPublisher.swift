@@ -1,7 +1,7 @@
 import BlockingIO
-import StateDB
 import Logging
 import ServiceLifecycle
+import StateDB
 
 /// A service's OpenMetrics text (`service.metrics`, the metrics file): `cassette_up`, the
 /// health verdict, the totals (with what earlier runs counted) and the service's own gauges.

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import Logging
+import StateDB
 import Systemd
 import Wire
 
@@ -16,7 +16,8 @@ enum SocketListener {
         let inherited = SocketActivation.inheritedSockets()
         if !inherited.isEmpty {
             guard let socket = SocketActivation.socket(for: settings.name, in: inherited) else {
-                throw DaemonError(.socketUnavailable,
+                throw DaemonError(
+                    .socketUnavailable,
                     "Got \(inherited.count) sockets from the service manager (\(inherited.map(\.name))) but none named '\(settings.name)'.")
             }
             return (.inherited(fd: socket.fd, path: settings.socketPath), nil)
@@ -29,7 +30,8 @@ enum SocketListener {
         }
         switch UnixSocketProbe.status(of: settings.socketPath) {
         case .live:
-            throw DaemonError(.alreadyRunning,
+            throw DaemonError(
+                .alreadyRunning,
                 "Another \(settings.name) already answers on \(settings.socketPath); stop it first or use another --runtime-dir.")
         case .stale:
             // Left behind by a process that died without cleaning up: nobody listens, so replace it.

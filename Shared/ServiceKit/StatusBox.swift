@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import NIOConcurrencyHelpers
+import StateDB
 import Wire
 
 /// Renders `service.status`. Holds the server weakly-late because the server is built from
@@ -33,7 +33,8 @@ final class StatusBox: Sendable {
     /// service's fields are read on the spot. Else nil.
     func renderNow(health: HealthMonitor, opened: OpenedCatalog, extra: StatusFields) -> JSONValue? {
         guard case .now(let fields) = extra, let catalog = opened.value,
-              let verdict = health.latest else { return nil }
+            let verdict = health.latest
+        else { return nil }
         var all = common()
         all["catalog"] = ready(catalog)
         all["health"] = verdict.json
@@ -79,8 +80,10 @@ final class StatusBox: Sendable {
     private func ready(_ catalog: StateDB) -> JSONValue {
         readyCatalog.withLockedValue { made in
             if let made, made.catalog === catalog { return made.json }
-            var fields: [String: JSONValue] = ["state": "ready", "path": .string(catalog.path),
-                                               "schemaVersion": .number(Double(catalog.schemaVersionAtOpen))]
+            var fields: [String: JSONValue] = [
+                "state": "ready", "path": .string(catalog.path),
+                "schemaVersion": .number(Double(catalog.schemaVersionAtOpen)),
+            ]
             // Left behind by a newer release after a rollback: additive, so carried along.
             if !catalog.unknownMigrations.isEmpty {
                 fields["unknownMigrations"] = .array(catalog.unknownMigrations.map { .string($0) })

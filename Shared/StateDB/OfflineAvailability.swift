@@ -79,25 +79,31 @@ public enum OfflineAvailability {
     /// `state` with the instant it ends: the one rule for "is this product valid now, and until
     /// when", so whoever stops a product at its end and whoever refuses it afterwards agree.
     public static func validity(productId: String, db: Database, now: Date) throws -> Validity {
-        if let product = try Row.fetchOne(db, sql: """
-            SELECT p.offlineValidUntil, l.expiresAt AS licenseExpiresAt FROM offlineProducts p
-            JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
-            LEFT JOIN licenses l ON l.id = p.licenseId
-            WHERE (p.requestedProductId = ? OR p.productId = ?) AND f.state = 'verified'
-              AND (p.state = 'cached' OR (\(addingTracksSQL) AND p.state IN ('queued', 'downloading', 'idle', 'paused', 'failed')))
-            ORDER BY p.requestedAt DESC LIMIT 1
-            """, arguments: [productId, productId]) {
+        if let product = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT p.offlineValidUntil, l.expiresAt AS licenseExpiresAt FROM offlineProducts p
+                JOIN mediaItems m ON m.id = p.productId JOIN files f ON f.id = m.fileId
+                LEFT JOIN licenses l ON l.id = p.licenseId
+                WHERE (p.requestedProductId = ? OR p.productId = ?) AND f.state = 'verified'
+                  AND (p.state = 'cached' OR (\(addingTracksSQL) AND p.state IN ('queued', 'downloading', 'idle', 'paused', 'failed')))
+                ORDER BY p.requestedAt DESC LIMIT 1
+                """, arguments: [productId, productId])
+        {
             // Both must hold: the offline window (TIDAL offlineValidUntil) and, for licensed
             // content, the license (a Brightcove rental ends at its expiresAt; a purchase never).
             let until = earliest(product.date("offlineValidUntil"), product.date("licenseExpiresAt"))
             return Validity(state: .offlinedAndValid, until: until).judged(at: now)
         }
-        let stationExpiries = try Row.fetchAll(db, sql: """
-            SELECT s.expiresAt FROM stationItems si
-            JOIN stations s ON s.id = si.stationId
-            JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
-            WHERE si.itemId = ? AND f.state = 'verified'
-            """, arguments: [productId]).map { $0.date("expiresAt") }
+        let stationExpiries = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT s.expiresAt FROM stationItems si
+                JOIN stations s ON s.id = si.stationId
+                JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
+                WHERE si.itemId = ? AND f.state = 'verified'
+                """, arguments: [productId]
+        ).map { $0.date("expiresAt") }
         guard !stationExpiries.isEmpty else {
             return Validity(state: .notOfflined, until: try requestEnd(productId: productId, db: db))
         }
@@ -109,10 +115,14 @@ public enum OfflineAvailability {
     /// The end of the newest request of `productId` not deleted: the earlier of its offline
     /// window's end and its license's expiry; nil without a request or an end.
     private static func requestEnd(productId: String, db: Database) throws -> Date? {
-        guard let row = try Row.fetchOne(db, sql: """
-            SELECT p.offlineValidUntil, l.expiresAt FROM offlineProducts p LEFT JOIN licenses l ON l.id = p.licenseId
-            WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
-            """, arguments: [productId, productId]) else { return nil }
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT p.offlineValidUntil, l.expiresAt FROM offlineProducts p LEFT JOIN licenses l ON l.id = p.licenseId
+                    WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
+                    """, arguments: [productId, productId])
+        else { return nil }
         return earliest(row.date("offlineValidUntil"), row.date("expiresAt"))
     }
 
@@ -128,19 +138,26 @@ public enum OfflineAvailability {
     /// The file holding `productId` (requested or actual id), whether complete or still downloading.
     /// Nil when the catalog knows no file for it.
     public static func localFile(productId: String, db: Database) throws -> LocalFile? {
-        let actual = try String.fetchOne(db, sql: """
-            SELECT productId FROM offlineProducts WHERE requestedProductId = ? AND productId IS NOT NULL
-            ORDER BY requestedAt DESC LIMIT 1
-            """, arguments: [productId]) ?? productId
-        guard let row = try Row.fetchOne(db, sql: """
-            SELECT m.*, f.localPath AS _localPath, f.state AS _fileState, f.bytesOnDisk AS _bytesOnDisk,
-                   f.sizeBytes AS _sizeBytes, f.sha256 AS _sha256, f.mimeType AS _mimeType
-            FROM mediaItems m JOIN files f ON f.id = m.fileId WHERE m.id = ?
-            """, arguments: [actual])
+        let actual =
+            try String.fetchOne(
+                db,
+                sql: """
+                    SELECT productId FROM offlineProducts WHERE requestedProductId = ? AND productId IS NOT NULL
+                    ORDER BY requestedAt DESC LIMIT 1
+                    """, arguments: [productId]) ?? productId
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT m.*, f.localPath AS _localPath, f.state AS _fileState, f.bytesOnDisk AS _bytesOnDisk,
+                           f.sizeBytes AS _sizeBytes, f.sha256 AS _sha256, f.mimeType AS _mimeType
+                    FROM mediaItems m JOIN files f ON f.id = m.fileId WHERE m.id = ?
+                    """, arguments: [actual])
         else { return nil }
-        return LocalFile(actualProductId: actual, relativePath: row["_localPath"], fileState: row["_fileState"],
-                         bytesOnDisk: row["_bytesOnDisk"], sizeBytes: row["_sizeBytes"], sha256: row["_sha256"],
-                         mimeType: row["_mimeType"], item: MediaItemInfo(row: row))
+        return LocalFile(
+            actualProductId: actual, relativePath: row["_localPath"], fileState: row["_fileState"],
+            bytesOnDisk: row["_bytesOnDisk"], sizeBytes: row["_sizeBytes"], sha256: row["_sha256"],
+            mimeType: row["_mimeType"], item: MediaItemInfo(row: row))
     }
 }
 

@@ -15,10 +15,12 @@ public enum ProductImages {
     /// Kind → path of each image of `productId` (the actual id) verified on disk; empty when
     /// none is.
     public static func onDisk(productId: String, db: Database) throws -> [String: String] {
-        let rows = try Row.fetchAll(db, sql: """
-            SELECT pf.name, f.localPath FROM productFiles pf JOIN files f ON f.id = pf.fileId
-            WHERE pf.productId = ? AND pf.role = 'image' AND f.state = 'verified' ORDER BY pf.position
-            """, arguments: [productId])
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT pf.name, f.localPath FROM productFiles pf JOIN files f ON f.id = pf.fileId
+                WHERE pf.productId = ? AND pf.role = 'image' AND f.state = 'verified' ORDER BY pf.position
+                """, arguments: [productId])
         var images: [String: String] = [:]
         for row in rows {
             let image = entry(name: row["name"], localPath: row["localPath"])

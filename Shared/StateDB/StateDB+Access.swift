@@ -45,8 +45,9 @@ extension StateDB {
     }
 
     static func assertDedicatedThread(file: StaticString = #fileID, line: UInt = #line) {
-        assert(withUnsafeCurrentTask { $0 == nil },
-               "blocking catalog access from a Swift task; use the async read/write", file: file, line: line)
+        assert(
+            withUnsafeCurrentTask { $0 == nil },
+            "blocking catalog access from a Swift task; use the async read/write", file: file, line: line)
     }
 
     private static func namingFullDisk<T>(_ body: () async throws -> T) async throws -> T {

@@ -9,7 +9,7 @@ extension StateDB {
             t.primaryKey("id", .text)
             t.column("name", .text).notNull()
             t.column("description", .text)
-            t.column("position", .integer).notNull()          // the origin's order
+            t.column("position", .integer).notNull() // the origin's order
             t.column("subscribed", .boolean).notNull().defaults(to: false)
             t.column("listed", .boolean).notNull().defaults(to: true) // false: the origin no longer lists it
         }
@@ -27,10 +27,10 @@ extension StateDB {
             t.column("type", .text).notNull().check { ["VIDEO", "TRACK"].contains($0) }
             t.column("title", .text).notNull()
             t.column("sourceId", .text).notNull()
-            t.column("categories", .text).notNull()           // JSON array of category ids
+            t.column("categories", .text).notNull() // JSON array of category ids
             t.column("sizeBytes", .integer).notNull()
             t.column("durationSeconds", .double)
-            t.column("publishedAt", .text).notNull()          // RFC 3339 as the origin wrote it
+            t.column("publishedAt", .text).notNull() // RFC 3339 as the origin wrote it
             t.column("priority", .integer).notNull()
             t.column("expiresAt", .text)
             t.column("saved", .boolean).notNull().defaults(to: false)
@@ -62,12 +62,13 @@ extension StateDB {
             t.column("records", .integer).notNull().defaults(to: 0)
         }
         // Consumption still waiting in the outbox counts already.
-        try db.execute(sql: """
-            INSERT OR IGNORE INTO consumedProducts (productId, firstAt, lastAt, records)
-            SELECT json_extract(body, '$.productId'), MIN(createdAt), MAX(createdAt), COUNT(*)
-            FROM playlogOutbox WHERE kind = 'consumption' AND state = 'pending' AND json_valid(body)
-                AND json_extract(body, '$.productId') IS NOT NULL
-            GROUP BY json_extract(body, '$.productId')
-            """)
+        try db.execute(
+            sql: """
+                INSERT OR IGNORE INTO consumedProducts (productId, firstAt, lastAt, records)
+                SELECT json_extract(body, '$.productId'), MIN(createdAt), MAX(createdAt), COUNT(*)
+                FROM playlogOutbox WHERE kind = 'consumption' AND state = 'pending' AND json_valid(body)
+                    AND json_extract(body, '$.productId') IS NOT NULL
+                GROUP BY json_extract(body, '$.productId')
+                """)
     }
 }

@@ -14,7 +14,7 @@ extension StateDB {
             // Key/value settings persisted by the services (policy, player config, trusted time).
             try db.create(table: "settings") { t in
                 t.primaryKey("key", .text)
-                t.column("value", .text).notNull()           // JSON
+                t.column("value", .text).notNull() // JSON
                 t.column("updatedAt", .datetime).notNull()
             }
             // Offline stations (Feed.fm): what the server last said about each one.
@@ -34,10 +34,10 @@ extension StateDB {
             // file is deleted only when nothing references it.
             try db.create(table: "files") { t in
                 t.autoIncrementedPrimaryKey("id")
-                t.column("urlPath", .text).notNull().unique()    // cache key: URL path only
+                t.column("urlPath", .text).notNull().unique() // cache key: URL path only
                 t.column("localPath", .text).notNull().unique()
                 t.column("mimeType", .text)
-                t.column("sizeBytes", .integer)                 // declared by the origin
+                t.column("sizeBytes", .integer) // declared by the origin
                 t.column("sha256", .text)
                 t.column("bytesOnDisk", .integer).notNull().defaults(to: 0)
                 t.column("etag", .text)
@@ -48,7 +48,7 @@ extension StateDB {
             }
             // Playable items (tracks, videos), whether from a station or offlined on their own.
             try db.create(table: "mediaItems") { t in
-                t.primaryKey("id", .text)                      // the actual product id
+                t.primaryKey("id", .text) // the actual product id
                 t.column("productType", .text).notNull().defaults(to: "TRACK")
                 t.column("title", .text)
                 t.column("artist", .text)
@@ -85,7 +85,7 @@ extension StateDB {
                 t.column("offlineRevalidateAt", .datetime)
                 t.column("offlineValidUntil", .datetime)
                 t.column("allowCellular", .boolean).notNull().defaults(to: false)
-                t.column("options", .text)                     // JSON: bitrate, subtitles, rental…
+                t.column("options", .text) // JSON: bitrate, subtitles, rental…
                 t.column("error", .text)
                 t.column("requestedAt", .datetime).notNull()
                 t.column("startedAt", .datetime)
@@ -111,13 +111,13 @@ extension StateDB {
                 t.column("kind", .text).notNull().check { ["purchase", "rental"].contains($0) }
                 t.column("requestedAt", .datetime).notNull()
                 t.column("expiresAt", .datetime)
-                t.column("keys", .blob)                        // JSON {keyId: base64}
+                t.column("keys", .blob) // JSON {keyId: base64}
             }
             // The reporter's outbox: plays and consumption records waiting for the origin.
             try db.create(table: "playlogOutbox") { t in
-                t.primaryKey("recordId", .text)                // eventId or recordId (UUID)
+                t.primaryKey("recordId", .text) // eventId or recordId (UUID)
                 t.column("kind", .text).notNull().check { ["play", "consumption"].contains($0) }
-                t.column("body", .text).notNull()              // the JSON sent to the origin
+                t.column("body", .text).notNull() // the JSON sent to the origin
                 t.column("sizeBytes", .integer).notNull()
                 t.column("state", .text).notNull().defaults(to: "pending")
                     .check { ["pending", "delivered", "rejected"].contains($0) }

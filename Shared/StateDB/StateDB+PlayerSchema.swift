@@ -8,12 +8,12 @@ extension StateDB {
     /// crash, a kill -9 or a reporter that is down never loses one.
     static func playerSchemaV2(_ db: Database) throws {
         try db.create(table: "playerPlays") { t in
-            t.primaryKey("eventId", .text)                 // UUID; the reporter and origin dedupe on it
+            t.primaryKey("eventId", .text) // UUID; the reporter and origin dedupe on it
             // 'open': the play is going on and `body` holds its progress so far (rewritten every few
             // seconds); 'ready': closed, waiting to be handed to the reporter. Deleted once the
             // reporter answered success.
             t.column("state", .text).notNull().check { ["open", "ready"].contains($0) }
-            t.column("body", .text).notNull()              // the play event as JSON
+            t.column("body", .text).notNull() // the play event as JSON
             t.column("attempts", .integer).notNull().defaults(to: 0)
             t.column("lastError", .text)
             t.column("createdAt", .datetime).notNull()

@@ -15,11 +15,11 @@ extension StateDB {
             t.autoIncrementedPrimaryKey("id")
             t.column("startedAt", .datetime).notNull()
             t.column("endedAt", .datetime).notNull()
-            t.column("records", .integer).notNull()            // records sent in this attempt
+            t.column("records", .integer).notNull() // records sent in this attempt
             t.column("accepted", .integer).notNull().defaults(to: 0)
             t.column("rejected", .integer).notNull().defaults(to: 0)
             t.column("result", .text).notNull().check { ["delivered", "failed"].contains($0) }
-            t.column("error", .text)                           // JSON {name, message, status?} when failed
+            t.column("error", .text) // JSON {name, message, status?} when failed
         }
     }
 
@@ -44,9 +44,9 @@ extension StateDB {
     /// same columns and rows (rowids kept: they are the delivery order) and its index made again.
     static func reporterSchemaV8(_ db: Database) throws {
         try db.create(table: "playlogOutbox_v8") { t in
-            t.primaryKey("recordId", .text)                // eventId or recordId (UUID)
+            t.primaryKey("recordId", .text) // eventId or recordId (UUID)
             t.column("kind", .text).notNull().check { ["play", "consumption", "metric"].contains($0) }
-            t.column("body", .text).notNull()              // the JSON sent to the origin
+            t.column("body", .text).notNull() // the JSON sent to the origin
             t.column("sizeBytes", .integer).notNull()
             t.column("state", .text).notNull().defaults(to: "pending")
                 .check { ["pending", "delivered", "rejected"].contains($0) }
@@ -55,10 +55,11 @@ extension StateDB {
             t.column("createdAt", .datetime).notNull()
             t.column("deliveredAt", .datetime)
         }
-        try db.execute(sql: """
-            INSERT INTO playlogOutbox_v8 (rowid, recordId, kind, body, sizeBytes, state, attempts, reason, createdAt, deliveredAt)
-            SELECT rowid, recordId, kind, body, sizeBytes, state, attempts, reason, createdAt, deliveredAt FROM playlogOutbox
-            """)
+        try db.execute(
+            sql: """
+                INSERT INTO playlogOutbox_v8 (rowid, recordId, kind, body, sizeBytes, state, attempts, reason, createdAt, deliveredAt)
+                SELECT rowid, recordId, kind, body, sizeBytes, state, attempts, reason, createdAt, deliveredAt FROM playlogOutbox
+                """)
         try db.drop(table: "playlogOutbox")
         try db.rename(table: "playlogOutbox_v8", to: "playlogOutbox")
         try db.create(index: "playlogOutbox_state", on: "playlogOutbox", columns: ["state"])

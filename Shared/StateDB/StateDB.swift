@@ -56,8 +56,10 @@ public final class StateDB: Sendable {
                 // version relies on.
                 let (unknown, required) = try pool.read { try Self.unknownMigrations($0) }
                 if !required.isEmpty {
-                    throw StateDBError(.schemaTooNew,
-                        "The catalog at \(path) was written by a newer Cassette (migrations \(required.joined(separator: ", ")) change what this version relies on); install that version or a newer one.")
+                    throw StateDBError(
+                        .schemaTooNew,
+                        "The catalog at \(path) was written by a newer Cassette (migrations \(required.joined(separator: ", ")) change what this version relies on); install that version or a newer one."
+                    )
                 }
                 // GRDB sets the writer connection of a pool to synchronous=NORMAL when it turns
                 // WAL on, after `prepareDatabase` ran: NORMAL syncs only at checkpoints, so a

@@ -75,13 +75,16 @@ public enum TrustedClock {
     /// Records a server time as received. The anchor moves to it; the floor keeps the trusted
     /// time just before, so an older server time cannot move the answer back.
     @discardableResult
-    public static func record(serverTime: Date, bootNanos: UInt64, db: Database,
-                              readings: Readings = .current()) throws -> Date {
+    public static func record(
+        serverTime: Date, bootNanos: UInt64, db: Database,
+        readings: Readings = .current()
+    ) throws -> Date {
         let previous = try load(db: db)
         let before = previous.map { now(anchor: $0, readings: readings) } ?? .distantPast
         // A sample taken in this boot; an id other than ours cannot be (it was just received).
-        let anchor = Anchor(serverTime: serverTime, bootNanos: bootNanos, bootId: readings.bootId,
-                            floor: max(before, previous?.floor ?? .distantPast))
+        let anchor = Anchor(
+            serverTime: serverTime, bootNanos: bootNanos, bootId: readings.bootId,
+            floor: max(before, previous?.floor ?? .distantPast))
         try save(anchor, db: db)
         return now(anchor: anchor, readings: readings)
     }
@@ -97,23 +100,28 @@ public enum TrustedClock {
         guard let previous = try load(db: db) else { return }
         if previous.bootId == readings.bootId { return }
         let current = now(anchor: previous, readings: readings)
-        try save(Anchor(serverTime: current, bootNanos: readings.bootNanos, bootId: readings.bootId, floor: current),
-                 db: db)
+        try save(
+            Anchor(serverTime: current, bootNanos: readings.bootNanos, bootId: readings.bootId, floor: current),
+            db: db)
     }
 
     public static func load(db: Database) throws -> Anchor? {
-        guard let text = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?",
-                                             arguments: [settingsKey]) else { return nil }
+        guard
+            let text = try String.fetchOne(
+                db, sql: "SELECT value FROM settings WHERE key = ?",
+                arguments: [settingsKey])
+        else { return nil }
         // An unreadable value is treated as absent rather than stopping playback.
         return try? decoder.decode(Anchor.self, from: Data(text.utf8))
     }
 
     static func save(_ anchor: Anchor, db: Database) throws {
         let text = String(decoding: try encoder.encode(anchor), as: UTF8.self)
-        try db.execute(sql: """
-            INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
-            ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
-            """, arguments: [settingsKey, text, Date().databaseText])
+        try db.execute(
+            sql: """
+                INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
+                ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
+                """, arguments: [settingsKey, text, Date().databaseText])
     }
 
     /// CLOCK_BOOTTIME in nanoseconds.

@@ -34,8 +34,10 @@ public struct JournalLogHandler: LogHandler {
         var merged = metadata
         event.metadata?.forEach { merged[$0.key] = $0.value }
         if let error = event.error { merged["error"] = "\(error)" }
-        var fields = ["SYSLOG_IDENTIFIER=\(label)", "CODE_FILE=\(event.file)", "CODE_LINE=\(event.line)",
-                      "CODE_FUNC=\(event.function)"]
+        var fields = [
+            "SYSLOG_IDENTIFIER=\(label)", "CODE_FILE=\(event.file)", "CODE_LINE=\(event.line)",
+            "CODE_FUNC=\(event.function)",
+        ]
         if let id = merged.removeValue(forKey: LogMessageID.metadataKey) {
             fields.append("MESSAGE_ID=\(id)")
         }
@@ -43,7 +45,9 @@ public struct JournalLogHandler: LogHandler {
             let name = key.uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }
             fields.append("CASSETTE_\(String(name))=\(value)")
         }
-        let text = merged.isEmpty ? event.message.description
+        let text =
+            merged.isEmpty
+            ? event.message.description
             : event.message.description + " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         return (text, fields)
     }
@@ -67,7 +71,9 @@ public enum LogBootstrap {
     public static func bootstrap(label: String, level: Logger.Level = .info) {
         let toJournal = stderrIsJournal()
         LoggingSystem.bootstrap { name in
-            var handler: LogHandler = toJournal ? JournalLogHandler(label: label)
+            var handler: LogHandler =
+                toJournal
+                ? JournalLogHandler(label: label)
                 : TerminalLogHandler(StreamLogHandler.standardError(label: name))
             handler.logLevel = level
             return handler

@@ -14,9 +14,11 @@ public struct WatchdogService: Service {
 
     /// nil when the manager asked for no watchdog (or asked another PID).
     /// - Parameter ready: returns once READY=1 was sent; no ping goes out before it.
-    public init?(notifier: SystemdNotifier = SystemdNotifier(), logger: Logger,
-                 after ready: @escaping @Sendable () async -> Void = {},
-                 isHealthy: @escaping @Sendable () async -> Bool) {
+    public init?(
+        notifier: SystemdNotifier = SystemdNotifier(), logger: Logger,
+        after ready: @escaping @Sendable () async -> Void = {},
+        isHealthy: @escaping @Sendable () async -> Bool
+    ) {
         var usec: UInt64 = 0
         guard sd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
         self.interval = .microseconds(Int64(usec / 2))

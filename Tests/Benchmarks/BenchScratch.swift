@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Wire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Connects to a service's socket once `child` listens there. A child that exits first, or
 /// `seconds` without a connection, is an error naming `name`.

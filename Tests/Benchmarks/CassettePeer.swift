@@ -71,8 +71,9 @@ struct CassettePlayer {
     static func start(binary: String, root: String, ioTimeout: Double, startTimeout: Double) throws -> CassettePlayer {
         let runtime = root + "/p", state = root + "/ps"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        let process = try ChildProcesses.shared.launch(binary, CassettePlayer.arguments(runtime: runtime, state: state),
-                                                       logFile: root + "/player.log")
+        let process = try ChildProcesses.shared.launch(
+            binary, CassettePlayer.arguments(runtime: runtime, state: state),
+            logFile: root + "/player.log")
         let socketPath = runtime + "/player.sock"
         let until = deadline(after: startTimeout)
         let connection = try CassetteConnection(path: socketPath, ioTimeout: ioTimeout, connectUntil: until)

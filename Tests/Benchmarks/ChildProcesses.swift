@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A process the benchmark started (with `posix_spawn`, not Foundation's `Process`: the

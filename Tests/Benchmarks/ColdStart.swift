@@ -35,14 +35,16 @@ enum ColdStart {
         for run in 0...s.runs {
             unlink(socketPath)
             let launched = monotonicNanos()
-            let process = try ChildProcesses.shared.launch(activator,
+            let process = try ChildProcesses.shared.launch(
+                activator,
                 ["-l", socketPath, "--fdname=player", player] + CassettePlayer.arguments(runtime: runtime, state: state),
                 logFile: root + "/activation.log")
             defer { ChildProcesses.shared.stop(process) }
             try waitForPath(socketPath, process: process, seconds: s.startTimeout)
             let connecting = monotonicNanos()
-            let connection = try CassetteConnection(path: socketPath, ioTimeout: s.startTimeout,
-                                                    connectUntil: deadline(after: s.startTimeout))
+            let connection = try CassetteConnection(
+                path: socketPath, ioTimeout: s.startTimeout,
+                connectUntil: deadline(after: s.startTimeout))
             try connection.status()
             let answered = monotonicNanos()
             if run == 0 {
@@ -52,9 +54,10 @@ enum ColdStart {
                 launchSamples.append(answered - launched)
             }
         }
-        return ColdStartResult(firstStartMillis: first, connectToAnswer: LatencyStats(samples: connectSamples),
-                               launchToAnswer: LatencyStats(samples: launchSamples), runs: s.runs,
-                               mode: "systemd-socket-activate -l PATH --fdname=player (no --accept)")
+        return ColdStartResult(
+            firstStartMillis: first, connectToAnswer: LatencyStats(samples: connectSamples),
+            launchToAnswer: LatencyStats(samples: launchSamples), runs: s.runs,
+            mode: "systemd-socket-activate -l PATH --fdname=player (no --accept)")
     }
 
     /// `runs` + 1 starts of `mpd --no-daemon`: time from launch until its socket answers
@@ -67,15 +70,17 @@ enum ColdStart {
             let launched = monotonicNanos()
             let process = try setup.launch()
             defer { ChildProcesses.shared.stop(process) }
-            let connection = try MPDConnection(path: setup.socketPath, ioTimeout: s.startTimeout,
-                                               connectUntil: deadline(after: s.startTimeout))
+            let connection = try MPDConnection(
+                path: setup.socketPath, ioTimeout: s.startTimeout,
+                connectUntil: deadline(after: s.startTimeout))
             try connection.status()
             let answered = monotonicNanos()
             if run == 0 { first = Double(answered - launched) / 1e6 } else { launchSamples.append(answered - launched) }
         }
-        return ColdStartResult(firstStartMillis: first, connectToAnswer: nil,
-                               launchToAnswer: LatencyStats(samples: launchSamples), runs: s.runs,
-                               mode: "mpd --no-daemon, self-bound socket (no socket activation)")
+        return ColdStartResult(
+            firstStartMillis: first, connectToAnswer: nil,
+            launchToAnswer: LatencyStats(samples: launchSamples), runs: s.runs,
+            mode: "mpd --no-daemon, self-bound socket (no socket activation)")
     }
 
     /// Polls every 100 µs until `path` exists; fails early if the process died.

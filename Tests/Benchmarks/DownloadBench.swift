@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
 import Wire
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `cassette-bench download`: the downloader against curl and aria2c over loopback, from the
@@ -79,8 +80,12 @@ struct DownloadBench: AsyncParsableCommand {
         let big = "st-big", many = "st-many"
         progress("origin: generating synthetic content (1 × \(bigBytes) B, \(files) × \(fileBytes) B)")
         let generated = monotonicNanos()
-        _ = try DownloadPeers.timed(origin, ["generate", "--out", data, "--synthetic", "\(big)=1x\(bigBytes)",
-                                            "--synthetic", "\(many)=\(files)x\(fileBytes)"], log: root + "/origin.log")
+        _ = try DownloadPeers.timed(
+            origin,
+            [
+                "generate", "--out", data, "--synthetic", "\(big)=1x\(bigBytes)",
+                "--synthetic", "\(many)=\(files)x\(fileBytes)",
+            ], log: root + "/origin.log")
         progress(String(format: "origin: generated in %.1f s", Double(monotonicNanos() - generated) / 1e9))
         let server = try OriginServer.start(binary: origin, data: data, portFile: root + "/origin.port", log: root + "/origin.log")
         let (originChild, port) = (server.child, server.port)
@@ -99,33 +104,44 @@ struct DownloadBench: AsyncParsableCommand {
         guard !servers.isEmpty else { throw BenchError("no server to measure: \(nginx) is missing") }
         let hasAria = FileManager.default.isExecutableFile(atPath: aria2c)
 
-        var report = DownloadReport(parallel: parallel, bigBytes: bigBytes, files: files, fileBytes: fileBytes, aria2Skipped: !hasAria,
-                                    servers: servers.map(\.name))
+        var report = DownloadReport(
+            parallel: parallel, bigBytes: bigBytes, files: files, fileBytes: fileBytes, aria2Skipped: !hasAria,
+            servers: servers.map(\.name))
         if !skipBig {
             let items = try manifest(base: servers[0].base, station: big, root: root)
             guard let item = items.first, items.count == 1 else { throw BenchError("station \(big) should hold one file") }
             for round in 0..<bigRounds {
                 var runs: [(Server, String, () async throws -> DownloadReport.Sample)] = []
                 for server in round % 2 == 1 ? servers.reversed() : servers {
-                    let runner = DownloadCassette(binary: binDir + "/downloader", originURL: server.base, maxParallel: parallel,
-                                                  timeoutSeconds: timeout)
+                    let runner = DownloadCassette(
+                        binary: binDir + "/downloader", originURL: server.base, maxParallel: parallel,
+                        timeoutSeconds: timeout)
                     var peers: [(Server, String, () async throws -> DownloadReport.Sample)] = [
-                        (server, "cassette", {
-                            let outcome = try await runner.syncStation(big, expectedFiles: 1, folder: root + "/c\(round)")
-                            try Self.verify(outcome.mediaFolder, count: 1, size: Int64(self.bigBytes))
-                            report.add(server.name, big: true, "cassette-answer", .init(seconds: outcome.answerSeconds))
-                            return .init(seconds: outcome.seconds, cpuSeconds: outcome.cpuSeconds)
-                        }),
-                        (server, "curl", {
-                            let run = try DownloadPeers.curlOne(url: server.base + item.url, to: root + "/curl.bin", log: log)
-                            try DownloadPeers.verify(folder: root, names: ["curl.bin"], size: Int64(self.bigBytes))
-                            return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
-                        }),
-                        (server, "curl+fsync", {
-                            let run = try DownloadPeers.curlOneThenFsync(url: server.base + item.url, to: root + "/curlsync.bin", log: log)
-                            try DownloadPeers.verify(folder: root, names: ["curlsync.bin"], size: Int64(self.bigBytes))
-                            return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
-                        }),
+                        (
+                            server, "cassette",
+                            {
+                                let outcome = try await runner.syncStation(big, expectedFiles: 1, folder: root + "/c\(round)")
+                                try Self.verify(outcome.mediaFolder, count: 1, size: Int64(self.bigBytes))
+                                report.add(server.name, big: true, "cassette-answer", .init(seconds: outcome.answerSeconds))
+                                return .init(seconds: outcome.seconds, cpuSeconds: outcome.cpuSeconds)
+                            }
+                        ),
+                        (
+                            server, "curl",
+                            {
+                                let run = try DownloadPeers.curlOne(url: server.base + item.url, to: root + "/curl.bin", log: log)
+                                try DownloadPeers.verify(folder: root, names: ["curl.bin"], size: Int64(self.bigBytes))
+                                return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
+                            }
+                        ),
+                        (
+                            server, "curl+fsync",
+                            {
+                                let run = try DownloadPeers.curlOneThenFsync(url: server.base + item.url, to: root + "/curlsync.bin", log: log)
+                                try DownloadPeers.verify(folder: root, names: ["curlsync.bin"], size: Int64(self.bigBytes))
+                                return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
+                            }
+                        ),
                     ]
                     if round % 2 == 1 { peers.reverse() }
                     runs += peers
@@ -148,37 +164,51 @@ struct DownloadBench: AsyncParsableCommand {
             for round in 0..<stationRounds {
                 var runs: [(Server, String, () async throws -> DownloadReport.Sample)] = []
                 for server in round % 2 == 1 ? servers.reversed() : servers {
-                    let runner = DownloadCassette(binary: binDir + "/downloader", originURL: server.base, maxParallel: parallel,
-                                                  timeoutSeconds: timeout)
+                    let runner = DownloadCassette(
+                        binary: binDir + "/downloader", originURL: server.base, maxParallel: parallel,
+                        timeoutSeconds: timeout)
                     let checked = items.map { (url: server.base + $0.url, name: $0.id + ".bin", sha256: $0.sha256) }
                     let urls = checked.map { (url: $0.url, name: $0.name) }
                     var peers: [(Server, String, () async throws -> DownloadReport.Sample)] = [
-                        (server, "cassette", {
-                            let outcome = try await runner.syncStation(many, expectedFiles: self.files, folder: root + "/c\(round)\(server.name)")
-                            try Self.verify(outcome.mediaFolder, count: self.files, size: Int64(self.fileBytes))
-                            report.add(server.name, big: false, "cassette-answer", .init(seconds: outcome.answerSeconds))
-                            return .init(seconds: outcome.seconds, cpuSeconds: outcome.cpuSeconds)
-                        }),
-                        (server, "curl", {
-                            let folder = root + "/curl-\(round)\(server.name)"
-                            let run = try DownloadPeers.curlParallel(urls: urls, into: folder, parallel: self.parallel, log: log)
-                            try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
-                            return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
-                        }),
-                        (server, "curl+verify", {
-                            let folder = root + "/curlv-\(round)\(server.name)"
-                            let run = try DownloadPeers.curlParallelThenVerify(urls: checked, into: folder, parallel: self.parallel, log: log)
-                            try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
-                            return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
-                        }),
+                        (
+                            server, "cassette",
+                            {
+                                let outcome = try await runner.syncStation(many, expectedFiles: self.files, folder: root + "/c\(round)\(server.name)")
+                                try Self.verify(outcome.mediaFolder, count: self.files, size: Int64(self.fileBytes))
+                                report.add(server.name, big: false, "cassette-answer", .init(seconds: outcome.answerSeconds))
+                                return .init(seconds: outcome.seconds, cpuSeconds: outcome.cpuSeconds)
+                            }
+                        ),
+                        (
+                            server, "curl",
+                            {
+                                let folder = root + "/curl-\(round)\(server.name)"
+                                let run = try DownloadPeers.curlParallel(urls: urls, into: folder, parallel: self.parallel, log: log)
+                                try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
+                                return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
+                            }
+                        ),
+                        (
+                            server, "curl+verify",
+                            {
+                                let folder = root + "/curlv-\(round)\(server.name)"
+                                let run = try DownloadPeers.curlParallelThenVerify(urls: checked, into: folder, parallel: self.parallel, log: log)
+                                try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
+                                return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
+                            }
+                        ),
                     ]
                     if hasAria {
-                        peers.append((server, "aria2c", {
-                            let folder = root + "/aria-\(round)\(server.name)"
-                            let run = try DownloadPeers.aria2c(self.aria2c, urls: urls, into: folder, parallel: self.parallel, log: log)
-                            try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
-                            return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
-                        }))
+                        peers.append(
+                            (
+                                server, "aria2c",
+                                {
+                                    let folder = root + "/aria-\(round)\(server.name)"
+                                    let run = try DownloadPeers.aria2c(self.aria2c, urls: urls, into: folder, parallel: self.parallel, log: log)
+                                    try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
+                                    return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
+                                }
+                            ))
                     }
                     if round % 2 == 1 { peers.reverse() }
                     runs += peers
@@ -194,8 +224,10 @@ struct DownloadBench: AsyncParsableCommand {
             }
             try settle(root: root)
         }
-        print(report.text(machine: MachineFacts.collect(binDir: binDir), disk: ScratchDisk.describe(path: root),
-                          loadAverage: Self.loadAverage()))
+        print(
+            report.text(
+                machine: MachineFacts.collect(binDir: binDir), disk: ScratchDisk.describe(path: root),
+                loadAverage: Self.loadAverage()))
     }
 
     /// One server the peers fetch from, and the processes whose CPU time counts as its own.
@@ -230,13 +262,18 @@ struct DownloadBench: AsyncParsableCommand {
     /// The station's manifest as a fresh device gets it: (id, relative URL, SHA-256) per item.
     private func manifest(base: String, station: String, root: String) throws -> [(id: String, url: String, sha256: String)] {
         let out = root + "/manifest-\(station).json"
-        _ = try DownloadPeers.timed("/usr/bin/curl", ["-sS", "--fail", "-u", "demo:demo", "-X", "POST", "-H", "Content-Type: application/json",
-                                                     "-d", "{}", "-o", out, base + "/v1/stations/\(station)/offline"],
-                                    log: root + "/tools.log")
+        _ = try DownloadPeers.timed(
+            "/usr/bin/curl",
+            [
+                "-sS", "--fail", "-u", "demo:demo", "-X", "POST", "-H", "Content-Type: application/json",
+                "-d", "{}", "-o", out, base + "/v1/stations/\(station)/offline",
+            ],
+            log: root + "/tools.log")
         let json = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: out))))
         return (json["items"]?.arrayValue ?? []).compactMap { item in
             guard let id = item["id"]?.stringValue, let url = item["url"]?.stringValue,
-                  let sha256 = item["sha256"]?.stringValue else { return nil }
+                let sha256 = item["sha256"]?.stringValue
+            else { return nil }
             return (id, url, sha256)
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
 import Wire
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Cassette's side of the download benchmark: the real release `downloader`, started on an
@@ -52,11 +53,13 @@ struct DownloadCassette {
         let seconds = Double(done - begin) / 1e9
         let cpu = ProcessCPU.seconds(pid: child.pid) - cpuBefore
         guard let completed = try? await client.call("stations.list"),
-              let entry = completed["localOffline"]?.arrayValue?.first(where: { $0["id"]?.stringValue == stationId }),
-              entry["verifiedCount"]?.intValue == expectedFiles else {
+            let entry = completed["localOffline"]?.arrayValue?.first(where: { $0["id"]?.stringValue == stationId }),
+            entry["verifiedCount"]?.intValue == expectedFiles
+        else {
             throw BenchError("after StationDownloadComplete the catalog does not show \(expectedFiles) verified items of \(stationId)")
         }
-        return Outcome(seconds: seconds, answerSeconds: Double(answered - begin) / 1e9, cpuSeconds: cpu, files: expectedFiles, mediaFolder: state + "/media/tracks")
+        return Outcome(
+            seconds: seconds, answerSeconds: Double(answered - begin) / 1e9, cpuSeconds: cpu, files: expectedFiles, mediaFolder: state + "/media/tracks")
     }
 
     private func waitCatalogReady(_ client: RPCClient) async throws {

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The download benchmark's peers: curl and aria2c as command-line tools, each timed from
@@ -34,8 +35,10 @@ enum DownloadPeers {
     /// checked against the manifest's, then `sync -f` (one `syncfs` of the file system: the
     /// cheapest way to make all of them durable at once, though it flushes every other program's
     /// dirty data too, which is why Cassette fsyncs its own files instead).
-    static func curlParallelThenVerify(urls: [(url: String, name: String, sha256: String)], into folder: String,
-                                       parallel: Int, log: String) throws -> Run {
+    static func curlParallelThenVerify(
+        urls: [(url: String, name: String, sha256: String)], into folder: String,
+        parallel: Int, log: String
+    ) throws -> Run {
         let begin = monotonicNanos()
         let fetched = try curlParallel(urls: urls.map { ($0.url, $0.name) }, into: folder, parallel: parallel, log: log)
         let digests = folder + ".sha256"
@@ -50,8 +53,9 @@ enum DownloadPeers {
             throw BenchError("openssl: \(folder)/\(item.name) does not match the manifest's sha256; see \(digests)")
         }
         let synced = try timedRun("/usr/bin/sync", ["-f", folder], log: log)
-        return Run(seconds: Double(monotonicNanos() - begin) / 1e9,
-                   cpuSeconds: fetched.cpuSeconds + hashed.cpuSeconds + synced.cpuSeconds)
+        return Run(
+            seconds: Double(monotonicNanos() - begin) / 1e9,
+            cpuSeconds: fetched.cpuSeconds + hashed.cpuSeconds + synced.cpuSeconds)
     }
 
     /// `aria2c -j8 -i LIST -d FOLDER`, quiet, with its defaults otherwise (file allocation
@@ -85,7 +89,8 @@ enum DownloadPeers {
             guard errno == EINTR else { throw BenchError.system("wait4 \(executable)") }
         }
         let seconds = Double(monotonicNanos() - begin) / 1e9
-        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        let cpu =
+            Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         ChildProcesses.shared.stop(child)
         let exited = status & 0x7f == 0

@@ -33,31 +33,40 @@ struct DownloadReport {
     }
 
     func text(machine: MachineFacts, disk: ScratchDisk, loadAverage: String) -> String {
-        var lines = ["machine: nproc \(machine.nproc), \(machine.cpuModel), \(machine.memoryTotal) RAM, \(machine.os), kernel \(machine.kernel)",
-                     "build:   cassette binaries \(machine.cassetteBuild), cassette-bench \(machine.benchBuild)",
-                     disk.line,
-                     "load average at the end: \(loadAverage)", ""]
+        var lines = [
+            "machine: nproc \(machine.nproc), \(machine.cpuModel), \(machine.memoryTotal) RAM, \(machine.os), kernel \(machine.kernel)",
+            "build:   cassette binaries \(machine.cassetteBuild), cassette-bench \(machine.benchBuild)",
+            disk.line,
+            "load average at the end: \(loadAverage)", "",
+        ]
         let gib = Double(1 << 30)
         for server in servers {
             if let big = big[server], !big.isEmpty {
-                lines.append("[\(server)] 1 file of \(bigBytes) B over loopback (\(big["cassette"]?.count ?? 0) rounds; goal: cassette ≥ 0.95 × curl's throughput)")
-                lines += table(big, bytes: Double(bigBytes), peers: [
-                    ("cassette", "cassette downloader (sha256+fsync+rename+dir fsync+catalog)"),
-                    ("cassette-answer", "  of which: until stations.sync answered"),
-                    ("curl", "curl -o"),
-                    ("curl+fsync", "curl -o, then sync FILE (fsync)"),
-                ])
+                lines.append(
+                    "[\(server)] 1 file of \(bigBytes) B over loopback (\(big["cassette"]?.count ?? 0) rounds; goal: cassette ≥ 0.95 × curl's throughput)")
+                lines += table(
+                    big, bytes: Double(bigBytes),
+                    peers: [
+                        ("cassette", "cassette downloader (sha256+fsync+rename+dir fsync+catalog)"),
+                        ("cassette-answer", "  of which: until stations.sync answered"),
+                        ("curl", "curl -o"),
+                        ("curl+fsync", "curl -o, then sync FILE (fsync)"),
+                    ])
                 lines.append("")
             }
             if let station = station[server], !station.isEmpty {
-                lines.append("[\(server)] station of \(files) × \(fileBytes) B over loopback, \(parallel) at once (\(station["cassette"]?.count ?? 0) rounds; goal: cassette no slower than curl --parallel)")
-                lines += table(station, bytes: Double(files * fileBytes), peers: [
-                    ("cassette", "cassette downloader, maxParallel \(parallel) (sha256+fsync per file, grouped commit)"),
-                    ("cassette-answer", "  of which: until stations.sync answered"),
-                    ("curl", "curl --parallel --parallel-max \(parallel) -K list"),
-                    ("curl+verify", "  then openssl sha256 of each file, checked, and sync -f"),
-                    ("aria2c", aria2Skipped ? "aria2c: skipped (not installed)" : "aria2c -j\(parallel) -i list"),
-                ])
+                lines.append(
+                    "[\(server)] station of \(files) × \(fileBytes) B over loopback, \(parallel) at once (\(station["cassette"]?.count ?? 0) rounds; goal: cassette no slower than curl --parallel)"
+                )
+                lines += table(
+                    station, bytes: Double(files * fileBytes),
+                    peers: [
+                        ("cassette", "cassette downloader, maxParallel \(parallel) (sha256+fsync per file, grouped commit)"),
+                        ("cassette-answer", "  of which: until stations.sync answered"),
+                        ("curl", "curl --parallel --parallel-max \(parallel) -K list"),
+                        ("curl+verify", "  then openssl sha256 of each file, checked, and sync -f"),
+                        ("aria2c", aria2Skipped ? "aria2c: skipped (not installed)" : "aria2c -j\(parallel) -i list"),
+                    ])
                 lines.append("")
             }
         }
@@ -73,7 +82,8 @@ struct DownloadReport {
         }
         var rows = [["goal (medians of alternating rounds)"] + servers + ["target"]]
         rows.append(["station: cassette wall time / curl --parallel's"] + servers.map { cell(ratio(station[$0], "cassette", "curl", \.seconds)) } + ["≤ 1.00×"])
-        rows.append(["station: cassette / curl, openssl sha256, sync -f"] + servers.map { cell(ratio(station[$0], "cassette", "curl+verify", \.seconds)) } + [""])
+        rows.append(
+            ["station: cassette / curl, openssl sha256, sync -f"] + servers.map { cell(ratio(station[$0], "cassette", "curl+verify", \.seconds)) } + [""])
         rows.append(["1 GiB: cassette throughput / curl -o's"] + servers.map { cell(ratio(big[$0], "curl", "cassette", \.seconds)) } + ["≥ 0.95×"])
         rows.append(["station: CPU s/GiB, cassette"] + servers.map { cpu(station[$0], "cassette", bytes: Double(files * fileBytes)) } + [""])
         rows.append(["station: CPU s/GiB, curl --parallel"] + servers.map { cpu(station[$0], "curl", bytes: Double(files * fileBytes)) } + [""])
@@ -81,7 +91,8 @@ struct DownloadReport {
         rows.append(["1 GiB: CPU s/GiB, curl -o"] + servers.map { cpu(big[$0], "curl", bytes: Double(bigBytes)) } + [""])
         lines += Self.format(rows)
         lines.append("")
-        lines.append("""
+        lines.append(
+            """
             notes: median wall time per peer; the peers run alternately within each round (order reversed every other round).
                    ratio = cassette's throughput / the peer's (above 1: cassette faster).
                    cassette: the release `downloader` on a fresh state folder, timed from sending stations.sync on its socket to
@@ -122,10 +133,12 @@ struct DownloadReport {
             let values = samples.map(\.seconds)
             let answer = key == "cassette-answer"
             let ratio = key.hasPrefix("cassette") ? "—" : cassette.map { String(format: "%.2f×", median / $0) } ?? "—"
-            rows.append([title, String(format: "%.3f", median), String(format: "%.3f", values.min()!),
-                         String(format: "%.3f", values.max()!), answer ? "—" : String(format: "%.0f", bytes / median / 1e6), ratio,
-                         answer ? "—" : String(format: "%.2f", Self.median(samples.map(\.cpuSeconds))! / gib),
-                         answer ? "—" : String(format: "%.2f", Self.median(samples.map(\.serverCPUSeconds))! / gib)])
+            rows.append([
+                title, String(format: "%.3f", median), String(format: "%.3f", values.min()!),
+                String(format: "%.3f", values.max()!), answer ? "—" : String(format: "%.0f", bytes / median / 1e6), ratio,
+                answer ? "—" : String(format: "%.2f", Self.median(samples.map(\.cpuSeconds))! / gib),
+                answer ? "—" : String(format: "%.2f", Self.median(samples.map(\.serverCPUSeconds))! / gib),
+            ])
         }
         return Self.format(rows)
     }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The servers the download benchmark fetches from: the reference origin itself, and nginx in
@@ -13,18 +14,22 @@ enum DownloadServers {
     /// URL once it accepts connections.
     /// Its base URL, and the pid of its master process (the one launched: `daemon off`).
     static func startNginx(_ binary: String, folder: String, mediaRoot: String, originPort: String) throws -> (base: String, pid: pid_t) {
-        try startNginx(binary, folder: folder, server: { port in """
-            listen 127.0.0.1:\(port);
-            root \(mediaRoot);
-            location /media/ { }
-            location /img/ { }
-            location / {
-                proxy_pass http://127.0.0.1:\(originPort);
-                proxy_http_version 1.1;
-                proxy_set_header Connection "";
-                proxy_buffering off;
-            }
-            """ })
+        try startNginx(
+            binary, folder: folder,
+            server: { port in
+                """
+                listen 127.0.0.1:\(port);
+                root \(mediaRoot);
+                location /media/ { }
+                location /img/ { }
+                location / {
+                    proxy_pass http://127.0.0.1:\(originPort);
+                    proxy_http_version 1.1;
+                    proxy_set_header Connection "";
+                    proxy_buffering off;
+                }
+                """
+            })
     }
 
     /// Starts nginx (`sendfile on`, keep-alive, no access log) with one `server` block, given
@@ -62,8 +67,9 @@ enum DownloadServers {
 
             """
         try config.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
-        let master = try ChildProcesses.shared.launch(binary, ["-p", folder, "-e", folder + "/error.log", "-c", folder + "/nginx.conf"],
-                                                      logFile: folder + "/nginx.log")
+        let master = try ChildProcesses.shared.launch(
+            binary, ["-p", folder, "-e", folder + "/error.log", "-c", folder + "/nginx.conf"],
+            logFile: folder + "/nginx.log")
         let until = deadline(after: 30)
         while !canConnect(port: port) {
             guard monotonicNanos() < until else { throw BenchError("nginx did not listen on port \(port); see \(folder)/error.log") }
@@ -113,7 +119,8 @@ enum ProcessCPU {
     /// Seconds of CPU a running process has used so far (/proc/PID/stat utime + stime).
     static func seconds(pid: pid_t) -> Double {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return 0 }
+            let close = text.lastIndex(of: ")")
+        else { return 0 }
         // After "pid (comm)": state is field 3, utime field 14, stime field 15.
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }

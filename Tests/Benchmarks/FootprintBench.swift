@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
 import TestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `cassette-bench footprint`: what each Cassette binary links and what each daemon holds
@@ -85,19 +86,27 @@ struct FootprintBench: AsyncParsableCommand {
         var origins = Origins()
         if !noOrigin {
             let originBinary = URL(fileURLWithPath: binDir).appendingPathComponent("cassette-origin").path
-            origins.demo = try OriginServer.start(binary: originBinary, data: root + "/origin", portFile: root + "/origin.port",
-                                                  extra: ["--tracks-per-station", "1", "--seconds", "8"],
-                                                  log: root + "/origin.log", timeoutSeconds: 120).baseURL
+            origins.demo = try OriginServer.start(
+                binary: originBinary, data: root + "/origin", portFile: root + "/origin.port",
+                extra: ["--tracks-per-station", "1", "--seconds", "8"],
+                log: root + "/origin.log", timeoutSeconds: 120
+            ).baseURL
             try #"{"clientToken":"demo","clientSecret":"demo"}"#.write(toFile: root + "/cassette.json", atomically: true, encoding: .utf8)
             if syncFiles > 0 {
                 // A second origin serves the station the downloader syncs under load: a synthetic
                 // catalog holds only synthetic stations, and the player needs the demo's tr-1.
                 progress("origin: generating \(Self.syncStation), \(syncFiles) files of \(syncFileBytes) bytes")
-                _ = try DownloadPeers.timed(originBinary, ["generate", "--out", root + "/synthetic", "--synthetic",
-                                                           "\(Self.syncStation)=\(syncFiles)x\(syncFileBytes)"],
-                                            log: root + "/synthetic-origin.log")
-                origins.sync = try OriginServer.start(binary: originBinary, data: root + "/synthetic", portFile: root + "/synthetic.port",
-                                                      log: root + "/synthetic-origin.log").baseURL
+                _ = try DownloadPeers.timed(
+                    originBinary,
+                    [
+                        "generate", "--out", root + "/synthetic", "--synthetic",
+                        "\(Self.syncStation)=\(syncFiles)x\(syncFileBytes)",
+                    ],
+                    log: root + "/synthetic-origin.log")
+                origins.sync = try OriginServer.start(
+                    binary: originBinary, data: root + "/synthetic", portFile: root + "/synthetic.port",
+                    log: root + "/synthetic-origin.log"
+                ).baseURL
             }
         }
 
@@ -112,7 +121,8 @@ struct FootprintBench: AsyncParsableCommand {
         print("")
         print(report.table(rounds: rounds, burst: burstRequests))
         print("")
-        print("""
+        print(
+            """
             notes: "ldd" counts the shared objects the loader resolves for the binary (vdso excluded); "mapped" counts the
                    distinct shared objects in /proc/PID/maps of the running daemon (dlopen'ed ones included).
                    RSS, PSS (shared pages divided among the processes mapping them), anonymous RSS and threads come from
@@ -241,7 +251,8 @@ struct FootprintBench: AsyncParsableCommand {
         }
         let until = deadline(after: 600)
         while try downloader.call("stations.list")["localOffline"]?.arrayValue?
-            .first(where: { $0["id"]?.stringValue == Self.syncStation })?["verifiedCount"]?.intValue != syncFiles {
+            .first(where: { $0["id"]?.stringValue == Self.syncStation })?["verifiedCount"]?.intValue != syncFiles
+        {
             guard monotonicNanos() < until else {
                 _ = try? sampler.finish()
                 throw BenchError("the downloader did not verify \(syncFiles) files within 600 s")
@@ -289,9 +300,10 @@ struct ProcessMemory: Codable, Sendable {
             let path = line[slash...]
             if path.contains(".so") { libraries.insert(path) }
         }
-        return ProcessMemory(rssKiB: kib("VmRSS", in: status), pssKiB: kib("Pss", in: rollup),
-                             anonKiB: kib("RssAnon", in: status), threads: kib("Threads", in: status),
-                             mappedLibraries: libraries.count)
+        return ProcessMemory(
+            rssKiB: kib("VmRSS", in: status), pssKiB: kib("Pss", in: rollup),
+            anonKiB: kib("RssAnon", in: status), threads: kib("Threads", in: status),
+            mappedLibraries: libraries.count)
     }
 }
 
@@ -353,16 +365,19 @@ struct FootprintReport: Codable, Sendable {
         let mpdIdle = idle["mpd"].map(Self.median), mpdBurst = afterBurst["mpd"].map(Self.median)
         var idleSum = 0
         for name in FootprintBench.daemons + [Self.floor, "mpd"] {
-            for (phase, samples, peer) in [("idle", idle[name], mpdIdle), ("after burst", afterBurst[name], mpdBurst),
-                                           ("playing", playing[name], mpdIdle),
-                                           (name == "downloader" ? "syncing" : "writers", loaded[name], mpdIdle)] {
+            for (phase, samples, peer) in [
+                ("idle", idle[name], mpdIdle), ("after burst", afterBurst[name], mpdBurst),
+                ("playing", playing[name], mpdIdle),
+                (name == "downloader" ? "syncing" : "writers", loaded[name], mpdIdle),
+            ] {
                 guard let samples, !samples.isEmpty else { continue }
                 let m = Self.median(samples)
                 if phase == "idle" && FootprintBench.daemons.contains(name) { idleSum += m.rssKiB }
                 let ratio = peer.map { String(format: "%.2f×", Double(m.rssKiB) / Double(max($0.rssKiB, 1))) } ?? "—"
-                lines.append(pad(name, 11) + " | " + pad(phase, 11) + " | " + lpad("\(m.mappedLibraries)", 6) + " | "
-                             + lpad(mib(m.rssKiB), 7) + " | " + lpad(mib(m.pssKiB), 7) + " | " + lpad(mib(m.anonKiB), 8) + " | "
-                             + lpad("\(m.threads)", 7) + " | " + lpad(name == "mpd" ? "" : ratio, 8))
+                lines.append(
+                    pad(name, 11) + " | " + pad(phase, 11) + " | " + lpad("\(m.mappedLibraries)", 6) + " | "
+                        + lpad(mib(m.rssKiB), 7) + " | " + lpad(mib(m.pssKiB), 7) + " | " + lpad(mib(m.anonKiB), 8) + " | "
+                        + lpad("\(m.threads)", 7) + " | " + lpad(name == "mpd" ? "" : ratio, 8))
             }
         }
         lines.append("")
@@ -376,8 +391,9 @@ struct FootprintReport: Codable, Sendable {
             let s = samples.map { $0[keyPath: key] }.sorted()
             return s[(s.count - 1) / 2]
         }
-        return ProcessMemory(rssKiB: m(\.rssKiB), pssKiB: m(\.pssKiB), anonKiB: m(\.anonKiB),
-                             threads: m(\.threads), mappedLibraries: m(\.mappedLibraries))
+        return ProcessMemory(
+            rssKiB: m(\.rssKiB), pssKiB: m(\.pssKiB), anonKiB: m(\.anonKiB),
+            threads: m(\.threads), mappedLibraries: m(\.mappedLibraries))
     }
 }
 

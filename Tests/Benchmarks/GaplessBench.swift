@@ -50,24 +50,30 @@ struct GaplessBench: AsyncParsableCommand {
     private func makeAlbum(root: String) throws -> [Int16] {
         let total = Self.lengths.reduce(0, +)
         let raw = "\(root)/tone.raw"
-        try ffmpeg(["-f", "lavfi", "-i", "sine=frequency=441:sample_rate=44100:duration=\(Double(total) / 44_100 + 0.1)",
-                    "-af", "volume=4", "-ac", "2", "-f", "s16le", raw])
+        try ffmpeg([
+            "-f", "lavfi", "-i", "sine=frequency=441:sample_rate=44100:duration=\(Double(total) / 44_100 + 0.1)",
+            "-af", "volume=4", "-ac", "2", "-f", "s16le", raw,
+        ])
         let bytes = Array(try [UInt8](Data(contentsOf: URL(fileURLWithPath: raw))).prefix(total * 4))
         var start = 0
         for (index, length) in Self.lengths.enumerated() {
             let cut = "\(root)/cut-\(index).raw"
             try Data(bytes[(start * 4)..<((start + length) * 4)]).write(to: URL(fileURLWithPath: cut))
-            for (ext, codec) in [("flac", ["-sample_fmt", "s16"]), ("mp3", ["-c:a", "libmp3lame", "-b:a", "192k"]),
-                                 ("m4a", ["-c:a", "aac", "-b:a", "192k"])] {
+            for (ext, codec) in [
+                ("flac", ["-sample_fmt", "s16"]), ("mp3", ["-c:a", "libmp3lame", "-b:a", "192k"]),
+                ("m4a", ["-c:a", "aac", "-b:a", "192k"]),
+            ] {
                 let file = "\(root)/music/album-\(index).\(ext)"
                 try ffmpeg(["-f", "s16le", "-ar", "44100", "-ac", "2", "-i", cut] + codec + [file])
                 try FileManager.default.copyItem(atPath: file, toPath: "\(root)/state/media/tracks/album-\(index).\(ext)")
             }
             start += length
         }
-        try ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds):sample_rate=44100", "-f", "lavfi", "-i",
-                    "anoisesrc=duration=\(seconds):sample_rate=44100:amplitude=0.1", "-filter_complex", "amix=inputs=2",
-                    "-ac", "2", "-sample_fmt", "s16", "\(root)/state/media/tracks/long.flac"])
+        try ffmpeg([
+            "-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds):sample_rate=44100", "-f", "lavfi", "-i",
+            "anoisesrc=duration=\(seconds):sample_rate=44100:amplitude=0.1", "-filter_complex", "amix=inputs=2",
+            "-ac", "2", "-sample_fmt", "s16", "\(root)/state/media/tracks/long.flac",
+        ])
         return bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
     }
 }
@@ -115,14 +121,20 @@ struct BorderStats: CustomStringConvertible {
         bodyRMS = count > 0 ? (sum / Double(count)).squareRoot() : 1
         var run = 0
         for frame in 0..<frames {
-            if captured[2 * frame] == 0 && captured[2 * frame + 1] == 0 { run += 1; longestZeroRun = max(longestZeroRun, run) } else { run = 0 }
+            if captured[2 * frame] == 0 && captured[2 * frame + 1] == 0 {
+                run += 1
+                longestZeroRun = max(longestZeroRun, run)
+            } else {
+                run = 0
+            }
         }
     }
 
     var description: String {
-        String(format: "frames %d (%+d)  lag after borders %@  border max error %@  body RMS %.5f  longest zero run %d",
-               frames, frames - expected, lags.map { "\($0)" }.joined(separator: "/"), borderErrors.map { String(format: "%.4f", $0) }.joined(separator: "/"),
-               bodyRMS, longestZeroRun)
+        String(
+            format: "frames %d (%+d)  lag after borders %@  border max error %@  body RMS %.5f  longest zero run %d",
+            frames, frames - expected, lags.map { "\($0)" }.joined(separator: "/"), borderErrors.map { String(format: "%.4f", $0) }.joined(separator: "/"),
+            bodyRMS, longestZeroRun)
     }
 }
 
@@ -134,9 +146,11 @@ struct BenchPlayer {
     let root: String
 
     static func start(binDir: String, root: String) async throws -> BenchPlayer {
-        let child = try ChildProcesses.shared.launch(binDir + "/player", [
-            "--runtime-dir", "\(root)/run", "--state-dir", "\(root)/state", "--audio-device", "bench_capture", "--audio-pace", "device",
-        ], logFile: "\(root)/player.log")
+        let child = try ChildProcesses.shared.launch(
+            binDir + "/player",
+            [
+                "--runtime-dir", "\(root)/run", "--state-dir", "\(root)/state", "--audio-device", "bench_capture", "--audio-pace", "device",
+            ], logFile: "\(root)/player.log")
         let client = try await connectWhenListening("\(root)/run/player.sock", child: child, name: "player", seconds: 20)
         _ = try await client.call("service.status")
         _ = try await client.call("events.subscribe", ["topics": ["player"]])
@@ -147,23 +161,28 @@ struct BenchPlayer {
         let db = try DatabaseQueue(path: "\(root)/state/catalog.sqlite")
         try db.write { db in
             func item(_ id: String, _ file: String, _ duration: Double, gain: Bool) throws {
-                try db.execute(sql: "INSERT INTO files (urlPath, localPath, state, createdAt) VALUES (?, ?, 'verified', ?)",
-                               arguments: ["/media/" + file, "tracks/" + file, Date()])
-                try db.execute(sql: """
-                    INSERT INTO mediaItems (id, durationSeconds, codec, sampleRate, bitDepth, trackGain, trackPeak, fileId)
-                    VALUES (?, ?, 'flac', 44100, 16, ?, ?, ?)
-                    """, arguments: [id, duration, gain ? -6.0 : nil, gain ? 0.5 : nil, db.lastInsertedRowID])
+                try db.execute(
+                    sql: "INSERT INTO files (urlPath, localPath, state, createdAt) VALUES (?, ?, 'verified', ?)",
+                    arguments: ["/media/" + file, "tracks/" + file, Date()])
+                try db.execute(
+                    sql: """
+                        INSERT INTO mediaItems (id, durationSeconds, codec, sampleRate, bitDepth, trackGain, trackPeak, fileId)
+                        VALUES (?, ?, 'flac', 44100, 16, ?, ?, ?)
+                        """, arguments: [id, duration, gain ? -6.0 : nil, gain ? 0.5 : nil, db.lastInsertedRowID])
             }
             try item("tr-long", "long.flac", Double(seconds), gain: true)
-            try db.execute(sql: "INSERT INTO offlineProducts (token, requestedProductId, productId, state, requestedAt) VALUES ('b', 'tr-long', 'tr-long', 'cached', ?)",
-                           arguments: [Date()])
+            try db.execute(
+                sql: "INSERT INTO offlineProducts (token, requestedProductId, productId, state, requestedAt) VALUES ('b', 'tr-long', 'tr-long', 'cached', ?)",
+                arguments: [Date()])
             for ext in ["flac", "mp3", "m4a"] {
-                try db.execute(sql: "INSERT INTO stations (id, name, expiresAt, createdAt) VALUES (?, ?, ?, ?)",
-                               arguments: ["st-\(ext)", ext, Date().addingTimeInterval(86_400), Date()])
+                try db.execute(
+                    sql: "INSERT INTO stations (id, name, expiresAt, createdAt) VALUES (?, ?, ?, ?)",
+                    arguments: ["st-\(ext)", ext, Date().addingTimeInterval(86_400), Date()])
                 for index in 0..<3 {
                     try item("\(ext)-\(index)", "album-\(index).\(ext)", 1.4, gain: false)
-                    try db.execute(sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)",
-                                   arguments: ["st-\(ext)", "\(ext)-\(index)", index])
+                    try db.execute(
+                        sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)",
+                        arguments: ["st-\(ext)", "\(ext)-\(index)", index])
                 }
             }
         }
@@ -236,7 +255,10 @@ struct MPDGaplessRun {
         child = try ChildProcesses.shared.launch(executable, ["--no-daemon", "\(dir)/mpd.conf"], logFile: "\(dir)/stderr.log")
         let until = deadline(after: 20)
         var connection: MPDLines?
-        while monotonicNanos() < until, connection == nil { connection = try? MPDLines(path: "\(dir)/mpd.sock"); usleep(20_000) }
+        while monotonicNanos() < until, connection == nil {
+            connection = try? MPDLines(path: "\(dir)/mpd.sock")
+            usleep(20_000)
+        }
         guard let connection else { throw BenchError("MPD did not listen") }
         mpd = connection
         _ = try mpd.command("update")

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
 import Wire
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `cassette-bench hls`: offlining an HLS presentation and serving it back.
@@ -65,12 +66,17 @@ struct HLSBench: AsyncParsableCommand {
     private func measure(root: String) async throws {
         let data = root + "/origin", log = root + "/tools.log"
         progress("origin: generating vid-1 of \(Int(videoSeconds)) s (ffmpeg)")
-        let generated = try DownloadPeers.timed(binDir + "/cassette-origin",
-                                                ["generate", "--out", data, "--tracks-per-station", "1", "--seconds", "2",
-                                                 "--video-seconds", String(videoSeconds)], log: root + "/origin.log")
+        let generated = try DownloadPeers.timed(
+            binDir + "/cassette-origin",
+            [
+                "generate", "--out", data, "--tracks-per-station", "1", "--seconds", "2",
+                "--video-seconds", String(videoSeconds),
+            ], log: root + "/origin.log")
         progress(String(format: "origin: generated in %.1f s", generated))
-        let origin = try OriginServer.start(binary: binDir + "/cassette-origin", data: data, portFile: root + "/origin.port",
-                                            log: root + "/origin.log").baseURL
+        let origin = try OriginServer.start(
+            binary: binDir + "/cassette-origin", data: data, portFile: root + "/origin.port",
+            log: root + "/origin.log"
+        ).baseURL
 
         // The default variant (lowest with video) is v0: its segments, for curl.
         let variant = data + "/media/vid-1/v0/index.m3u8"
@@ -94,23 +100,32 @@ struct HLSBench: AsyncParsableCommand {
             lastState = folder + "/state"
             let copy = "\(root)/f\(round).ts"
             _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
-            ffmpeg.append(try DownloadPeers.timed("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-headers", license,
-                                                                     "-i", origin + "/media/vid-1/master.m3u8",
-                                                                     "-map", "0:p:1:v:0", "-map", "0:p:1:a:1", "-c", "copy",
-                                                                     "-f", "mpegts", copy], log: log))
+            ffmpeg.append(
+                try DownloadPeers.timed(
+                    "/usr/bin/ffmpeg",
+                    [
+                        "-nostdin", "-v", "error", "-headers", license,
+                        "-i", origin + "/media/vid-1/master.m3u8",
+                        "-map", "0:p:1:v:0", "-map", "0:p:1:a:1", "-c", "copy",
+                        "-f", "mpegts", copy,
+                    ], log: log))
             try? FileManager.default.removeItem(atPath: copy)
             _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
             let urls = segments.map { (url: origin + "/media/vid-1/v0/" + $0, name: $0) }
             curl.append(try DownloadPeers.curlParallel(urls: urls, into: "\(root)/k\(round)", parallel: parallel, log: log).seconds)
             try? FileManager.default.removeItem(atPath: "\(root)/k\(round)")
-            progress(String(format: "round %d: cassette %.2f s, ffmpeg -c copy %.2f s, curl --parallel %.2f s",
-                            round, cassette.last!, ffmpeg.last!, curl.last!))
+            progress(
+                String(
+                    format: "round %d: cassette %.2f s, ffmpeg -c copy %.2f s, curl --parallel %.2f s",
+                    round, cassette.last!, ffmpeg.last!, curl.last!))
             if round < rounds { try? FileManager.default.removeItem(atPath: folder) }
         }
         let median = { (values: [Double]) in values.sorted()[values.count / 2] }
         var lines = [
             "HLS offline of vid-1 (\(segments.count) segments of the default variant, \(segmentBytes) bytes; median of \(rounds)):",
-            String(format: "  cassette offline.add → OfflineDone  %7.2f s  (also 3 playlists, subtitles, 2 images; sizes from the GETs; fsync + commit)", median(cassette)),
+            String(
+                format: "  cassette offline.add → OfflineDone  %7.2f s  (also 3 playlists, subtitles, 2 images; sizes from the GETs; fsync + commit)",
+                median(cassette)),
             String(format: "    of which offline.add's answer     %7.2f s  (playbackinfo, license and key, playlists)", median(answered)),
             String(format: "  ffmpeg -i master.m3u8 -c copy       %7.2f s  (decrypts and remuxes; no fsync)", median(ffmpeg)),
             String(format: "  curl --parallel-max %-2d segment list %7.2f s  (no fsync, no check)", parallel, median(curl)),
@@ -127,8 +142,11 @@ struct HLSBench: AsyncParsableCommand {
     /// A license for ffmpeg's key requests at the origin: its Basic credentials and `X-License`.
     private func licenseHeaders(origin: String, log: String) throws -> String {
         let info = try curlJSON(["-u", "demo:demo", origin + "/v1/playbackinfo/vid-1?mode=offline"], log: log)
-        let body = String(decoding: JSONValue.object(["productId": "vid-1", "kind": "purchase",
-                                                      "securityToken": info["licenseSecurityToken"] ?? .null]).serialized(), as: UTF8.self)
+        let body = String(
+            decoding: JSONValue.object([
+                "productId": "vid-1", "kind": "purchase",
+                "securityToken": info["licenseSecurityToken"] ?? .null,
+            ]).serialized(), as: UTF8.self)
         let granted = try curlJSON(["-u", "demo:demo", "-H", "Content-Type: application/json", "-d", body, origin + "/v1/licenses"], log: log)
         guard let id = granted["licenseId"]?.stringValue else { throw BenchError("no license from the origin: \(granted)") }
         return "Authorization: Basic \(Data("demo:demo".utf8).base64EncodedString())\r\nX-License: \(id)\r\n"
@@ -140,9 +158,10 @@ struct HLSBench: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         try #"{"logLevel":"warning","clientToken":"demo","clientSecret":"demo","downloader":{"maxParallel":\#(parallel)}}"#
             .write(toFile: config, atomically: true, encoding: .utf8)
-        let child = try ChildProcesses.shared.launch(binDir + "/downloader",
-                                                     ["--runtime-dir", runtime, "--state-dir", state, "--origin", origin, "--config", config],
-                                                     logFile: folder + "/downloader.log")
+        let child = try ChildProcesses.shared.launch(
+            binDir + "/downloader",
+            ["--runtime-dir", runtime, "--state-dir", state, "--origin", origin, "--config", config],
+            logFile: folder + "/downloader.log")
         defer { ChildProcesses.shared.stop(child) }
         let client = try await connectWhenListening(runtime + "/downloader.sock", child: child, name: "downloader", seconds: 30)
         defer { Task { await client.close() } }
@@ -186,10 +205,13 @@ struct HLSBench: AsyncParsableCommand {
     private func serve(state: String, root: String) async throws -> [String] {
         let runtime = root + "/prun", config = root + "/player.json"
         try #"{"logLevel":"warning"}"#.write(toFile: config, atomically: true, encoding: .utf8)
-        let player = try ChildProcesses.shared.launch(binDir + "/player",
-                                                      ["--runtime-dir", runtime, "--state-dir", state, "--config", config,
-                                                       "--audio-device", "null", "--audio-pace", "realtime"],
-                                                      logFile: root + "/player.log")
+        let player = try ChildProcesses.shared.launch(
+            binDir + "/player",
+            [
+                "--runtime-dir", runtime, "--state-dir", state, "--config", config,
+                "--audio-device", "null", "--audio-pace", "realtime",
+            ],
+            logFile: root + "/player.log")
         defer { ChildProcesses.shared.stop(player) }
         let client = try await connectWhenListening(runtime + "/player.sock", child: player, name: "player", seconds: 30)
         defer { Task { await client.close() } }
@@ -217,19 +239,26 @@ struct HLSBench: AsyncParsableCommand {
         }
         for _ in 1...serveRounds {
             for (server, url) in [("cassette", base), ("nginx", nginxBase)] {
-                frame[server, default: []].append(try DownloadPeers.timed("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", url + entry,
-                                                                                            "-map", "0:v:0", "-frames:v", "1", "-f", "null", "-"],
-                                                                           log: log))
+                frame[server, default: []].append(
+                    try DownloadPeers.timed(
+                        "/usr/bin/ffmpeg",
+                        [
+                            "-nostdin", "-v", "error", "-i", url + entry,
+                            "-map", "0:v:0", "-frames:v", "1", "-f", "null", "-",
+                        ],
+                        log: log))
             }
         }
         let median = { (values: [Double]) in values.sorted()[values.count / 2] * 1_000 }
         let first = (cassette: median(ttfb["cassette"]!), nginx: median(ttfb["nginx"]!), floor: median(ttfb["floor"]!))
         return [
             "Local media server against nginx (same bytes, same paths; medians of \(ttfbRequests) requests, \(serveRounds) decodes):",
-            String(format: "  master playlist, time to first byte   cassette %6.3f ms   nginx %6.3f ms   ratio %5.2f×   goal ≤ 1.50×",
-                   first.cassette, first.nginx, first.cassette / first.nginx),
-            String(format: "  the same from memory, bare SwiftNIO (floor)  %6.3f ms   floor / nginx %5.2f×   cassette / floor %5.2f×",
-                   first.floor, first.floor / first.nginx, first.cassette / first.floor),
+            String(
+                format: "  master playlist, time to first byte   cassette %6.3f ms   nginx %6.3f ms   ratio %5.2f×   goal ≤ 1.50×",
+                first.cassette, first.nginx, first.cassette / first.nginx),
+            String(
+                format: "  the same from memory, bare SwiftNIO (floor)  %6.3f ms   floor / nginx %5.2f×   cassette / floor %5.2f×",
+                first.floor, first.floor / first.nginx, first.cassette / first.floor),
             String(format: "  ffmpeg to the first decoded frame     cassette %6.1f ms   nginx %6.1f ms", median(frame["cassette"]!), median(frame["nginx"]!)),
         ]
     }
@@ -264,17 +293,20 @@ struct HLSBench: AsyncParsableCommand {
     }
 
     private func startNginx(web: String, folder: String) throws -> String {
-        try DownloadServers.startNginx(nginx, folder: folder,
-                                       types: "types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; text/vtt vtt; }",
-                                       server: { port in "listen 127.0.0.1:\(port);\nroot \(web);" }).base
+        try DownloadServers.startNginx(
+            nginx, folder: folder,
+            types: "types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; text/vtt vtt; }",
+            server: { port in "listen 127.0.0.1:\(port);\nroot \(web);" }
+        ).base
     }
 
     /// Starts this binary's `http-floor` answering every request with the bytes of `body`.
     private func startFloor(body: String, folder: String) throws -> (Child, String) {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let portFile = folder + "/http-floor.port"
-        let child = try ChildProcesses.shared.launch(executable, ["http-floor", "--body", body, "--port-file", portFile],
-                                             logFile: folder + "/http-floor.log")
+        let child = try ChildProcesses.shared.launch(
+            executable, ["http-floor", "--body", body, "--port-file", portFile],
+            logFile: folder + "/http-floor.log")
         let until = deadline(after: 30)
         while true {
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = UInt16(text), DownloadServers.canConnect(port: port) {

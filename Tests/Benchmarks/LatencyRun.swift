@@ -23,8 +23,10 @@ enum LatencyRun {
 
     /// `total` requests spread over `connections.count` connections, one thread each, all
     /// released together; each connection first does `warmup` untimed requests.
-    static func concurrent(_ connections: [StatusConnection], total: Int, warmup: Int,
-                           timeoutSeconds: Double) throws -> LatencyStats {
+    static func concurrent(
+        _ connections: [StatusConnection], total: Int, warmup: Int,
+        timeoutSeconds: Double
+    ) throws -> LatencyStats {
         let n = connections.count
         let results = Results(threads: n)
         let ready = DispatchGroup()

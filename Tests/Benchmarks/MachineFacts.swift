@@ -17,9 +17,9 @@ struct MachineFacts: Codable, Sendable {
 
     static func collect(binDir: String) -> MachineFacts {
         #if DEBUG
-        let bench = "debug"
+            let bench = "debug"
         #else
-        let bench = "release"
+            let bench = "release"
         #endif
         let parts = URL(fileURLWithPath: binDir).standardizedFileURL.pathComponents
         let cassette = parts.last(where: { $0 == "release" || $0 == "debug" }) ?? "unknown (\(binDir))"

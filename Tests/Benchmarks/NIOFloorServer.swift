@@ -59,7 +59,8 @@ private final class FixedAnswerHandler: ChannelInboundHandler {
         pending.writeBuffer(&bytes)
         var answered = false
         while let length = pending.getInteger(at: pending.readerIndex, as: UInt32.self),
-              pending.readableBytes >= 4 + Int(length) {
+            pending.readableBytes >= 4 + Int(length)
+        {
             pending.moveReaderIndex(forwardBy: 4 + Int(length))
             context.write(wrapOutboundOut(answer), promise: nil)
             answered = true

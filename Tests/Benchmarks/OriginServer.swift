@@ -9,8 +9,10 @@ struct OriginServer {
 
     /// Starts `cassette-origin serve --data DATA` plus `extra` arguments and returns once it
     /// wrote its port file.
-    static func start(binary: String, data: String, portFile: String, extra: [String] = [], log: String,
-                      timeoutSeconds: Double = 60) throws -> OriginServer {
+    static func start(
+        binary: String, data: String, portFile: String, extra: [String] = [], log: String,
+        timeoutSeconds: Double = 60
+    ) throws -> OriginServer {
         let child = try ChildProcesses.shared.launch(binary, ["serve", "--data", data, "--port-file", portFile] + extra, logFile: log)
         let until = deadline(after: timeoutSeconds)
         while !FileManager.default.fileExists(atPath: portFile) {

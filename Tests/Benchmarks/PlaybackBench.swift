@@ -18,10 +18,14 @@ struct PlaybackBench: AsyncParsableCommand {
         let root = try makePlayerBenchRoot(prefix: "cpb", pcmName: "bench_fifo", pcmFile: "out.fifo")
         defer { try? FileManager.default.removeItem(atPath: root) }
         let flac = "\(root)/music/track.flac"
-        try shell("/usr/bin/env", ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                                   "sine=frequency=440:duration=\(seconds):sample_rate=44100", "-f", "lavfi", "-i",
-                                   "anoisesrc=duration=\(seconds):sample_rate=44100:amplitude=0.1",
-                                   "-filter_complex", "amix=inputs=2", "-ac", "2", "-sample_fmt", "s16", flac])
+        try shell(
+            "/usr/bin/env",
+            [
+                "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                "sine=frequency=440:duration=\(seconds):sample_rate=44100", "-f", "lavfi", "-i",
+                "anoisesrc=duration=\(seconds):sample_rate=44100:amplitude=0.1",
+                "-filter_complex", "amix=inputs=2", "-ac", "2", "-sample_fmt", "s16", flac,
+            ])
         try FileManager.default.copyItem(atPath: flac, toPath: "\(root)/state/media/tracks/track.flac")
         let fifo = "\(root)/out.fifo"
         guard mkfifo(fifo, 0o600) == 0 else { throw BenchError.system("mkfifo") }
@@ -39,22 +43,29 @@ struct PlaybackBench: AsyncParsableCommand {
     // MARK: Cassette
 
     private func startPlayer(root: String, device: String) async throws -> (Child, RPCClient) {
-        let child = try ChildProcesses.shared.launch(binDir + "/player", [
-            "--runtime-dir", "\(root)/run", "--state-dir", "\(root)/state", "--audio-device", device, "--audio-pace", "device",
-        ], logFile: "\(root)/player-\(device).log")
+        let child = try ChildProcesses.shared.launch(
+            binDir + "/player",
+            [
+                "--runtime-dir", "\(root)/run", "--state-dir", "\(root)/state", "--audio-device", device, "--audio-pace", "device",
+            ], logFile: "\(root)/player-\(device).log")
         let client = try await connectWhenListening("\(root)/run/player.sock", child: child, name: "player", seconds: 20)
-        _ = try await client.call("service.status")   // waits for the catalog
+        _ = try await client.call("service.status") // waits for the catalog
         return (child, client)
     }
 
     private func addTrack(root: String) throws {
-        try shell("/usr/bin/sqlite3", ["\(root)/state/catalog.sqlite", """
-            INSERT OR IGNORE INTO files (urlPath, localPath, state, createdAt) VALUES ('/media/track.flac', 'tracks/track.flac', 'verified', datetime('now'));
-            INSERT OR IGNORE INTO mediaItems (id, durationSeconds, codec, sampleRate, bitDepth, fileId)
-              SELECT 'tr-bench', \(seconds), 'flac', 44100, 16, id FROM files WHERE localPath = 'tracks/track.flac';
-            INSERT OR IGNORE INTO offlineProducts (token, requestedProductId, productId, state, requestedAt)
-              VALUES ('bench', 'tr-bench', 'tr-bench', 'cached', datetime('now'));
-            """])
+        try shell(
+            "/usr/bin/sqlite3",
+            [
+                "\(root)/state/catalog.sqlite",
+                """
+                INSERT OR IGNORE INTO files (urlPath, localPath, state, createdAt) VALUES ('/media/track.flac', 'tracks/track.flac', 'verified', datetime('now'));
+                INSERT OR IGNORE INTO mediaItems (id, durationSeconds, codec, sampleRate, bitDepth, fileId)
+                  SELECT 'tr-bench', \(seconds), 'flac', 44100, 16, id FROM files WHERE localPath = 'tracks/track.flac';
+                INSERT OR IGNORE INTO offlineProducts (token, requestedProductId, productId, state, requestedAt)
+                  VALUES ('bench', 'tr-bench', 'tr-bench', 'cached', datetime('now'));
+                """,
+            ])
     }
 
     private func cassetteCPU(root: String) async throws -> Double {
@@ -121,7 +132,10 @@ struct PlaybackBench: AsyncParsableCommand {
         let child = try ChildProcesses.shared.launch(mpd, ["--no-daemon", "\(dir)/mpd.conf"], logFile: "\(dir)/stderr.log")
         let until = deadline(after: 20)
         var connection: MPDLines?
-        while monotonicNanos() < until, connection == nil { connection = try? MPDLines(path: socket); usleep(20_000) }
+        while monotonicNanos() < until, connection == nil {
+            connection = try? MPDLines(path: socket)
+            usleep(20_000)
+        }
         guard let mpd = connection else { throw BenchError("MPD did not listen") }
         _ = try mpd.command("update")
         while try mpd.command("status").contains(where: { $0.hasPrefix("updating_db") }) { usleep(20_000) }

@@ -52,8 +52,11 @@ struct PlaylogBench: AsyncParsableCommand {
         try #"{"logLevel":"warning","clientToken":"demo","clientSecret":"demo"}"#.write(toFile: root + "/cassette.json", atomically: true, encoding: .utf8)
         progress("reporter: starting (origin \(originURL), down for now)")
         let reporter = try ChildProcesses.shared.launch(
-            reporterBinary, ["--runtime-dir", root + "/run", "--state-dir", root + "/state", "--origin", originURL,
-                             "--config", root + "/cassette.json"],
+            reporterBinary,
+            [
+                "--runtime-dir", root + "/run", "--state-dir", root + "/state", "--origin", originURL,
+                "--config", root + "/cassette.json",
+            ],
             logFile: root + "/reporter.log")
         _ = reporter
         let socketPath = root + "/run/reporter.sock"
@@ -73,8 +76,9 @@ struct PlaylogBench: AsyncParsableCommand {
         progress("peer: SQLite WAL synchronous=FULL, one row per transaction")
         let peerPool = try SQLiteInsertPeer.open(path: root + "/peer.sqlite")
         let peerOne = try LatencyRun.sequential(SQLiteInsertPeer(pool: peerPool), count: singleRecords, warmup: 50)
-        let peerMany = try LatencyRun.concurrent((0..<clients).map { _ in SQLiteInsertPeer(pool: peerPool) },
-                                                 total: concurrentRecords, warmup: 20, timeoutSeconds: 600)
+        let peerMany = try LatencyRun.concurrent(
+            (0..<clients).map { _ in SQLiteInsertPeer(pool: peerPool) },
+            total: concurrentRecords, warmup: 20, timeoutSeconds: 600)
 
         // Top the outbox up to --deliver pending plays, then let the origin come up.
         var pending = try control.call("playlog.status")["pending"]?.intValue ?? 0
@@ -86,8 +90,11 @@ struct PlaylogBench: AsyncParsableCommand {
         }
         progress("origin: starting on \(originURL) (\(pending) plays waiting)")
         let origin = try ChildProcesses.shared.launch(
-            originBinary, ["serve", "--data", root + "/origin", "--port", "\(port)", "--port-file", root + "/origin.port",
-                           "--tracks-per-station", "1", "--seconds", "1"],
+            originBinary,
+            [
+                "serve", "--data", root + "/origin", "--port", "\(port)", "--port-file", root + "/origin.port",
+                "--tracks-per-station", "1", "--seconds", "1",
+            ],
             logFile: root + "/origin.log")
         let originUntil = deadline(after: 300)
         while !FileManager.default.fileExists(atPath: root + "/origin.port") {
@@ -115,7 +122,8 @@ struct PlaylogBench: AsyncParsableCommand {
 
         func rate(_ stats: LatencyStats) -> String { String(format: "%9.0f /s", stats.throughputPerSecond ?? 0) }
         func micros(_ value: Double) -> String { String(format: "%8.0f µs", value) }
-        print("""
+        print(
+            """
             playlog.record, durable (answered after commit with synchronous=FULL)
             | run                          | reporter (socket) | p50 / p99           | SQLite peer (in-process) | p50 / p99           |
             |------------------------------|-------------------|---------------------|--------------------------|---------------------|

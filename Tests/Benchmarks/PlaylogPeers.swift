@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import GRDB
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The peer of durable recording: a plain SQLite loop through GRDB in this process — WAL,
 /// synchronous=FULL, one row per transaction, nothing shared between writers. It is what
@@ -28,8 +29,9 @@ final class SQLiteInsertPeer: StatusConnection {
     func status() throws {
         let id = UUID().uuidString.lowercased()
         try pool.write { db in
-            try db.execute(sql: "INSERT INTO plays (id, body, createdAt) VALUES (?, ?, ?)",
-                           arguments: [id, PlaylogSample.event(id: id), Date()])
+            try db.execute(
+                sql: "INSERT INTO plays (id, body, createdAt) VALUES (?, ?, ?)",
+                arguments: [id, PlaylogSample.event(id: id), Date()])
         }
     }
 }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Wire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A blocking Unix-socket client with bounded reads and writes (SO_RCVTIMEO/SO_SNDTIMEO),
 /// and one read buffer shared by the line reader (MPD) and the frame reader (Cassette).
@@ -17,9 +18,9 @@ final class RawUnixSocket {
     /// One connect attempt; the failure carries `errno` so callers can retry "not there yet".
     init(path: String, timeoutSeconds: Double) throws(ConnectFailure) {
         #if canImport(Glibc)
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
-        let fd = socket(AF_UNIX, SOCK_STREAM, 0)
+            let fd = socket(AF_UNIX, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw ConnectFailure(code: errno, path: path) }
         var tv = timeval(tv_sec: Int(timeoutSeconds), tv_usec: .init((timeoutSeconds - timeoutSeconds.rounded(.down)) * 1e6))
@@ -63,9 +64,9 @@ final class RawUnixSocket {
             var sent = 0
             while sent < raw.count {
                 #if canImport(Glibc)
-                let n = Glibc.send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                    let n = Glibc.send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
                 #else
-                let n = Darwin.send(fd, raw.baseAddress! + sent, raw.count - sent, 0)
+                    let n = Darwin.send(fd, raw.baseAddress! + sent, raw.count - sent, 0)
                 #endif
                 if n < 0 {
                     if errno == EINTR { continue }
@@ -78,7 +79,10 @@ final class RawUnixSocket {
 
     /// Reads at least one more byte into the buffer.
     private func fill() throws {
-        if start == end { start = 0; end = 0 }
+        if start == end {
+            start = 0
+            end = 0
+        }
         if end == buffer.count {
             if start > 0 {
                 buffer.withUnsafeMutableBufferPointer { p in
@@ -92,7 +96,10 @@ final class RawUnixSocket {
         }
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + end, $0.count - end, 0) }
-            if n > 0 { end += n; return }
+            if n > 0 {
+                end += n
+                return
+            }
             if n == 0 { throw BenchError("the server closed the connection") }
             if errno == EINTR { continue }
             throw BenchError.system(errno == EAGAIN ? "no answer within the I/O timeout" : "recv")

@@ -51,45 +51,66 @@ struct BenchReport: Codable, Sendable {
         let s = settings
         var rows: [Row] = []
         let missing = s.mpdSkipped ? "skipped" : "error"
-        func latency(_ title: String, _ c: LatencyStats?, _ m: LatencyStats?, mpdNote: String? = nil,
-                     cost: (ServerCost?, ServerCost?)? = nil) {
+        func latency(
+            _ title: String, _ c: LatencyStats?, _ m: LatencyStats?, mpdNote: String? = nil,
+            cost: (ServerCost?, ServerCost?)? = nil
+        ) {
             let mpdNote = mpdNote ?? missing
             rows.append(.section(title))
             rows.append(.values("  p50 (µs)", c.map { f1($0.p50Micros) }, m.map { f1($0.p50Micros) }, mpdNote))
             rows.append(.values("  p99 (µs)", c.map { f1($0.p99Micros) }, m.map { f1($0.p99Micros) }, mpdNote))
             rows.append(.values("  mean (µs)", c.map { f1($0.meanMicros) }, m.map { f1($0.meanMicros) }, mpdNote))
-            rows.append(.values("  throughput (req/s)", c.flatMap { $0.throughputPerSecond.map(f0) },
-                                m.flatMap { $0.throughputPerSecond.map(f0) }, mpdNote))
+            rows.append(
+                .values(
+                    "  throughput (req/s)", c.flatMap { $0.throughputPerSecond.map(f0) },
+                    m.flatMap { $0.throughputPerSecond.map(f0) }, mpdNote))
             if let (cc, mc) = cost {
                 rows.append(.values("  server CPU per request (µs)", cc.map { f1($0.cpuMicrosPerRequest) }, mc.map { f1($0.cpuMicrosPerRequest) }, mpdNote))
-                rows.append(.values("  server context switches per request", cc.map { f2($0.switchesPerRequest) }, mc.map { f2($0.switchesPerRequest) }, mpdNote))
+                rows.append(
+                    .values("  server context switches per request", cc.map { f2($0.switchesPerRequest) }, mc.map { f2($0.switchesPerRequest) }, mpdNote))
             }
         }
         let perConn = s.concurrentRequestsTotal / max(s.connections, 1)
         rows.append(.section("latency runs: \(s.rounds) rounds, Cassette and MPD alternately (order reversed every other round); medians of the rounds"))
-        latency("status round trip, 1 connection, \(s.sequentialRequests) sequential requests (raw socket client)",
-                cassette.sequential, mpd.sequential, cost: (cassette.sequentialCost, mpd.sequentialCost))
-        latency("cassette no-op round trip (unknown method → MethodNotFound), 1 connection, \(s.sequentialRequests) sequential",
-                cassette.noOpSequential, nil, mpdNote: "—", cost: (cassette.noOpSequentialCost, nil))
-        latency("floor: a bare SwiftNIO server answering fixed bytes of the same size, 1 connection, \(s.sequentialRequests) sequential",
-                cassette.floorSequential, nil, mpdNote: "—", cost: (cassette.floorSequentialCost, nil))
-        latency("status round trip, \(s.connections) connections, \(s.concurrentRequestsTotal) requests in total (~\(perConn) each, 1 thread per connection)",
-                cassette.concurrent, mpd.concurrent, cost: (cassette.concurrentCost, mpd.concurrentCost))
-        latency("floor: the bare SwiftNIO server, \(s.connections) connections, \(s.concurrentRequestsTotal) in total",
-                cassette.floorConcurrent, nil, mpdNote: "—", cost: (cassette.floorConcurrentCost, nil))
-        latency("cassette through Wire.RPCClient (SwiftNIO, async), 1 connection, \(s.sequentialRequests) sequential",
-                cassette.rpcClientSequential, nil, mpdNote: "—")
-        latency("cassette through Wire.RPCClient, \(s.connections) connections, \(s.concurrentRequestsTotal) in total",
-                cassette.rpcClientConcurrent, nil, mpdNote: "—")
+        latency(
+            "status round trip, 1 connection, \(s.sequentialRequests) sequential requests (raw socket client)",
+            cassette.sequential, mpd.sequential, cost: (cassette.sequentialCost, mpd.sequentialCost))
+        latency(
+            "cassette no-op round trip (unknown method → MethodNotFound), 1 connection, \(s.sequentialRequests) sequential",
+            cassette.noOpSequential, nil, mpdNote: "—", cost: (cassette.noOpSequentialCost, nil))
+        latency(
+            "floor: a bare SwiftNIO server answering fixed bytes of the same size, 1 connection, \(s.sequentialRequests) sequential",
+            cassette.floorSequential, nil, mpdNote: "—", cost: (cassette.floorSequentialCost, nil))
+        latency(
+            "status round trip, \(s.connections) connections, \(s.concurrentRequestsTotal) requests in total (~\(perConn) each, 1 thread per connection)",
+            cassette.concurrent, mpd.concurrent, cost: (cassette.concurrentCost, mpd.concurrentCost))
+        latency(
+            "floor: the bare SwiftNIO server, \(s.connections) connections, \(s.concurrentRequestsTotal) in total",
+            cassette.floorConcurrent, nil, mpdNote: "—", cost: (cassette.floorConcurrentCost, nil))
+        latency(
+            "cassette through Wire.RPCClient (SwiftNIO, async), 1 connection, \(s.sequentialRequests) sequential",
+            cassette.rpcClientSequential, nil, mpdNote: "—")
+        latency(
+            "cassette through Wire.RPCClient, \(s.connections) connections, \(s.concurrentRequestsTotal) in total",
+            cassette.rpcClientConcurrent, nil, mpdNote: "—")
         let c = cassette.coldStart, m = mpd.coldStart
         rows.append(.section("cold start, \(s.coldStarts) runs (after one untimed first start on an empty state dir)"))
         let noActivation = "n/a: no socket activation"
         rows.append(.values("  connect → first answer, p50 (ms)", c?.connectToAnswer.map { f2($0.p50Micros / 1000) }, nil, noActivation))
         rows.append(.values("  connect → first answer, mean (ms)", c?.connectToAnswer.map { f2($0.meanMicros / 1000) }, nil, noActivation))
         rows.append(.values("  connect → first answer, max (ms)", c?.connectToAnswer.map { f2($0.maxMicros / 1000) }, nil, noActivation))
-        rows.append(.values("  launch → first answer, p50 (ms)", c.map { f2($0.launchToAnswer.p50Micros / 1000) }, m.map { f2($0.launchToAnswer.p50Micros / 1000) }, missing))
-        rows.append(.values("  launch → first answer, mean (ms)", c.map { f2($0.launchToAnswer.meanMicros / 1000) }, m.map { f2($0.launchToAnswer.meanMicros / 1000) }, missing))
-        rows.append(.values("  launch → first answer, max (ms)", c.map { f2($0.launchToAnswer.maxMicros / 1000) }, m.map { f2($0.launchToAnswer.maxMicros / 1000) }, missing))
+        rows.append(
+            .values(
+                "  launch → first answer, p50 (ms)", c.map { f2($0.launchToAnswer.p50Micros / 1000) }, m.map { f2($0.launchToAnswer.p50Micros / 1000) }, missing
+            ))
+        rows.append(
+            .values(
+                "  launch → first answer, mean (ms)", c.map { f2($0.launchToAnswer.meanMicros / 1000) }, m.map { f2($0.launchToAnswer.meanMicros / 1000) },
+                missing))
+        rows.append(
+            .values(
+                "  launch → first answer, max (ms)", c.map { f2($0.launchToAnswer.maxMicros / 1000) }, m.map { f2($0.launchToAnswer.maxMicros / 1000) }, missing
+            ))
         rows.append(.values("  first start, empty state dir (ms)", c?.firstStartMillis.map(f2), m?.firstStartMillis.map(f2), missing))
         return Row.render(rows)
     }
@@ -112,12 +133,16 @@ private enum Row {
         let header = ("metric", "cassette", "mpd")
         var w0 = header.0.count, w1 = header.1.count, w2 = header.2.count
         for case .values(let name, let c, let m, let note) in rows {
-            w0 = max(w0, name.count); w1 = max(w1, (c ?? "error").count); w2 = max(w2, (m ?? note).count)
+            w0 = max(w0, name.count)
+            w1 = max(w1, (c ?? "error").count)
+            w2 = max(w2, (m ?? note).count)
         }
         func pad(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(0, w - s.count)) }
         func lpad(_ s: String, _ w: Int) -> String { String(repeating: " ", count: max(0, w - s.count)) + s }
-        var out = [pad(header.0, w0) + " | " + lpad(header.1, w1) + " | " + lpad(header.2, w2),
-                   String(repeating: "-", count: w0) + "-+-" + String(repeating: "-", count: w1) + "-+-" + String(repeating: "-", count: w2)]
+        var out = [
+            pad(header.0, w0) + " | " + lpad(header.1, w1) + " | " + lpad(header.2, w2),
+            String(repeating: "-", count: w0) + "-+-" + String(repeating: "-", count: w1) + "-+-" + String(repeating: "-", count: w2),
+        ]
         for row in rows {
             switch row {
             case .section(let title): out.append(title)

@@ -20,7 +20,8 @@ struct ServerCost: Codable, Sendable {
         for task in tasks {
             let dir = "/proc/\(pid)/task/\(task)"
             if let schedstat = try? readProcFile(dir + "/schedstat"),
-               let first = schedstat.split(separator: " ").first, let nanos = UInt64(first) {
+                let first = schedstat.split(separator: " ").first, let nanos = UInt64(first)
+            {
                 total.cpuNanos += nanos
             }
             if let status = try? readProcFile(dir + "/status") {
@@ -39,14 +40,19 @@ struct ServerCost: Codable, Sendable {
         let result = try body()
         let after = sample(pid: pid)
         let n = Double(max(requests, 1))
-        return (result, ServerCost(cpuMicrosPerRequest: Double(after.cpuNanos &- before.cpuNanos) / 1000 / n,
-                                   switchesPerRequest: Double(after.switches &- before.switches) / n))
+        return (
+            result,
+            ServerCost(
+                cpuMicrosPerRequest: Double(after.cpuNanos &- before.cpuNanos) / 1000 / n,
+                switchesPerRequest: Double(after.switches &- before.switches) / n)
+        )
     }
 
     static func median(_ runs: [ServerCost]) -> ServerCost? {
         guard !runs.isEmpty else { return nil }
         func m(_ values: [Double]) -> Double { values.sorted()[(values.count - 1) / 2] }
-        return ServerCost(cpuMicrosPerRequest: m(runs.map(\.cpuMicrosPerRequest)),
-                          switchesPerRequest: m(runs.map(\.switchesPerRequest)))
+        return ServerCost(
+            cpuMicrosPerRequest: m(runs.map(\.cpuMicrosPerRequest)),
+            switchesPerRequest: m(runs.map(\.switchesPerRequest)))
     }
 }

@@ -70,10 +70,12 @@ struct StatusBench: AsyncParsableCommand {
         ChildProcesses.shared.installSignalHandlers {
             if !keep { try? FileManager.default.removeItem(atPath: root) }
         }
-        var report = BenchReport(machine: .collect(binDir: binDir), settings: RunSettings(
-            sequentialRequests: requests, connections: connections,
-            concurrentRequestsTotal: concurrentRequests ?? requests,
-            warmupPerConnection: warmup, coldStarts: coldStarts, rounds: rounds, mpdSkipped: skipMpd))
+        var report = BenchReport(
+            machine: .collect(binDir: binDir),
+            settings: RunSettings(
+                sequentialRequests: requests, connections: connections,
+                concurrentRequestsTotal: concurrentRequests ?? requests,
+                warmupPerConnection: warmup, coldStarts: coldStarts, rounds: rounds, mpdSkipped: skipMpd))
         defer {
             ChildProcesses.shared.stopAll()
             if keepTemp || !report.errors.isEmpty {
@@ -100,7 +102,8 @@ struct StatusBench: AsyncParsableCommand {
         print("")
         print(report.table())
         print("")
-        print("""
+        print(
+            """
             notes: latencies are client-side round trips (send request → last byte of the answer), measured with the
                    same blocking raw-socket client for both peers, after \(warmup) untimed requests per connection.
                    cold start: Cassette's player runs under `systemd-socket-activate -l PATH --fdname=player` (no --accept):
@@ -159,10 +162,16 @@ struct StatusBench: AsyncParsableCommand {
                 fail("nio-floor start: \(error) (log: \(root)/nio-floor.log)", into: &report)
             }
         }
-        var rounds: (cs: [LatencyStats], cc: [LatencyStats], cn: [LatencyStats], ms: [LatencyStats], mc: [LatencyStats],
-                     fs: [LatencyStats], fc: [LatencyStats]) = ([], [], [], [], [], [], [])
-        var costs: (cassette: [ServerCost], noOp: [ServerCost], mpd: [ServerCost], cassetteMany: [ServerCost], mpdMany: [ServerCost],
-                    floor: [ServerCost], floorMany: [ServerCost]) = ([], [], [], [], [], [], [])
+        var rounds:
+            (
+                cs: [LatencyStats], cc: [LatencyStats], cn: [LatencyStats], ms: [LatencyStats], mc: [LatencyStats],
+                fs: [LatencyStats], fc: [LatencyStats]
+            ) = ([], [], [], [], [], [], [])
+        var costs:
+            (
+                cassette: [ServerCost], noOp: [ServerCost], mpd: [ServerCost], cassetteMany: [ServerCost], mpdMany: [ServerCost],
+                floor: [ServerCost], floorMany: [ServerCost]
+            ) = ([], [], [], [], [], [], [])
         for round in 0..<self.rounds where !ChildProcesses.shared.isShuttingDown {
             let sides = ["cassette", "mpd", "floor"]
             for side in (round % 2 == 1 ? sides.reversed() : sides) {
@@ -250,13 +259,15 @@ struct StatusBench: AsyncParsableCommand {
 
     /// Starts this binary's `nio-floor` answering frames as long as the player's status answer.
     private func startFloor(answerLike cassette: CassettePlayer, root: String) throws -> (process: Child, socket: String) {
-        let size = try CassetteConnection(path: cassette.socketPath, ioTimeout: ioTimeout, connectUntil: deadline(after: startTimeout))
+        let size =
+            try CassetteConnection(path: cassette.socketPath, ioTimeout: ioTimeout, connectUntil: deadline(after: startTimeout))
             .call(keepBody: true)?.count ?? 0
         let socket = root + "/nio-floor.sock"
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         progress("nio-floor: starting, answers of \(size) bytes")
-        let process = try ChildProcesses.shared.launch(executable, ["nio-floor", "--socket", socket, "--answer-bytes", "\(size)"],
-                                                       logFile: root + "/nio-floor.log")
+        let process = try ChildProcesses.shared.launch(
+            executable, ["nio-floor", "--socket", socket, "--answer-bytes", "\(size)"],
+            logFile: root + "/nio-floor.log")
         return (process, socket)
     }
 

@@ -1,6 +1,7 @@
-@testable import cassettectl
 import Wire
 import XCTest
+
+@testable import cassettectl
 
 final class BooleanArgumentTests: XCTestCase {
     func testEverySpellingOfYesAndNo() {

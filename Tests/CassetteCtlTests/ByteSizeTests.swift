@@ -1,5 +1,6 @@
-@testable import cassettectl
 import XCTest
+
+@testable import cassettectl
 
 final class ByteSizeTests: XCTestCase {
     func testParsesDecimalBinaryAndPlainSizes() {

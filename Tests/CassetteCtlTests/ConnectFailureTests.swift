@@ -1,12 +1,17 @@
-@testable import cassettectl
 import Glibc
 import XCTest
 
+@testable import cassettectl
+
 final class ConnectFailureTests: XCTestCase {
     func testPermissionDeniedSaysWhichGroupToJoin() {
-        let failure = ConnectFailure.describe(errno: EACCES, path: "/run/cassette/player.sock", service: .player,
-                                              group: "cassette-clients", underlying: "")
-        XCTAssertEqual(failure.message, "permission denied on /run/cassette/player.sock: add your user to the cassette-clients group (sudo usermod -aG cassette-clients $USER) and log in again")
+        let failure = ConnectFailure.describe(
+            errno: EACCES, path: "/run/cassette/player.sock", service: .player,
+            group: "cassette-clients", underlying: "")
+        XCTAssertEqual(
+            failure.message,
+            "permission denied on /run/cassette/player.sock: add your user to the cassette-clients group (sudo usermod -aG cassette-clients $USER) and log in again"
+        )
         XCTAssertEqual(failure.name, "PermissionDenied")
         XCTAssertEqual(failure.exit, 69)
         XCTAssertEqual(ConnectFailure.describe(errno: EPERM, path: "/p", service: .player, group: "g", underlying: "").name, "PermissionDenied")

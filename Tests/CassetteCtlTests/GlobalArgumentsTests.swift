@@ -1,14 +1,18 @@
-@testable import cassettectl
 import XCTest
+
+@testable import cassettectl
 
 final class GlobalArgumentsTests: XCTestCase {
     func testOptionsBeforeTheCommandMoveBehindIt() {
-        XCTAssertEqual(GlobalArguments.hoist(["--runtime-dir", "D", "--json", "--timeout", "5", "status"]),
-                       ["status", "--runtime-dir", "D", "--json", "--timeout", "5"])
-        XCTAssertEqual(GlobalArguments.hoist(["--runtime-dir=D", "offline", "add", "tr-1", "--wait"]),
-                       ["offline", "add", "tr-1", "--wait", "--runtime-dir=D"])
-        XCTAssertEqual(GlobalArguments.hoist(["--json", "call", "player", "player.seek", "{\"position\":1}"]),
-                       ["call", "player", "player.seek", "{\"position\":1}", "--json"])
+        XCTAssertEqual(
+            GlobalArguments.hoist(["--runtime-dir", "D", "--json", "--timeout", "5", "status"]),
+            ["status", "--runtime-dir", "D", "--json", "--timeout", "5"])
+        XCTAssertEqual(
+            GlobalArguments.hoist(["--runtime-dir=D", "offline", "add", "tr-1", "--wait"]),
+            ["offline", "add", "tr-1", "--wait", "--runtime-dir=D"])
+        XCTAssertEqual(
+            GlobalArguments.hoist(["--json", "call", "player", "player.seek", "{\"position\":1}"]),
+            ["call", "player", "player.seek", "{\"position\":1}", "--json"])
     }
 
     func testArgumentsWithoutLeadingOptionsAreUntouched() {
@@ -25,8 +29,9 @@ final class GlobalArgumentsTests: XCTestCase {
     }
 
     func testMovedOptionsStayBeforeATerminator() {
-        XCTAssertEqual(GlobalArguments.hoist(["--json", "call", "player", "m", "--", "--json"]),
-                       ["call", "player", "m", "--json", "--", "--json"])
+        XCTAssertEqual(
+            GlobalArguments.hoist(["--json", "call", "player", "m", "--", "--json"]),
+            ["call", "player", "m", "--json", "--", "--json"])
     }
 
     func testAnOptionMissingItsValueIsLeftForTheParserToReport() {

@@ -1,6 +1,7 @@
-@testable import cassettectl
 import Foundation
 import XCTest
+
+@testable import cassettectl
 
 final class HumanTimeTests: XCTestCase {
     func testDurationsUseTheTwoLargestUnits() {

@@ -1,12 +1,15 @@
-@testable import cassettectl
 import Wire
 import XCTest
+
+@testable import cassettectl
 
 final class OfflineVariantsTests: XCTestCase {
     func testVariantsAndRenditionsAreTwoTables() {
         let offer: JSONValue = [
-            "variants": [["bandwidth": 81945, "codecs": "mp4a.40.2", "hasVideo": false],
-                         ["bandwidth": 387200, "resolution": "320x180", "codecs": "avc1.42c00d,mp4a.40.2", "hasVideo": true]],
+            "variants": [
+                ["bandwidth": 81945, "codecs": "mp4a.40.2", "hasVideo": false],
+                ["bandwidth": 387200, "resolution": "320x180", "codecs": "avc1.42c00d,mp4a.40.2", "hasVideo": true],
+            ],
             "renditions": [["type": "AUDIO", "language": "fr", "name": "Français", "default": false]],
         ]
         let lines = OfflineVariants.render(offer).split(separator: "\n").map(String.init)

@@ -1,6 +1,7 @@
-@testable import cassettectl
 import Wire
 import XCTest
+
+@testable import cassettectl
 
 final class PlayerOutcomeTests: XCTestCase {
     func event(_ type: String, _ data: JSONValue, topic: String = "player") -> RPCEvent {
@@ -12,8 +13,9 @@ final class PlayerOutcomeTests: XCTestCase {
         for goal in [PlayerOutcome.Goal.loaded("tr-1"), .playing, .tuned("st-9")] {
             XCTAssertEqual(PlayerOutcome.judge(missing, goal: goal), .failed(name: "FileMissing", message: "tr-1's file is gone"))
         }
-        XCTAssertEqual(PlayerOutcome.judge(event("PlaybackStateChanged", ["playbackState": "IDLE"]), goal: .playing),
-                       .failed(name: "Stopped", message: "the player went idle before it got there (stopped by another client?)"))
+        XCTAssertEqual(
+            PlayerOutcome.judge(event("PlaybackStateChanged", ["playbackState": "IDLE"]), goal: .playing),
+            .failed(name: "Stopped", message: "the player went idle before it got there (stopped by another client?)"))
     }
 
     func testTheAwaitedEvents() {
@@ -36,8 +38,13 @@ final class PlayerOutcomeTests: XCTestCase {
         let plain: JSONValue = ["playbackState": "PLAYING", "mediaProduct": ["productId": "tr-1"], "playbackContext": ["productId": "tr-1"]]
         XCTAssertEqual(Now.title(plain), "tr-1")
         XCTAssertFalse(Now.render(plain).contains("title"))
-        let tagged: JSONValue = ["playbackState": "PLAYING", "playbackContext": ["productId": "tr-1", "title": "So What", "artist": "Miles Davis",
-                                                                                 "album": "Kind of Blue"]]
+        let tagged: JSONValue = [
+            "playbackState": "PLAYING",
+            "playbackContext": [
+                "productId": "tr-1", "title": "So What", "artist": "Miles Davis",
+                "album": "Kind of Blue",
+            ],
+        ]
         XCTAssertEqual(Now.title(tagged), "So What — Miles Davis")
         XCTAssertTrue(Now.render(tagged).contains("Kind of Blue"))
         XCTAssertTrue(Now.line(tagged).contains("So What — Miles Davis (tr-1)"), Now.line(tagged))
@@ -46,8 +53,10 @@ final class PlayerOutcomeTests: XCTestCase {
     }
 
     func testPlaylogFlushFailsOnlyWhenTheAttemptFailed() throws {
-        let failed: JSONValue = ["attempted": true, "pending": 2,
-                                 "lastAttempt": ["result": "failed", "error": ["name": "OriginServerError", "message": "HTTP 503"]]]
+        let failed: JSONValue = [
+            "attempted": true, "pending": 2,
+            "lastAttempt": ["result": "failed", "error": ["name": "OriginServerError", "message": "HTTP 503"]],
+        ]
         let failure = try XCTUnwrap(Playlog.flushFailure(failed))
         XCTAssertEqual(failure.exit, 2)
         XCTAssertEqual(failure.name, "OriginServerError")

@@ -1,5 +1,6 @@
-@testable import cassettectl
 import XCTest
+
+@testable import cassettectl
 
 final class RateMeterTests: XCTestCase {
     func testRateAndETAOverTheWindow() throws {
@@ -36,15 +37,19 @@ final class RateMeterTests: XCTestCase {
     }
 
     func testProgressText() {
-        XCTAssertEqual(ProgressText.bytes(done: 1_200_000, total: 3_000_000, rate: 250_000, waiting: nil),
-                       "1.2 MB of 3.0 MB, 250 kB/s, ETA 7 s")
+        XCTAssertEqual(
+            ProgressText.bytes(done: 1_200_000, total: 3_000_000, rate: 250_000, waiting: nil),
+            "1.2 MB of 3.0 MB, 250 kB/s, ETA 7 s")
         XCTAssertEqual(ProgressText.bytes(done: 1_200_000, total: 3_000_000, rate: nil, waiting: nil), "1.2 MB of 3.0 MB")
-        XCTAssertEqual(ProgressText.bytes(done: 1_200_000, total: 3_000_000, rate: 0, waiting: StallReason(code: "NoNetwork", detail: nil)),
-                       "1.2 MB of 3.0 MB, waiting: no network")
-        XCTAssertEqual(ProgressText.files(done: 3, total: 12, failed: 1, rate: 0.4, waiting: nil),
-                       "3/12 files, 1 failed, 24.0 files/min, ETA 20 s")
+        XCTAssertEqual(
+            ProgressText.bytes(done: 1_200_000, total: 3_000_000, rate: 0, waiting: StallReason(code: "NoNetwork", detail: nil)),
+            "1.2 MB of 3.0 MB, waiting: no network")
+        XCTAssertEqual(
+            ProgressText.files(done: 3, total: 12, failed: 1, rate: 0.4, waiting: nil),
+            "3/12 files, 1 failed, 24.0 files/min, ETA 20 s")
         XCTAssertEqual(ProgressText.files(done: 3, total: 12, failed: 0, rate: 2, waiting: nil), "3/12 files, 2.0 files/s, ETA 4 s")
-        XCTAssertEqual(ProgressText.files(done: 3, total: 12, failed: 0, rate: 2, waiting: StallReason(code: "CellularNotAllowed", detail: "x")),
-                       "3/12 files, waiting: cellular not allowed")
+        XCTAssertEqual(
+            ProgressText.files(done: 3, total: 12, failed: 0, rate: 2, waiting: StallReason(code: "CellularNotAllowed", detail: "x")),
+            "3/12 files, waiting: cellular not allowed")
     }
 }

@@ -1,13 +1,15 @@
-@testable import cassettectl
 import Wire
 import XCTest
+
+@testable import cassettectl
 
 final class StallReasonTests: XCTestCase {
     func testItemReasonsFromTheDownloadersCodes() throws {
         let cellular = try XCTUnwrap(StallReason.item(error: "CellularNotAllowed", reason: "cellular (wwan0)"))
         XCTAssertEqual(cellular.short, "cellular not allowed")
-        XCTAssertTrue(cellular.message.contains("cellular (wwan0)") && cellular.message.contains("cassettectl policy set --allow-cellular yes"),
-                      cellular.message)
+        XCTAssertTrue(
+            cellular.message.contains("cellular (wwan0)") && cellular.message.contains("cassettectl policy set --allow-cellular yes"),
+            cellular.message)
         XCTAssertEqual(StallReason.item(error: "NoNetwork", reason: nil)?.short, "no network")
         let full = try XCTUnwrap(StallReason.item(error: "CacheLimit", reason: "needs 1.2 MiB (1258291 bytes) more"))
         XCTAssertEqual(full.short, "cache full")
@@ -35,8 +37,10 @@ final class StallReasonTests: XCTestCase {
     }
 
     func testHintsNameCommandsNotMethods() {
-        for name in ["StationNotPlayable", "NothingToPlay", "IllegalPlaybackRequest", "OfflineNotValid", "UnknownToken", "NoLicense",
-                     "CellularNotAllowed", "CacheLimit", "StorageFull", "QueueFull", "OriginUnreachable", "InvalidState"] {
+        for name in [
+            "StationNotPlayable", "NothingToPlay", "IllegalPlaybackRequest", "OfflineNotValid", "UnknownToken", "NoLicense",
+            "CellularNotAllowed", "CacheLimit", "StorageFull", "QueueFull", "OriginUnreachable", "InvalidState",
+        ] {
             let hint = Hints.forError(name, service: .player)
             XCTAssertNotNil(hint, name)
             XCTAssertTrue(hint?.contains("cassettectl ") ?? false, "\(name): \(hint ?? "")")
@@ -53,9 +57,13 @@ final class HintsTests: XCTestCase {
     /// In offline mode a station not on the device cannot be synced either: the hint says go online.
     func testOfflineModeStationHintSaysGoOnline() {
         let hint = Hints.forError("StationNotPlayable", service: .player, params: ["stationId": "st-1"], reason: "OfflineMode")
-        XCTAssertEqual(hint, "the player is in offline mode and st-1 is not on the device: `cassettectl config set --offline-mode no` streams it (and lets `cassettectl sync st-1` take it offline).")
-        let failure = CtlFailure.answered(RPCError(code: 2005, name: "StationNotPlayable", message: "…", details: ["reason": "OfflineMode"]),
-                                          service: .player, method: "station.tune", params: ["stationId": "st-1"])
+        XCTAssertEqual(
+            hint,
+            "the player is in offline mode and st-1 is not on the device: `cassettectl config set --offline-mode no` streams it (and lets `cassettectl sync st-1` take it offline)."
+        )
+        let failure = CtlFailure.answered(
+            RPCError(code: 2005, name: "StationNotPlayable", message: "…", details: ["reason": "OfflineMode"]),
+            service: .player, method: "station.tune", params: ["stationId": "st-1"])
         XCTAssertEqual(failure.reason, "OfflineMode")
         XCTAssertEqual(failure.hint, hint)
     }
@@ -64,8 +72,9 @@ final class HintsTests: XCTestCase {
     /// with or without `--no-wait`.
     func testTuneLineNamesTheFallbackStation() {
         XCTAssertEqual(Tune.line(asked: "st-1", answer: ["ok": true, "stationId": "st-1", "fallback": false]), "tuned to st-1")
-        XCTAssertEqual(Tune.line(asked: "st-1", answer: ["ok": true, "stationId": "st-10", "fallback": true]),
-                       "st-1 cannot be reached; playing st-10 from the device")
+        XCTAssertEqual(
+            Tune.line(asked: "st-1", answer: ["ok": true, "stationId": "st-10", "fallback": true]),
+            "st-1 cannot be reached; playing st-10 from the device")
     }
 
     /// The stations table says why the origin's list is missing, not always "not reachable".
@@ -78,18 +87,22 @@ final class HintsTests: XCTestCase {
     }
 
     func testHintsNameTheStationOrProductOfTheCall() {
-        XCTAssertEqual(Hints.forError("StationNotPlayable", service: .player, params: ["stationId": "st-9"]),
-                       "run `cassettectl sync st-9` to take it offline first (`cassettectl stations` lists them).")
-        XCTAssertTrue(Hints.forError("CacheLimit", service: .downloader, params: ["productId": "tr-1"])?
-            .contains("cassettectl offline delete tr-1") ?? false)
-        XCTAssertTrue(Hints.forError("IllegalPlaybackRequest", service: .player, params: ["mediaProduct": ["productId": "tr-2"]])?
-            .contains("cassettectl offline add tr-2 --wait") ?? false)
+        XCTAssertEqual(
+            Hints.forError("StationNotPlayable", service: .player, params: ["stationId": "st-9"]),
+            "run `cassettectl sync st-9` to take it offline first (`cassettectl stations` lists them).")
+        XCTAssertTrue(
+            Hints.forError("CacheLimit", service: .downloader, params: ["productId": "tr-1"])?
+                .contains("cassettectl offline delete tr-1") ?? false)
+        XCTAssertTrue(
+            Hints.forError("IllegalPlaybackRequest", service: .player, params: ["mediaProduct": ["productId": "tr-2"]])?
+                .contains("cassettectl offline add tr-2 --wait") ?? false)
         XCTAssertTrue(Hints.forError("StationNotPlayable", service: .player, params: [:])?.contains("<station>") ?? false)
     }
 
     func testAServiceErrorCarriesItsHint() {
-        let failure = CtlFailure.answered(RPCError(code: 2005, name: "StationNotPlayable", message: "not synced"), service: .player,
-                                          method: "station.tune", params: ["stationId": "st-9"])
+        let failure = CtlFailure.answered(
+            RPCError(code: 2005, name: "StationNotPlayable", message: "not synced"), service: .player,
+            method: "station.tune", params: ["stationId": "st-9"])
         XCTAssertEqual(failure.text, "player: StationNotPlayable: not synced")
         XCTAssertEqual(failure.exit, 1)
         XCTAssertEqual(failure.json["error"]?["code"]?.intValue, 2005)

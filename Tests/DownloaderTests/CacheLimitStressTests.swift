@@ -62,10 +62,13 @@ final class CacheLimitStressTests: XCTestCase {
         XCTAssertTrue(blockedItems.isSubset(of: Set(manifest.keys)), "\(blockedItems)")
 
         let verified = try await h.catalogPool().read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT si.itemId, f.sizeBytes FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
-                  JOIN files f ON f.id = m.fileId WHERE si.stationId = ? AND f.state = 'verified'
-                """, arguments: [station]).map { ($0["itemId"] as String, $0["sizeBytes"] as Int) }
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT si.itemId, f.sizeBytes FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
+                      JOIN files f ON f.id = m.fileId WHERE si.stationId = ? AND f.state = 'verified'
+                    """, arguments: [station]
+            ).map { ($0["itemId"] as String, $0["sizeBytes"] as Int) }
         }
         XCTAssertEqual(verified.count, 1, "verified in the catalog: \(verified)")
         XCTAssertLessThanOrEqual(verified.map(\.1).reduce(0, +), limit)
@@ -82,16 +85,19 @@ final class CacheLimitStressTests: XCTestCase {
         XCTAssertLessThanOrEqual(peak.allocated, limit, "the media folder's blocks exceeded maxCacheBytes at some point")
         XCTAssertTrue(figures.failures.isEmpty && figures.late.isEmpty, "\(figures)")
 
-        stressReport("cache limit \(Self.files)x\(Self.fileBytes)B", setting, String(
-            format: "maxCacheBytes %d: 1 verified, 2 CacheLimit after %.2f s; media folder peak %d B (%d B allocated) over %d samples; %@",
-            limit, blocked, peak.bytes, peak.allocated, peak.samples, figures.description))
+        stressReport(
+            "cache limit \(Self.files)x\(Self.fileBytes)B", setting,
+            String(
+                format: "maxCacheBytes %d: 1 verified, 2 CacheLimit after %.2f s; media folder peak %d B (%d B allocated) over %d samples; %@",
+                limit, blocked, peak.bytes, peak.allocated, peak.samples, figures.description))
     }
 
     /// The station items reported blocked by the cache limit so far.
     private static func cacheLimited(_ events: EventCollector) -> [(station: String, item: String, reason: String)] {
         events.of("ItemStateChanged").compactMap { event in
             guard event.data["error"]?.stringValue == "CacheLimit", event.data["state"]?.stringValue == "idle",
-                  let item = event.data["itemId"]?.stringValue else { return nil }
+                let item = event.data["itemId"]?.stringValue
+            else { return nil }
             return (event.data["stationId"]?.stringValue ?? "", item, event.data["reason"]?.stringValue ?? "")
         }
     }

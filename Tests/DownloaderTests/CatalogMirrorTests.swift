@@ -18,8 +18,10 @@ final class CatalogMirrorTests: XCTestCase {
 
     /// Waits until `done` holds for the items (`catalog.items`, filter all).
     @discardableResult
-    private func waitItems(_ h: DownloaderHarness, _ what: String, timeout: Double = 60,
-                           _ done: ([String: JSONValue]) -> Bool) async throws -> [String: JSONValue] {
+    private func waitItems(
+        _ h: DownloaderHarness, _ what: String, timeout: Double = 60,
+        _ done: ([String: JSONValue]) -> Bool
+    ) async throws -> [String: JSONValue] {
         let deadline = Date().addingTimeInterval(timeout)
         var last: [String: JSONValue] = [:]
         while Date() < deadline {
@@ -129,10 +131,12 @@ final class CatalogMirrorTests: XCTestCase {
         let (client, events) = try await catalogEvents(h)
         defer { Task { await client.close() } }
         let before = try await h.api.stats()
-        let published = try await h.api.post("/_control/catalog/items", [
-            "id": "it-new", "productId": "tr-10-01", "type": "TRACK", "title": "Fresh", "sourceId": "src-music",
-            "categories": ["cat-workout"], "sizeBytes": 1000, "publishedAt": "2026-02-01T00:00:00Z", "priority": 55,
-        ], authorized: false)
+        let published = try await h.api.post(
+            "/_control/catalog/items",
+            [
+                "id": "it-new", "productId": "tr-10-01", "type": "TRACK", "title": "Fresh", "sourceId": "src-music",
+                "categories": ["cat-workout"], "sizeBytes": 1000, "publishedAt": "2026-02-01T00:00:00Z", "priority": 55,
+            ], authorized: false)
         XCTAssertEqual(published.status, 200)
 
         let refreshed = try await client.call("catalog.refresh")
@@ -181,8 +185,9 @@ final class CatalogMirrorTests: XCTestCase {
         // reporter on the same catalog); it-tr-3 is saved.
         for product in ["tr-1", "tr-2", "vid-1"] { _ = try await h.call("offline.add", ["productId": .string(product)]) }
         _ = try await h.call("catalog.save", ["itemId": "it-tr-3", "saved": true])
-        let reporter = try ServiceProcess("reporter", in: h.dir, extraArgs: ["--origin", h.origin.baseURL],
-                                          environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        let reporter = try ServiceProcess(
+            "reporter", in: h.dir, extraArgs: ["--origin", h.origin.baseURL],
+            environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
         try reporter.waitReady()
         let reporterClient = try await reporter.client()
         _ = try await reporterClient.call("consumption.record", ["productId": "tr-2", "at": "2026-11-20T10:00:00Z", "start": 0, "end": 3])
@@ -193,18 +198,24 @@ final class CatalogMirrorTests: XCTestCase {
         _ = try await h.call("catalog.select", ["categoryId": "cat-focus", "selected": true])
         _ = try await h.call("catalog.select", ["categoryId": "cat-news", "selected": true])
 
-        let byPriority = ["it-vid-1", "it-tr-10-03", "it-tr-9-02", "it-tr-1", "it-tr-10-01", "it-tr-9-01", "it-tr-2", "it-tr-3",
-                          "it-tr-9-03", "it-tr-10-02"]
+        let byPriority = [
+            "it-vid-1", "it-tr-10-03", "it-tr-9-02", "it-tr-1", "it-tr-10-01", "it-tr-9-01", "it-tr-2", "it-tr-3",
+            "it-tr-9-03", "it-tr-10-02",
+        ]
         let bySize = byPriority.enumerated().sorted { a, b in
             size[a.element]! != size[b.element]! ? size[a.element]! < size[b.element]! : a.offset < b.offset
         }.map(\.element)
         let cases: [(JSONValue, [String])] = [
             (["filter": "all"], byPriority),
             ([:], byPriority),
-            (["sort": [["key": "publishedAt", "ascending": true]]],
-             ["it-tr-9-01", "it-tr-9-02", "it-tr-9-03", "it-tr-10-01", "it-tr-10-02", "it-tr-10-03", "it-tr-1", "it-tr-2", "it-tr-3", "it-vid-1"]),
-            (["sort": [["key": "title", "ascending": true]]],
-             ["it-vid-1", "it-tr-1", "it-tr-9-01", "it-tr-9-02", "it-tr-9-03", "it-tr-2", "it-tr-3", "it-tr-10-01", "it-tr-10-02", "it-tr-10-03"]),
+            (
+                ["sort": [["key": "publishedAt", "ascending": true]]],
+                ["it-tr-9-01", "it-tr-9-02", "it-tr-9-03", "it-tr-10-01", "it-tr-10-02", "it-tr-10-03", "it-tr-1", "it-tr-2", "it-tr-3", "it-vid-1"]
+            ),
+            (
+                ["sort": [["key": "title", "ascending": true]]],
+                ["it-vid-1", "it-tr-1", "it-tr-9-01", "it-tr-9-02", "it-tr-9-03", "it-tr-2", "it-tr-3", "it-tr-10-01", "it-tr-10-02", "it-tr-10-03"]
+            ),
             (["sort": [["key": "priority", "ascending": true]]], Array(byPriority.reversed())),
             (["sort": [["key": "sizeBytes"]]], bySize),
             (["filter": "downloading"], []),
@@ -229,10 +240,14 @@ final class CatalogMirrorTests: XCTestCase {
             (["filter": "selectedWithContent"], ["cat-focus"]),
             (["filter": "subcategories:cat-music"], ["cat-focus", "cat-workout", "cat-singles"]),
             (["filter": "subcategories:cat-focus"], []),
-            (["sort": [["key": "name", "ascending": true]]],
-             ["cat-focus", "cat-music", "cat-news", "cat-singles", "cat-trailers", "cat-video", "cat-workout"]),
-            (["sort": [["key": "itemCount", "ascending": false], ["key": "id", "ascending": true]]],
-             ["cat-focus", "cat-singles", "cat-workout", "cat-trailers", "cat-video", "cat-music", "cat-news"]),
+            (
+                ["sort": [["key": "name", "ascending": true]]],
+                ["cat-focus", "cat-music", "cat-news", "cat-singles", "cat-trailers", "cat-video", "cat-workout"]
+            ),
+            (
+                ["sort": [["key": "itemCount", "ascending": false], ["key": "id", "ascending": true]]],
+                ["cat-focus", "cat-singles", "cat-workout", "cat-trailers", "cat-video", "cat-music", "cat-news"]
+            ),
         ]
         func check(_ when: String) async throws {
             for (params, expected) in cases {
@@ -317,8 +332,9 @@ final class CatalogMirrorTests: XCTestCase {
         let singles = ["it-tr-1", "it-tr-2", "it-tr-3"]
         try await waitItems(h, "singles cached") { all in singles.allSatisfy { all[$0]?["state"]?.stringValue == "cached" } }
         // tr-3 is watched: of the three, it is the one to give way first (tr-2 would be, by priority).
-        let reporter = try ServiceProcess("reporter", in: h.dir, extraArgs: ["--origin", h.origin.baseURL],
-                                          environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        let reporter = try ServiceProcess(
+            "reporter", in: h.dir, extraArgs: ["--origin", h.origin.baseURL],
+            environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
         try reporter.waitReady()
         let reporterClient = try await reporter.client()
         _ = try await reporterClient.call("consumption.record", ["productId": "tr-3", "at": "2026-11-20T10:00:00Z", "start": 0, "end": 2])
@@ -334,9 +350,10 @@ final class CatalogMirrorTests: XCTestCase {
         let token = try XCTUnwrap(added["token"]?.stringValue)
         _ = try await h.waitProduct(token, state: "cached", timeout: 60)
         // It did wait for room, and room was made from the watched item.
-        XCTAssertTrue(events.of("ItemStateChanged").contains {
-            $0.data["token"]?.stringValue == token && $0.data["state"] == "idle" && $0.data["error"] == "CacheLimit"
-        }, "\(events.all.map(\.data))")
+        XCTAssertTrue(
+            events.of("ItemStateChanged").contains {
+                $0.data["token"]?.stringValue == token && $0.data["state"] == "idle" && $0.data["error"] == "CacheLimit"
+            }, "\(events.all.map(\.data))")
         try await events.wait("it-tr-3 gave way", timeout: 10) {
             $0.topic == "catalog" && $0.data["itemId"] == "it-tr-3" && $0.data["state"] == "discovered"
         }

@@ -41,8 +41,9 @@ final class DownloaderHarness {
         var args = ["--origin", originURL ?? origin.baseURL]
         if let config { args += ["--config", config] }
         let credentials = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
-        let service = try ServiceProcess("downloader", in: dir, extraArgs: args,
-                                         environment: credentials.merging(environment) { $1 }, cores: cores)
+        let service = try ServiceProcess(
+            "downloader", in: dir, extraArgs: args,
+            environment: credentials.merging(environment) { $1 }, cores: cores)
         try service.waitReady()
         self.service = service
         return service
@@ -109,8 +110,9 @@ final class DownloaderHarness {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let list = try? await call("stations.list"),
-               let entry = list["localOffline"]?.arrayValue?.first(where: { $0["id"]?.stringValue == station }),
-               let items = entry["itemCount"]?.intValue, items > 0, entry["verifiedCount"]?.intValue == items {
+                let entry = list["localOffline"]?.arrayValue?.first(where: { $0["id"]?.stringValue == station }),
+                let items = entry["itemCount"]?.intValue, items > 0, entry["verifiedCount"]?.intValue == items
+            {
                 return
             }
             try await Task.sleep(nanoseconds: 200_000_000)

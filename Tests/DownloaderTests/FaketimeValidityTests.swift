@@ -89,7 +89,9 @@ final class FaketimeValidityTests: XCTestCase {
         let files = h.mediaFiles()
         XCTAssertEqual(files.count, 3, "\(files)")
         XCTAssertEqual(files.filter { $0.hasPrefix("images/tr-1/") }.count, 2, "\(files)")
-        print("faketime rental: 1 h rental, device clock -30 d: valid → +2 h server time \(over["state"]?.stringValue ?? "?") → restart offline \(afterRestart["state"]?.stringValue ?? "?")")
+        print(
+            "faketime rental: 1 h rental, device clock -30 d: valid → +2 h server time \(over["state"]?.stringValue ?? "?") → restart offline \(afterRestart["state"]?.stringValue ?? "?")"
+        )
     }
 
     /// A fresh device whose clock runs 10 days ahead and that never saw a server time: that clock
@@ -119,11 +121,13 @@ final class FaketimeValidityTests: XCTestCase {
     /// device). Spawned directly with libfaketime preloaded, the service does not see its
     /// command-line options (seen with libfaketime 0.9.10), so its settings go in the environment.
     private func startSetBack(_ h: DownloaderHarness, clock: String = "-30d") throws -> ServiceProcess {
-        let service = try ServiceProcess("downloader", in: h.dir, extraArgs: ["--origin", h.origin.baseURL], environment: [
-            "CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo", "CASSETTE_ORIGIN": h.origin.baseURL,
-            "CASSETTE_RUNTIME_DIR": h.dir.runtimeDir, "CASSETTE_STATE_DIR": h.dir.stateDir,
-            "LD_PRELOAD": Self.library, "FAKETIME": clock, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-        ])
+        let service = try ServiceProcess(
+            "downloader", in: h.dir, extraArgs: ["--origin", h.origin.baseURL],
+            environment: [
+                "CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo", "CASSETTE_ORIGIN": h.origin.baseURL,
+                "CASSETTE_RUNTIME_DIR": h.dir.runtimeDir, "CASSETTE_STATE_DIR": h.dir.stateDir,
+                "LD_PRELOAD": Self.library, "FAKETIME": clock, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            ])
         try service.waitReady()
         h.service = service
         return service

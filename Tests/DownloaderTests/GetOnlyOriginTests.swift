@@ -91,7 +91,8 @@ final class GetOnlyOriginTests: XCTestCase {
             for event in progress {
                 XCTAssertEqual(event["files"]?["total"], cached["files"]?["total"], "\(event)")
                 guard event["sizeKnown"]?.boolValue == false, let done = event["files"]?["done"]?.intValue,
-                      let total = event["files"]?["total"]?.intValue else { continue }
+                    let total = event["files"]?["total"]?.intValue
+                else { continue }
                 XCTAssertEqual(event["progress"]?.intValue, done * 100 / total, "progress counts files until sizes are known: \(event)")
             }
         }
@@ -115,8 +116,9 @@ final class GetOnlyOriginTests: XCTestCase {
         let planned = try XCTUnwrap(added["sizeBytes"]?.intValue)
         let pool = try h.catalogPool()
         try await pool.write { db in
-            try db.execute(sql: "UPDATE offlineProducts SET options = json_set(options, '$.estimate.bytes', 1) WHERE token = ?",
-                           arguments: [token])
+            try db.execute(
+                sql: "UPDATE offlineProducts SET options = json_set(options, '$.estimate.bytes', 1) WHERE token = ?",
+                arguments: [token])
         }
         let shrunk = try await h.call("offline.status", ["token": .string(token)])
         XCTAssertLessThan(shrunk["sizeBytes"]?.intValue ?? .max, planned / 2, "\(shrunk)")

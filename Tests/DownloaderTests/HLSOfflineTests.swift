@@ -24,8 +24,9 @@ final class HLSOfflineTests: XCTestCase {
         XCTAssertEqual(variants.compactMap { $0["resolution"]?.stringValue }, ["320x180", "640x360"])
         XCTAssertTrue(variants.allSatisfy { ($0["bandwidth"]?.doubleValue ?? 0) > 0 && $0["codecs"]?.stringValue != nil })
         let renditions = try XCTUnwrap(offer["renditions"]?.arrayValue)
-        XCTAssertEqual(renditions.map { "\($0["type"]?.stringValue ?? "")/\($0["language"]?.stringValue ?? "")/\($0["default"]?.boolValue ?? false)" },
-                       ["SUBTITLES/en/true", "AUDIO/en/true", "AUDIO/fr/false"])
+        XCTAssertEqual(
+            renditions.map { "\($0["type"]?.stringValue ?? "")/\($0["language"]?.stringValue ?? "")/\($0["default"]?.boolValue ?? false)" },
+            ["SUBTITLES/en/true", "AUDIO/en/true", "AUDIO/fr/false"])
         let progressive = await XCTAssertThrowsAsync { _ = try await h.call("offline.variants", ["productId": "tr-1"]) }
         XCTAssertEqual((progressive as? RPCError)?.name, "NotSupported")
     }
@@ -53,8 +54,9 @@ final class HLSOfflineTests: XCTestCase {
         }
         // Every file once, byte for byte what the origin serves; nothing of the other variants.
         let files = h.mediaFiles()
-        XCTAssertEqual(Set(files.filter { $0.hasPrefix("hls/") }),
-                       Set((["master.m3u8", "v0/index.m3u8", "subs-en/index.m3u8"] + expected).map { "hls/vid-1/\($0)" }))
+        XCTAssertEqual(
+            Set(files.filter { $0.hasPrefix("hls/") }),
+            Set((["master.m3u8", "v0/index.m3u8", "subs-en/index.m3u8"] + expected).map { "hls/vid-1/\($0)" }))
         for file in files where file.hasPrefix("hls/vid-1/") {
             let local = try Data(contentsOf: URL(fileURLWithPath: h.mediaDir + "/" + file))
             let remote = try Data(contentsOf: h.origin.dataDirectory.appendingPathComponent("media/vid-1/" + file.dropFirst("hls/vid-1/".count)))
@@ -97,18 +99,25 @@ final class HLSOfflineTests: XCTestCase {
         let client = try await h.client()
         _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
         let events = EventCollector(client)
-        let added = try await h.call("offline.add", ["productId": "vid-1", "bitrate": .number(Double(top + 1)),
-                                                     "audioLanguages": ["fr"], "subtitleLanguages": []])
+        let added = try await h.call(
+            "offline.add",
+            [
+                "productId": "vid-1", "bitrate": .number(Double(top + 1)),
+                "audioLanguages": ["fr"], "subtitleLanguages": [],
+            ])
         let cached = try await h.waitProduct(try XCTUnwrap(added["token"]?.stringValue), state: "cached")
         // Progress is the product's: bytes of all its files and segments done of the total; its
         // size is exact once every file's GET told it, an estimate before.
         _ = try await events.wait("OfflineDone", timeout: 10) { $0.type == "OfflineDone" }
         let progress = events.of("OfflineProgress")
         XCTAssertFalse(progress.isEmpty)
-        XCTAssertTrue(progress.allSatisfy { $0.data["segments"]?["total"] == cached["segments"]?["total"]
-                                            && $0.data["files"]?["total"] == cached["files"]?["total"]
-                                            && ($0.data["sizeKnown"]?.boolValue == false || $0.data["sizeBytes"] == cached["sizeBytes"]) },
-                      "\(progress.map(\.data))")
+        XCTAssertTrue(
+            progress.allSatisfy {
+                $0.data["segments"]?["total"] == cached["segments"]?["total"]
+                    && $0.data["files"]?["total"] == cached["files"]?["total"]
+                    && ($0.data["sizeKnown"]?.boolValue == false || $0.data["sizeBytes"] == cached["sizeBytes"])
+            },
+            "\(progress.map(\.data))")
         let done = progress.compactMap { $0.data["segments"]?["done"]?.intValue }
         XCTAssertEqual(done, done.sorted(), "segments done only grow")
         await client.close()
@@ -174,11 +183,29 @@ final class HLSOfflineTests: XCTestCase {
             return info
         }
         let cases: [(String, [String: Any], String)] = [
-            ("not a playlist", variant { $0["url"] = "/media/vid-1/subs-en/seg000.vtt"; $0.removeValue(forKey: "sha256") }, "HLSMissingHeader"),
-            ("not text", variant { $0["url"] = "/media/tr-1.flac"; $0.removeValue(forKey: "sha256") }, "HLSBadEncoding"),
+            (
+                "not a playlist",
+                variant {
+                    $0["url"] = "/media/vid-1/subs-en/seg000.vtt"
+                    $0.removeValue(forKey: "sha256")
+                }, "HLSMissingHeader"
+            ),
+            (
+                "not text",
+                variant {
+                    $0["url"] = "/media/tr-1.flac"
+                    $0.removeValue(forKey: "sha256")
+                }, "HLSBadEncoding"
+            ),
             ("another host", variant { $0["url"] = "http://elsewhere.invalid/media/vid-1/master.m3u8" }, "another host"),
             ("wrong checksum", variant { $0["sha256"] = String(repeating: "0", count: 64) }, "SHA-256"),
-            ("a media playlist", variant { $0["url"] = "/media/vid-1/v0/index.m3u8"; $0.removeValue(forKey: "sha256") }, "not a master playlist"),
+            (
+                "a media playlist",
+                variant {
+                    $0["url"] = "/media/vid-1/v0/index.m3u8"
+                    $0.removeValue(forKey: "sha256")
+                }, "not a master playlist"
+            ),
         ]
         try h.start()
         for (what, info, reason) in cases {

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Wire
 import XCTest
+
 @testable import downloader
 
 /// The downloader against an HTTPS edge (nginx: TLS with a private CA, HTTP/2) in front of the
@@ -10,8 +11,10 @@ import XCTest
 /// by `originProxy` or `https_proxy`.
 final class HTTPSEdgeTests: XCTestCase {
     /// No proxy from the environment the tests run in: each test says which one it wants.
-    static let noProxy = ["https_proxy": "", "HTTPS_PROXY": "", "http_proxy": "", "all_proxy": "", "ALL_PROXY": "",
-                          "no_proxy": "", "NO_PROXY": ""]
+    static let noProxy = [
+        "https_proxy": "", "HTTPS_PROXY": "", "http_proxy": "", "all_proxy": "", "ALL_PROXY": "",
+        "no_proxy": "", "NO_PROXY": "",
+    ]
 
     private func harness() throws -> (DownloaderHarness, TLSEdge) {
         let h = try DownloaderHarness()
@@ -35,7 +38,10 @@ final class HTTPSEdgeTests: XCTestCase {
     /// request over HTTP/2.
     func testAStationSyncsAndAProductOfflinesOverHTTP2ThroughAPrivateCA() async throws {
         let (h, edge) = try harness()
-        defer { h.discard(); edge.discard() }
+        defer {
+            h.discard()
+            edge.discard()
+        }
         try h.setConfig(config(["originCAFile": edge.caFile]))
         try h.start()
         _ = try await h.call("network.set", ["type": "wifi"])
@@ -58,15 +64,20 @@ final class HTTPSEdgeTests: XCTestCase {
     /// `OriginUnreachable` or `NetworkError`.
     func testAnUntrustedEdgeIsTLSFailedNeverANetworkOutage() async throws {
         let (h, edge) = try harness()
-        defer { h.discard(); edge.discard() }
+        defer {
+            h.discard()
+            edge.discard()
+        }
         try h.start()
         _ = try await h.call("network.set", ["type": "wifi"])
 
         let list = try await h.call("stations.list")
         XCTAssertEqual(list["available"]?.boolValue, false)
         XCTAssertEqual(list["error"]?.stringValue, "TLSFailed", "\(list)")
-        for (method, params) in [("stations.sync", JSONValue.object(["stationId": "st-9"])),
-                                 ("offline.add", JSONValue.object(["productId": "tr-1"]))] {
+        for (method, params) in [
+            ("stations.sync", JSONValue.object(["stationId": "st-9"])),
+            ("offline.add", JSONValue.object(["productId": "tr-1"])),
+        ] {
             do {
                 _ = try await h.call(method, params)
                 XCTFail("\(method) over an untrusted edge answers TLSFailed")
@@ -117,7 +128,10 @@ final class HTTPSEdgeTests: XCTestCase {
     /// right pin, alone or among others, lets it through.
     func testAWrongPinIsTLSFailedAndTheRightPinWorks() async throws {
         let (h, edge) = try harness()
-        defer { h.discard(); edge.discard() }
+        defer {
+            h.discard()
+            edge.discard()
+        }
         let wrong = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
         try h.setConfig(config(["originCAFile": edge.caFile, "originPinnedPublicKey": wrong]))
         try h.start()
@@ -143,7 +157,10 @@ final class HTTPSEdgeTests: XCTestCase {
     /// by `https_proxy` alone; the proxy's log proves the tunnels.
     func testTrafficGoesThroughTheConfiguredProxyOrTheEnvironmentsOne() async throws {
         let (h, edge) = try harness()
-        defer { h.discard(); edge.discard() }
+        defer {
+            h.discard()
+            edge.discard()
+        }
         let proxy = try ConnectProxy()
         defer { proxy.discard() }
         let refusing = try RefusingPort()

@@ -12,11 +12,18 @@ final class HostileOriginTests: XCTestCase {
         let real = try h.api.json(try await h.api.post("/v1/stations/st-10/offline", ["have": [String]()]))
         var items = real.objects("items")
         XCTAssertEqual(items.count, 3)
-        var badId = items[0]; badId["id"] = "../../etc/passwd"
-        var foreign = items[0]; foreign["id"] = "tr-foreign"; foreign["url"] = "http://example.com/media/x.flac"
-        var fileURL = items[0]; fileURL["id"] = "tr-file"; fileURL["url"] = "file:///etc/passwd"
-        var wrongSha = items[1]; wrongSha["sha256"] = String(repeating: "0", count: 64)
-        var tooLong = items[2]; tooLong["sizeBytes"] = (items[2]["sizeBytes"] as! Int) - 100
+        var badId = items[0]
+        badId["id"] = "../../etc/passwd"
+        var foreign = items[0]
+        foreign["id"] = "tr-foreign"
+        foreign["url"] = "http://example.com/media/x.flac"
+        var fileURL = items[0]
+        fileURL["id"] = "tr-file"
+        fileURL["url"] = "file:///etc/passwd"
+        var wrongSha = items[1]
+        wrongSha["sha256"] = String(repeating: "0", count: 64)
+        var tooLong = items[2]
+        tooLong["sizeBytes"] = (items[2]["sizeBytes"] as! Int) - 100
         // Every sync of st-10 gets the hostile manifest.
         let (client, events) = try await start(h, serving: real, items: [badId, foreign, fileURL, wrongSha, tooLong])
         defer { Task { await client.close() } }
@@ -110,8 +117,10 @@ final class HostileOriginTests: XCTestCase {
 
     /// Makes every sync of st-10 get `real` (its manifest) with `items` instead of its own, then
     /// starts the downloader with a client subscribed to its download events.
-    private func start(_ h: DownloaderHarness, serving real: [String: Any],
-                       items: [[String: Any]]) async throws -> (RPCClient, EventCollector) {
+    private func start(
+        _ h: DownloaderHarness, serving real: [String: Any],
+        items: [[String: Any]]
+    ) async throws -> (RPCClient, EventCollector) {
         var body = real
         body["items"] = items
         body.removeValue(forKey: "serverTime")

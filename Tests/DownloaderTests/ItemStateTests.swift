@@ -120,10 +120,12 @@ final class ItemStateTests: XCTestCase {
         defer { Task { await client.close() } }
         func stationRequest() async throws -> (state: String?, attempts: Int?) {
             try await h.catalogPool().read { db in
-                let row = try Row.fetchOne(db, sql: """
-                    SELECT d.state, f.attempts FROM downloads d JOIN files f ON f.id = d.fileId
-                    WHERE f.urlPath = ? AND d.ownerKind = 'station'
-                    """, arguments: [path])
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT d.state, f.attempts FROM downloads d JOIN files f ON f.id = d.fileId
+                        WHERE f.urlPath = ? AND d.ownerKind = 'station'
+                        """, arguments: [path])
                 return (row?["state"], row?["attempts"])
             }
         }

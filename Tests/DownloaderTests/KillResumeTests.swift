@@ -13,7 +13,11 @@ final class KillResumeTests: XCTestCase {
         _ = try await h.call("stations.sync", ["stationId": "st-10"])
         // Wait for bytes in a .part, then kill -9.
         let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, !h.mediaFiles().contains(where: { $0.hasSuffix(".part") && ((try? FileManager.default.attributesOfItem(atPath: h.mediaDir + "/" + $0)[.size] as? Int) ?? 0) > 20_000 }) {
+        while Date() < deadline,
+            !h.mediaFiles().contains(where: {
+                $0.hasSuffix(".part") && ((try? FileManager.default.attributesOfItem(atPath: h.mediaDir + "/" + $0)[.size] as? Int) ?? 0) > 20_000
+            })
+        {
             try await Task.sleep(nanoseconds: 50_000_000)
         }
         h.kill9()
@@ -59,8 +63,10 @@ final class KillResumeTests: XCTestCase {
         let leftovers = h.mediaFiles().filter { $0.hasSuffix(".part") }
         let stats = try await h.mediaStats()
         let twice = stats.full.filter { $0.value > 1 }
-        print("kill loop: \(kills) kills, \(checked) files sha256-checked, \(leftovers.count) temp files left, "
-              + "\(twice.count) files downloaded twice in full, \(stats.ranged.values.reduce(0, +)) Range answers, full bodies \(stats.full.values.reduce(0, +))")
+        print(
+            "kill loop: \(kills) kills, \(checked) files sha256-checked, \(leftovers.count) temp files left, "
+                + "\(twice.count) files downloaded twice in full, \(stats.ranged.values.reduce(0, +)) Range answers, full bodies \(stats.full.values.reduce(0, +))"
+        )
         XCTAssertEqual(kills, 20)
         XCTAssertEqual(checked, 9)
         XCTAssertEqual(leftovers, [])

@@ -4,6 +4,7 @@ import OriginClient
 import TestSupport
 import Wire
 import XCTest
+
 @testable import downloader
 
 /// `LicenseClient` against the real origin: keys from the license answer and from
@@ -26,8 +27,9 @@ final class LicenseClientTests: XCTestCase {
 
     func testKeysComeWithTheLicenseAndFromTheKeyEndpoint() async throws {
         let licenses = try client()
-        let license = try await licenses.request(productId: "vid-1", securityToken: "lst-vid-1", terms: .rental(seconds: 60),
-                                                 keyIds: ["k-vid-1"])
+        let license = try await licenses.request(
+            productId: "vid-1", securityToken: "lst-vid-1", terms: .rental(seconds: 60),
+            keyIds: ["k-vid-1"])
         XCTAssertEqual(license.terms, .rental(seconds: 60))
         let expiresAt = try XCTUnwrap(license.expiresAt)
         XCTAssertEqual(expiresAt.timeIntervalSince(license.requestedAt), 60, accuracy: 2)
@@ -55,9 +57,9 @@ final class LicenseClientTests: XCTestCase {
         let licenses = try client()
         let api = OriginAPI(origin: origin)
         let bad: [[String: Any]] = [
-            ["body": ["licenseId": "lic-1", "expiresAt": NSNull(), "keys": ["k-vid-1": "AAAA"]]],   // 3 bytes, not 16
+            ["body": ["licenseId": "lic-1", "expiresAt": NSNull(), "keys": ["k-vid-1": "AAAA"]]], // 3 bytes, not 16
             ["body": ["licenseId": "../../etc", "expiresAt": NSNull(), "keys": [:] as [String: Any]]],
-            ["body": ["licenseId": "lic-2", "expiresAt": NSNull(), "keys": [:] as [String: Any]]],    // a rental without expiry
+            ["body": ["licenseId": "lic-2", "expiresAt": NSNull(), "keys": [:] as [String: Any]]], // a rental without expiry
         ]
         try await api.injectFaults("/v1/licenses", bad)
         for (index, terms) in [LicenseTerms.purchase, .purchase, .rental(seconds: 60)].enumerated() {

@@ -25,7 +25,7 @@ final class LicenseTests: XCTestCase {
 
         // Two hours of server time later the rental is over, though the content is still valid.
         try await h.setServerClock(offset: 2 * hour)
-        _ = try await h.call("stations.list")          // the server's time reaches the downloader
+        _ = try await h.call("stations.list") // the server's time reaches the downloader
         let expired = try await h.call("offline.state", ["productId": "tr-1"])
         XCTAssertEqual(expired["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID")
 
@@ -60,8 +60,10 @@ final class LicenseTests: XCTestCase {
         XCTAssertEqual((noLicense as? RPCError)?.name, "NoLicense")
 
         // Bad terms name the field and change nothing.
-        for params: JSONValue in [["productId": "tr-3", "rentalSeconds": -5], ["productId": "tr-3", "rentalSeconds": 1.5],
-                                  ["productId": "tr-3", "rentalSeconds": 60, "purchase": true]] {
+        for params: JSONValue in [
+            ["productId": "tr-3", "rentalSeconds": -5], ["productId": "tr-3", "rentalSeconds": 1.5],
+            ["productId": "tr-3", "rentalSeconds": 60, "purchase": true],
+        ] {
             let bad = await XCTAssertThrowsAsync { _ = try await h.call("offline.add", params) }
             XCTAssertEqual((bad as? RPCError)?.code, -32602, "\(params)")
         }
@@ -92,8 +94,9 @@ final class LicenseTests: XCTestCase {
             XCTAssertEqual(served.status, 200)
             XCTAssertEqual(keys[keyId]?.stringValue, Data(served.body).base64EncodedString(), keyId)
         }
-        XCTAssertFalse(String(decoding: preloaded.serialized(), as: UTF8.self).contains(keys[keyIds[0]]?.stringValue ?? "-"),
-                       "key bytes never leave the catalog through the socket")
+        XCTAssertFalse(
+            String(decoding: preloaded.serialized(), as: UTF8.self).contains(keys[keyIds[0]]?.stringValue ?? "-"),
+            "key bytes never leave the catalog through the socket")
         for file in ["catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm"] {
             let mode = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: h.dir.stateDir + "/" + file)[.posixPermissions] as? Int)
             XCTAssertEqual(mode & 0o007, 0, "\(file) is closed to other users: \(String(mode, radix: 8))")

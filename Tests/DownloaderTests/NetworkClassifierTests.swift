@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Wire
 import XCTest
+
 @testable import downloader
 
 /// The network monitor's rules without the hardware: sysfs facts → kind, /proc route tables →
@@ -30,8 +31,9 @@ final class NetworkClassifierTests: XCTestCase {
             wlan0\t0001A8C0\t00000000\t0001\t0\t0\t600\t00FFFFFF\t0\t0\t0
             eth9\t00000000\t0101A8C0\t0002\t0\t0\t1\t00000000\t0\t0\t0
             """
-        XCTAssertEqual(KernelRouteSource.defaultRoutes(v4), [.init(interface: "wwan0", metric: 700), .init(interface: "wlan0", metric: 600)],
-                       "only up (flag 1) routes to 0/0")
+        XCTAssertEqual(
+            KernelRouteSource.defaultRoutes(v4), [.init(interface: "wwan0", metric: 700), .init(interface: "wlan0", metric: 600)],
+            "only up (flag 1) routes to 0/0")
         let v6 = """
             00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000001 00000400 00000001 00000000 00000003 wwan0
             00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo
@@ -53,7 +55,8 @@ final class NetworkClassifierTests: XCTestCase {
         }
         try "DEVTYPE=wwan\nINTERFACE=modem0\n".write(toFile: "\(root)/sys/modem0/uevent", atomically: true, encoding: .utf8)
         func routes(_ lines: [(String, Int)]) throws {
-            let text = "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n"
+            let text =
+                "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n"
                 + lines.map { "\($0.0)\t00000000\t0101A8C0\t0003\t0\t0\t\($0.1)\t00000000\t0\t0\t0" }.joined(separator: "\n")
             try text.write(toFile: root + "/proc/route", atomically: true, encoding: .utf8)
         }
@@ -92,7 +95,9 @@ final class NetworkClassifierTests: XCTestCase {
         XCTAssertFalse(NM.classify(state: 70, primaryConnectionType: "802-11-wireless", metered: 4).metered)
         XCTAssertTrue(NM.classify(state: 70, primaryConnectionType: "802-11-wireless", metered: 1).metered, "a hotspot marked metered")
         XCTAssertTrue(NM.classify(state: 70, primaryConnectionType: "802-11-wireless", metered: 3).metered, "guessed metered")
-        XCTAssertEqual(NM.classify(state: 70, primaryConnectionType: "gsm", metered: 0), NetworkState(type: .cellular, metered: true, interface: nil, source: "networkmanager"))
+        XCTAssertEqual(
+            NM.classify(state: 70, primaryConnectionType: "gsm", metered: 0),
+            NetworkState(type: .cellular, metered: true, interface: nil, source: "networkmanager"))
         XCTAssertEqual(NM.classify(state: 60, primaryConnectionType: "802-3-ethernet", metered: 2).type, .ethernet)
         XCTAssertEqual(NM.classify(state: 20, primaryConnectionType: "802-3-ethernet", metered: 0).type, NetworkType.none, "disconnected")
         XCTAssertEqual(NM.classify(state: 70, primaryConnectionType: "", metered: 0).type, NetworkType.none, "no primary connection")
@@ -146,8 +151,9 @@ final class NetworkClassifierTests: XCTestCase {
     }
 
     func testRoomCountsBlocksAndSaysWhatIsMissing() {
-        let room = StorageBudget.Room(freeBytes: 3 << 20, minFreeBytes: 1 << 20, cacheUsedBytes: 0, maxCacheBytes: nil,
-                                      reservedBytes: 512 << 10, blockSize: 4096)
+        let room = StorageBudget.Room(
+            freeBytes: 3 << 20, minFreeBytes: 1 << 20, cacheUsedBytes: 0, maxCacheBytes: nil,
+            reservedBytes: 512 << 10, blockSize: 4096)
         XCTAssertEqual(room.available, (3 << 20) - (1 << 20) - (512 << 10))
         XCTAssertEqual(room.need(size: 4097, onDisk: 0), 8192)
         XCTAssertEqual(room.need(size: 10_000, onDisk: 4096), 8192)

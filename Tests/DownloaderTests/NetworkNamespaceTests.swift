@@ -22,15 +22,20 @@ final class NetworkNamespaceTests: XCTestCase {
         let dir = try TestDirectory(prefix: "cnn")
         var processes: [Process] = []
         defer {
-            for p in processes where p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+            for p in processes where p.isRunning {
+                kill(p.processIdentifier, SIGKILL)
+                p.waitUntilExit()
+            }
             PolicyTest.run(["ip", "netns", "del", ns])
             dir.remove()
         }
         let links = [("wlan0", "cw\(tag)", "10.213.1"), ("wwan0", "cc\(tag)", "10.213.2")]
         for (inside, outside, net) in links {
-            for command in [["ip", "link", "add", outside, "type", "veth", "peer", "name", inside, "netns", ns],
-                            ["ip", "addr", "add", "\(net).1/24", "dev", outside], ["ip", "link", "set", outside, "up"],
-                            ["ip", "-n", ns, "addr", "add", "\(net).2/24", "dev", inside], ["ip", "-n", ns, "link", "set", inside, "up"]] {
+            for command in [
+                ["ip", "link", "add", outside, "type", "veth", "peer", "name", inside, "netns", ns],
+                ["ip", "addr", "add", "\(net).1/24", "dev", outside], ["ip", "link", "set", outside, "up"],
+                ["ip", "-n", ns, "addr", "add", "\(net).2/24", "dev", inside], ["ip", "-n", ns, "link", "set", inside, "up"],
+            ] {
                 guard PolicyTest.run(command) == 0 else { throw XCTSkip("cannot set up veth links: \(command.joined(separator: " "))") }
             }
         }
@@ -56,9 +61,11 @@ final class NetworkNamespaceTests: XCTestCase {
         let downloader = Process()
         downloader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let sandboxedProc = "mount -t proc -o subset=pid,hidepid=invisible proc /proc && test ! -e /proc/net && exec \"$0\" \"$@\""
-        downloader.arguments = ["ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private",
-                                "sh", "-c", sandboxedProc, Binaries.path("downloader"), "--runtime-dir", dir.runtimeDir,
-                                "--state-dir", dir.stateDir, "--origin", base]
+        downloader.arguments = [
+            "ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private",
+            "sh", "-c", sandboxedProc, Binaries.path("downloader"), "--runtime-dir", dir.runtimeDir,
+            "--state-dir", dir.stateDir, "--origin", base,
+        ]
         var env = ProcessInfo.processInfo.environment
         env["CASSETTE_CLIENT_TOKEN"] = "demo"
         env["CASSETTE_CLIENT_SECRET"] = "demo"
@@ -87,8 +94,10 @@ final class NetworkNamespaceTests: XCTestCase {
 
         // Mid-download, the default route moves to the modem.
         let faults = try JSONSerialization.data(withJSONObject: ["path": "/media/", "faults": [["bytesPerSecond": 50_000, "repeat": 1]]])
-        _ = try await HTTPClient().send(HTTPRequest(method: "POST", url: base + "/_control/faults", headers: ["Content-Type": "application/json"],
-                                                    body: Array(faults), timeoutSeconds: 10))
+        _ = try await HTTPClient().send(
+            HTTPRequest(
+                method: "POST", url: base + "/_control/faults", headers: ["Content-Type": "application/json"],
+                body: Array(faults), timeoutSeconds: 10))
         let product = try await PolicyTest.product(base, "tr-1")
         let part = dir.stateDir + "/media/tracks/" + PolicyTest.fileName(product.url) + ".part"
         let token = try PolicyTest.token(try await rpc.call("offline.add", ["productId": "tr-1"]))
@@ -123,6 +132,8 @@ final class NetworkNamespaceTests: XCTestCase {
         // No default route at all: none.
         XCTAssertEqual(PolicyTest.run(["ip", "-n", ns, "route", "del", "default"]), 0)
         try await waitUntil("no network seen", timeout: 5) { try await network()["type"]?.stringValue == "none" }
-        print("netns: wwan0 route seen in \(String(format: "%.2f", seen)) s, transfer stopped \(String(format: "%.2f", stopped - seen)) s later at \(held)/\(product.size) bytes; resumed on wlan0 with \(counts.ranged) Range answer")
+        print(
+            "netns: wwan0 route seen in \(String(format: "%.2f", seen)) s, transfer stopped \(String(format: "%.2f", stopped - seen)) s later at \(held)/\(product.size) bytes; resumed on wlan0 with \(counts.ranged) Range answer"
+        )
     }
 }

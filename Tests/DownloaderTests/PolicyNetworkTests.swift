@@ -45,7 +45,9 @@ final class PolicyNetworkTests: XCTestCase {
         XCTAssertEqual(counts.ranged, 1, "resume did not use Range: \(counts)")
         XCTAssertLessThanOrEqual(counts.full, 1, "downloaded twice in full")
         XCTAssertEqual(try sha256(ofFile: h.mediaDir + "/tracks/" + PolicyTest.fileName(product.url)), product.sha256)
-        print("policy: cellular switch stopped the transfer in \(String(format: "%.2f", stopped)) s at \(sizeAtStop)/\(product.size) bytes; resumed with \(counts.ranged) Range answer(s)")
+        print(
+            "policy: cellular switch stopped the transfer in \(String(format: "%.2f", stopped)) s at \(sizeAtStop)/\(product.size) bytes; resumed with \(counts.ranged) Range answer(s)"
+        )
 
         // No network at all: NoNetwork, and `auto` gives the kernel's answer back.
         _ = try await h.call("network.set", ["type": "none"])
@@ -70,8 +72,10 @@ final class PolicyNetworkTests: XCTestCase {
 
         // The operator's view: the log says what changed and why downloads waited, plainly.
         let log = h.service!.log
-        for line in ["network changed", "from=wifi", "to=cellular", "downloads wait", "why=CellularNotAllowed", "why=NoNetwork",
-                     "downloaded and verified", "file=tracks/"] {
+        for line in [
+            "network changed", "from=wifi", "to=cellular", "downloads wait", "why=CellularNotAllowed", "why=NoNetwork",
+            "downloaded and verified", "file=tracks/",
+        ] {
             XCTAssertTrue(log.contains(line), "the log lacks \(line.debugDescription):\n\(log)")
         }
         XCTAssertFalse(log.contains("Optional(") || log.contains("path(\""), "values are not printed plainly:\n\(log)")

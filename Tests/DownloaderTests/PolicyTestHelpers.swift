@@ -14,8 +14,10 @@ enum PolicyTest {
     /// The offline manifest of a product (what offline.add will fetch), straight from the origin.
     static func product(_ base: String, _ productId: String) async throws -> (url: String, size: Int, sha256: String) {
         let client = HTTPClient(credentials: BasicCredentials(token: "demo", secret: "demo"))
-        let response = try await client.send(HTTPRequest(method: "GET", url: "\(base)/v1/playbackinfo/\(productId)?mode=offline&quality=HIGH",
-                                                         timeoutSeconds: 15))
+        let response = try await client.send(
+            HTTPRequest(
+                method: "GET", url: "\(base)/v1/playbackinfo/\(productId)?mode=offline&quality=HIGH",
+                timeoutSeconds: 15))
         let info = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] ?? [:]
         let manifest = info.object("manifest")
         return (manifest.string("url") ?? "", manifest.int("sizeBytes") ?? 0, manifest.string("sha256") ?? "")

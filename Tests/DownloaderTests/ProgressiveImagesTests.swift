@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 import TestSupport
 import Wire
 import XCTest
@@ -30,8 +30,10 @@ final class ProgressiveImagesTests: XCTestCase {
     }
 
     /// The status's `images` hold both kinds, each file on disk byte for byte the origin's.
-    private func assertImages(_ status: JSONValue, equal origin: [String: (path: String, bytes: Data)], _ h: DownloaderHarness,
-                              file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+    private func assertImages(
+        _ status: JSONValue, equal origin: [String: (path: String, bytes: Data)], _ h: DownloaderHarness,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws -> [String] {
         var paths: [String] = []
         for kind in ["poster", "thumbnail"] {
             let path = try XCTUnwrap(status["images"]?[kind]?.stringValue, "\(kind) in \(status)", file: file, line: line)
@@ -93,7 +95,9 @@ final class ProgressiveImagesTests: XCTestCase {
         let deleted = try await h.call("offline.delete", ["token": .string(token)])
         XCTAssertEqual(deleted["state"]?.stringValue, "deleted")
         XCTAssertEqual(h.mediaFiles(), [], "nothing of tr-1 is left")
-        print("progressive images: tr-1 = file + \(paths), \(total) bytes, estimate \(weighed["neededBytes"]?.intValue ?? -1) needed, delete leaves \(h.mediaFiles())")
+        print(
+            "progressive images: tr-1 = file + \(paths), \(total) bytes, estimate \(weighed["neededBytes"]?.intValue ?? -1) needed, delete leaves \(h.mediaFiles())"
+        )
     }
 
     /// The progress a client follows is the status's: while the file arrives slowly, every
@@ -122,8 +126,9 @@ final class ProgressiveImagesTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(progress.count, 2, "the slow file was reported as it arrived: \(progress)")
         let known = progress.filter { $0["sizeKnown"]?.boolValue == true }
         XCTAssertFalse(known.isEmpty, "the images were verified while the file arrived: \(progress)")
-        XCTAssertEqual(known.compactMap { $0["sizeBytes"]?.intValue }, Array(repeating: total, count: known.count),
-                       "every event counts the file and its images: \(progress)")
+        XCTAssertEqual(
+            known.compactMap { $0["sizeBytes"]?.intValue }, Array(repeating: total, count: known.count),
+            "every event counts the file and its images: \(progress)")
         let file = try await fileSize(h, "tr-1")
         let bytes = progress.compactMap { $0["bytesOnDisk"]?.intValue }
         XCTAssertEqual(bytes, bytes.sorted(), "bytes only grow: \(bytes)")
@@ -237,9 +242,11 @@ final class ProgressiveImagesTests: XCTestCase {
         let mainPath = try await pool.read { db in try OfflineAvailability.localFile(productId: "tr-1", db: db)?.relativePath }
         XCTAssertEqual(h.mediaFiles(), ([try XCTUnwrap(mainPath)] + heldPaths).sorted(), "the old file went, the held images stayed")
         let wanted = try await pool.read { db in
-            try Int.fetchOne(db, sql: """
-                SELECT COUNT(*) FROM downloads d JOIN productFiles pf ON pf.fileId = d.fileId WHERE d.ownerId = ? AND pf.productId = 'tr-1'
-                """, arguments: [token])
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM downloads d JOIN productFiles pf ON pf.fileId = d.fileId WHERE d.ownerId = ? AND pf.productId = 'tr-1'
+                    """, arguments: [token])
         }
         XCTAssertEqual(wanted, 2, "the token still wants the held images")
         _ = try await h.call("offline.delete", ["token": .string(token)])

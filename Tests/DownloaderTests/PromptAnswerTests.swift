@@ -88,7 +88,9 @@ final class PromptAnswerTests: XCTestCase {
         XCTAssertEqual(after["state"]?.stringValue, "cached")
         XCTAssertEqual(after["manifestHash"], before["manifestHash"])
         XCTAssertNotNil(after["revalidationError"]?.stringValue, "\(after)")
-        print("sync.now with a re-validation that never answers: \(revalidated?["result"]?.stringValue ?? "?") \(revalidated?["error"]?.stringValue ?? "?") after \(elapsed)")
+        print(
+            "sync.now with a re-validation that never answers: \(revalidated?["result"]?.stringValue ?? "?") \(revalidated?["error"]?.stringValue ?? "?") after \(elapsed)"
+        )
     }
 
     /// SIGTERM while calls wait on an origin that never answers: the process ends within 10 s,
@@ -171,8 +173,9 @@ final class PromptAnswerTests: XCTestCase {
     // MARK: Helpers
 
     static func startDownloader(in dir: TestDirectory, origin: String) throws -> ServiceProcess {
-        let service = try ServiceProcess("downloader", in: dir, extraArgs: ["--origin", origin],
-                                         environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        let service = try ServiceProcess(
+            "downloader", in: dir, extraArgs: ["--origin", origin],
+            environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
         try service.waitReady()
         return service
     }
@@ -182,14 +185,18 @@ final class PromptAnswerTests: XCTestCase {
         var calls: [(String, Task<CallOutcome, Never>)] = []
         for (method, params) in originCalls {
             let client = try await service.client()
-            calls.append((method, Task {
-                let started = ContinuousClock.now
-                var outcome = await client.callWithin(10, method, params)
-                // The contract's bound: an answer at 10.0 s is already too late.
-                if started.duration(to: .now) >= .seconds(10) { outcome = .noAnswer("answered after \(started.duration(to: .now)): \(outcome)") }
-                await client.close()
-                return outcome
-            }))
+            calls.append(
+                (
+                    method,
+                    Task {
+                        let started = ContinuousClock.now
+                        var outcome = await client.callWithin(10, method, params)
+                        // The contract's bound: an answer at 10.0 s is already too late.
+                        if started.duration(to: .now) >= .seconds(10) { outcome = .noAnswer("answered after \(started.duration(to: .now)): \(outcome)") }
+                        await client.close()
+                        return outcome
+                    }
+                ))
         }
         return calls
     }
@@ -197,8 +204,9 @@ final class PromptAnswerTests: XCTestCase {
     static func assertPromptAnswers(_ service: ServiceProcess, file: StaticString = #filePath, line: UInt = #line) async throws {
         for (method, call) in try await startCalls(service) {
             let outcome = await call.value
-            XCTAssertTrue(outcome.isAcceptedOrOriginUnreachable, "\(method): \(outcome)\n\(service.log.suffix(2000))",
-                          file: file, line: line)
+            XCTAssertTrue(
+                outcome.isAcceptedOrOriginUnreachable, "\(method): \(outcome)\n\(service.log.suffix(2000))",
+                file: file, line: line)
         }
     }
 }

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 import TestSupport
 import Wire
 import XCTest
@@ -62,7 +62,7 @@ final class RevalidationTests: XCTestCase {
         try await h.setServerClock(offset: 40 * day)
         try await h.api.injectFaults("/v1/playbackinfo/", Array(repeating: ["status": 503], count: 4))
         try await h.api.injectFaults("/v1/offline/extend", Array(repeating: ["status": 503], count: 4))
-        _ = try await h.call("stations.list")          // the server's time reaches the downloader
+        _ = try await h.call("stations.list") // the server's time reaches the downloader
         let lapsed = try await h.call("offline.state", ["productId": "tr-1"])
         XCTAssertEqual(lapsed["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID")
         XCTAssertEqual(h.mediaFiles(), files, "an invalid product keeps its file")
@@ -71,7 +71,9 @@ final class RevalidationTests: XCTestCase {
         XCTAssertEqual(outcome(again, token)?["result"]?.stringValue, "unchanged", "\(again)")
         let restored = try await h.call("offline.state", ["productId": "tr-1"])
         XCTAssertEqual(restored["state"]?.stringValue, "OFFLINED_AND_VALID")
-        print("re-validation: unchanged → valid until +\(Int(refreshedUntil.timeIntervalSince(firstUntil) / day)) d, 5xx → unchanged, past validity → \(lapsed["state"]?.stringValue ?? "?") → \(restored["state"]?.stringValue ?? "?")")
+        print(
+            "re-validation: unchanged → valid until +\(Int(refreshedUntil.timeIntervalSince(firstUntil) / day)) d, 5xx → unchanged, past validity → \(lapsed["state"]?.stringValue ?? "?") → \(restored["state"]?.stringValue ?? "?")"
+        )
     }
 
     func testChangedHashStagesBesideTheOldFileAndSwapsAcrossAKill() async throws {
@@ -152,8 +154,9 @@ final class RevalidationTests: XCTestCase {
         let newImages = ["poster", "thumbnail"].compactMap { done["images"]?[$0]?.stringValue.map { String($0.dropFirst("media/".count)) } }
         XCTAssertEqual(newImages.count, 2, "\(done)")
         for image in newImages { XCTAssertTrue(image.hasPrefix("images-\(newHash.prefix(12))/tr-1/"), image) }
-        XCTAssertEqual(h.mediaFiles(), ([newFile.relativePath] + newImages).sorted(),
-                       "the old file and images are deleted after the swap, nothing else is left")
+        XCTAssertEqual(
+            h.mediaFiles(), ([newFile.relativePath] + newImages).sorted(),
+            "the old file and images are deleted after the swap, nothing else is left")
         let finalState = try await h.call("offline.state", ["productId": "tr-1"])
         XCTAssertEqual(finalState["state"]?.stringValue, "OFFLINED_AND_VALID")
         print("re-offline: \(oldFile.relativePath) → \(newFile.relativePath) across a kill -9, files now \(h.mediaFiles())")
@@ -180,10 +183,12 @@ final class RevalidationTests: XCTestCase {
         let pool = try h.catalogPool()
         let stagedImagesVerified = { () throws -> Bool in
             try pool.read { db in
-                try Int.fetchOne(db, sql: """
-                    SELECT COUNT(*) FROM offlineProducts p, json_each(p.staged, '$.files') s JOIN files f ON f.id = json_extract(s.value, '$.fileId')
-                    WHERE p.token = ? AND f.state = 'verified'
-                    """, arguments: [token]) == 2
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT COUNT(*) FROM offlineProducts p, json_each(p.staged, '$.files') s JOIN files f ON f.id = json_extract(s.value, '$.fileId')
+                        WHERE p.token = ? AND f.state = 'verified'
+                        """, arguments: [token]) == 2
             }
         }
         try await waitUntil("tr-1's staged images verified") { try stagedImagesVerified() }
@@ -192,10 +197,12 @@ final class RevalidationTests: XCTestCase {
         // What the committer leaves when killed right after its transaction: the new file under
         // its final name, verified in the catalog, and the product not switched yet.
         let staged = try pool.read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT f.id, f.localPath FROM files f JOIN offlineProducts p ON f.id = json_extract(p.staged, '$.fileId')
-                WHERE p.token = ?
-                """, arguments: [token])
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT f.id, f.localPath FROM files f JOIN offlineProducts p ON f.id = json_extract(p.staged, '$.fileId')
+                    WHERE p.token = ?
+                    """, arguments: [token])
         }
         let stagedRow = try XCTUnwrap(staged)
         let relative: String = stagedRow["localPath"]
@@ -204,8 +211,9 @@ final class RevalidationTests: XCTestCase {
         try bytes.write(to: URL(fileURLWithPath: h.mediaDir + "/" + relative))
         try? FileManager.default.removeItem(atPath: h.mediaDir + "/" + relative + ".part")
         try await pool.write { db in
-            try db.execute(sql: "UPDATE files SET state = 'verified', bytesOnDisk = sizeBytes, completedAt = ? WHERE id = ?",
-                           arguments: [Date(), stagedId])
+            try db.execute(
+                sql: "UPDATE files SET state = 'verified', bytesOnDisk = sizeBytes, completedAt = ? WHERE id = ?",
+                arguments: [Date(), stagedId])
             try db.execute(sql: "UPDATE downloads SET state = 'done' WHERE fileId = ?", arguments: [stagedId])
         }
         _ = try await h.api.delete("/_control/faults")
@@ -233,7 +241,7 @@ final class RevalidationTests: XCTestCase {
         let (token, _) = try await h.startAndOffline("tr-1")
         _ = try await h.call("network.set", ["type": "cellular"])
         try await h.setServerClock(offset: 2 * day)
-        _ = try await h.call("stations.list")          // the server's time reaches the downloader
+        _ = try await h.call("stations.list") // the server's time reaches the downloader
         try await Task.sleep(nanoseconds: 4_000_000_000)
         let held = try await h.call("offline.status", ["token": .string(token)])
         XCTAssertEqual(held["revalidatedAt"], .null, "no round on cellular without allowCellular: \(held)")

@@ -9,8 +9,10 @@ final class SlotWatchTests: XCTestCase {
     private let limits = SlotWatch.Limits(stallSeconds: 10, windowSeconds: 15, ratio: 20, floorBytesPerSecond: 512)
 
     /// Runs `seconds` ticks; `rates[fileId]` bytes a second each; returns each verdict with its second.
-    private func run(_ watch: inout SlotWatch, seconds: Int, rates: [Int64: Int64], waiting: Int,
-                     from start: Int = 0) -> [(second: Int, fileId: Int64, verdict: SlotWatch.Verdict)] {
+    private func run(
+        _ watch: inout SlotWatch, seconds: Int, rates: [Int64: Int64], waiting: Int,
+        from start: Int = 0
+    ) -> [(second: Int, fileId: Int64, verdict: SlotWatch.Verdict)] {
         var found: [(Int, Int64, SlotWatch.Verdict)] = []
         for second in start..<(start + seconds) {
             let samples = rates.keys.sorted().map { SlotWatch.Sample(fileId: $0, attempt: 1, bytes: rates[$0]! * Int64(second - start)) }
@@ -65,11 +67,14 @@ final class SlotWatchTests: XCTestCase {
         for second in 0..<20 {
             // File 100+second came and went since the last look: 500 kB in half a second.
             if second > 0 {
-                watch.ended(fileId: Int64(100 + second), attempt: 1, bytes: 500_000, now: Double(second) - 0.1,
-                            startedAt: Double(second) - 0.6, startBytes: 0)
+                watch.ended(
+                    fileId: Int64(100 + second), attempt: 1, bytes: 500_000, now: Double(second) - 0.1,
+                    startedAt: Double(second) - 0.6, startBytes: 0)
             }
-            for (fileId, verdict) in watch.tick(now: Double(second), running: [SlotWatch.Sample(fileId: 1, attempt: 1, bytes: Int64(second) * 2_000)],
-                                                waiting: 3) {
+            for (fileId, verdict) in watch.tick(
+                now: Double(second), running: [SlotWatch.Sample(fileId: 1, attempt: 1, bytes: Int64(second) * 2_000)],
+                waiting: 3)
+            {
                 verdicts.append((second, fileId, verdict))
             }
         }
@@ -108,8 +113,11 @@ final class SlotWatchTests: XCTestCase {
     func testATransferWhoseBodyArrivedIsNotJudged() {
         var watch = SlotWatch(limits: limits)
         for second in 0..<30 {
-            XCTAssertTrue(watch.tick(now: Double(second), running: [SlotWatch.Sample(fileId: 1, attempt: 1, bytes: 10, holdsSlot: false)],
-                                     waiting: 5).isEmpty)
+            XCTAssertTrue(
+                watch.tick(
+                    now: Double(second), running: [SlotWatch.Sample(fileId: 1, attempt: 1, bytes: 10, holdsSlot: false)],
+                    waiting: 5
+                ).isEmpty)
         }
     }
 }

@@ -62,13 +62,17 @@ final class StalledTransferTests: XCTestCase {
         while verified < Self.healthyFiles {
             let elapsed = Date().timeIntervalSince(began)
             guard elapsed < Self.healthyBound else {
-                throw OriginTestError("\(verified) of \(Self.healthyFiles) healthy files verified after \(Int(elapsed)) s; "
-                                      + "faulty files: \(reasons.sorted())\n\(h.service?.log.suffix(4000) ?? "")")
+                throw OriginTestError(
+                    "\(verified) of \(Self.healthyFiles) healthy files verified after \(Int(elapsed)) s; "
+                        + "faulty files: \(reasons.sorted())\n\(h.service?.log.suffix(4000) ?? "")")
             }
             let (count, faultyRows) = try await pool.read { db in
-                (try Int.fetchOne(db, sql: "SELECT count(*) FROM files WHERE urlPath LIKE ? AND state = 'verified'",
-                                  arguments: ["%/\(Self.healthy)-%"]) ?? 0,
-                 try Row.fetchAll(db, sql: "SELECT error, reason FROM files WHERE urlPath LIKE ?", arguments: ["%/\(Self.faulty)-%"]))
+                (
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM files WHERE urlPath LIKE ? AND state = 'verified'",
+                        arguments: ["%/\(Self.healthy)-%"]) ?? 0,
+                    try Row.fetchAll(db, sql: "SELECT error, reason FROM files WHERE urlPath LIKE ?", arguments: ["%/\(Self.faulty)-%"])
+                )
             }
             for row in faultyRows {
                 if let error: String = row["error"], let reason: String = row["reason"] { reasons.insert("\(error): \(reason)") }
@@ -82,13 +86,15 @@ final class StalledTransferTests: XCTestCase {
             if verified < Self.healthyFiles { try await Task.sleep(nanoseconds: 200_000_000) }
         }
         let healthySeconds = Date().timeIntervalSince(began)
-        XCTAssertLessThan(longestPause, Self.longestPause,
-                          "healthy files waited \(Int(longestPause)) s while stalled files held the slots")
+        XCTAssertLessThan(
+            longestPause, Self.longestPause,
+            "healthy files waited \(Int(longestPause)) s while stalled files held the slots")
         // The stalls were seen for what they are: the items wait idle with NetworkError, saying why.
         XCTAssertTrue(reasons.contains { $0.hasPrefix("NetworkError: Stalled: no data from the origin for ") }, "\(reasons)")
         XCTAssertTrue(reasons.contains { $0.hasPrefix("NetworkError: Stalled: 1 B/s over ") }, "\(reasons)")
-        XCTAssertTrue(reasons.contains { $0.hasPrefix("NetworkError: Stalled: ") && $0.contains(", far below the other downloads' ") },
-                      "\(reasons)")
+        XCTAssertTrue(
+            reasons.contains { $0.hasPrefix("NetworkError: Stalled: ") && $0.contains(", far below the other downloads' ") },
+            "\(reasons)")
         let partial = try await pool.read { db in
             try Int64.fetchOne(db, sql: "SELECT bytesOnDisk FROM files WHERE urlPath LIKE ?", arguments: ["%\(paths[3])"]) ?? 0
         }
@@ -108,9 +114,11 @@ final class StalledTransferTests: XCTestCase {
         XCTAssertTrue(h.mediaFiles().allSatisfy { !$0.hasSuffix(".part") }, "\(h.mediaFiles())")
         let (_, ranged) = try await h.mediaStats()
         XCTAssertGreaterThanOrEqual(ranged[paths[3]] ?? 0, 1, "the file cut off resumed with Range: \(ranged)")
-        stressReport("stalled transfers", setting,
-                     String(format: "healthy station of %d verified in %.1f s (longest pause %.1f s); stalled files verified %.1f s after the fault cleared",
-                            Self.healthyFiles, healthySeconds, longestPause, recoverySeconds))
+        stressReport(
+            "stalled transfers", setting,
+            String(
+                format: "healthy station of %d verified in %.1f s (longest pause %.1f s); stalled files verified %.1f s after the fault cleared",
+                Self.healthyFiles, healthySeconds, longestPause, recoverySeconds))
     }
 
     /// `/media/…` of a manifest URL, absolute or not.

@@ -57,9 +57,11 @@ final class StationStressTests: XCTestCase {
 
             let expiredAfter = try await expire(h, events: events, round: round)
             durations.append(String(format: "round %d: sync %.1f s, expiry %.1f s", round, seconds, expiredAfter))
-            stressReport("station \(Self.files)x\(Self.fileBytes / 1024)KiB", setting,
-                         String(format: "round %d/%d: %d files verified in %.1f s, expired and deleted in %.1f s; %@",
-                                round, Self.rounds, Self.files, seconds, expiredAfter, probe.current.description))
+            stressReport(
+                "station \(Self.files)x\(Self.fileBytes / 1024)KiB", setting,
+                String(
+                    format: "round %d/%d: %d files verified in %.1f s, expired and deleted in %.1f s; %@",
+                    round, Self.rounds, Self.files, seconds, expiredAfter, probe.current.description))
         }
 
         let figures = await probe.stop()
@@ -78,11 +80,13 @@ final class StationStressTests: XCTestCase {
         XCTAssertEqual(entry?["verifiedCount"]?.intValue, Self.files, "round \(round)")
 
         let verified = try h.catalogPool().read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT COUNT(*) AS n, COALESCE(SUM(f.sizeBytes), 0) AS bytes FROM stationItems si
-                  JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
-                WHERE si.stationId = ? AND f.state = 'verified'
-                """, arguments: [Self.station])
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) AS n, COALESCE(SUM(f.sizeBytes), 0) AS bytes FROM stationItems si
+                      JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
+                    WHERE si.stationId = ? AND f.state = 'verified'
+                    """, arguments: [Self.station])
         }
         XCTAssertEqual(verified?["n"] as Int?, Self.files, "round \(round): verified files in the catalog")
         XCTAssertEqual(verified?["bytes"] as Int?, Self.files * Self.fileBytes)
@@ -98,8 +102,10 @@ final class StationStressTests: XCTestCase {
 
     /// Nothing is still downloading once the station is complete, and the origin sent every
     /// file once per round: no verified file was fetched again.
-    private func assertFetchedOnce(_ h: DownloaderHarness, manifest: [String: (url: String, sha256: String, size: Int)],
-                                   round: Int) async throws {
+    private func assertFetchedOnce(
+        _ h: DownloaderHarness, manifest: [String: (url: String, sha256: String, size: Int)],
+        round: Int
+    ) async throws {
         let running = try await h.activeDownloads()
         XCTAssertEqual(running, 0, "round \(round): transfers still running after StationDownloadComplete")
         try await waitUntil("no transfer running (round \(round))", timeout: 30) { try await h.activeDownloads() == 0 }

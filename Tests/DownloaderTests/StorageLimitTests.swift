@@ -72,8 +72,9 @@ final class StorageLimitTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: final2), "a partial file was promoted")
         let state2 = try await h.status(token2)["state"]?.stringValue
         XCTAssertNotEqual(state2, "cached")
-        XCTAssertEqual(try sha256(ofFile: h.mediaDir + "/tracks/" + PolicyTest.fileName(first.url)), first.sha256,
-                       "the full disk damaged a verified file")
+        XCTAssertEqual(
+            try sha256(ofFile: h.mediaDir + "/tracks/" + PolicyTest.fileName(first.url)), first.sha256,
+            "the full disk damaged a verified file")
         let reason2 = try await h.status(token2)["reason"]?.stringValue ?? ""
         print("storage: disk filled while writing → CacheLimit after \(String(format: "%.2f", stoppedIn)) s: \(reason2)")
 
@@ -82,7 +83,9 @@ final class StorageLimitTests: XCTestCase {
         _ = try await h.waitProduct(token2, state: "cached", timeout: 30)
         XCTAssertEqual(try sha256(ofFile: final2), second.sha256)
         let counts = try await PolicyTest.mediaCounts(h.origin.baseURL, PolicyTest.fileName(second.url))
-        print("storage: recovered in \(String(format: "%.2f", recovered)) s after freeing; second file resumed with \(counts.ranged) Range answer(s), \(counts.full) full")
+        print(
+            "storage: recovered in \(String(format: "%.2f", recovered)) s after freeing; second file resumed with \(counts.ranged) Range answer(s), \(counts.full) full"
+        )
         XCTAssertFalse(h.mediaFiles().contains { $0.hasSuffix(".part") })
     }
 

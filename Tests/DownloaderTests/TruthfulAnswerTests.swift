@@ -17,8 +17,10 @@ final class TruthfulAnswerTests: XCTestCase {
         let foreign: [String: Any] = [
             "productId": "tr-3", "requestedProductId": "tr-3", "productType": "TRACK", "canBeDownloaded": true,
             "manifestType": "progressive",
-            "manifest": ["url": "http://elsewhere.invalid/media/tr-3.flac", "sizeBytes": 1000,
-                         "sha256": String(repeating: "ab", count: 32), "mimeType": "audio/flac"],
+            "manifest": [
+                "url": "http://elsewhere.invalid/media/tr-3.flac", "sizeBytes": 1000,
+                "sha256": String(repeating: "ab", count: 32), "mimeType": "audio/flac",
+            ],
         ]
         try await h.api.injectFaults("/v1/playbackinfo/tr-3", [["body": foreign, "repeat": 2]])
         let products = ["tr-1", "tr-7", "tr-8", "tr-geo", "tr-sub", "vid-1", "tr-3", "no-such-product"]
@@ -106,8 +108,10 @@ final class TruthfulAnswerTests: XCTestCase {
         _ = try await client.call("events.subscribe", ["topics": ["downloads"]])
         let events = EventCollector(client)
         try await h.api.injectFaults("/media/", [["bytesPerSecond": 40_000, "repeat": 2]])
-        let tokens = [try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-1"])),
-                      try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-2"]))]
+        let tokens = [
+            try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-1"])),
+            try PolicyTest.token(try await h.call("offline.add", ["productId": "tr-2"])),
+        ]
         func reported(_ token: String) -> [Int] {
             events.of("OfflineProgress").filter { $0.data["token"]?.stringValue == token }.compactMap { $0.data["bytesOnDisk"]?.intValue }
         }
@@ -150,10 +154,11 @@ final class TruthfulAnswerTests: XCTestCase {
         XCTAssertTrue(stored.allSatisfy { $0.hasPrefix("/") && !$0.contains("://") }, "stored URLs are not relative: \(stored)")
         // The second as an earlier version stored it: absolute, on the address about to go away.
         try await pool.write { db in
-            try db.execute(sql: """
-                UPDATE files SET url = ? || url WHERE id = (SELECT m.fileId FROM mediaItems m JOIN offlineProducts p ON p.productId = m.id
-                WHERE p.token = ?)
-                """, arguments: [oldBase, second])
+            try db.execute(
+                sql: """
+                    UPDATE files SET url = ? || url WHERE id = (SELECT m.fileId FROM mediaItems m JOIN offlineProducts p ON p.productId = m.id
+                    WHERE p.token = ?)
+                    """, arguments: [oldBase, second])
         }
         try pool.close()
 

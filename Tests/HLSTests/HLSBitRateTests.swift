@@ -11,7 +11,8 @@ final class HLSBitRateTests: XCTestCase {
     }
 
     func testWholeSegmentsCountTheirSizes() throws {
-        let playlist = try media("""
+        let playlist = try media(
+            """
             #EXTM3U
             #EXT-X-TARGETDURATION:2
             #EXTINF:2,
@@ -28,7 +29,8 @@ final class HLSBitRateTests: XCTestCase {
     /// Byte ranges count their length, not the file's; an init section counts once however many
     /// segments it precedes.
     func testByteRangesAndAnInitSectionCountWhatIsRead() throws {
-        let playlist = try media("""
+        let playlist = try media(
+            """
             #EXTM3U
             #EXT-X-TARGETDURATION:1
             #EXT-X-MAP:URI="all.m4s",BYTERANGE="1000@0"
@@ -44,7 +46,8 @@ final class HLSBitRateTests: XCTestCase {
     }
 
     func testAPlaylistOfNoDurationHasNoRate() throws {
-        let playlist = try media("""
+        let playlist = try media(
+            """
             #EXTM3U
             #EXT-X-TARGETDURATION:1
             #EXT-X-ENDLIST

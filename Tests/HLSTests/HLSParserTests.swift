@@ -60,10 +60,12 @@ final class HLSParserTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=24:duration=3",
-                             "-c:v", "libx264", "-preset", "veryfast", "-g", "24", "-f", "hls", "-hls_time", "1",
-                             "-hls_playlist_type", "vod", "-hls_segment_type", "fmp4", "-hls_flags", "single_file",
-                             folder.appendingPathComponent("out.m3u8").path]
+        process.arguments = [
+            "ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=24:duration=3",
+            "-c:v", "libx264", "-preset", "veryfast", "-g", "24", "-f", "hls", "-hls_time", "1",
+            "-hls_playlist_type", "vod", "-hls_segment_type", "fmp4", "-hls_flags", "single_file",
+            folder.appendingPathComponent("out.m3u8").path,
+        ]
         try process.run()
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0)

@@ -1,5 +1,5 @@
-import StateDB
 import GRDB
+import StateDB
 
 /// Reads the catalog file the services wrote, from outside them, through GRDB.
 struct CatalogProbe {

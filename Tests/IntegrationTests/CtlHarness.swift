@@ -18,8 +18,9 @@ final class CassetteStack {
         let args = ["--origin", origin.baseURL]
         let env = ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"]
         downloader = try ServiceProcess("downloader", in: dir, extraArgs: args, environment: env)
-        player = try ServiceProcess("player", in: dir, extraArgs: args + ["--audio-device", "null", "--audio-pace", "realtime"],
-                                    environment: env)
+        player = try ServiceProcess(
+            "player", in: dir, extraArgs: args + ["--audio-device", "null", "--audio-pace", "realtime"],
+            environment: env)
         reporter = try ServiceProcess("reporter", in: dir, extraArgs: args, environment: env)
         for service in [downloader!, player!, reporter!] { try service.waitReady() }
     }
@@ -52,8 +53,10 @@ struct CommandRun {
 
 enum Command {
     /// Runs `executable` with stdout and stderr on pipes (never a terminal) and waits.
-    static func run(_ executable: String, _ args: [String], environment: [String: String] = [:],
-                    timeout: Double = 90) throws -> CommandRun {
+    static func run(
+        _ executable: String, _ args: [String], environment: [String: String] = [:],
+        timeout: Double = 90
+    ) throws -> CommandRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = args
@@ -126,11 +129,13 @@ private final class Collected: @unchecked Sendable {
     private let lock = NSLock()
     private var out = Data(), err = Data()
     func set(_ data: Data, stdout: Bool) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         if stdout { out = data } else { err = data }
     }
     func text(stdout: Bool) -> String {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return String(decoding: stdout ? out : err, as: UTF8.self)
     }
 }

@@ -65,8 +65,10 @@ final class CtlTests: XCTestCase {
         let idle = try Command.ctl(stack, ["now", "--json"])
         XCTAssertEqual(idle.json?["playbackState"], "IDLE", idle.all)
 
-        for args in [["status", "--json"], ["config", "get", "--json"], ["playlog", "status", "--json"],
-                     ["policy", "get", "--json"], ["offline", "list", "--json"]] {
+        for args in [
+            ["status", "--json"], ["config", "get", "--json"], ["playlog", "status", "--json"],
+            ["policy", "get", "--json"], ["offline", "list", "--json"],
+        ] {
             let run = try Command.ctl(stack, args)
             XCTAssertEqual(run.status, 0, "\(args): \(run.all)")
             XCTAssertNotNil(run.json?.objectValue, "\(args) printed no JSON object: \(run.all)")
@@ -101,8 +103,10 @@ final class CtlTests: XCTestCase {
         }
 
         // Bad usage is refused before anything is sent: 64.
-        for args in [["seek", "soon"], ["sync", "st-9", "--wait-timeout", "0"], ["policy", "set"], ["queue"],
-                     ["no-such-command"], ["call", "player", "player.seek", "[1]"]] {
+        for args in [
+            ["seek", "soon"], ["sync", "st-9", "--wait-timeout", "0"], ["policy", "set"], ["queue"],
+            ["no-such-command"], ["call", "player", "player.seek", "[1]"],
+        ] {
             let run = try Command.ctl(stack, args)
             XCTAssertEqual(run.status, 64, "\(args): \(run.all)")
             XCTAssertFalse(run.stderr.isEmpty, "\(args) printed no reason")
@@ -191,9 +195,11 @@ final class CtlDocsTests: XCTestCase {
         // roff writes a hyphen as `\-`.
         let page = try String(contentsOf: Command.repository.appendingPathComponent("docs/cassettectl.1"), encoding: .utf8)
             .replacingOccurrences(of: "\\-", with: "-")
-        let commands = ["status", "call", "watch", "stations", "sync", "offline", "policy", "network", "sync-now", "tune",
-                        "skip", "load", "queue", "play", "pause", "seek", "next", "stop", "now", "config", "playlog", "delete-all",
-                        "preload-license", "renew-license"]
+        let commands = [
+            "status", "call", "watch", "stations", "sync", "offline", "policy", "network", "sync-now", "tune",
+            "skip", "load", "queue", "play", "pause", "seek", "next", "stop", "now", "config", "playlog", "delete-all",
+            "preload-license", "renew-license",
+        ]
         for command in commands {
             XCTAssertTrue(bash.stdout.contains(command), "completion lacks \(command)")
             XCTAssertTrue(page.contains(command), "docs/cassettectl.1 lacks \(command)")

@@ -57,8 +57,12 @@ final class CtlUsabilityTests: XCTestCase {
     }
 
     func testBooleanSpellingsAndSizes() throws {
-        let set = try Command.ctl(stack, ["policy", "set", "--allow-cellular", "yes", "--allow-metered", "ON",
-                                          "--max-cache-bytes", "1.5GiB", "--min-free-bytes", "500M", "--json"])
+        let set = try Command.ctl(
+            stack,
+            [
+                "policy", "set", "--allow-cellular", "yes", "--allow-metered", "ON",
+                "--max-cache-bytes", "1.5GiB", "--min-free-bytes", "500M", "--json",
+            ])
         XCTAssertEqual(set.status, 0, set.all + stack.logs)
         XCTAssertEqual(set.json?["allowCellular"], true, set.all)
         XCTAssertEqual(set.json?["allowMetered"], true, set.all)
@@ -83,8 +87,10 @@ final class CtlUsabilityTests: XCTestCase {
         let metered = try Command.ctl(stack, ["network", "set", "wifi", "--metered", "yes", "--json"])
         XCTAssertEqual(metered.json?["metered"], true, metered.all)
 
-        for args in [["policy", "set", "--allow-cellular", "maybe"], ["policy", "set", "--max-cache-bytes", "lots"],
-                     ["config", "set", "--offline-mode", "2"], ["policy", "set", "--min-free-bytes", "none"]] {
+        for args in [
+            ["policy", "set", "--allow-cellular", "maybe"], ["policy", "set", "--max-cache-bytes", "lots"],
+            ["config", "set", "--offline-mode", "2"], ["policy", "set", "--min-free-bytes", "none"],
+        ] {
             let run = try Command.ctl(stack, args)
             XCTAssertEqual(run.status, 64, "\(args): \(run.all)")
         }
@@ -186,10 +192,12 @@ final class CtlUsabilityTests: XCTestCase {
     }
 
     static func play() -> JSONValue {
-        ["eventId": .string(UUID().uuidString.lowercased()), "productId": "tr-1", "requestedProductId": "tr-1",
-         "playbackSessionId": .string(UUID().uuidString.lowercased()),
-         "startedAt": "2026-11-21T10:00:00.000Z", "endedAt": "2026-11-21T10:03:00.000Z",
-         "startPosition": 0, "endPosition": 180.5, "offline": false, "actions": []]
+        [
+            "eventId": .string(UUID().uuidString.lowercased()), "productId": "tr-1", "requestedProductId": "tr-1",
+            "playbackSessionId": .string(UUID().uuidString.lowercased()),
+            "startedAt": "2026-11-21T10:00:00.000Z", "endedAt": "2026-11-21T10:03:00.000Z",
+            "startPosition": 0, "endPosition": 180.5, "offline": false, "actions": [],
+        ]
     }
 }
 
@@ -216,7 +224,10 @@ final class CtlPermissionTests: XCTestCase {
         }
         let run = try Command.run(command[0], Array(command.dropFirst()) + ["now", "--runtime-dir", dir.runtimeDir])
         XCTAssertEqual(run.status, 69, run.all)
-        XCTAssertEqual(run.stderr, "cassettectl: permission denied on \(path): add your user to the cassette-clients group (sudo usermod -aG cassette-clients $USER) and log in again\n")
+        XCTAssertEqual(
+            run.stderr,
+            "cassettectl: permission denied on \(path): add your user to the cassette-clients group (sudo usermod -aG cassette-clients $USER) and log in again\n"
+        )
         let json = try Command.run(command[0], Array(command.dropFirst()) + ["--json", "--runtime-dir", dir.runtimeDir, "status", "player"])
         XCTAssertEqual(json.status, 69, json.all)
         XCTAssertEqual(json.json?["player"]?["error"]?["name"], "PermissionDenied", json.all)

@@ -102,7 +102,7 @@ final class DescriptorExhaustionTests: XCTestCase {
                 let conn = try service.raw()
                 try conn.send(RawSocket.request(id: 1, method: "service.status"))
                 if let answer = try conn.readFrame(timeout: max(1, deadline.timeIntervalSinceNow)) { return answer }
-            } catch where Date() < deadline {
+            } catch  where Date() < deadline {
                 usleep(100_000)
                 continue
             }

@@ -13,8 +13,12 @@ final class ExampleClientTests: XCTestCase {
         defer { stack.stop() }
 
         let script = Command.repository.appendingPathComponent("examples/play_station.py").path
-        let run = try Command.run("/usr/bin/env", ["python3", script, "--runtime-dir", stack.dir.runtimeDir,
-                                                   "--station", "st-9", "--seconds", "3"])
+        let run = try Command.run(
+            "/usr/bin/env",
+            [
+                "python3", script, "--runtime-dir", stack.dir.runtimeDir,
+                "--station", "st-9", "--seconds", "3",
+            ])
         XCTAssertEqual(run.status, 0, run.all + stack.logs)
         XCTAssertTrue(run.stdout.contains("st-9"), run.all)
         XCTAssertTrue(run.stdout.contains("synced st-9: 3/3 items"), run.all)

@@ -181,7 +181,7 @@ final class FramingTests: XCTestCase {
 
     func testPartialFrameLeftIdleIsClosedWhileOthersAreServed() throws {
         let idle = try player.raw()
-        try idle.send([0, 0, 0, 50, 0x7b])  // a 50-byte frame, 1 byte of it sent
+        try idle.send([0, 0, 0, 50, 0x7b]) // a 50-byte frame, 1 byte of it sent
         // Meanwhile another client is served normally.
         try assertOthersServed()
         let started = Date()

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 import TestSupport
 import Wire
 import XCTest

@@ -31,8 +31,9 @@ final class ICUResidencyTests: XCTestCase {
             let resident = try Self.residentBytes(pid: service.pid, of: "lib_FoundationICU")
             seen.append("\(service.name) \(resident >> 10) KiB")
             XCTAssertGreaterThan(resident, 0, "\(service.name): lib_FoundationICU is not in its smaps")
-            XCTAssertLessThan(resident, Self.loadingOnlyBytes,
-                              "\(service.name) has \(resident >> 10) KiB of ICU resident: something formats dates through ICU")
+            XCTAssertLessThan(
+                resident, Self.loadingOnlyBytes,
+                "\(service.name) has \(resident >> 10) KiB of ICU resident: something formats dates through ICU")
         }
         print("ICU resident after a sync, a play and its delivery: " + seen.joined(separator: ", "))
     }

@@ -68,9 +68,11 @@ final class LazyCurlTests: XCTestCase {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["-m", "/bin/sh", "-c", "mount --bind /dev/null \"$0\" && exec \"$@\"", library,
-                             Binaries.path("downloader"), "--runtime-dir", dir.runtimeDir, "--state-dir", dir.stateDir,
-                             "--origin", Self.deadOrigin, "--socket-group", ""]
+        process.arguments = [
+            "-m", "/bin/sh", "-c", "mount --bind /dev/null \"$0\" && exec \"$@\"", library,
+            Binaries.path("downloader"), "--runtime-dir", dir.runtimeDir, "--state-dir", dir.stateDir,
+            "--origin", Self.deadOrigin, "--socket-group", "",
+        ]
         let log = dir.path + "/downloader-without-curl.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
@@ -108,9 +110,10 @@ final class LazyCurlTests: XCTestCase {
     /// The shared objects in /proc/PID/maps.
     static func mappedLibraries(_ pid: pid_t) throws -> Set<String> {
         let maps = try readProcFile("/proc/\(pid)/maps")
-        return Set(maps.split(separator: "\n").compactMap { line in
-            line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init)
-        }.filter { $0.contains(".so") })
+        return Set(
+            maps.split(separator: "\n").compactMap { line in
+                line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init)
+            }.filter { $0.contains(".so") })
     }
 
     /// The file the dynamic loader opens for libcurl.so.4: this test process opens it and reads
@@ -126,8 +129,9 @@ final class LazyCurlTests: XCTestCase {
     static func output(of executable: String, _ arguments: [String]) throws -> String {
         let run = try Command.run(executable, arguments)
         guard run.status == 0 else {
-            throw NSError(domain: "LazyCurlTests", code: Int(run.status),
-                          userInfo: [NSLocalizedDescriptionKey: "\(executable) \(arguments): \(run.output)"])
+            throw NSError(
+                domain: "LazyCurlTests", code: Int(run.status),
+                userInfo: [NSLocalizedDescriptionKey: "\(executable) \(arguments): \(run.output)"])
         }
         return run.output
     }

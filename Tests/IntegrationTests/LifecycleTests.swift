@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import Glibc
+import StateDB
 import TestSupport
 import Wire
 import XCTest
@@ -138,7 +138,7 @@ final class LifecycleTests: XCTestCase {
         let first = try ServiceProcess("reporter", in: dir)
         try first.waitReady()
         var client = try await first.client()
-        _ = try await client.call("service.status")  // opens the catalog
+        _ = try await client.call("service.status") // opens the catalog
         await client.close()
         try CatalogProbe(path: dir.stateDir + "/catalog.sqlite")
             .execute("INSERT INTO settings(key, value, updatedAt) VALUES ('probe', '\"kept\"', CURRENT_TIMESTAMP)")

@@ -41,7 +41,7 @@ final class RestartTests: XCTestCase {
         usleep(800_000)
         let killedAt = Date()
         supervisor.kill9()
-        usleep(1_000_000)                      // down for a second: clients keep connecting and sending
+        usleep(1_000_000) // down for a second: clients keep connecting and sending
         let restartedAt = Date()
         XCTAssertTrue(try supervisor.start().wait(for: "READY=1"), supervisor.log)
         usleep(800_000)
@@ -52,12 +52,14 @@ final class RestartTests: XCTestCase {
         let refused = results.filter { $0.kind == .refused }
         let lost = results.filter { $0.kind == .lost }
         let queued = results.filter { $0.kind == .answered && $0.sentAt > killedAt && $0.sentAt < restartedAt }
-        print("restart \(name): \(results.count) requests, \(queued.count) sent while down and answered after the restart, "
-              + "\(lost.count) lost with the killed process, \(refused.count) refused")
+        print(
+            "restart \(name): \(results.count) requests, \(queued.count) sent while down and answered after the restart, "
+                + "\(lost.count) lost with the killed process, \(refused.count) refused")
         XCTAssertEqual(refused.count, 0, "connections refused while the socket was held")
         // Only requests the killed process had already taken may die with it; nothing sent after the kill.
-        XCTAssertEqual(lost.filter { $0.sentAt > killedAt.addingTimeInterval(0.05) }.count, 0,
-                       "requests sent after the kill were lost")
+        XCTAssertEqual(
+            lost.filter { $0.sentAt > killedAt.addingTimeInterval(0.05) }.count, 0,
+            "requests sent after the kill were lost")
         XCTAssertGreaterThan(queued.count, 0, "requests sent while the service was down were answered after the restart")
         XCTAssertTrue(queued.allSatisfy { $0.answeredAt! >= restartedAt })
         XCTAssertGreaterThan(results.filter { $0.kind == .answered && $0.sentAt > restartedAt }.count, 0)
@@ -68,7 +70,11 @@ final class RestartTests: XCTestCase {
 /// What each client exchange came to, shared by the client threads.
 private final class Outcomes: @unchecked Sendable {
     enum Kind { case answered, refused, lost }
-    struct Exchange { var kind: Kind; var sentAt: Date; var answeredAt: Date? }
+    struct Exchange {
+        var kind: Kind
+        var sentAt: Date
+        var answeredAt: Date?
+    }
 
     private let lock = NSLock()
     private var exchanges: [Exchange] = []

@@ -20,8 +20,9 @@ final class SilentOriginStopTests: XCTestCase {
         for name in ["downloader", "reporter", "player"] {
             var args = ["--origin", port.url]
             if name == "player" { args += ["--audio-device", "null", "--audio-pace", "realtime"] }
-            let service = try ServiceProcess(name, in: dir, extraArgs: args,
-                                             environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+            let service = try ServiceProcess(
+                name, in: dir, extraArgs: args,
+                environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
             services.append(service)
             try service.waitReady()
             try await Self.waitForCatalog(service)

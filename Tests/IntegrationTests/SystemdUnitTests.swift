@@ -37,8 +37,12 @@ final class SystemdUnitTests: XCTestCase {
         let dir = try unitsForThisMachine()
         defer { dir.remove() }
         for service in Self.services {
-            let result = try Command.run("/usr/bin/systemd-analyze", ["security", "--offline=true", "--no-pager",
-                                                                      "\(dir.path)/cassette-\(service).service"])
+            let result = try Command.run(
+                "/usr/bin/systemd-analyze",
+                [
+                    "security", "--offline=true", "--no-pager",
+                    "\(dir.path)/cassette-\(service).service",
+                ])
             let line = result.output.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
             let score = line.split(separator: ":").last.flatMap { Double($0.split(separator: " ").first ?? "") }
             XCTAssertNotNil(score, "no exposure line for \(service): \(result.output.suffix(300))")
@@ -68,8 +72,12 @@ final class SystemdUnitTests: XCTestCase {
         let dir = try unitsForThisMachine()
         defer { dir.remove() }
         for service in Self.services {
-            let result = try Command.run("/usr/bin/systemd-analyze", ["security", "--offline=true", "--no-pager",
-                                                                      "\(dir.path)/cassette-\(service).service"])
+            let result = try Command.run(
+                "/usr/bin/systemd-analyze",
+                [
+                    "security", "--offline=true", "--no-pager",
+                    "\(dir.path)/cassette-\(service).service",
+                ])
             let line = result.output.split(separator: "\n").first { $0.contains("SystemCallFilter=~@resources") } ?? ""
             XCTAssertTrue(line.contains("setpriority is allowed"), "\(service): \(line)")
             let unit = try String(contentsOf: unitsDirectory.appendingPathComponent("cassette-\(service).service"), encoding: .utf8)

@@ -28,7 +28,10 @@ final class ThreadPriorityTests: XCTestCase {
             let service = try ServiceProcess(name, in: dir, launch: .wrapped(command: command), extraArgs: args)
             var pid: Int32?
             // strace's end does not end the daemon it traces.
-            defer { if let pid { kill(pid, SIGKILL) }; service.kill9() }
+            defer {
+                if let pid { kill(pid, SIGKILL) }
+                service.kill9()
+            }
             try service.waitForSocket()
             let client = try await service.client()
             // The catalog's own threads start once it is open.

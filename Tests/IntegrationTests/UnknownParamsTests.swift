@@ -16,19 +16,21 @@ final class UnknownParamsTests: XCTestCase {
         let player = try ServiceProcess("player", in: dir, extraArgs: ["--audio-device", "null"])
         defer { player.kill9() }
         try player.waitReady()
-        try await assertRefused(player, [
-            ("player.load", ["mediaProduct": ["productId": "tr-1"], "autoplay": true], ["params.autoplay"]),
-            ("player.setNext", ["mediaProducts": []], ["params.mediaProducts"]),
-            ("player.seek", ["position": 3, "relative": true], ["params.relative"]),
-            ("player.play", ["position": 3], ["params.position"]),
-            ("player.status", ["verbose": true], ["params.verbose"]),
-            ("station.tune", ["stationId": "st-9", "shuffle": true], ["params.shuffle"]),
-            ("player.config.set", ["offlineMode": true, "loudnessMode": "TRACK"], ["params.loudnessMode"]),
-            ("service.status", ["x": 1, "a": 2], ["params.a, params.x"]),
-            ("events.subscribe", ["topics": ["player"], "since": 4], ["params.since"]),
-            ("media.locate", ["productId": "tr-1", "format": "hls"], ["params.format"]),
-            ("media.server.start", ["port": 8080], ["params.port"]),
-        ])
+        try await assertRefused(
+            player,
+            [
+                ("player.load", ["mediaProduct": ["productId": "tr-1"], "autoplay": true], ["params.autoplay"]),
+                ("player.setNext", ["mediaProducts": []], ["params.mediaProducts"]),
+                ("player.seek", ["position": 3, "relative": true], ["params.relative"]),
+                ("player.play", ["position": 3], ["params.position"]),
+                ("player.status", ["verbose": true], ["params.verbose"]),
+                ("station.tune", ["stationId": "st-9", "shuffle": true], ["params.shuffle"]),
+                ("player.config.set", ["offlineMode": true, "loudnessMode": "TRACK"], ["params.loudnessMode"]),
+                ("service.status", ["x": 1, "a": 2], ["params.a, params.x"]),
+                ("events.subscribe", ["topics": ["player"], "since": 4], ["params.since"]),
+                ("media.locate", ["productId": "tr-1", "format": "hls"], ["params.format"]),
+                ("media.server.start", ["port": 8080], ["params.port"]),
+            ])
         let client = try await player.client()
         defer { Task { await client.close() } }
         let config = try await client.call("player.config.get")
@@ -47,12 +49,14 @@ final class UnknownParamsTests: XCTestCase {
             "playbackSessionId": "s-1", "startedAt": "2026-11-24T10:00:00Z", "endedAt": "2026-11-24T10:01:00Z",
             "startPosition": 0, "endPosition": 60, "offline": true, "actions": [],
         ]
-        try await assertRefused(reporter, [
-            ("playlog.record", ["event": event, "durable": true], ["params.durable"]),
-            ("playlog.status", ["all": true], ["params.all"]),
-            ("playlog.flush", ["force": true], ["params.force"]),
-            ("events.unsubscribe", ["topic": "playlog"], ["params.topic"]),
-        ])
+        try await assertRefused(
+            reporter,
+            [
+                ("playlog.record", ["event": event, "durable": true], ["params.durable"]),
+                ("playlog.status", ["all": true], ["params.all"]),
+                ("playlog.flush", ["force": true], ["params.force"]),
+                ("events.unsubscribe", ["topic": "playlog"], ["params.topic"]),
+            ])
         let client = try await reporter.client()
         defer { Task { await client.close() } }
         let status = try await client.call("playlog.status")
@@ -61,8 +65,10 @@ final class UnknownParamsTests: XCTestCase {
         XCTAssertEqual(stored["duplicate"]?.boolValue, false)
     }
 
-    private func assertRefused(_ service: ServiceProcess, _ cases: [(String, JSONValue, [String])],
-                               file: StaticString = #filePath, line: UInt = #line) async throws {
+    private func assertRefused(
+        _ service: ServiceProcess, _ cases: [(String, JSONValue, [String])],
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         let client = try await service.client()
         defer { Task { await client.close() } }
         for (method, params, fields) in cases {

@@ -1,5 +1,5 @@
-import TestSupport
 import HTTPClient
+import TestSupport
 import XCTest
 
 /// The JSON endpoints of docs/origin.md ("The content-origin API") as a client sees them.
@@ -117,9 +117,12 @@ final class OriginAPITests: OriginTestCase {
         let info = try api.json(try await api.get("/v1/playbackinfo/vid-1?mode=offline"))
         XCTAssertEqual(info.string("manifestType"), "hls")
         let token = try XCTUnwrap(info.string("licenseSecurityToken"))
-        let license = try api.json(try await api.post("/v1/licenses", [
-            "productId": "vid-1", "securityToken": token, "kind": "rental", "rentalSeconds": 60,
-        ]))
+        let license = try api.json(
+            try await api.post(
+                "/v1/licenses",
+                [
+                    "productId": "vid-1", "securityToken": token, "kind": "rental", "rentalSeconds": 60,
+                ]))
         let licenseId = try XCTUnwrap(license.string("licenseId"))
         let encoded = try XCTUnwrap(license.object("keys").string("k-vid-1"))
 

@@ -12,8 +12,12 @@ final class OriginContentCatalogTests: OriginTestCase {
         XCTAssertNotNil(parseServerTime(sources.string("serverTime")))
         let categories = try api.json(try await api.get("/v1/catalog/categories")).objects("categories")
         let parents = Dictionary(uniqueKeysWithValues: categories.map { ($0.string("id")!, $0["parentId"] as? String ?? "-") })
-        XCTAssertEqual(parents, ["cat-music": "-", "cat-focus": "cat-music", "cat-workout": "cat-music", "cat-singles": "cat-music",
-                                 "cat-video": "-", "cat-trailers": "cat-video", "cat-news": "-"])
+        XCTAssertEqual(
+            parents,
+            [
+                "cat-music": "-", "cat-focus": "cat-music", "cat-workout": "cat-music", "cat-singles": "cat-music",
+                "cat-video": "-", "cat-trailers": "cat-video", "cat-news": "-",
+            ])
         let anonymousStatus = try await api.get("/v1/catalog/items", authorized: false).status
         XCTAssertEqual(anonymousStatus, 401)
     }
@@ -22,9 +26,12 @@ final class OriginContentCatalogTests: OriginTestCase {
         let api = try api
         let full = try api.json(try await api.get("/v1/catalog/items"))
         let items = full.objects("items")
-        XCTAssertEqual(Set(items.compactMap { $0.string("id") }),
-                       ["it-tr-9-01", "it-tr-9-02", "it-tr-9-03", "it-tr-10-01", "it-tr-10-02", "it-tr-10-03",
-                        "it-tr-1", "it-tr-2", "it-tr-3", "it-vid-1"])
+        XCTAssertEqual(
+            Set(items.compactMap { $0.string("id") }),
+            [
+                "it-tr-9-01", "it-tr-9-02", "it-tr-9-03", "it-tr-10-01", "it-tr-10-02", "it-tr-10-03",
+                "it-tr-1", "it-tr-2", "it-tr-3", "it-vid-1",
+            ])
         let video = try XCTUnwrap(items.first { $0.string("id") == "it-vid-1" })
         XCTAssertEqual(video.string("type"), "VIDEO")
         XCTAssertEqual(video.strings("categories"), ["cat-video", "cat-trailers"])
@@ -36,10 +43,12 @@ final class OriginContentCatalogTests: OriginTestCase {
         XCTAssertEqual(unchanged.strings("removed"), [])
         XCTAssertEqual(unchanged.string("cursor"), cursor)
 
-        let published = try await api.post("/_control/catalog/items", [
-            "id": "it-new", "productId": "tr-10-01", "type": "TRACK", "title": "Fresh", "sourceId": "src-music",
-            "categories": ["cat-workout"], "sizeBytes": 1000, "publishedAt": "2026-02-01T00:00:00Z", "priority": 55,
-        ], authorized: false)
+        let published = try await api.post(
+            "/_control/catalog/items",
+            [
+                "id": "it-new", "productId": "tr-10-01", "type": "TRACK", "title": "Fresh", "sourceId": "src-music",
+                "categories": ["cat-workout"], "sizeBytes": 1000, "publishedAt": "2026-02-01T00:00:00Z", "priority": 55,
+            ], authorized: false)
         XCTAssertEqual(published.status, 200)
         let deleteStatus = try await api.delete("/_control/catalog/items/it-tr-1").status
         XCTAssertEqual(deleteStatus, 200)

@@ -1,7 +1,8 @@
-@testable import cassette_origin
-import TestSupport
 import HTTPClient
+import TestSupport
 import XCTest
+
+@testable import cassette_origin
 
 /// Media serving: ranges, validators and the faults that make a server misbehave.
 final class OriginMediaTests: OriginTestCase {

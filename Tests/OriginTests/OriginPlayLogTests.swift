@@ -1,13 +1,15 @@
-import TestSupport
 import HTTPClient
+import TestSupport
 import XCTest
 
 /// Play-log ingestion: idempotence, durability across restarts, limits and faults.
 final class OriginPlayLogTests: OriginTestCase {
     private func event(_ id: String) -> [String: Any] {
-        ["eventId": id, "productId": "tr-1", "requestedProductId": "tr-1", "playbackSessionId": "s-1",
-         "startedAt": "2026-01-01T00:00:00Z", "endedAt": "2026-01-01T00:03:00Z",
-         "startPosition": 0, "endPosition": 180, "offline": true, "actions": []]
+        [
+            "eventId": id, "productId": "tr-1", "requestedProductId": "tr-1", "playbackSessionId": "s-1",
+            "startedAt": "2026-01-01T00:00:00Z", "endedAt": "2026-01-01T00:03:00Z",
+            "startPosition": 0, "endPosition": 180, "offline": true, "actions": [],
+        ]
     }
 
     func testSameEventSentTwiceIsAcceptedTwiceAndCountedOnce() async throws {

@@ -1,7 +1,8 @@
-@testable import cassette_origin
 import TestSupport
 import Wire
 import XCTest
+
+@testable import cassette_origin
 
 /// The origin's pure decisions, tested in memory.
 final class OfflineSelectionTests: XCTestCase {
@@ -28,8 +29,9 @@ final class OfflineSelectionTests: XCTestCase {
     }
 
     func testHeardItemsStayWhenNothingFreshIsLeft() {
-        let selection = OfflineSelection(station: station, have: ["a", "b", "c", "d"], played: ["a", "b", "c", "d"],
-                                         targetMinutes: 2)
+        let selection = OfflineSelection(
+            station: station, have: ["a", "b", "c", "d"], played: ["a", "b", "c", "d"],
+            targetMinutes: 2)
         XCTAssertEqual(selection.add, [])
         XCTAssertEqual(selection.remove, ["c", "d"])
         XCTAssertEqual(selection.holding, ["a", "b"])
@@ -39,9 +41,11 @@ final class OfflineSelectionTests: XCTestCase {
 final class FaultInjectorTests: XCTestCase {
     func testRepeatedFaultIsPoppedThatManyTimesInOrder() throws {
         let injector = FaultInjector()
-        injector.enqueue(prefix: "/v1/plays", faults: [
-            try Fault(json: ["status": 503, "repeat": 2]), try Fault(json: ["reset": true]),
-        ])
+        injector.enqueue(
+            prefix: "/v1/plays",
+            faults: [
+                try Fault(json: ["status": 503, "repeat": 2]), try Fault(json: ["reset": true]),
+            ])
         XCTAssertEqual(injector.pop(for: "/v1/plays")?.status, 503)
         XCTAssertEqual(injector.pop(for: "/v1/plays")?.status, 503)
         XCTAssertEqual(injector.pop(for: "/v1/plays")?.reset, true)

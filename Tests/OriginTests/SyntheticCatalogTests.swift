@@ -1,8 +1,9 @@
-@testable import cassette_origin
 import Crypto
 import Foundation
 import TestSupport
 import XCTest
+
+@testable import cassette_origin
 
 /// `--synthetic ID=COUNTxSIZE`: parsing, and a generated catalog whose recorded sizes and
 /// hashes match the bytes on disk.

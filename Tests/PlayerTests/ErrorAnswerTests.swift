@@ -11,12 +11,15 @@ final class ErrorAnswerTests: XCTestCase {
         let origin = try OriginProcess.start()
         defer { origin.discard() }
         let h = try PlayerHarness()
-        let client = try await h.start(extraArgs: ["--origin", origin.baseURL],
-                                       environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        let client = try await h.start(
+            extraArgs: ["--origin", origin.baseURL],
+            environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
         let log = EventLog(client)
-        for (product, name, code) in [("tr-geo", "ContentNotAvailableInLocation", 4032),
-                                      ("tr-sub", "ContentNotAvailableForSubscription", 4033),
-                                      ("tr-nothing-here", "NotFound", 4404)] {
+        for (product, name, code) in [
+            ("tr-geo", "ContentNotAvailableInLocation", 4032),
+            ("tr-sub", "ContentNotAvailableForSubscription", 4033),
+            ("tr-nothing-here", "NotFound", 4404),
+        ] {
             do {
                 _ = try await h.call("player.load", PlayerHarness.product(product))
                 XCTFail("\(product) cannot be played: the load says so")
@@ -67,8 +70,10 @@ final class ErrorAnswerTests: XCTestCase {
     func testConfigSetRefusesBadValuesByNameAndUnknownKeys() async throws {
         let h = try PlayerHarness()
         try await h.start()
-        for (key, value) in [("loudnessNormalizationMode", JSONValue.string("LOUD")), ("offlineMode", "yes"),
-                             ("loudnessNormalizationPreAmp", "4"), ("streamingQualityCellular", 3)] {
+        for (key, value) in [
+            ("loudnessNormalizationMode", JSONValue.string("LOUD")), ("offlineMode", "yes"),
+            ("loudnessNormalizationPreAmp", "4"), ("streamingQualityCellular", 3),
+        ] {
             do {
                 _ = try await h.call("player.config.set", .object([key: value]))
                 XCTFail("\(key) = \(value) is refused")

@@ -1,9 +1,10 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import TestSupport
 import Wire
 import XCTest
+
+@testable import StateDB
 
 /// Plays heard while the catalog's disk is full are not lost: the player keeps what it cannot
 /// store in memory and hands the closed plays straight to the reporter; once the reporter (or
@@ -56,11 +57,13 @@ final class FullDiskPlayTests: XCTestCase {
         try await h.fillStateDisk()
 
         try await Self.expectStorageFull { _ = try await h.call("player.config.set", ["offlineMode": true]) }
-        let probe: JSONValue = ["event": [
-            "eventId": .string(UUID().uuidString.lowercased()), "productId": "tr-f1", "requestedProductId": "tr-f1",
-            "playbackSessionId": "probe", "startedAt": .string(PlayEventClock.now), "endedAt": .string(PlayEventClock.now),
-            "startPosition": 0, "endPosition": 1, "offline": true, "actions": [],
-        ]]
+        let probe: JSONValue = [
+            "event": [
+                "eventId": .string(UUID().uuidString.lowercased()), "productId": "tr-f1", "requestedProductId": "tr-f1",
+                "playbackSessionId": "probe", "startedAt": .string(PlayEventClock.now), "endedAt": .string(PlayEventClock.now),
+                "startPosition": 0, "endPosition": 1, "offline": true, "actions": [],
+            ]
+        ]
         try await Self.expectStorageFull { _ = try await reporter.client().call("playlog.record", probe, timeout: .seconds(10)) }
         try await Self.playAll(h)
 
@@ -96,8 +99,9 @@ final class FullDiskPlayTests: XCTestCase {
     /// A reporter beside the player, on the player's state directory or on `stateDir`.
     private static func startReporter(_ h: PlayerHarness, origin: OriginProcess, stateDir: String?) throws -> ServiceProcess {
         let state = stateDir.map { ["--state-dir", $0] } ?? []
-        let reporter = try ServiceProcess("reporter", in: h.dir, extraArgs: state + ["--origin", origin.baseURL],
-                                          environment: credentials)
+        let reporter = try ServiceProcess(
+            "reporter", in: h.dir, extraArgs: state + ["--origin", origin.baseURL],
+            environment: credentials)
         try reporter.waitReady()
         return reporter
     }

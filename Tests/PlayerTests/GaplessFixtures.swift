@@ -1,7 +1,8 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import XCTest
+
+@testable import StateDB
 
 /// One continuous recording (a tone made by ffmpeg) cut into tracks at sample-exact points
 /// that fall mid codec-frame, each encoded on its own, so any delay, padding or dropped sample
@@ -20,14 +21,18 @@ struct GaplessAlbum {
 
     /// Makes the recording with `amplitude` and cuts it into `lengths`, encoded as `ext`
     /// ("flac", "mp3", "m4a") with ffmpeg's default encoder for it.
-    static func make(in harness: PlayerHarness, name: String, ext: String, lengths: [Int] = [57_331, 61_007, 50_000],
-                     frequency: Int = 441, amplitude: Double = 0.5) throws -> GaplessAlbum {
+    static func make(
+        in harness: PlayerHarness, name: String, ext: String, lengths: [Int] = [57_331, 61_007, 50_000],
+        frequency: Int = 441, amplitude: Double = 0.5
+    ) throws -> GaplessAlbum {
         let total = lengths.reduce(0, +)
         let dir = harness.mediaDir + "/tracks"
         let raw = "\(dir)/\(name).raw"
         let seconds = Double(total) / Double(rate) + 0.1
-        try ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(frequency):sample_rate=\(rate):duration=\(seconds)",
-                    "-af", "volume=\(amplitude * 8)", "-ac", "2", "-f", "s16le", raw])
+        try ffmpeg([
+            "-f", "lavfi", "-i", "sine=frequency=\(frequency):sample_rate=\(rate):duration=\(seconds)",
+            "-af", "volume=\(amplitude * 8)", "-ac", "2", "-f", "s16le", raw,
+        ])
         // lavfi's sine is at 1/8 of full scale; the volume filter scales it to `amplitude`.
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: raw)))
         bytes = Array(bytes.prefix(total * 4))
@@ -80,14 +85,16 @@ struct BorderReport: CustomStringConvertible {
 
     var description: String {
         let borders = borderErrors.map { String(format: "%.4f", $0) }.joined(separator: ", ")
-        return "frames \(capturedFrames), border max error [\(borders)], lags after borders \(borderLags), body RMS error \(String(format: "%.5f", bodyRMSError)) max \(String(format: "%.4f", bodyMaxError)), longest zero run \(longestZeroRun)"
+        return
+            "frames \(capturedFrames), border max error [\(borders)], lags after borders \(borderLags), body RMS error \(String(format: "%.5f", bodyRMSError)) max \(String(format: "%.4f", bodyMaxError)), longest zero run \(longestZeroRun)"
     }
 
     init(captured: [Int16], album: GaplessAlbum, window: Int = 512) {
         let frames = min(captured.count, album.reference.count) / 2
         capturedFrames = captured.count / 2
         func error(_ frame: Int) -> Double {
-            max(abs(Double(captured[2 * frame]) - Double(album.reference[2 * frame])),
+            max(
+                abs(Double(captured[2 * frame]) - Double(album.reference[2 * frame])),
                 abs(Double(captured[2 * frame + 1]) - Double(album.reference[2 * frame + 1]))) / 32_768
         }
         borderErrors = album.borders.map { border in
@@ -114,7 +121,12 @@ struct BorderReport: CustomStringConvertible {
         bodyRMSError = count > 0 ? (sum / Double(count)).squareRoot() : 1
         var run = 0, longest = 0
         for frame in 0..<(captured.count / 2) {
-            if captured[2 * frame] == 0 && captured[2 * frame + 1] == 0 { run += 1; longest = max(longest, run) } else { run = 0 }
+            if captured[2 * frame] == 0 && captured[2 * frame + 1] == 0 {
+                run += 1
+                longest = max(longest, run)
+            } else {
+                run = 0
+            }
         }
         longestZeroRun = longest
     }
@@ -127,8 +139,9 @@ extension PlayerHarness {
     /// Sets the ReplayGain values of a product the way the downloader stores them.
     func setGain(_ id: String, trackGain: Double?, trackPeak: Double?, albumGain: Double? = nil, albumPeak: Double? = nil) throws {
         try catalog.pool.write { db in
-            try db.execute(sql: "UPDATE mediaItems SET trackGain = ?, trackPeak = ?, albumGain = ?, albumPeak = ? WHERE id = ?",
-                           arguments: [trackGain, trackPeak, albumGain, albumPeak, id])
+            try db.execute(
+                sql: "UPDATE mediaItems SET trackGain = ?, trackPeak = ?, albumGain = ?, albumPeak = ? WHERE id = ?",
+                arguments: [trackGain, trackPeak, albumGain, albumPeak, id])
         }
     }
 

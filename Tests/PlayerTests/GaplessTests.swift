@@ -13,8 +13,12 @@ final class GaplessTests: XCTestCase {
         let log = EventLog(client)
         _ = try await h.call("station.tune", ["stationId": .string("st-\(name)")])
         let events = try await log.untilState("IDLE").map(EventLog.describe).filter { $0.hasPrefix("Transition") }
-        XCTAssertEqual(events, ["Transition:->\(ids[0])", "Transition:\(ids[0])>\(ids[1])",
-                                "Transition:\(ids[1])>\(ids[2])", "Transition:\(ids[2])>-"])
+        XCTAssertEqual(
+            events,
+            [
+                "Transition:->\(ids[0])", "Transition:\(ids[0])>\(ids[1])",
+                "Transition:\(ids[1])>\(ids[2])", "Transition:\(ids[2])>-",
+            ])
         return h.capturedSamples
     }
 
@@ -72,10 +76,12 @@ final class GaplessTests: XCTestCase {
         // No edit list: only the iTunes tag says delay 1024, padding, 50 000 real frames.
         let cut = h.mediaDir + "/tracks/sm-0.raw"
         let tagged = "tracks/sm-tag.m4a"
-        try GaplessAlbum.ffmpeg(["-f", "s16le", "-ar", "44100", "-ac", "2", "-i", cut, "-c:a", "aac", "-use_editlist", "0",
-                                 "-movflags", "use_metadata_tags",
-                                 "-metadata", "iTunSMPB= 00000000 00000400 00000000 000000000000C61B 00000000 00000000",
-                                 h.mediaDir + "/" + tagged])
+        try GaplessAlbum.ffmpeg([
+            "-f", "s16le", "-ar", "44100", "-ac", "2", "-i", cut, "-c:a", "aac", "-use_editlist", "0",
+            "-movflags", "use_metadata_tags",
+            "-metadata", "iTunSMPB= 00000000 00000400 00000000 000000000000C61B 00000000 00000000",
+            h.mediaDir + "/" + tagged,
+        ])
         let decoded = try h.decoded(tagged)
         XCTAssertEqual(decoded.count / 4, 50_715)
         let samples = decoded.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
@@ -85,4 +91,3 @@ final class GaplessTests: XCTestCase {
         XCTAssertLessThan(error, 1_000, "aligned with the recording (the delay was removed)")
     }
 }
-

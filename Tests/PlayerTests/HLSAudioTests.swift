@@ -34,7 +34,10 @@ final class HLSAudioTests: XCTestCase {
 
     func testOfflinedHLSTrackPlaysBitExactForBothVariants() async throws {
         let (h, origin, downloader, log) = try await rig()
-        defer { downloader.kill9(); origin.discard() }
+        defer {
+            downloader.kill9()
+            origin.discard()
+        }
 
         // The default variant: the lowest (no variant has video), AAC in encrypted MPEG-TS.
         let aac = try await downloader.offlineCached(["productId": "tr-hls"])
@@ -55,7 +58,9 @@ final class HLSAudioTests: XCTestCase {
         XCTAssertEqual(flac["variant"]?["codecs"]?.stringValue, "fLaC", "\(flac)")
         let flacEvents = try await play(h, log)
         XCTAssertFalse(flacEvents.contains { $0.data["message"] != nil }, "no error event: \(flacEvents.map { "\($0.type) \($0.data)" })")
-        XCTAssertTrue(flacEvents.contains { $0.data["playbackContext"]?["audioCodec"]?.stringValue == "flac" }, "the decoder's codec: \(flacEvents.map { "\($0.type) \($0.data)" })")
+        XCTAssertTrue(
+            flacEvents.contains { $0.data["playbackContext"]?["audioCodec"]?.stringValue == "flac" },
+            "the decoder's codec: \(flacEvents.map { "\($0.type) \($0.data)" })")
         let flacReference = try await reference(origin, variant: "a1", in: h)
         XCTAssertEqual(h.captured.count, flacReference.count, "sample-exact length")
         XCTAssertTrue(h.captured == flacReference, "the device got the FLAC variant bit for bit")
@@ -65,7 +70,10 @@ final class HLSAudioTests: XCTestCase {
     /// A damaged segment on disk fails playback with a named error instead of a silent gap.
     func testADamagedSegmentFailsWithItsName() async throws {
         let (h, origin, downloader, log) = try await rig()
-        defer { downloader.kill9(); origin.discard() }
+        defer {
+            downloader.kill9()
+            origin.discard()
+        }
         _ = try await downloader.offlineCached(["productId": "tr-hls"])
         let segments = try FileManager.default.subpathsOfDirectory(atPath: h.mediaDir).filter { $0.hasSuffix("seg001.ts") }
         let segment = h.mediaDir + "/" + (try XCTUnwrap(segments.first, "seg001.ts under \(h.mediaDir)"))
@@ -92,7 +100,10 @@ final class HLSAudioTests: XCTestCase {
     /// new content and the old files are gone.
     func testAChangedPresentationIsReofflinedBesideTheOldOneAcrossAKill() async throws {
         var (h, origin, downloader, log) = try await rig()
-        defer { downloader.kill9(); origin.discard() }
+        defer {
+            downloader.kill9()
+            origin.discard()
+        }
         let api = OriginAPI(origin: origin)
         let before = try await downloader.offlineCached(["productId": "tr-hls"])
         let token = try XCTUnwrap(before["token"]?.stringValue)
@@ -132,8 +143,9 @@ final class HLSAudioTests: XCTestCase {
         XCTAssertEqual(done["state"]?.stringValue, "cached")
         XCTAssertEqual(done["staged"], nil)
         XCTAssertNotEqual(done["manifestHash"]?.stringValue, oldHash)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: h.mediaDir + "/hls/tr-hls/a0/" + (oldFiles.first ?? "")),
-                       "the old presentation's files are deleted after the swap")
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: h.mediaDir + "/hls/tr-hls/a0/" + (oldFiles.first ?? "")),
+            "the old presentation's files are deleted after the swap")
 
         // The device now plays the new presentation.
         _ = try await play(h, log)
@@ -141,6 +153,8 @@ final class HLSAudioTests: XCTestCase {
         XCTAssertNotEqual(newReference, oldReference)
         XCTAssertTrue(h.captured == newReference, "the re-offlined presentation plays: \(h.captured.count) bytes, \(newReference.count) expected")
         let located = try await h.call("media.locate", ["productId": "tr-hls"])
-        print("hls re-offline: \(before["productId"]?.stringValue ?? "?") → \(done["productId"]?.stringValue ?? "?") across a kill -9, now at \(located["path"]?.stringValue ?? "?")")
+        print(
+            "hls re-offline: \(before["productId"]?.stringValue ?? "?") → \(done["productId"]?.stringValue ?? "?") across a kill -9, now at \(located["path"]?.stringValue ?? "?")"
+        )
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import MediaDecoder
-@testable import player
 import TestSupport
 import XCTest
+
+@testable import player
 
 /// `HLSByteSource` against segments encrypted by another implementation (`openssl enc`), the
 /// way RFC 8216 5.2 says when a playlist gives no IV: the media sequence number, big-endian.
@@ -31,8 +32,10 @@ final class HLSByteSourceTests: XCTestCase {
             try Data(bytes).write(to: URL(fileURLWithPath: clear))
             let iv = SourceResolver.sequenceIV(41 + index)
             XCTAssertEqual(iv.count, 16)
-            try run(["openssl", "enc", "-aes-128-cbc", "-K", hexKey, "-iv", iv.map { String(format: "%02x", $0) }.joined(),
-                     "-in", clear, "-out", sealed])
+            try run([
+                "openssl", "enc", "-aes-128-cbc", "-K", hexKey, "-iv", iv.map { String(format: "%02x", $0) }.joined(),
+                "-in", clear, "-out", sealed,
+            ])
             pieces.append(HLSPiece(path: sealed, offset: 0, length: nil, key: key, iv: iv, name: "seg\(index).ts"))
         }
         // A clear piece read as a byte range of a larger file.
@@ -63,8 +66,11 @@ final class HLSByteSourceTests: XCTestCase {
         }
         XCTAssertTrue(rest == Array(expected[middle...]))
         // A wrong key is a named failure, not noise.
-        let wrong = HLSByteSource(pieces: [HLSPiece(path: pieces[0].path, offset: 0, length: nil, key: [UInt8](repeating: 1, count: 16),
-                                                    iv: pieces[0].iv, name: "seg0.ts")])
+        let wrong = HLSByteSource(pieces: [
+            HLSPiece(
+                path: pieces[0].path, offset: 0, length: nil, key: [UInt8](repeating: 1, count: 16),
+                iv: pieces[0].iv, name: "seg0.ts")
+        ])
         XCTAssertThrowsError(try buffer.withUnsafeMutableBytes { try wrong.read(into: $0) }) { error in
             XCTAssertEqual((error as? ByteSourceError)?.name, "DecryptFailed", "\(error)")
         }

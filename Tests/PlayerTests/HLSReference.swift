@@ -10,16 +10,23 @@ enum HLSReference {
     static func decoded(_ origin: OriginProcess, variant: String, of product: String = "tr-hls", in h: PlayerHarness) async throws -> [UInt8] {
         let api = OriginAPI(origin: origin)
         let info = try api.json(try await api.get("/v1/playbackinfo/\(product)?mode=offline"))
-        let license = try api.json(try await api.post("/v1/licenses", ["productId": product, "kind": "purchase",
-                                                                       "securityToken": info["licenseSecurityToken"] as Any]))
+        let license = try api.json(
+            try await api.post(
+                "/v1/licenses",
+                [
+                    "productId": product, "kind": "purchase",
+                    "securityToken": info["licenseSecurityToken"] as Any,
+                ]))
         let licenseId = try XCTUnwrap(license["licenseId"] as? String)
         let basic = Data("demo:demo".utf8).base64EncodedString()
         let output = h.dir.path + "/reference-\(product)-\(variant).mka"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
-                             "-headers", "Authorization: Basic \(basic)\r\nX-License: \(licenseId)\r\n",
-                             "-i", origin.baseURL + "/media/\(product)/\(variant)/index.m3u8", "-map", "0:a:0", "-c", "copy", output]
+        process.arguments = [
+            "ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+            "-headers", "Authorization: Basic \(basic)\r\nX-License: \(licenseId)\r\n",
+            "-i", origin.baseURL + "/media/\(product)/\(variant)/index.m3u8", "-map", "0:a:0", "-c", "copy", output,
+        ]
         try process.run()
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, "ffmpeg remux of \(variant)")

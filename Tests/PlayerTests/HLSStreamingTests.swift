@@ -1,9 +1,10 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import TestSupport
 import Wire
 import XCTest
+
+@testable import StateDB
 
 /// A TIDAL track delivered as HLS (`tr-hls` of the reference origin) that is not on the device is
 /// streamed: the variant the streaming quality picks, its AES-128 key under a streaming license,
@@ -36,8 +37,9 @@ final class HLSStreamingTests: XCTestCase {
         XCTAssertEqual(context["offline"]?.boolValue, false, "streamed: \(context)")
         // HIGH picks the AAC variant: the first one the master playlist lists, and its bit rate.
         let master = String(decoding: try await api.get("/media/tr-hls/master.m3u8").body, as: UTF8.self)
-        let bandwidth = try XCTUnwrap(master.split(separator: "\n").first { $0.contains("BANDWIDTH=") }
-            .flatMap { $0.split(separator: "BANDWIDTH=").last?.split(separator: ",").first }.flatMap { Int($0) })
+        let bandwidth = try XCTUnwrap(
+            master.split(separator: "\n").first { $0.contains("BANDWIDTH=") }
+                .flatMap { $0.split(separator: "BANDWIDTH=").last?.split(separator: ",").first }.flatMap { Int($0) })
         XCTAssertEqual(context["audioBitRate"]?.intValue, bandwidth, "the rate of the variant played: \(context)")
         XCTAssertTrue(events.contains { $0.data["playbackContext"]?["audioCodec"]?.stringValue == "aac" }, Self.describe(events))
 

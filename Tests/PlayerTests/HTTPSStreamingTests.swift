@@ -13,8 +13,9 @@ final class HTTPSStreamingTests: XCTestCase {
         let edge = try TLSEdge(upstreamPort: origin.port)
         defer { edge.discard() }
         let h = try PlayerHarness()
-        let client = try await h.start(config: #"{"originCAFile":"\#(edge.caFile)"}"#, extraArgs: ["--origin", edge.baseURL],
-                                       environment: PlayerHarness.originCredentials)
+        let client = try await h.start(
+            config: #"{"originCAFile":"\#(edge.caFile)"}"#, extraArgs: ["--origin", edge.baseURL],
+            environment: PlayerHarness.originCredentials)
         let log = EventLog(client)
         _ = try await h.call("player.load", PlayerHarness.product("tr-1"))
         _ = try await h.call("player.play")

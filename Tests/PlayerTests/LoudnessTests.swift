@@ -1,8 +1,9 @@
 import Foundation
-@testable import player
 import TestSupport
 import Wire
 import XCTest
+
+@testable import player
 
 /// Loudness normalization, measured on the capture: PV_a = 0.8 × min(10^((RG + preamp)/20), 1/peak)
 /// when on, 1 when off or when the product lacks what the mode needs.
@@ -35,16 +36,22 @@ final class LoudnessTests: XCTestCase {
         var lines: [String] = []
         for (mode, preAmp, tg, tp, ag, ap, expected) in cases {
             try h.setGain("tr-l", trackGain: tg, trackPeak: tp, albumGain: ag, albumPeak: ap)
-            _ = try await h.call("player.config.set", ["loudnessNormalizationMode": .string(mode),
-                                                       "loudnessNormalizationPreAmp": .number(preAmp)])
+            _ = try await h.call(
+                "player.config.set",
+                [
+                    "loudnessNormalizationMode": .string(mode),
+                    "loudnessNormalizationPreAmp": .number(preAmp),
+                ])
             _ = try await h.call("player.load", PlayerHarness.product("tr-l"))
             _ = try await h.call("player.play")
             _ = try await log.untilState("IDLE")
             let captured = h.capturedSamples
             XCTAssertEqual(captured.count, album.reference.count)
             let measured = dB(rms(captured[...]) / reference)
-            lines.append(String(format: "%@ preamp %.0f tg %@ ag %@: measured %.3f dB, PV_a %.3f dB", mode, preAmp,
-                                tg.map { "\($0)" } ?? "-", ag.map { "\($0)" } ?? "-", measured, dB(expected)))
+            lines.append(
+                String(
+                    format: "%@ preamp %.0f tg %@ ag %@: measured %.3f dB, PV_a %.3f dB", mode, preAmp,
+                    tg.map { "\($0)" } ?? "-", ag.map { "\($0)" } ?? "-", measured, dB(expected)))
             XCTAssertEqual(measured, dB(expected), accuracy: 0.1, lines.last!)
         }
         print("loudness:\n  " + lines.joined(separator: "\n  "))
@@ -102,8 +109,10 @@ final class LoudnessTests: XCTestCase {
             return XCTFail("the gain never changed")
         }
         let heardAt = Double(changed / 2) / Double(GaplessAlbum.rate)
-        print(String(format: "loudness mode change: request heard at %.3f–%.3f s, first scaled frame at %.3f s (%.0f ms after the reply)",
-                     before, after, heardAt, (heardAt - after) * 1000))
+        print(
+            String(
+                format: "loudness mode change: request heard at %.3f–%.3f s, first scaled frame at %.3f s (%.0f ms after the reply)",
+                before, after, heardAt, (heardAt - after) * 1000))
         XCTAssertGreaterThanOrEqual(heardAt, before - 0.005, "not before the request")
         XCTAssertLessThanOrEqual(heardAt, after + 0.1, "heard within 100 ms")
         let volume = 0.8 * pow(10, -2.0 / 20)

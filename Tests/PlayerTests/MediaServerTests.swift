@@ -35,9 +35,13 @@ final class MediaServerTests: XCTestCase {
             downloaderArgs = args
             downloader = try ServiceProcess("downloader", in: dir, extraArgs: downloaderArgs, environment: credentials)
             try downloader.waitReady()
-            player = try ServiceProcess("player", in: dir, extraArgs: ["--origin", origin.baseURL, "--audio-device", "null",
-                                                                      "--audio-pace", "realtime"],
-                                        environment: credentials.merging(["HOME": dir.path]) { a, _ in a })
+            player = try ServiceProcess(
+                "player", in: dir,
+                extraArgs: [
+                    "--origin", origin.baseURL, "--audio-device", "null",
+                    "--audio-pace", "realtime",
+                ],
+                environment: credentials.merging(["HOME": dir.path]) { a, _ in a })
             try player.waitReady()
         }
 
@@ -110,15 +114,21 @@ final class MediaServerTests: XCTestCase {
         let index = (0..<min(local.count, remote.count)).first { local[$0] != remote[$0] } ?? min(local.count, remote.count)
         try? local.joined(separator: "\n").write(toFile: "/tmp/cms-local.framemd5", atomically: true, encoding: .utf8)
         try? remote.joined(separator: "\n").write(toFile: "/tmp/cms-remote.framemd5", atomically: true, encoding: .utf8)
-        XCTFail("\(what): \(local.count) local frames, \(remote.count) from the origin; first difference at \(index): "
+        XCTFail(
+            "\(what): \(local.count) local frames, \(remote.count) from the origin; first difference at \(index): "
                 + "\(index < local.count ? local[index] : "-") vs \(index < remote.count ? remote[index] : "-")", file: file, line: line)
     }
 
     /// Headers for ffmpeg at the origin: its Basic credentials and a license for the key.
     static func originHeaders(_ rig: Rig) async throws -> String {
         let info = try rig.api.json(try await rig.api.get("/v1/playbackinfo/vid-1?mode=offline"))
-        let license = try rig.api.json(try await rig.api.post("/v1/licenses", ["productId": "vid-1", "kind": "purchase",
-                                                                               "securityToken": info["licenseSecurityToken"] as Any]))
+        let license = try rig.api.json(
+            try await rig.api.post(
+                "/v1/licenses",
+                [
+                    "productId": "vid-1", "kind": "purchase",
+                    "securityToken": info["licenseSecurityToken"] as Any,
+                ]))
         let licenseId = try XCTUnwrap(license["licenseId"] as? String)
         let basic = Data("demo:demo".utf8).base64EncodedString()
         return "Authorization: Basic \(basic)\r\nX-License: \(licenseId)\r\n"
@@ -224,7 +234,7 @@ final class MediaServerTests: XCTestCase {
         // Two hours of server time later the rental is over.
         let moved = try await rig.api.post("/_control/clock", ["offsetSeconds": 7200], authorized: false)
         XCTAssertEqual(moved.status, 200)
-        _ = try await rig.call(rig.downloader, "stations.list")     // the server's time reaches the catalog
+        _ = try await rig.call(rig.downloader, "stations.list") // the server's time reaches the catalog
         let state = try await rig.call(rig.downloader, "offline.state", ["productId": "vid-1"])
         XCTAssertEqual(state["state"]?.stringValue, "OFFLINED_BUT_NOT_VALID")
         for path in ["keys/k-vid-1", "master.m3u8", "v0/seg000.ts"] {
@@ -269,8 +279,9 @@ final class MediaServerTests: XCTestCase {
         XCTAssertEqual(located["state"]?.stringValue, "DOWNLOADING")
         // A real player reads it as a live presentation from its first segment and follows it
         // until ENDLIST appears; the frames are those of the finished presentation.
-        let during = try Self.framemd5(base + "/p/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"],
-                                       input: ["-live_start_index", "0"])
+        let during = try Self.framemd5(
+            base + "/p/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"],
+            input: ["-live_start_index", "0"])
         let status = try await rig.call(rig.downloader, "offline.status", ["token": .string(token)])
         _ = try await rig.api.delete("/_control/faults")
         _ = try await rig.offline(["productId": "vid-1"])
@@ -279,7 +290,9 @@ final class MediaServerTests: XCTestCase {
         let final = String(decoding: try await rig.get(base + "/p/vid-1/v0/index.m3u8").body, as: UTF8.self)
         XCTAssertTrue(final.contains("#EXT-X-ENDLIST"))
         XCTAssertLessThan(partial.components(separatedBy: "#EXTINF").count, final.components(separatedBy: "#EXTINF").count)
-        print("media server: growing playlist \(partial.components(separatedBy: "#EXTINF").count - 1) segments, then complete; status then \(status["state"]?.stringValue ?? "?")")
+        print(
+            "media server: growing playlist \(partial.components(separatedBy: "#EXTINF").count - 1) segments, then complete; status then \(status["state"]?.stringValue ?? "?")"
+        )
     }
 
     func testAKilledDownloaderResumesWithRangeAndEndsWithIdenticalFrames() async throws {
@@ -296,7 +309,9 @@ final class MediaServerTests: XCTestCase {
         var parts: [String] = []
         while Date() < deadline {
             let all = (FileManager.default.enumerator(atPath: media)?.allObjects as? [String]) ?? []
-            parts = all.filter { $0.hasSuffix(".ts.part") && ((try? FileManager.default.attributesOfItem(atPath: media + "/" + $0)[.size] as? Int) ?? 0) > 8_000 }
+            parts = all.filter {
+                $0.hasSuffix(".ts.part") && ((try? FileManager.default.attributesOfItem(atPath: media + "/" + $0)[.size] as? Int) ?? 0) > 8_000
+            }
             if !parts.isEmpty { break }
             try await Task.sleep(nanoseconds: 100_000_000)
         }
@@ -313,7 +328,9 @@ final class MediaServerTests: XCTestCase {
         let local = try Self.framemd5(base + "/p/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"])
         let remote = try Self.framemd5(rig.origin.baseURL + "/media/vid-1/v0/index.m3u8", maps: ["0:v:0", "0:a:0"], headers: headers)
         Self.assertSameFrames(local, remote, "after kill -9 and resume")
-        print("media server: kill -9 with \(parts.count) partial segment(s), resumed with Range on \(ranged.keys.filter { $0.hasPrefix("/media/vid-1/") }.count) path(s), frames identical")
+        print(
+            "media server: kill -9 with \(parts.count) partial segment(s), resumed with Range on \(ranged.keys.filter { $0.hasPrefix("/media/vid-1/") }.count) path(s), frames identical"
+        )
     }
 
     func testProgressiveFilesAreServedWithRange() async throws {

@@ -1,8 +1,9 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import Wire
 import XCTest
+
+@testable import StateDB
 
 /// How a fixture track is encoded: the two kinds the reference origin's demo stations mix,
 /// AAC at 44.1 kHz and Opus (always 48 kHz), so a station changes the device's rate.
@@ -28,16 +29,20 @@ extension PlayerHarness {
     /// A stereo tone of `seconds` at the format's rate, encoded by ffmpeg under media/tracks/.
     func makeTrack(_ id: String, seconds: Double, frequency: Int, format: EncodedFormat) throws -> String {
         let relative = "tracks/\(id).\(format.ext)"
-        try GaplessAlbum.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(frequency):duration=\(seconds):sample_rate=\(format.sampleRate)",
-                                 "-ac", "2"] + format.encoder + [mediaDir + "/" + relative])
+        try GaplessAlbum.ffmpeg(
+            [
+                "-f", "lavfi", "-i", "sine=frequency=\(frequency):duration=\(seconds):sample_rate=\(format.sampleRate)",
+                "-ac", "2",
+            ] + format.encoder + [mediaDir + "/" + relative])
         return relative
     }
 
     /// Makes the catalog say what the file of `id` is, as the downloader stores it from the manifest.
     func describe(_ id: String, format: EncodedFormat, seconds: Double) throws {
         try catalog.pool.write { db in
-            try db.execute(sql: "UPDATE mediaItems SET codec = ?, sampleRate = ?, durationSeconds = ?, audioQuality = 'HIGH' WHERE id = ?",
-                           arguments: [format.codec, format.sampleRate, seconds, id])
+            try db.execute(
+                sql: "UPDATE mediaItems SET codec = ?, sampleRate = ?, durationSeconds = ?, audioQuality = 'HIGH' WHERE id = ?",
+                arguments: [format.codec, format.sampleRate, seconds, id])
         }
     }
 
@@ -56,9 +61,10 @@ extension PlayerHarness {
                 try Row.fetchAll(db, sql: "SELECT state, body FROM playerPlays WHERE kind = 'play' ORDER BY createdAt, rowid").map { row -> StoredPlay in
                     let text: String = row["body"]
                     let body = try JSONCoding.parse(Array(text.utf8))
-                    return StoredPlay(state: row["state"], productId: body["productId"]?.stringValue ?? "",
-                                      startPosition: body["startPosition"]?.doubleValue ?? -1,
-                                      endPosition: body["endPosition"]?.doubleValue ?? -1)
+                    return StoredPlay(
+                        state: row["state"], productId: body["productId"]?.stringValue ?? "",
+                        startPosition: body["startPosition"]?.doubleValue ?? -1,
+                        endPosition: body["endPosition"]?.doubleValue ?? -1)
                 }
             }
             if settled(plays) || Date() > deadline { return plays }

@@ -66,8 +66,9 @@ final class MixedRateStressTests: XCTestCase {
             _ = try await timed("station.skip")
             let status = try await timed("player.status")
             let index = status["activeStation"]?["index"]?.intValue ?? -1
-            XCTAssertEqual(status["mediaProduct"]?["productId"]?.stringValue, ids.indices.contains(index) ? ids[index] : nil,
-                           "the active product is the station's current item")
+            XCTAssertEqual(
+                status["mediaProduct"]?["productId"]?.stringValue, ids.indices.contains(index) ? ids[index] : nil,
+                "the active product is the station's current item")
         }
         let lastSkipped = try await timed("player.status")["activeStation"]?["index"]?.intValue ?? -1
         XCTAssertGreaterThanOrEqual(lastSkipped, Self.skips)
@@ -76,8 +77,9 @@ final class MixedRateStressTests: XCTestCase {
         let events = first + (try await log.untilState("IDLE", timeout: 25))
         XCTAssertLessThan(slowest.seconds, 1, "every call answered within a second (slowest: \(slowest.method))")
         XCTAssertEqual(events.filter { $0.data["name"] != nil }.map(\.type), [], "no error")
-        XCTAssertEqual(events.filter { $0.type == "PlaybackStateChanged" }.map(EventLog.describe),
-                       ["State:NOT_PLAYING", "State:PLAYING", "State:IDLE"])
+        XCTAssertEqual(
+            events.filter { $0.type == "PlaybackStateChanged" }.map(EventLog.describe),
+            ["State:NOT_PLAYING", "State:PLAYING", "State:IDLE"])
         // Every item became active once, in station order, each from the one before it.
         let transitions = events.filter { $0.type == "MediaProductTransition" }.map(EventLog.describe)
         let chain = ["-"] + ids + ["-"]
@@ -86,8 +88,9 @@ final class MixedRateStressTests: XCTestCase {
         // Each play started was ended once; the items left to play out did so from start to end.
         let plays = try await h.storedPlays { plays in plays.allSatisfy { $0.state == "ready" } }
         XCTAssertEqual(plays.filter { $0.state != "ready" }.map(\.productId), [], "no play left open")
-        XCTAssertEqual(plays.map(\.productId), ids.filter { id in plays.contains { $0.productId == id } },
-                       "at most one play per item, in station order")
+        XCTAssertEqual(
+            plays.map(\.productId), ids.filter { id in plays.contains { $0.productId == id } },
+            "at most one play per item, in station order")
         let lengthOf = Dictionary(uniqueKeysWithValues: zip(ids, kinds.map { lengths[$0] }))
         for play in plays {
             let length = lengthOf[play.productId] ?? 0

@@ -1,9 +1,10 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import TestSupport
 import Wire
 import XCTest
+
+@testable import StateDB
 
 /// What a "now playing" screen needs reaches it through the socket: title, artist, album and
 /// length in `player.status`, in `MediaProductTransition` and in its `playbackContext`, with the
@@ -25,8 +26,12 @@ final class NowPlayingTests: XCTestCase {
         let log = EventLog(client)
 
         // A local file, with the app's extras.
-        let product: JSONValue = ["mediaProduct": ["productId": "tr-a", "productType": "TRACK", "referenceId": "ref-a",
-                                    "extras": ["campaign": "spring", "rank": 3]]]
+        let product: JSONValue = [
+            "mediaProduct": [
+                "productId": "tr-a", "productType": "TRACK", "referenceId": "ref-a",
+                "extras": ["campaign": "spring", "rank": 3],
+            ]
+        ]
         _ = try await h.call("player.load", product)
         _ = try await h.call("player.play")
         var seen = try await log.until { $0.type == "MediaProductTransition" }
@@ -95,16 +100,20 @@ extension PlayerHarness {
     /// station sync writes it (the origin's station items name no codec, rate or depth).
     func addBareStation(_ id: String, itemId: String, file relative: String) async throws {
         try await catalog.pool.write { db in
-            try db.execute(sql: "INSERT INTO stations (id, name, expiresAt, createdAt) VALUES (?, ?, ?, ?)",
-                           arguments: [id, "Bare", Date().addingTimeInterval(86_400), Date()])
-            try db.execute(sql: """
-                INSERT INTO files (urlPath, localPath, mimeType, state, createdAt, completedAt) VALUES (?, ?, 'audio/flac', 'verified', ?, ?)
-                """, arguments: ["/media/" + relative, relative, Date(), Date()])
+            try db.execute(
+                sql: "INSERT INTO stations (id, name, expiresAt, createdAt) VALUES (?, ?, ?, ?)",
+                arguments: [id, "Bare", Date().addingTimeInterval(86_400), Date()])
+            try db.execute(
+                sql: """
+                    INSERT INTO files (urlPath, localPath, mimeType, state, createdAt, completedAt) VALUES (?, ?, 'audio/flac', 'verified', ?, ?)
+                    """, arguments: ["/media/" + relative, relative, Date(), Date()])
             let fileId = db.lastInsertedRowID
-            try db.execute(sql: "INSERT INTO mediaItems (id, title, fileId) VALUES (?, 'Station song', ?)",
-                           arguments: [itemId, fileId])
-            try db.execute(sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, 0)",
-                           arguments: [id, itemId])
+            try db.execute(
+                sql: "INSERT INTO mediaItems (id, title, fileId) VALUES (?, 'Station song', ?)",
+                arguments: [itemId, fileId])
+            try db.execute(
+                sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, 0)",
+                arguments: [id, itemId])
         }
     }
 

@@ -1,10 +1,11 @@
-@testable import StateDB
 import Foundation
-import Glibc
 import GRDB
+import Glibc
 import TestSupport
 import Wire
 import XCTest
+
+@testable import StateDB
 
 /// ALSA configuration for a test, through `ALSA_CONFIG_PATH`: the system's alsa.conf (so `null`
 /// and the harness's `~/.asoundrc` still resolve) and a second file that does not exist until
@@ -136,8 +137,10 @@ extension PlayerHarness {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
-        return (process.terminationStatus, (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
-                (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+        return (
+            process.terminationStatus, (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
+            (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
+        )
     }
 
     /// Waits until `condition` holds, polling; fails with `what` after `timeout` seconds.

@@ -61,8 +61,9 @@ final class OutputSupervisionTests: XCTestCase {
         _ = try await log.until(timeout: 20) { $0.type == "OutputAvailable" }
         _ = try await log.untilState("PLAYING", timeout: 20)
         try await h.waitFor("sound reaching the device") { h.captured.count > Self.bytesPerSecond / 2 }
-        print("missing device (cpus \(cpus ?? "all")): answered OutputUnavailable after \(String(format: "%.2f", answeredAfter)) s; "
-              + "playing \(String(format: "%.2f", Date().timeIntervalSince(defined))) s after the PCM was defined")
+        print(
+            "missing device (cpus \(cpus ?? "all")): answered OutputUnavailable after \(String(format: "%.2f", answeredAfter)) s; "
+                + "playing \(String(format: "%.2f", Date().timeIntervalSince(defined))) s after the PCM was defined")
         status = try await h.status()
         XCTAssertEqual(status["output"]?["state"], "OPEN", "\(status)")
         XCTAssertEqual(status["output"]?["error"], .null, "\(status)")

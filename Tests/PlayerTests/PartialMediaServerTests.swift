@@ -64,16 +64,19 @@ final class PartialMediaServerTests: XCTestCase {
         XCTAssertEqual(media.status, 200)
         let mediaText = String(decoding: media.body, as: UTF8.self)
         XCTAssertTrue(mediaText.contains("#EXT-X-ENDLIST"), mediaText)
-        XCTAssertEqual(mediaText.split(separator: "\n").filter { $0.hasPrefix("/p/vid-1/v0/seg") }.count,
-                       mediaText.split(separator: "\n").filter { $0.hasPrefix("#EXTINF") }.count, mediaText)
+        XCTAssertEqual(
+            mediaText.split(separator: "\n").filter { $0.hasPrefix("/p/vid-1/v0/seg") }.count,
+            mediaText.split(separator: "\n").filter { $0.hasPrefix("#EXTINF") }.count, mediaText)
         XCTAssertGreaterThan(mediaText.split(separator: "\n").filter { $0.hasPrefix("#EXTINF") }.count, 1, mediaText)
         // A segment not on disk comes from the origin, byte for byte, with Range too.
         let relayed = try await rig.get(base + "/p/vid-1/v0/seg001.ts")
         XCTAssertEqual(relayed.status, 200)
         let fromOrigin = try await rig.api.get("/media/vid-1/v0/seg001.ts")
         XCTAssertEqual(relayed.body, fromOrigin.body)
-        let ranged = try await HTTPClient().send(HTTPRequest(method: "GET", url: base + "/p/vid-1/v0/seg001.ts",
-                                                             headers: ["Range": "bytes=188-375"], timeoutSeconds: 10))
+        let ranged = try await HTTPClient().send(
+            HTTPRequest(
+                method: "GET", url: base + "/p/vid-1/v0/seg001.ts",
+                headers: ["Range": "bytes=188-375"], timeoutSeconds: 10))
         XCTAssertEqual(ranged.status, 206)
         XCTAssertEqual(ranged.body, Array(fromOrigin.body[188...375]))
         // An origin that refuses it: a named 502, not a hang; the segment on disk still plays.
@@ -119,7 +122,7 @@ final class PartialMediaServerTests: XCTestCase {
         // An hour of server time past the offline window.
         let moved = try await rig.api.post("/_control/clock", ["offsetSeconds": validUntil.timeIntervalSinceNow + 3600], authorized: false)
         XCTAssertEqual(moved.status, 200)
-        _ = try await rig.call(rig.downloader, "stations.list")     // the server's time reaches the catalog
+        _ = try await rig.call(rig.downloader, "stations.list") // the server's time reaches the catalog
         // The downloader records the server's time as it goes: the key is refused once it has.
         let deadline = Date().addingTimeInterval(20)
         var keyStatus = before.status

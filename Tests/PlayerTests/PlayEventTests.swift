@@ -1,9 +1,10 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import TestSupport
 import Wire
 import XCTest
+
+@testable import StateDB
 
 /// Play events reach the origin through the real reporter, and a player killed mid-track
 /// loses none: the open play is on disk and is closed and handed over at the next start.
@@ -89,10 +90,13 @@ final class PlayEventTests: XCTestCase {
         // Spawned with libfaketime preloaded, the service does not see its command-line options
         // (seen with libfaketime 0.9.10): its settings go in the environment and the config.
         let config = #"{"player": {"playProgressSeconds": 0.25, "audioDevice": "cassette_capture", "audioPace": "realtime"}}"#
-        _ = try await h.start(pace: "realtime", config: config, environment: [
-            "CASSETTE_RUNTIME_DIR": h.dir.runtimeDir, "CASSETTE_STATE_DIR": h.dir.stateDir,
-            "CASSETTE_CONFIG": try h.dir.writeConfig(config),
-            "LD_PRELOAD": library, "FAKETIME": "+40d", "FAKETIME_DONT_FAKE_MONOTONIC": "1"])
+        _ = try await h.start(
+            pace: "realtime", config: config,
+            environment: [
+                "CASSETTE_RUNTIME_DIR": h.dir.runtimeDir, "CASSETTE_STATE_DIR": h.dir.stateDir,
+                "CASSETTE_CONFIG": try h.dir.writeConfig(config),
+                "LD_PRELOAD": library, "FAKETIME": "+40d", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            ])
         let log = EventLog(try XCTUnwrap(h.client))
         _ = try await h.call("player.load", PlayerHarness.product("tr-a"))
         _ = try await h.call("player.play")

@@ -1,15 +1,18 @@
 import Foundation
 import Wire
 import XCTest
+
 @testable import player
 
 /// One product's `PlayRecording` in memory: what it writes, in which order, from its events.
 final class PlayRecordingTests: XCTestCase {
     private let subject = PlayRecording.Subject(
         product: MediaProduct(productId: "tr-1", productType: "TRACK"),
-        context: PlaybackContext(track: TrackInfo(requestedProductId: "tr-1", actualProductId: "tr-1", audioQuality: "HIGH",
-                                                  durationSeconds: 30, offline: true),
-                                 playbackSessionId: "session-1", referenceId: nil, startAssetPosition: 0),
+        context: PlaybackContext(
+            track: TrackInfo(
+                requestedProductId: "tr-1", actualProductId: "tr-1", audioQuality: "HIGH",
+                durationSeconds: 30, offline: true),
+            playbackSessionId: "session-1", referenceId: nil, startAssetPosition: 0),
         stationId: nil)
     private let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
@@ -19,8 +22,9 @@ final class PlayRecordingTests: XCTestCase {
 
     func testAPlayedProductWritesItsSessionAndPlayInOrder() {
         var recording = PlayRecording()
-        XCTAssertEqual(kinds(recording.startSession(subject, waited: .milliseconds(250), explicit: true, offlineMode: false, now: t0)),
-                       ["streaming_session_start"])
+        XCTAssertEqual(
+            kinds(recording.startSession(subject, waited: .milliseconds(250), explicit: true, offlineMode: false, now: t0)),
+            ["streaming_session_start"])
         XCTAssertEqual(kinds(recording.begin(subject, at: 0, now: t0.addingTimeInterval(0.3))), ["play"])
         XCTAssertEqual(kinds(recording.begin(subject, at: 1, now: t0.addingTimeInterval(0.4))), [], "one play per product")
         recording.action("pause", position: 2.0004, now: t0.addingTimeInterval(2.3))

@@ -17,8 +17,9 @@ final class PlaybackEngineTests: XCTestCase {
         _ = try await h.call("player.load", PlayerHarness.product("tr-a"))
         _ = try await h.call("player.play")
         let events = try await log.untilState("IDLE")
-        XCTAssertEqual(events.map(EventLog.describe),
-                       ["State:NOT_PLAYING", "Transition:->tr-a", "State:PLAYING", "Transition:tr-a>-", "State:IDLE"])
+        XCTAssertEqual(
+            events.map(EventLog.describe),
+            ["State:NOT_PLAYING", "Transition:->tr-a", "State:PLAYING", "Transition:tr-a>-", "State:IDLE"])
         let context = events[1].data["playbackContext"]
         XCTAssertEqual(context?["productId"]?.stringValue, "tr-a")
         XCTAssertEqual(context?["audioSampleRate"]?.intValue, 44_100)
@@ -46,9 +47,12 @@ final class PlaybackEngineTests: XCTestCase {
         _ = try await h.call("player.setNext", PlayerHarness.product("tr-b"))
         _ = try await h.call("player.play")
         let events = try await log.untilState("IDLE")
-        XCTAssertEqual(events.map(EventLog.describe),
-                       ["State:NOT_PLAYING", "Transition:->tr-a", "State:PLAYING", "Transition:tr-a>tr-b",
-                        "Transition:tr-b>-", "State:IDLE"])
+        XCTAssertEqual(
+            events.map(EventLog.describe),
+            [
+                "State:NOT_PLAYING", "Transition:->tr-a", "State:PLAYING", "Transition:tr-a>tr-b",
+                "Transition:tr-b>-", "State:IDLE",
+            ])
         let expected = try h.decoded(a) + h.decoded(b)
         XCTAssertEqual(h.captured.count, expected.count)
         XCTAssertTrue(h.captured == expected, "A then B with nothing inserted or dropped")
@@ -175,8 +179,12 @@ final class PlaybackEngineTests: XCTestCase {
         let defaults = try await h.call("player.config.get")
         XCTAssertEqual(defaults["loudnessNormalizationPreAmp"]?.doubleValue, 4)
         XCTAssertEqual(defaults["offlineMode"]?.boolValue, false)
-        _ = try await h.call("player.config.set", ["loudnessNormalizationMode": "TRACK", "offlineMode": true,
-                                                   "streamingQualityCellular": "LOW"])
+        _ = try await h.call(
+            "player.config.set",
+            [
+                "loudnessNormalizationMode": "TRACK", "offlineMode": true,
+                "streamingQualityCellular": "LOW",
+            ])
         do {
             _ = try await h.call("player.config.set", ["streamingQualityWifi": "ULTRA"])
             XCTFail("an unknown quality is refused")

@@ -21,8 +21,14 @@ final class PlaybackMetadataTests: XCTestCase {
 
     /// `player.load` of `productId` as `productType`; the data of its `MediaProductTransition`.
     private func load(_ h: PlayerHarness, _ log: EventLog, _ productId: String, productType: String = "TRACK") async throws -> JSONValue {
-        _ = try await h.call("player.load", ["mediaProduct": ["productId": .string(productId), "productType": .string(productType),
-                                                               "referenceId": .string("ref-\(productId)")]])
+        _ = try await h.call(
+            "player.load",
+            [
+                "mediaProduct": [
+                    "productId": .string(productId), "productType": .string(productType),
+                    "referenceId": .string("ref-\(productId)"),
+                ]
+            ])
         let seen = try await log.until {
             $0.type == "MediaProductTransition" && $0.data["activeMediaProduct"]?["productId"]?.stringValue == productId
         }
@@ -50,7 +56,10 @@ final class PlaybackMetadataTests: XCTestCase {
     /// (a peak) — in the transition and in `player.status`, for each variant in turn.
     func testAnHLSTracksBitRateIsThatOfTheVariantItPlays() async throws {
         let (h, origin, downloader, log) = try await rig()
-        defer { downloader.kill9(); origin.discard() }
+        defer {
+            downloader.kill9()
+            origin.discard()
+        }
 
         let aac = try await downloader.offlineCached(["productId": "tr-hls"])
         XCTAssertEqual(aac["variant"]?["codecs"]?.stringValue, "mp4a.40.2", "\(aac)")
@@ -87,7 +96,10 @@ final class PlaybackMetadataTests: XCTestCase {
     /// downloader chose; a track's context has `videoQuality: null`.
     func testAVideosContextNamesTheQualityItWasOfflinedAt() async throws {
         let (h, origin, downloader, log) = try await rig()
-        defer { downloader.kill9(); origin.discard() }
+        defer {
+            downloader.kill9()
+            origin.discard()
+        }
         _ = try await downloader.call("policy.set", ["offlineVideoQuality": "LOW"])
 
         let video = try await downloader.offlineCached(["productId": "vid-1"])
@@ -117,7 +129,10 @@ final class PlaybackMetadataTests: XCTestCase {
     /// `player.status`, the transition and its `playbackContext` — and each file is there.
     func testImagesOfAProductPlayedFromTheDeviceAreItsFilesOnDisk() async throws {
         let (h, origin, downloader, log) = try await rig()
-        defer { downloader.kill9(); origin.discard() }
+        defer {
+            downloader.kill9()
+            origin.discard()
+        }
 
         let streamed = try await load(h, log, "tr-1")
         XCTAssertEqual(streamed["playbackContext"]?["offline"]?.boolValue, false)

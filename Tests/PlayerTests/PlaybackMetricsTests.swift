@@ -1,9 +1,10 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import TestSupport
 import Wire
 import XCTest
+
+@testable import StateDB
 
 /// TIDAL Streaming Metrics and Progress events: each playback session's start, statistics,
 /// progress and end are published on the player's socket and reach the origin's
@@ -23,16 +24,21 @@ final class PlaybackMetricsTests: XCTestCase {
         try await api.injectFaults("/v1/metrics", [["status": 503, "repeat": 10_000]])
         let config = #"{"player": {"playLogRetrySeconds": 0.2}, "reporter": {"retryInitialSeconds": 0.2, "retryMaxSeconds": 0.5}}"#
         let reporterConfig = try h.dir.writeConfig(config)
-        var reporter = try ServiceProcess("reporter", in: h.dir, extraArgs: ["--origin", origin.baseURL, "--config", reporterConfig],
-                                          environment: credentials)
+        var reporter = try ServiceProcess(
+            "reporter", in: h.dir, extraArgs: ["--origin", origin.baseURL, "--config", reporterConfig],
+            environment: credentials)
         defer { reporter.kill9() }
         try reporter.waitReady()
 
         let client = try await h.start(config: config)
         _ = try await client.call("events.subscribe", ["topics": ["metrics"]])
         let log = EventLog(client)
-        let product: JSONValue = ["mediaProduct": ["productId": "tr-a", "productType": "TRACK", "referenceId": "ref-tr-a",
-                                                   "sourceType": "PLAYLIST", "sourceId": "pl-1"]]
+        let product: JSONValue = [
+            "mediaProduct": [
+                "productId": "tr-a", "productType": "TRACK", "referenceId": "ref-tr-a",
+                "sourceType": "PLAYLIST", "sourceId": "pl-1",
+            ]
+        ]
         _ = try await h.call("player.load", product)
         _ = try await h.call("player.play")
         let events = try await log.until(timeout: 30) { $0.type == "StreamingSessionEnd" }
@@ -71,8 +77,9 @@ final class PlaybackMetricsTests: XCTestCase {
         // The origin takes them again, but its first answer is lost: the reporter sends them twice.
         _ = try await api.delete("/_control/faults")
         try await api.injectFaults("/v1/metrics", [["commitThenReset": true]])
-        reporter = try ServiceProcess("reporter", in: h.dir, extraArgs: ["--origin", origin.baseURL, "--config", reporterConfig],
-                                      environment: credentials)
+        reporter = try ServiceProcess(
+            "reporter", in: h.dir, extraArgs: ["--origin", origin.baseURL, "--config", reporterConfig],
+            environment: credentials)
         try reporter.waitReady()
         var metrics: [String: Any] = [:]
         try await waitUntil("the origin counted the four metric events", timeout: 30) {
@@ -89,8 +96,9 @@ final class PlaybackMetricsTests: XCTestCase {
             try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["item"] as? [String: Any])
         }
         XCTAssertEqual(Set(items.compactMap { $0["eventId"] as? String }), ids, "the events published are the events delivered")
-        XCTAssertEqual(Set(items.compactMap { $0["name"] as? String }),
-                       ["streaming_session_start", "playback_statistics", "progress", "streaming_session_end"])
+        XCTAssertEqual(
+            Set(items.compactMap { $0["name"] as? String }),
+            ["streaming_session_start", "playback_statistics", "progress", "streaming_session_end"])
         XCTAssertEqual(Set(items.compactMap { $0["streamingSessionId"] as? String }), [sessionId])
         status = try await Self.call(reporter, "playlog.status")
         XCTAssertEqual(status["metrics"]?["pending"]?.intValue, 0, "\(status)")

@@ -29,8 +29,9 @@ final class PlaybackUnderSyncTests: XCTestCase {
         let log = EventLog(player)
         _ = try await h.call("station.tune", ["stationId": "st-long"])
         _ = try await log.untilState("PLAYING")
-        let downloader = try ServiceProcess("downloader", in: h.dir, launch: .pinned(cpus: "0"),
-                                            extraArgs: ["--origin", origin.baseURL], environment: PlayerHarness.originCredentials)
+        let downloader = try ServiceProcess(
+            "downloader", in: h.dir, launch: .pinned(cpus: "0"),
+            extraArgs: ["--origin", origin.baseURL], environment: PlayerHarness.originCredentials)
         defer { downloader.kill9() }
         try downloader.waitReady()
         let manage = try await downloader.client()
@@ -50,8 +51,9 @@ final class PlaybackUnderSyncTests: XCTestCase {
         print(String(format: "one core, %d-file sync beside playback: %.3f s elapsed, %.3f s heard", Self.files, elapsed, heard))
         XCTAssertLessThan(after.seconds, Self.trackSeconds - 1, "the track was still playing when the sync ended")
         XCTAssertGreaterThan(elapsed, 0.5, "the sync took long enough to compete with playback")
-        XCTAssertGreaterThanOrEqual(heard, elapsed - Self.allowedLossSeconds,
-                                    "the output skipped audio: \(heard) s heard in \(elapsed) s")
+        XCTAssertGreaterThanOrEqual(
+            heard, elapsed - Self.allowedLossSeconds,
+            "the output skipped audio: \(heard) s heard in \(elapsed) s")
         let states = log.sinceLastRead().filter { $0.type == "PlaybackStateChanged" }
         XCTAssertEqual(states.map(EventLog.describe), [], "no state change while the station synced (no STALLED)")
         _ = try await h.call("player.reset")

@@ -1,10 +1,11 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import MediaDecoder
 import TestSupport
 import Wire
 import XCTest
+
+@testable import StateDB
 
 /// A real player binary in a temporary folder, playing into an ALSA `file` PCM (slave `null`,
 /// raw samples) declared in a private `.asoundrc` (HOME points at the test folder), with the
@@ -61,9 +62,11 @@ final class PlayerHarness {
         let relative = "tracks/\(id).\(ext)"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
-                             "-i", "sine=frequency=\(frequency):duration=\(seconds):sample_rate=44100", "-ac", "2",
-                             "-sample_fmt", "s16", mediaDir + "/" + relative]
+        process.arguments = [
+            "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
+            "-i", "sine=frequency=\(frequency):duration=\(seconds):sample_rate=44100", "-ac", "2",
+            "-sample_fmt", "s16", mediaDir + "/" + relative,
+        ]
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw XCTSkip("ffmpeg could not make \(relative)") }
@@ -75,39 +78,44 @@ final class PlayerHarness {
         try catalog.pool.write { db in
             let fileId = try Self.insertFile(db, relative, state: state)
             try Self.insertItem(db, id, fileId: fileId, seconds: seconds)
-            try db.execute(sql: """
-                INSERT INTO offlineProducts (token, requestedProductId, productId, state, offlineValidUntil, requestedAt)
-                VALUES (?, ?, ?, 'cached', ?, ?)
-                """, arguments: ["tok-\(id)", id, id, Date().addingTimeInterval(86_400), Date()])
+            try db.execute(
+                sql: """
+                    INSERT INTO offlineProducts (token, requestedProductId, productId, state, offlineValidUntil, requestedAt)
+                    VALUES (?, ?, ?, 'cached', ?, ?)
+                    """, arguments: ["tok-\(id)", id, id, Date().addingTimeInterval(86_400), Date()])
         }
     }
 
     /// An offline station whose items are `items` (id, relative file, file state), in that order.
     func addStation(_ id: String, name: String, items: [(String, String, String)]) throws {
         try catalog.pool.write { db in
-            try db.execute(sql: "INSERT INTO stations (id, name, expiresAt, createdAt) VALUES (?, ?, ?, ?)",
-                           arguments: [id, name, Date().addingTimeInterval(86_400), Date()])
+            try db.execute(
+                sql: "INSERT INTO stations (id, name, expiresAt, createdAt) VALUES (?, ?, ?, ?)",
+                arguments: [id, name, Date().addingTimeInterval(86_400), Date()])
             for (position, item) in items.enumerated() {
                 let fileId = try Self.insertFile(db, item.1, state: item.2)
                 try Self.insertItem(db, item.0, fileId: fileId, seconds: 2)
-                try db.execute(sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)",
-                               arguments: [id, item.0, position])
+                try db.execute(
+                    sql: "INSERT INTO stationItems (stationId, itemId, position) VALUES (?, ?, ?)",
+                    arguments: [id, item.0, position])
             }
         }
     }
 
     private static func insertFile(_ db: Database, _ relative: String, state: String) throws -> Int64 {
-        try db.execute(sql: """
-            INSERT INTO files (urlPath, localPath, mimeType, state, createdAt, completedAt) VALUES (?, ?, 'audio/flac', ?, ?, ?)
-            """, arguments: ["/media/" + relative, relative, state, Date(), Date()])
+        try db.execute(
+            sql: """
+                INSERT INTO files (urlPath, localPath, mimeType, state, createdAt, completedAt) VALUES (?, ?, 'audio/flac', ?, ?, ?)
+                """, arguments: ["/media/" + relative, relative, state, Date(), Date()])
         return db.lastInsertedRowID
     }
 
     private static func insertItem(_ db: Database, _ id: String, fileId: Int64, seconds: Double) throws {
-        try db.execute(sql: """
-            INSERT INTO mediaItems (id, title, durationSeconds, audioQuality, codec, sampleRate, bitDepth, fileId)
-            VALUES (?, ?, ?, 'LOSSLESS', 'flac', 44100, 16, ?)
-            """, arguments: [id, "Title \(id)", seconds, fileId])
+        try db.execute(
+            sql: """
+                INSERT INTO mediaItems (id, title, durationSeconds, audioQuality, codec, sampleRate, bitDepth, fileId)
+                VALUES (?, ?, ?, 'LOSSLESS', 'flac', 44100, 16, ?)
+                """, arguments: [id, "Title \(id)", seconds, fileId])
     }
 
     /// The track decoded the way the player decodes it (16-bit, source rate and channels).
@@ -138,8 +146,9 @@ final class PlayerHarness {
 
     /// A real downloader on this harness's state directory, talking to `origin`, once ready.
     func startDownloader(origin: OriginProcess) throws -> ServiceProcess {
-        let downloader = try ServiceProcess("downloader", in: dir, extraArgs: ["--origin", origin.baseURL],
-                                            environment: Self.originCredentials)
+        let downloader = try ServiceProcess(
+            "downloader", in: dir, extraArgs: ["--origin", origin.baseURL],
+            environment: Self.originCredentials)
         try downloader.waitReady()
         return downloader
     }
@@ -150,15 +159,18 @@ final class PlayerHarness {
     @discardableResult
     /// `cpus`: run the player on these CPUs only (`taskset -c`), e.g. "0" for a one-core device.
     /// `device`: the ALSA PCM to play into (the capture PCM unless a test defines its own).
-    func start(pace: String = "device", config: String? = nil, extraArgs: [String] = [],
-               environment: [String: String] = [:], cpus: String? = nil,
-               device: String = "cassette_capture") async throws -> RPCClient {
+    func start(
+        pace: String = "device", config: String? = nil, extraArgs: [String] = [],
+        environment: [String: String] = [:], cpus: String? = nil,
+        device: String = "cassette_capture"
+    ) async throws -> RPCClient {
         var args = ["--audio-device", device, "--audio-pace", pace] + extraArgs
         if let config { args += ["--config", try dir.writeConfig(config)] }
         var env = ["HOME": dir.path]
         for (k, v) in environment { env[k] = v }
-        let process = try ServiceProcess("player", in: dir, launch: cpus.map { .pinned(cpus: $0) } ?? .selfBound,
-                                         extraArgs: args, environment: env)
+        let process = try ServiceProcess(
+            "player", in: dir, launch: cpus.map { .pinned(cpus: $0) } ?? .selfBound,
+            extraArgs: args, environment: env)
         try process.waitReady()
         player = process
         let client = try await process.client()

@@ -1,10 +1,11 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import HTTPClient
 import TestSupport
 import Wire
 import XCTest
+
+@testable import StateDB
 
 /// A license that ends while its product plays ends the product there, in the player and the
 /// local media server alike: the real origin grants the rental (a long one, renewed as a
@@ -32,8 +33,12 @@ final class RentalEndTests: XCTestCase {
 
     /// Loads and plays `productId`, returning once at least `position` seconds were heard.
     private func play(_ productId: String, type: String, client: RPCClient, log: EventLog, position: Double = 1) async throws {
-        let product: JSONValue = ["mediaProduct": ["productId": .string(productId), "productType": .string(type),
-                                                   "referenceId": .string("ref-\(productId)")]]
+        let product: JSONValue = [
+            "mediaProduct": [
+                "productId": .string(productId), "productType": .string(type),
+                "referenceId": .string("ref-\(productId)"),
+            ]
+        ]
         _ = try await client.call("player.load", product, timeout: .seconds(10))
         _ = try await client.call("player.play", timeout: .seconds(10))
         _ = try await log.untilState("PLAYING", timeout: 20)
@@ -52,10 +57,13 @@ final class RentalEndTests: XCTestCase {
     /// Renews `token`'s license as a rental of `seconds`, and returns when it ends (server time:
     /// the origin's clock is the test's, not moved) with the position the player will have
     /// reached then, when `client` plays it.
-    private func shortRental(_ rig: MediaServerTests.Rig, token: String, seconds: Int,
-                             client: RPCClient? = nil) async throws -> (endsAt: Date, position: Double?) {
-        let renewed = try await rig.call(rig.downloader, "offline.renewLicense",
-                                         ["token": .string(token), "rentalSeconds": .number(Double(seconds))])
+    private func shortRental(
+        _ rig: MediaServerTests.Rig, token: String, seconds: Int,
+        client: RPCClient? = nil
+    ) async throws -> (endsAt: Date, position: Double?) {
+        let renewed = try await rig.call(
+            rig.downloader, "offline.renewLicense",
+            ["token": .string(token), "rentalSeconds": .number(Double(seconds))])
         let endsAt = try XCTUnwrap(parseServerTime(renewed["license"]?["expiresAt"]?.stringValue), "\(renewed)")
         guard let client else { return (endsAt, nil) }
         let now = Date()
@@ -96,8 +104,10 @@ final class RentalEndTests: XCTestCase {
     }
 
     /// The play event ends where sound stopped, at the end of the rental.
-    private func assertPlayEnded(_ play: [String: Any], at position: Double, endsAt: Date,
-                                 file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertPlayEnded(
+        _ play: [String: Any], at position: Double, endsAt: Date,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let endPosition = try XCTUnwrap(play["endPosition"] as? Double, file: file, line: line)
         XCTAssertEqual(endPosition, position, accuracy: 2, "endPosition is where the rental ended", file: file, line: line)
         let endedAt = try XCTUnwrap(parseServerTime(play["endedAt"] as? String), "\(play)", file: file, line: line)
@@ -121,8 +131,9 @@ final class RentalEndTests: XCTestCase {
         try assertPlayEnded(play, at: try XCTUnwrap(position), endsAt: endsAt)
         let status = try await client.call("player.status")
         XCTAssertEqual(status["playbackState"]?.stringValue, "IDLE")
-        print("rental end: vid-1 stopped \(String(format: "%.3f", stoppedAt.timeIntervalSince(endsAt))) s after the rental's end; "
-              + "endPosition \(play["endPosition"] ?? "-") (expected \(String(format: "%.3f", position ?? 0)))")
+        print(
+            "rental end: vid-1 stopped \(String(format: "%.3f", stoppedAt.timeIntervalSince(endsAt))) s after the rental's end; "
+                + "endPosition \(play["endPosition"] ?? "-") (expected \(String(format: "%.3f", position ?? 0)))")
     }
 
     /// An audio product (a progressive TRACK) does the same.
@@ -176,14 +187,18 @@ final class RentalEndTests: XCTestCase {
         // From then on: 403, saying why, on every path of both products.
         while Date() < videoEnds { try await Task.sleep(for: .milliseconds(100)) }
         let name = URL(fileURLWithPath: url).lastPathComponent
-        for path in ["tr-1/\(name)", "tr-1/images/poster.png", "vid-1/master.m3u8", "vid-1/v0/index.m3u8", "vid-1/v0/seg000.ts",
-                     "vid-1/keys/k-vid-1"] {
+        for path in [
+            "tr-1/\(name)", "tr-1/images/poster.png", "vid-1/master.m3u8", "vid-1/v0/index.m3u8", "vid-1/v0/seg000.ts",
+            "vid-1/keys/k-vid-1",
+        ] {
             let refused = try await rig.get(base + "/p/" + path)
             XCTAssertEqual(refused.status, 403, path)
-            XCTAssertTrue(String(decoding: refused.body, as: UTF8.self).hasPrefix("OfflineNotValid: "), "\(path): \(String(decoding: refused.body, as: UTF8.self))")
+            XCTAssertTrue(
+                String(decoding: refused.body, as: UTF8.self).hasPrefix("OfflineNotValid: "), "\(path): \(String(decoding: refused.body, as: UTF8.self))")
         }
-        print("rental end: media server cut tr-1 after \(outcome.bodyBytes) of \(outcome.contentLength ?? 0) bytes, "
-              + "\(String(format: "%.3f", endedAt.timeIntervalSince(trackEnds))) s after the rental's end")
+        print(
+            "rental end: media server cut tr-1 after \(outcome.bodyBytes) of \(outcome.contentLength ?? 0) bytes, "
+                + "\(String(format: "%.3f", endedAt.timeIntervalSince(trackEnds))) s after the rental's end")
     }
 
     /// The player and the media server end a product at the same instant.
@@ -203,10 +218,12 @@ final class RentalEndTests: XCTestCase {
         let outcome = try await reading.value
         let serverCut = try XCTUnwrap(outcome.endedAt, "the media server's answer never ended: \(outcome)")
         XCTAssertFalse(outcome.complete, "the media server's answer ran on: \(outcome)")
-        XCTAssertEqual(playerStopped.timeIntervalSince(serverCut), 0, accuracy: 1,
-                       "the player stopped at \(playerStopped), the media server cut at \(serverCut): \(outcome)")
-        print("rental end: player stopped \(String(format: "%.3f", playerStopped.timeIntervalSince(endsAt))) s, "
-              + "media server cut \(String(format: "%.3f", serverCut.timeIntervalSince(endsAt))) s after the rental's end")
+        XCTAssertEqual(
+            playerStopped.timeIntervalSince(serverCut), 0, accuracy: 1,
+            "the player stopped at \(playerStopped), the media server cut at \(serverCut): \(outcome)")
+        print(
+            "rental end: player stopped \(String(format: "%.3f", playerStopped.timeIntervalSince(endsAt))) s, "
+                + "media server cut \(String(format: "%.3f", serverCut.timeIntervalSince(endsAt))) s after the rental's end")
     }
 }
 
@@ -226,7 +243,9 @@ final class StationExpiryPlaybackTests: XCTestCase {
             try db.execute(sql: "UPDATE stations SET expiresAt = ? WHERE id = 'st-x'", arguments: [endsAt])
         }
         _ = try await h.call("station.tune", ["stationId": "st-x"])
-        let events = try await log.until(timeout: 20) { $0.type == "OfflineNotValid" || $0.type == "PlaybackStateChanged" && $0.data["playbackState"]?.stringValue == "IDLE" }
+        let events = try await log.until(timeout: 20) {
+            $0.type == "OfflineNotValid" || $0.type == "PlaybackStateChanged" && $0.data["playbackState"]?.stringValue == "IDLE"
+        }
         let stoppedAt = Date()
         let error = try XCTUnwrap(events.last)
         XCTAssertEqual(error.type, "OfflineNotValid", "the station played on: \(events.map(EventLog.describe))")

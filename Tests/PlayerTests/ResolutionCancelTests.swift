@@ -15,8 +15,9 @@ final class ResolutionCancelTests: XCTestCase {
         // which streaming retries without end (0.5, 1, 2, 4, 5, 5 … s apart).
         try await api.injectFaults("/v1/playbackinfo/", [["reset": true, "repeat": 1000]])
         let h = try PlayerHarness()
-        _ = try await h.start(extraArgs: ["--origin", origin.baseURL],
-                              environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        _ = try await h.start(
+            extraArgs: ["--origin", origin.baseURL],
+            environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
 
         func asked(_ product: String) async throws -> Int {
             (try await api.stats().object("requests")["/v1/playbackinfo/\(product)"] as? NSNumber)?.intValue ?? 0
@@ -58,8 +59,9 @@ final class ResolutionCancelTests: XCTestCase {
         let api = OriginAPI(origin: origin)
         try await api.injectFaults("/v1/playbackinfo/tr-1", [["delayMs": 2_000, "repeat": 10]])
         let h = try PlayerHarness()
-        let client = try await h.start(pace: "realtime", extraArgs: ["--origin", origin.baseURL],
-                                       environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        let client = try await h.start(
+            pace: "realtime", extraArgs: ["--origin", origin.baseURL],
+            environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
         let log = EventLog(client)
         // tr-1's load waits on its slow playbackinfo; tr-2 replaces it meanwhile.
         let slow = Task { [client] in try await client.call("player.load", PlayerHarness.product("tr-1")) }

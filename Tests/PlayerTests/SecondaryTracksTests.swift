@@ -51,8 +51,9 @@ final class SecondaryTracksTests: XCTestCase {
 
         // French audio whose first segment the origin refuses: the addition fails, the video
         // held stays offlined and served, without the French rendition.
-        let frenchPlaylist = try String(contentsOf: rig.origin.dataDirectory.appendingPathComponent("media/vid-1/audio-fr/index.m3u8"),
-                                        encoding: .utf8)
+        let frenchPlaylist = try String(
+            contentsOf: rig.origin.dataDirectory.appendingPathComponent("media/vid-1/audio-fr/index.m3u8"),
+            encoding: .utf8)
         let frenchSegments = frenchPlaylist.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }.map(String.init)
         let first = try XCTUnwrap(frenchSegments.first)
         try await rig.api.injectFaults("/media/vid-1/audio-fr/\(first)", [["status": 404, "repeat": 50]])

@@ -50,8 +50,9 @@ final class SettingsThatActTests: XCTestCase {
         let manage = try await downloader.client()
         _ = try await manage.call("network.set", ["type": "wifi"])
         // The player's own reachability check (not the downloader's traffic) is kept out of the count.
-        _ = try await h.start(config: #"{"player": {"availabilityCheckSeconds": 3600}}"#,
-                              extraArgs: ["--origin", origin.baseURL], environment: Self.credentials)
+        _ = try await h.start(
+            config: #"{"player": {"availabilityCheckSeconds": 3600}}"#,
+            extraArgs: ["--origin", origin.baseURL], environment: Self.credentials)
 
         // A station downloading slowly: its files trickle in at 20 kB/s.
         try await api.injectFaults("/media/", [["bytesPerSecond": 20_000, "repeat": 1000]])
@@ -95,8 +96,9 @@ final class SettingsThatActTests: XCTestCase {
         defer { origin.discard() }
         let api = OriginAPI(origin: origin)
         let h = try PlayerHarness()
-        let client = try await h.start(config: #"{"player": {"availabilityCheckSeconds": 0.5}}"#,
-                                       extraArgs: ["--origin", origin.baseURL], environment: Self.credentials)
+        let client = try await h.start(
+            config: #"{"player": {"availabilityCheckSeconds": 0.5}}"#,
+            extraArgs: ["--origin", origin.baseURL], environment: Self.credentials)
         let log = EventLog(client)
         try await waitUntil("AVAILABLE") { try await h.status()["availability"]?.stringValue == "AVAILABLE" }
         // The origin goes away: every connection to it is cut.

@@ -17,8 +17,9 @@ final class SilentStreamTests: XCTestCase {
         let api = OriginAPI(origin: origin)
         try await api.injectFaults("/media/tr-8.mp3", [["delayMs": 8_000]])
         let h = try PlayerHarness()
-        let client = try await h.start(pace: "realtime", extraArgs: ["--origin", origin.baseURL],
-                                       environment: PlayerHarness.originCredentials, cpus: cpus)
+        let client = try await h.start(
+            pace: "realtime", extraArgs: ["--origin", origin.baseURL],
+            environment: PlayerHarness.originCredentials, cpus: cpus)
         let log = EventLog(client)
         // The load answers after at most 5 s (the product still on its way); the origin is still silent.
         _ = try await h.call("player.load", PlayerHarness.product("tr-8"))
@@ -37,8 +38,9 @@ final class SilentStreamTests: XCTestCase {
         let playingAfter = Date().timeIntervalSince(asked)
         _ = try await played
         try await h.waitFor("sound reaching the device") { h.captured.count > 0 }
-        print("silent stream (cpus \(cpus ?? "all")): STALLED after \(String(format: "%.2f", stalledAfter)) s, "
-              + "PLAYING after \(String(format: "%.2f", playingAfter)) s (the origin was silent for 8 s from the load)")
+        print(
+            "silent stream (cpus \(cpus ?? "all")): STALLED after \(String(format: "%.2f", stalledAfter)) s, "
+                + "PLAYING after \(String(format: "%.2f", playingAfter)) s (the origin was silent for 8 s from the load)")
         await h.stop()
     }
 }
@@ -53,8 +55,9 @@ final class StationBorderStallTests: XCTestCase {
         // The first play-queue request answers at once, the second (asked right after) 9 s late.
         try await api.injectFaults("/v1/stations/st-1/play", [["delayMs": 0], ["delayMs": 9_000]])
         let h = try PlayerHarness(captureEveryOpen: true)
-        let client = try await h.start(pace: "realtime", extraArgs: ["--origin", origin.baseURL],
-                                       environment: PlayerHarness.originCredentials)
+        let client = try await h.start(
+            pace: "realtime", extraArgs: ["--origin", origin.baseURL],
+            environment: PlayerHarness.originCredentials)
         let log = EventLog(client)
         _ = try await h.call("station.tune", ["stationId": "st-1"])
         // Straight to the last item known: its end comes before the late answer.
@@ -75,8 +78,9 @@ final class StationBorderStallTests: XCTestCase {
         // The item after the wait starts as any item starts, not faded in: where its audio
         // first reaches the device (found by its third tenth of a second, past any fade-in),
         // its first 0.2 s are there exactly as decoded.
-        let decoder = try AudioDecoder(path: origin.dataDirectory.appendingPathComponent("media/tr-7b.flac").path,
-                                       output: DecoderOutputFormat(sampleFormat: .s16))
+        let decoder = try AudioDecoder(
+            path: origin.dataDirectory.appendingPathComponent("media/tr-7b.flac").path,
+            output: DecoderOutputFormat(sampleFormat: .s16))
         let tenth = 44_100 / 10 * 4
         var start: [UInt8] = []
         while start.count < 3 * tenth, let chunk = try decoder.nextChunk() { start += chunk.samples }
@@ -88,8 +92,9 @@ final class StationBorderStallTests: XCTestCase {
         }
         let (capture, offset) = try XCTUnwrap(found)
         XCTAssertGreaterThanOrEqual(offset, head.count, "tr-7b's start was written before")
-        XCTAssertTrue(offset >= head.count && Array(capture[(offset - head.count)..<offset]) == head,
-                      "tr-7b's first 0.2 s reached the device unscaled")
+        XCTAssertTrue(
+            offset >= head.count && Array(capture[(offset - head.count)..<offset]) == head,
+            "tr-7b's first 0.2 s reached the device unscaled")
         await h.stop()
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import MediaDecoder
+
 @testable import player
 
 /// Reads the soft starts out of a capture of 16-bit samples: wherever the capture differs from
@@ -61,7 +62,8 @@ struct SoftStartRamps {
             }
             guard let found else {
                 let range = (frame * channels)..<((frame + 1) * channels)
-                mismatch = "frame \(frame) (\(String(format: "%.4f", Double(frame) / Double(sampleRate))) s): captured "
+                mismatch =
+                    "frame \(frame) (\(String(format: "%.4f", Double(frame) / Double(sampleRate))) s): captured "
                     + "\(Array(captured[range])), expected \(Array(full[range])) and no fade-in of \(n) frames explains it"
                 return
             }

@@ -25,8 +25,9 @@ final class StalledOutputTests: XCTestCase {
         // playback must wait for it more than once.
         try await api.injectFaults("/media/tr-8.mp3", [["bytesPerSecond": max(1_000, size / 8), "repeat": 10]])
         let h = try PlayerHarness()
-        let client = try await h.start(pace: "realtime", extraArgs: ["--origin", origin.baseURL],
-                                       environment: PlayerHarness.originCredentials, cpus: cpus)
+        let client = try await h.start(
+            pace: "realtime", extraArgs: ["--origin", origin.baseURL],
+            environment: PlayerHarness.originCredentials, cpus: cpus)
         let log = EventLog(client)
         _ = try await h.call("player.load", PlayerHarness.product("tr-8"))
         _ = try await h.call("player.play")
@@ -61,16 +62,20 @@ final class StalledOutputTests: XCTestCase {
         XCTAssertEqual(captured.count, expected.count, "the whole track was played")
         let ramps = SoftStartRamps(captured: h.capturedSamples, decoded: Self.samples(expected), sampleRate: Self.rate)
         XCTAssertNil(ramps.mismatch, "nothing inserted or lost between the stalls, nothing scaled but the fade-ins")
-        XCTAssertEqual(ramps.starts.count, stalls, "one fade-in per stall, at \(ramps.startSeconds(sampleRate: Self.rate)) s; "
-                       + "stalled at \(stalledAt) s")
+        XCTAssertEqual(
+            ramps.starts.count, stalls,
+            "one fade-in per stall, at \(ramps.startSeconds(sampleRate: Self.rate)) s; "
+                + "stalled at \(stalledAt) s")
         // Each fade-in begins where the sound was cut: the position heard while STALLED.
         for heard in stalledAt {
-            XCTAssertTrue(ramps.starts.contains { abs(Double($0) / Double(Self.rate) - heard) < 0.005 },
-                          "a fade-in where the stall at \(heard) s ended: \(ramps.startSeconds(sampleRate: Self.rate))")
+            XCTAssertTrue(
+                ramps.starts.contains { abs(Double($0) / Double(Self.rate) - heard) < 0.005 },
+                "a fade-in where the stall at \(heard) s ended: \(ramps.startSeconds(sampleRate: Self.rate))")
         }
-        print("throttled stream (cpus \(cpus ?? "all")): \(stalls) stall(s), fade-ins at \(ramps.startSeconds(sampleRate: Self.rate)) s "
-              + "(worst \(ramps.worstRampError) LSB off the ramp); at STALLED at most \(String(format: "%.3f", worstUnheard)) s "
-              + "given to the device was not heard yet")
+        print(
+            "throttled stream (cpus \(cpus ?? "all")): \(stalls) stall(s), fade-ins at \(ramps.startSeconds(sampleRate: Self.rate)) s "
+                + "(worst \(ramps.worstRampError) LSB off the ramp); at STALLED at most \(String(format: "%.3f", worstUnheard)) s "
+                + "given to the device was not heard yet")
         await h.stop()
     }
 
@@ -89,8 +94,9 @@ final class StalledOutputTests: XCTestCase {
         let path = origin.dataDirectory.appendingPathComponent("media/tr-8.mp3").path
         try await api.injectFaults("/media/tr-8.mp3", [[:], ["delayMs": 3_000, "repeat": 10]])
         let h = try PlayerHarness()
-        let client = try await h.start(pace: "realtime", extraArgs: ["--origin", origin.baseURL],
-                                       environment: PlayerHarness.originCredentials, cpus: cpus)
+        let client = try await h.start(
+            pace: "realtime", extraArgs: ["--origin", origin.baseURL],
+            environment: PlayerHarness.originCredentials, cpus: cpus)
         let log = EventLog(client)
         var volume = 1.0
         if normalized {
@@ -108,8 +114,9 @@ final class StalledOutputTests: XCTestCase {
         let stalled = try await h.status()
         _ = try await log.untilState("PLAYING", timeout: 30)
         let rest = try await log.untilState("IDLE", timeout: 30)
-        XCTAssertFalse(rest.contains { $0.type == "PlaybackStateChanged" && $0.data["playbackState"] == "STALLED" },
-                       "one stall: \(rest.map(EventLog.describe))")
+        XCTAssertFalse(
+            rest.contains { $0.type == "PlaybackStateChanged" && $0.data["playbackState"] == "STALLED" },
+            "one stall: \(rest.map(EventLog.describe))")
 
         let decoder = try AudioDecoder(path: path, output: DecoderOutputFormat(sampleFormat: .s16))
         var expected: [UInt8] = []
@@ -132,16 +139,18 @@ final class StalledOutputTests: XCTestCase {
         }
         let n = ramps.rampFrames
         let after = (start + n)..<(start + 3 * n)
-        XCTAssertEqual(level(after, of: captured) / level(after, of: decoded), volume, accuracy: 0.001,
-                       "the fade-in ends at the track's volume and stays there")
+        XCTAssertEqual(
+            level(after, of: captured) / level(after, of: decoded), volume, accuracy: 0.001,
+            "the fade-in ends at the track's volume and stays there")
         let quarters = (0..<4).map { q in
             level((start + q * n / 4)..<(start + (q + 1) * n / 4), of: captured) / level((start + q * n / 4)..<(start + (q + 1) * n / 4), of: decoded)
         }
         XCTAssertEqual(quarters, quarters.sorted(), "the gain rises through the fade-in: \(quarters)")
         XCTAssertLessThan(quarters[0], volume / 4 + 0.01, "the fade-in starts from silence: \(quarters)")
-        print("resumed stream (\(normalized ? "TRACK" : "OFF"), cpus \(cpus ?? "all")): stalled at \(heard) s, fade-in from "
-              + "\(ramps.startSeconds(sampleRate: Self.rate)[0]) s over \(n) frames to volume \(String(format: "%.4f", volume)), "
-              + "gain per quarter \(quarters.map { String(format: "%.3f", $0) }), worst \(ramps.worstRampError) LSB off the ramp")
+        print(
+            "resumed stream (\(normalized ? "TRACK" : "OFF"), cpus \(cpus ?? "all")): stalled at \(heard) s, fade-in from "
+                + "\(ramps.startSeconds(sampleRate: Self.rate)[0]) s over \(n) frames to volume \(String(format: "%.4f", volume)), "
+                + "gain per quarter \(quarters.map { String(format: "%.3f", $0) }), worst \(ramps.worstRampError) LSB off the ramp")
         await h.stop()
     }
 

@@ -3,6 +3,7 @@ import MediaDecoder
 import OriginClient
 import TestSupport
 import XCTest
+
 @testable import player
 
 /// The HTTP cache: keyed by URL path only, Cache-Control honoured, bounded, never holding a
@@ -25,13 +26,15 @@ final class StreamingCacheTests: XCTestCase {
 
         let second = try await resolver.resolve(productId: "tr-2", quality: nil, offlineMode: false, events: { _ in })
         XCTAssertEqual(second.kind, "cache")
-        await assertSameBytes(try await StreamingFixtures.decodeAll(second.source),
-                       try StreamingFixtures.decodeAll(path: api.origin.dataDirectory.appendingPathComponent("media/tr-2.m4a").path))
+        await assertSameBytes(
+            try await StreamingFixtures.decodeAll(second.source),
+            try StreamingFixtures.decodeAll(path: api.origin.dataDirectory.appendingPathComponent("media/tr-2.m4a").path))
 
         // The same path with a different signature in the query is the same entry.
         let client = try StreamingFixtures.client(api)
-        let signed = try await HTTPStreamSource.open(url: api.origin.baseURL + "/media/tr-2.m4a?sig=other&exp=1", origin: client,
-                                                     cache: cache, declaredSize: nil, events: { _ in })
+        let signed = try await HTTPStreamSource.open(
+            url: api.origin.baseURL + "/media/tr-2.m4a?sig=other&exp=1", origin: client,
+            cache: cache, declaredSize: nil, events: { _ in })
         XCTAssertTrue(signed is FileByteSource)
         await assertSameBytes(try await StreamingFixtures.readAll(signed), expected)
 
@@ -81,8 +84,9 @@ final class StreamingCacheTests: XCTestCase {
         let client = try StreamingFixtures.client(api)
         var options = HTTPStreamSource.Options()
         (options.firstChunk, options.minChunk, options.maxChunk) = (16_384, 16_384, 16_384)
-        let source = try await HTTPStreamSource.open(url: api.origin.baseURL + "/media/tr-3.opus", origin: client, cache: cache,
-                                                     declaredSize: nil, options: options, events: { _ in })
+        let source = try await HTTPStreamSource.open(
+            url: api.origin.baseURL + "/media/tr-3.opus", origin: client, cache: cache,
+            declaredSize: nil, options: options, events: { _ in })
         var buffer = [UInt8](repeating: 0, count: 1000)
         XCTAssertGreaterThan(try buffer.withUnsafeMutableBytes { try source.read(into: $0) }, 0)
         source.close()

@@ -1,4 +1,3 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import HTTPClient
@@ -6,6 +5,8 @@ import MediaDecoder
 import OriginClient
 import TestSupport
 import XCTest
+
+@testable import StateDB
 @testable import player
 
 /// The streaming tests' origin, for the exit handler (set once, before any test uses it).
@@ -112,54 +113,66 @@ final class CatalogFixture: @unchecked Sendable {
     /// A `files` + `mediaItems` row for `productId`, its bytes at `tracks/<productId>.<ext>`
     /// (`.part` unless verified). Returns the relative path.
     @discardableResult
-    func addFile(productId: String, bytes: [UInt8], ext: String = "flac", state: String = "verified",
-                 declaredSize: Int? = nil, codec: String? = "flac", audioQuality: String? = "LOSSLESS") throws -> String {
+    func addFile(
+        productId: String, bytes: [UInt8], ext: String = "flac", state: String = "verified",
+        declaredSize: Int? = nil, codec: String? = "flac", audioQuality: String? = "LOSSLESS"
+    ) throws -> String {
         let relative = "tracks/\(productId).\(ext)"
         let onDisk = state == "verified" ? relative : relative + ".part"
         if state != "pending" {
             try Data(bytes).write(to: URL(fileURLWithPath: mediaDirectory + "/" + onDisk))
         }
         try catalog.pool.write { db in
-            try db.execute(sql: """
-                INSERT INTO files (urlPath, localPath, mimeType, sizeBytes, bytesOnDisk, state, createdAt, completedAt)
-                VALUES (?, ?, 'audio/flac', ?, ?, ?, ?, ?)
-                """, arguments: ["/media/\(productId).\(ext)", relative, declaredSize ?? bytes.count,
-                                 state == "pending" ? 0 : bytes.count, state, Date(), state == "verified" ? Date() : nil])
+            try db.execute(
+                sql: """
+                    INSERT INTO files (urlPath, localPath, mimeType, sizeBytes, bytesOnDisk, state, createdAt, completedAt)
+                    VALUES (?, ?, 'audio/flac', ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    "/media/\(productId).\(ext)", relative, declaredSize ?? bytes.count,
+                    state == "pending" ? 0 : bytes.count, state, Date(), state == "verified" ? Date() : nil,
+                ])
             let fileId = db.lastInsertedRowID
-            try db.execute(sql: """
-                INSERT INTO mediaItems (id, title, durationSeconds, audioQuality, codec, sampleRate, bitDepth,
-                                        trackGain, trackPeak, fileId)
-                VALUES (?, ?, 2.0, ?, ?, 44100, 16, -6.5, 0.9, ?)
-                """, arguments: [productId, "Title of \(productId)", audioQuality, codec, fileId])
+            try db.execute(
+                sql: """
+                    INSERT INTO mediaItems (id, title, durationSeconds, audioQuality, codec, sampleRate, bitDepth,
+                                            trackGain, trackPeak, fileId)
+                    VALUES (?, ?, 2.0, ?, ?, 44100, 16, -6.5, 0.9, ?)
+                    """, arguments: [productId, "Title of \(productId)", audioQuality, codec, fileId])
         }
         return relative
     }
 
     /// An `offlineProducts` row (one `offline.add` token).
     /// `license`: nil for none, `.some(nil)` for a purchase, `.some(date)` for a rental ending then.
-    func addOfflineProduct(requested: String, actual: String, state: String = "cached",
-                           validUntil: Date? = Date().addingTimeInterval(86_400), error: String? = nil,
-                           license: Date?? = nil) throws {
+    func addOfflineProduct(
+        requested: String, actual: String, state: String = "cached",
+        validUntil: Date? = Date().addingTimeInterval(86_400), error: String? = nil,
+        license: Date?? = nil
+    ) throws {
         try catalog.pool.write { db in
             let token = UUID().uuidString
             var licenseId: String?
             if let license {
                 licenseId = "lic-" + token
-                try db.execute(sql: """
-                    INSERT INTO licenses (id, productId, kind, requestedAt, expiresAt, token) VALUES (?, ?, ?, ?, ?, ?)
-                    """, arguments: [licenseId, requested, license == nil ? "purchase" : "rental", Date(), license, token])
+                try db.execute(
+                    sql: """
+                        INSERT INTO licenses (id, productId, kind, requestedAt, expiresAt, token) VALUES (?, ?, ?, ?, ?, ?)
+                        """, arguments: [licenseId, requested, license == nil ? "purchase" : "rental", Date(), license, token])
             }
-            try db.execute(sql: """
-                INSERT INTO offlineProducts (token, requestedProductId, productId, state, offlineValidUntil, error, requestedAt, licenseId)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [token, requested, actual, state, validUntil, error, Date(), licenseId])
+            try db.execute(
+                sql: """
+                    INSERT INTO offlineProducts (token, requestedProductId, productId, state, offlineValidUntil, error, requestedAt, licenseId)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [token, requested, actual, state, validUntil, error, Date(), licenseId])
         }
     }
 
     func setFile(_ relative: String, state: String, bytesOnDisk: Int? = nil, error: String? = nil) throws {
         try catalog.pool.write { db in
-            try db.execute(sql: "UPDATE files SET state = ?, bytesOnDisk = COALESCE(?, bytesOnDisk) WHERE localPath = ?",
-                           arguments: [state, bytesOnDisk, relative])
+            try db.execute(
+                sql: "UPDATE files SET state = ?, bytesOnDisk = COALESCE(?, bytesOnDisk) WHERE localPath = ?",
+                arguments: [state, bytesOnDisk, relative])
             if let error {
                 try db.execute(sql: "UPDATE offlineProducts SET state = 'failed', error = ?", arguments: [error])
             }
@@ -176,8 +189,10 @@ final class CatalogFixture: @unchecked Sendable {
 }
 
 /// Byte-for-byte equality that reports sizes and the first difference instead of both arrays.
-func assertSameBytes(_ actual: @autoclosure () async throws -> [UInt8], _ expected: @autoclosure () async throws -> [UInt8],
-                     _ message: String = "", file: StaticString = #filePath, line: UInt = #line) async {
+func assertSameBytes(
+    _ actual: @autoclosure () async throws -> [UInt8], _ expected: @autoclosure () async throws -> [UInt8],
+    _ message: String = "", file: StaticString = #filePath, line: UInt = #line
+) async {
     do {
         let a = try await actual(), b = try await expected()
         guard a != b else { return }

@@ -15,9 +15,10 @@ final class StreamingPrivilegeTests: XCTestCase {
         let h = try PlayerHarness()
         let long = try h.makeTrack("tr-long", seconds: 30)
         try h.addStation("st-local", name: "On the device", items: [("tr-long", long, "verified")])
-        let client = try await h.start(pace: "realtime", config: #"{"player": {"deviceName": "Living room"}}"#,
-                                       extraArgs: ["--origin", origin.baseURL],
-                                       environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
+        let client = try await h.start(
+            pace: "realtime", config: #"{"player": {"deviceName": "Living room"}}"#,
+            extraArgs: ["--origin", origin.baseURL],
+            environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo"])
         let log = EventLog(client)
 
         // A streaming station: a session is taken under this device's name.
@@ -32,8 +33,9 @@ final class StreamingPrivilegeTests: XCTestCase {
         let noticed = Date().timeIntervalSince(takenAt)
         let revoked = try XCTUnwrap(events.last)
         XCTAssertEqual(revoked.data["otherDevice"]?.stringValue, "Kitchen speaker")
-        XCTAssertTrue(events.contains { $0.type == "PlaybackStateChanged" && $0.data["playbackState"]?.stringValue == "NOT_PLAYING" },
-                      "playback paused: \(events.map(EventLog.describe))")
+        XCTAssertTrue(
+            events.contains { $0.type == "PlaybackStateChanged" && $0.data["playbackState"]?.stringValue == "NOT_PLAYING" },
+            "playback paused: \(events.map(EventLog.describe))")
         var status = try await h.status()
         XCTAssertEqual(status["playbackState"]?.stringValue, "NOT_PLAYING")
         print("privilege taken over: paused and reported after \(String(format: "%.2f", noticed)) s (heartbeat 1 s)")

@@ -1,10 +1,11 @@
-import StateDB
 import Foundation
 import MediaDecoder
 import OriginClient
+import StateDB
 import TestSupport
 import Wire
 import XCTest
+
 @testable import player
 
 /// Each row of the TIDAL source-selection table, against the reference origin and catalog rows
@@ -38,8 +39,9 @@ final class StreamingResolverTests: XCTestCase {
         let api = try await StreamingFixtures.origin()
         let fixture = try CatalogFixture()
         let resolver = fixture.resolver(origin: try StreamingFixtures.client(api))
-        await assertSourceError(try await resolver.resolve(productId: "tr-1", quality: nil, offlineMode: true, events: { _ in }),
-                           name: "IllegalPlaybackRequest", code: 2100)
+        await assertSourceError(
+            try await resolver.resolve(productId: "tr-1", quality: nil, offlineMode: true, events: { _ in }),
+            name: "IllegalPlaybackRequest", code: 2100)
         let requests = try await StreamingFixtures.requests(api)
         XCTAssertEqual(requests, [:])
     }
@@ -51,8 +53,9 @@ final class StreamingResolverTests: XCTestCase {
         try fixture.addOfflineProduct(requested: "tr-1", actual: "tr-1", validUntil: Date().addingTimeInterval(-60))
         let resolver = fixture.resolver(origin: try StreamingFixtures.client(api))
         for offlineMode in [false, true] {
-            await assertSourceError(try await resolver.resolve(productId: "tr-1", quality: nil, offlineMode: offlineMode, events: { _ in }),
-                               name: "OfflineNotValid", code: 2101)
+            await assertSourceError(
+                try await resolver.resolve(productId: "tr-1", quality: nil, offlineMode: offlineMode, events: { _ in }),
+                name: "OfflineNotValid", code: 2101)
         }
         let requests = try await StreamingFixtures.requests(api)
         XCTAssertEqual(requests, [:], "not valid is decided locally, with no playbackinfo request")
@@ -68,8 +71,9 @@ final class StreamingResolverTests: XCTestCase {
         try fixture.addFile(productId: "tr-3", bytes: try StreamingFixtures.originMedia(api, "tr-1.flac"))
         try fixture.addOfflineProduct(requested: "tr-3", actual: "tr-3", license: .some(nil))
         let resolver = fixture.resolver(origin: try StreamingFixtures.client(api))
-        await assertSourceError(try await resolver.resolve(productId: "tr-1", quality: nil, offlineMode: true, events: { _ in }),
-                                name: "OfflineNotValid", code: 2101)
+        await assertSourceError(
+            try await resolver.resolve(productId: "tr-1", quality: nil, offlineMode: true, events: { _ in }),
+            name: "OfflineNotValid", code: 2101)
         let bought = try await resolver.resolve(productId: "tr-3", quality: nil, offlineMode: true, events: { _ in })
         XCTAssertEqual(bought.kind, "local")
         let requests = try await StreamingFixtures.requests(api)
@@ -109,19 +113,23 @@ final class StreamingResolverTests: XCTestCase {
         let api = try await StreamingFixtures.origin()
         let fixture = try CatalogFixture()
         let resolver = fixture.resolver(origin: try StreamingFixtures.client(api))
-        await assertSourceError(try await resolver.resolve(productId: "tr-geo", quality: nil, offlineMode: false, events: { _ in }),
-                           name: "ContentNotAvailableInLocation", code: 4032)
-        await assertSourceError(try await resolver.resolve(productId: "tr-sub", quality: nil, offlineMode: false, events: { _ in }),
-                           name: "ContentNotAvailableForSubscription", code: 4033)
+        await assertSourceError(
+            try await resolver.resolve(productId: "tr-geo", quality: nil, offlineMode: false, events: { _ in }),
+            name: "ContentNotAvailableInLocation", code: 4032)
+        await assertSourceError(
+            try await resolver.resolve(productId: "tr-sub", quality: nil, offlineMode: false, events: { _ in }),
+            name: "ContentNotAvailableForSubscription", code: 4033)
     }
 
     func testNoOriginAndBadIdsAreRefusedByName() async throws {
         let fixture = try CatalogFixture()
         let resolver = fixture.resolver(origin: nil)
-        await assertSourceError(try await resolver.resolve(productId: "tr-1", quality: nil, offlineMode: false, events: { _ in }),
-                           name: "NotOfflined", code: 2102)
-        await assertSourceError(try await resolver.resolve(productId: "../etc/passwd", quality: nil, offlineMode: false, events: { _ in }),
-                           name: "InvalidParams", code: -32602)
+        await assertSourceError(
+            try await resolver.resolve(productId: "tr-1", quality: nil, offlineMode: false, events: { _ in }),
+            name: "NotOfflined", code: 2102)
+        await assertSourceError(
+            try await resolver.resolve(productId: "../etc/passwd", quality: nil, offlineMode: false, events: { _ in }),
+            name: "InvalidParams", code: -32602)
     }
 
     func testOfflinedFileMissingFromDiskIsFileMissing() async throws {
@@ -130,16 +138,18 @@ final class StreamingResolverTests: XCTestCase {
         try fixture.addOfflineProduct(requested: "tr-3", actual: "tr-3")
         try FileManager.default.removeItem(atPath: fixture.mediaDirectory + "/" + relative)
         let resolver = fixture.resolver(origin: nil)
-        await assertSourceError(try await resolver.resolve(productId: "tr-3", quality: nil, offlineMode: true, events: { _ in }),
-                           name: "FileMissing", code: 2002)
+        await assertSourceError(
+            try await resolver.resolve(productId: "tr-3", quality: nil, offlineMode: true, events: { _ in }),
+            name: "FileMissing", code: 2002)
     }
 
     func testFileStillDownloadingPlaysFromThePartFile() async throws {
         let api = try await StreamingFixtures.origin()
         let fixture = try CatalogFixture()
         let bytes = try StreamingFixtures.originMedia(api, "tr-1.flac")
-        let relative = try fixture.addFile(productId: "tr-1", bytes: Array(bytes.prefix(bytes.count / 3)), state: "partial",
-                                           declaredSize: bytes.count)
+        let relative = try fixture.addFile(
+            productId: "tr-1", bytes: Array(bytes.prefix(bytes.count / 3)), state: "partial",
+            declaredSize: bytes.count)
         try fixture.addOfflineProduct(requested: "tr-1", actual: "tr-1", state: "downloading", validUntil: nil)
         let resolver = fixture.resolver(origin: try StreamingFixtures.client(api))
         let events = SourceEventLog()
@@ -184,8 +194,10 @@ extension StreamingResolverTests {
     }
 }
 
-func assertSourceError<T>(_ expression: @autoclosure () async throws -> T, name: String, code: Int,
-                     file: StaticString = #filePath, line: UInt = #line) async {
+func assertSourceError<T>(
+    _ expression: @autoclosure () async throws -> T, name: String, code: Int,
+    file: StaticString = #filePath, line: UInt = #line
+) async {
     do {
         _ = try await expression()
         XCTFail("expected \(name), got a result", file: file, line: line)

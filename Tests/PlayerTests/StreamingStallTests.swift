@@ -3,6 +3,7 @@ import MediaDecoder
 import OriginClient
 import TestSupport
 import XCTest
+
 @testable import player
 
 /// Playback catching up with the bytes: a throttled stream and a slowly written download stall
@@ -45,8 +46,9 @@ final class StreamingStallTests: XCTestCase {
         options.firstChunk = 16 * 1024
         options.maxChunk = 16 * 1024
         options.minChunk = 16 * 1024
-        let source = try HTTPStreamSource(url: api.origin.baseURL + "/media/tr-7b.flac", origin: client, cache: nil,
-                                          options: options, events: { _ in })
+        let source = try HTTPStreamSource(
+            url: api.origin.baseURL + "/media/tr-7b.flac", origin: client, cache: nil,
+            options: options, events: { _ in })
         let offset = Int64(expected.count - 20_000)
         try source.seek(to: offset)
         await assertSameBytes(try await StreamingFixtures.readAll(source), Array(expected[Int(offset)...]))
@@ -90,12 +92,14 @@ final class StreamingStallTests: XCTestCase {
         let api = try await StreamingFixtures.origin()
         let fixture = try CatalogFixture()
         let bytes = try StreamingFixtures.originMedia(api, "tr-1.flac")
-        let relative = try fixture.addFile(productId: "tr-1", bytes: Array(bytes.prefix(bytes.count / 2)), state: "partial",
-                                           declaredSize: bytes.count)
+        let relative = try fixture.addFile(
+            productId: "tr-1", bytes: Array(bytes.prefix(bytes.count / 2)), state: "partial",
+            declaredSize: bytes.count)
         try fixture.addOfflineProduct(requested: "tr-1", actual: "tr-1", state: "downloading", validUntil: nil)
         let events = SourceEventLog()
-        let played = try await fixture.resolver(origin: nil).resolve(productId: "tr-1", quality: nil, offlineMode: false,
-                                                                     events: events.sink)
+        let played = try await fixture.resolver(origin: nil).resolve(
+            productId: "tr-1", quality: nil, offlineMode: false,
+            events: events.sink)
         XCTAssertEqual(played.kind, "download")
         let failer = Thread {
             usleep(300_000)
@@ -124,9 +128,13 @@ final class StreamingStallTests: XCTestCase {
     func testCloseUnblocksAWaitingRead() throws {
         let fixture = try CatalogFixture()
         let relative = try fixture.addFile(productId: "tr-9-02", bytes: [], state: "partial", declaredSize: 1000)
-        let source = GrowingFileSource(path: fixture.mediaDirectory + "/" + relative, declaredSize: 1000,
-                                       progress: { .downloading }, events: { _ in })
-        let closer = Thread { usleep(200_000); source.close() }
+        let source = GrowingFileSource(
+            path: fixture.mediaDirectory + "/" + relative, declaredSize: 1000,
+            progress: { .downloading }, events: { _ in })
+        let closer = Thread {
+            usleep(200_000)
+            source.close()
+        }
         closer.start()
         var buffer = [UInt8](repeating: 0, count: 10)
         XCTAssertThrowsError(try buffer.withUnsafeMutableBytes { try source.read(into: $0) }) {

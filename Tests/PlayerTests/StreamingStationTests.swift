@@ -1,9 +1,10 @@
-@testable import StateDB
 import Foundation
 import GRDB
 import TestSupport
 import Wire
 import XCTest
+
+@testable import StateDB
 
 /// A streaming station (Feed.fm): its items come from the origin's play queue, asked again before
 /// they run out, and play through the same engine as an offline station's — transitions, a skip,

@@ -17,7 +17,8 @@ final class UnderrunCountTests: XCTestCase {
         let track = try h.makeTrack("ur-a", seconds: 3, frequency: 440)
         try h.addProduct("ur-a", file: track, seconds: 3)
         let alsa = try LateALSAConfig(dir: h.dir.path)
-        try alsa.define("""
+        try alsa.define(
+            """
             pcm_type.cassette_underrun { lib "\(plugin)" }
             pcm.underrun_capture {
                 type file
@@ -34,8 +35,9 @@ final class UnderrunCountTests: XCTestCase {
         _ = try await h.call("player.load", PlayerHarness.product("ur-a"))
         _ = try await h.call("player.play")
         let events = try await log.untilState("IDLE", timeout: 30)
-        XCTAssertFalse(events.contains { ["OutputUnavailable", "OutputFailed"].contains($0.type) },
-                       "an underrun is recovered in place: \(events.map(EventLog.describe))")
+        XCTAssertFalse(
+            events.contains { ["OutputUnavailable", "OutputFailed"].contains($0.type) },
+            "an underrun is recovered in place: \(events.map(EventLog.describe))")
         let after = try await h.status()
         XCTAssertEqual(after["output"]?["underruns"], 1, "the one underrun is counted: \(after["output"] ?? .null)")
         let expected = try h.decoded(track)

@@ -1,6 +1,7 @@
 import TestSupport
 import Wire
 import XCTest
+
 @testable import reporter
 
 /// The reporter's error table and docs/protocol.md agree, both ways.

@@ -13,7 +13,10 @@ final class HTTPSDeliveryTests: XCTestCase {
         let edge = try TLSEdge(upstreamPort: origin.port)
         defer { edge.discard() }
         let reporter = try ReporterUnderTest(origin: edge.baseURL, topLevel: ["originCAFile": edge.caFile])
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         let client = try await reporter.client()
         _ = try await client.call("playlog.record", ["event": Records.play()])
@@ -32,7 +35,10 @@ final class HTTPSDeliveryTests: XCTestCase {
         defer { edge.discard() }
         // A short backoff and probe: only the TLS floor can make the wait a minute.
         let reporter = try ReporterUnderTest(origin: edge.baseURL, reporterConfig: ["retryInitialSeconds": 1, "probeIntervalSeconds": 0.1])
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         let client = try await reporter.client()
         let events = EventCollector(client)

@@ -26,7 +26,10 @@ final class PlaylogStressTests: XCTestCase {
         try origin.start()
         // Small batches: many deliveries overlap the writes.
         let reporter = try ReporterUnderTest(origin: origin.baseURL, reporterConfig: ["batchSize": 50], cores: setting.cores)
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         let service = try reporter.start()
         XCTAssertTrue(setting.confines(service.pid), "not pinned to CPU \(setting.cores ?? "")")
         let probe = try await StatusProbe.start(socketPath: service.socketPath)
@@ -65,9 +68,11 @@ final class PlaylogStressTests: XCTestCase {
         XCTAssertTrue(figures.late.isEmpty, "service.status answers over \(probe.limitSeconds) s: \(figures.late)")
         XCTAssertGreaterThan(figures.calls, 5, "the probe hardly ran")
 
-        stressReport("playlog \(Self.writers) writers x \(Self.perWriter)", setting, String(
-            format: "%d plays recorded in %.2f s (slowest record %.3f s), %d delivered while writing, all delivered after %.2f s in %d requests; %@",
-            total, written, slowest, deliveredWhileWriting, drained, stats["requests"] ?? -1, figures.description))
+        stressReport(
+            "playlog \(Self.writers) writers x \(Self.perWriter)", setting,
+            String(
+                format: "%d plays recorded in %.2f s (slowest record %.3f s), %d delivered while writing, all delivered after %.2f s in %d requests; %@",
+                total, written, slowest, deliveredWhileWriting, drained, stats["requests"] ?? -1, figures.description))
     }
 
     /// One writer: `count` plays on its connection, one after another, each answered

@@ -14,7 +14,10 @@ final class ReporterBoundsTests: XCTestCase {
     func testFlushAnswersWithinTenSecondsAndStopIsPromptWhenTheOriginNeverAnswers() async throws {
         let port = try SilentPort()
         let reporter = try ReporterUnderTest(origin: port.url)
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         let process = try reporter.start()
         let client = try await reporter.client()
         _ = try await client.call("playlog.record", ["event": Records.play()])
@@ -44,7 +47,10 @@ final class ReporterBoundsTests: XCTestCase {
         defer { origin.discard() }
         try origin.start()
         let reporter = try ReporterUnderTest(origin: origin.baseURL, reporterConfig: ["retryInitialSeconds": 30])
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         try await origin.injectFaults("/v1/plays", [["status": 503]])
         let client = try await reporter.client()

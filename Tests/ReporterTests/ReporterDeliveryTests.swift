@@ -13,7 +13,10 @@ final class ReporterDeliveryTests: XCTestCase {
         let origin = try PinnedOrigin()
         defer { origin.discard() }
         let reporter = try ReporterUnderTest(origin: origin.baseURL, reporterConfig: ["probeIntervalSeconds": 0.2])
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
 
         let ids = try await Records.recordPlays(10_000, into: reporter)
@@ -42,10 +45,16 @@ final class ReporterDeliveryTests: XCTestCase {
         defer { origin.discard() }
         // Small batches and a slow origin spread the delivery over the 50 kills.
         let batch = 25
-        let reporter = try ReporterUnderTest(origin: origin.baseURL,
-                                             reporterConfig: ["batchSize": batch, "retryInitialSeconds": 0.05,
-                                                              "retryMaxSeconds": 0.5, "probeIntervalSeconds": 0.1])
-        defer { reporter.kill9(); reporter.dir.remove() }
+        let reporter = try ReporterUnderTest(
+            origin: origin.baseURL,
+            reporterConfig: [
+                "batchSize": batch, "retryInitialSeconds": 0.05,
+                "retryMaxSeconds": 0.5, "probeIntervalSeconds": 0.1,
+            ])
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         _ = try await Records.recordPlays(10_000, into: reporter)
         reporter.kill9()
@@ -85,10 +94,16 @@ final class ReporterDeliveryTests: XCTestCase {
         let origin = try PinnedOrigin()
         defer { origin.discard() }
         let batch = 100
-        let reporter = try ReporterUnderTest(origin: origin.baseURL,
-                                             reporterConfig: ["batchSize": batch, "retryInitialSeconds": 0.05,
-                                                              "retryMaxSeconds": 0.2, "probeIntervalSeconds": 0.1])
-        defer { reporter.kill9(); reporter.dir.remove() }
+        let reporter = try ReporterUnderTest(
+            origin: origin.baseURL,
+            reporterConfig: [
+                "batchSize": batch, "retryInitialSeconds": 0.05,
+                "retryMaxSeconds": 0.2, "probeIntervalSeconds": 0.1,
+            ])
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         let ids = try await Records.recordPlays(3 * batch, into: reporter, connections: 2, perConnection: 4)
         XCTAssertEqual(Set(ids).count, 3 * batch)
@@ -123,7 +138,10 @@ final class ReporterDeliveryTests: XCTestCase {
         defer { origin.discard() }
         try origin.start()
         let reporter = try ReporterUnderTest(origin: origin.baseURL, reporterConfig: ["retryInitialSeconds": 0.2])
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         try await origin.injectFaults("/v1/plays", [["commitThenReset": true]])
         let client = try await reporter.client()
@@ -143,9 +161,13 @@ final class ReporterDeliveryTests: XCTestCase {
     func testRejectedRecordsAreSetAsideAndNeverResent() async throws {
         let origin = try PinnedOrigin()
         defer { origin.discard() }
-        let reporter = try ReporterUnderTest(origin: origin.baseURL,
-                                             reporterConfig: ["retryInitialSeconds": 60, "probeIntervalSeconds": 60])
-        defer { reporter.kill9(); reporter.dir.remove() }
+        let reporter = try ReporterUnderTest(
+            origin: origin.baseURL,
+            reporterConfig: ["retryInitialSeconds": 60, "probeIntervalSeconds": 60])
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         let client = try await reporter.client()
         _ = try await client.call("events.subscribe", ["topics": ["reporter"]])
@@ -155,8 +177,16 @@ final class ReporterDeliveryTests: XCTestCase {
 
         try origin.start()
         // One forged answer: the first accepted, the second rejected, the third not named.
-        try await origin.injectFaults("/v1/plays", [["body": ["accepted": [ids[0]],
-                                                              "rejected": [["eventId": ids[1], "index": 1, "reason": "unknown product"]]]]])
+        try await origin.injectFaults(
+            "/v1/plays",
+            [
+                [
+                    "body": [
+                        "accepted": [ids[0]],
+                        "rejected": [["eventId": ids[1], "index": 1, "reason": "unknown product"]],
+                    ]
+                ]
+            ])
         _ = try await client.call("playlog.flush", timeout: .seconds(30))
         let done = try await waitForStatus(reporter, "the third delivered") { $0["pending"]?.intValue == 0 }
         XCTAssertEqual(done["delivered"]?.intValue, 2)
@@ -186,7 +216,10 @@ final class ReporterDeliveryTests: XCTestCase {
         defer { origin.discard() }
         try origin.start()
         let reporter = try ReporterUnderTest(origin: origin.baseURL, reporterConfig: ["retryInitialSeconds": 30])
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         try await origin.injectFaults("/v1/plays", [["status": 503, "retryAfter": 1]])
         let client = try await reporter.client()
@@ -217,7 +250,10 @@ final class ReporterDeliveryTests: XCTestCase {
     /// Records answered are durable: a kill -9 right after the answers loses none of them.
     func testAnsweredRecordsSurviveKill() async throws {
         let reporter = try ReporterUnderTest(origin: nil)
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         let ids = try await Records.recordPlays(300, into: reporter, connections: 4, perConnection: 4)
         let client = try await reporter.client()
@@ -245,7 +281,10 @@ final class ReporterDeliveryTests: XCTestCase {
         defer { origin.discard() }
         try origin.start()
         let reporter = try ReporterUnderTest(origin: origin.baseURL)
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         let client = try await reporter.client()
         let id = UUID().uuidString.lowercased()

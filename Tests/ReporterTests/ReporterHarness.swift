@@ -66,11 +66,13 @@ final class PinnedOrigin: @unchecked Sendable {
 
     func control(_ method: String, _ path: String, _ body: Any? = nil) async throws -> [String: Any] {
         let bytes = try body.map { Array(try JSONSerialization.data(withJSONObject: $0)) }
-        let response = try await http.send(HTTPRequest(method: method, url: baseURL + path,
-                                                       headers: ["Content-Type": "application/json"], body: bytes ?? [],
-                                                       timeoutSeconds: 15))
+        let response = try await http.send(
+            HTTPRequest(
+                method: method, url: baseURL + path,
+                headers: ["Content-Type": "application/json"], body: bytes ?? [],
+                timeoutSeconds: 15))
         guard (200..<300).contains(response.status),
-              let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         else { throw OriginTestError("\(method) \(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))") }
         return object
     }
@@ -117,8 +119,10 @@ final class ReporterUnderTest {
     private(set) var process: ServiceProcess?
 
     /// `topLevel`: more keys of the config file beside the `reporter` section (e.g. `originCAFile`).
-    init(origin: String?, reporterConfig: [String: Any] = [:], topLevel: [String: Any] = [:], dir: TestDirectory? = nil,
-         cores: String? = nil) throws {
+    init(
+        origin: String?, reporterConfig: [String: Any] = [:], topLevel: [String: Any] = [:], dir: TestDirectory? = nil,
+        cores: String? = nil
+    ) throws {
         self.dir = try dir ?? TestDirectory(prefix: "crp")
         self.origin = origin
         self.cores = cores
@@ -131,9 +135,12 @@ final class ReporterUnderTest {
     func start() throws -> ServiceProcess {
         var args = ["--config", configPath]
         if let origin { args += ["--origin", origin] }
-        let process = try ServiceProcess("reporter", in: dir, extraArgs: args,
-                                         environment: ["CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo",
-                                                       "CASSETTE_LOG_LEVEL": "info"], cores: cores)
+        let process = try ServiceProcess(
+            "reporter", in: dir, extraArgs: args,
+            environment: [
+                "CASSETTE_CLIENT_TOKEN": "demo", "CASSETTE_CLIENT_SECRET": "demo",
+                "CASSETTE_LOG_LEVEL": "info",
+            ], cores: cores)
         try process.waitReady()
         self.process = process
         return process
@@ -205,8 +212,10 @@ enum Records {
 
 extension XCTestCase {
     /// Polls `playlog.status` until `condition` holds (or fails after `timeout` seconds).
-    func waitForStatus(_ reporter: ReporterUnderTest, timeout: Double = 60, _ what: String,
-                       _ condition: (JSONValue) -> Bool) async throws -> JSONValue {
+    func waitForStatus(
+        _ reporter: ReporterUnderTest, timeout: Double = 60, _ what: String,
+        _ condition: (JSONValue) -> Bool
+    ) async throws -> JSONValue {
         let client = try await reporter.client()
         defer { Task { await client.close() } }
         let deadline = Date().addingTimeInterval(timeout)

@@ -5,8 +5,10 @@ import XCTest
 
 /// Socket-level: what `playlog.record` / `consumption.record` accept, refuse and store.
 final class ReporterRecordTests: XCTestCase {
-    private func expectInvalid(_ client: RPCClient, _ method: String, _ params: JSONValue, field: String,
-                               file: StaticString = #filePath, line: UInt = #line) async throws {
+    private func expectInvalid(
+        _ client: RPCClient, _ method: String, _ params: JSONValue, field: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         do {
             let result = try await client.call(method, params)
             XCTFail("\(method) accepted a malformed record: \(result)", file: file, line: line)
@@ -27,7 +29,10 @@ final class ReporterRecordTests: XCTestCase {
 
     func testMalformedRecordsAreRefusedNamingTheField() async throws {
         let reporter = try ReporterUnderTest(origin: nil)
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         let client = try await reporter.client()
         try await expectInvalid(client, "playlog.record", [:], field: "params.event")
@@ -39,8 +44,9 @@ final class ReporterRecordTests: XCTestCase {
         try await expectInvalid(client, "playlog.record", play(replacing: "productId", with: "../etc"), field: "params.event.productId")
         try await expectInvalid(client, "playlog.record", play(replacing: "productId", with: "."), field: "params.event.productId")
         try await expectInvalid(client, "playlog.record", play(replacing: "productId", with: ".."), field: "params.event.productId")
-        try await expectInvalid(client, "consumption.record", ["productId": "..", "at": "2026-11-21T10:00:00Z", "start": 0, "end": 1],
-                                field: "params.productId")
+        try await expectInvalid(
+            client, "consumption.record", ["productId": "..", "at": "2026-11-21T10:00:00Z", "start": 0, "end": 1],
+            field: "params.productId")
         try await expectInvalid(client, "playlog.record", play(replacing: "requestedProductId", with: nil), field: "params.event.requestedProductId")
         try await expectInvalid(client, "playlog.record", play(replacing: "playbackSessionId", with: ""), field: "params.event.playbackSessionId")
         try await expectInvalid(client, "playlog.record", play(replacing: "startedAt", with: "yesterday"), field: "params.event.startedAt")
@@ -52,8 +58,9 @@ final class ReporterRecordTests: XCTestCase {
         try await expectInvalid(client, "playlog.record", play(replacing: "stationId", with: 9), field: "params.event.stationId")
         try await expectInvalid(client, "playlog.record", ["event": Records.play(padding: 21 * 1024)], field: "params.event")
         try await expectInvalid(client, "consumption.record", ["productId": "vid-1", "at": "2026-11-21T10:00:00Z", "start": 0], field: "params.end")
-        try await expectInvalid(client, "consumption.record", ["recordId": "r-1", "productId": "vid-1", "at": "2026-11-21T10:00:00Z", "start": 0, "end": 1],
-                                field: "params.recordId")
+        try await expectInvalid(
+            client, "consumption.record", ["recordId": "r-1", "productId": "vid-1", "at": "2026-11-21T10:00:00Z", "start": 0, "end": 1],
+            field: "params.recordId")
         try await expectInvalid(client, "consumption.record", ["productId": "vid-1", "at": true, "start": 0, "end": 1], field: "params.at")
 
         // Nothing of that was stored; a record just under the limit is.
@@ -66,7 +73,10 @@ final class ReporterRecordTests: XCTestCase {
 
     func testSameIDTwiceIsStoredOnce() async throws {
         let reporter = try ReporterUnderTest(origin: nil)
-        defer { reporter.kill9(); reporter.dir.remove() }
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         let client = try await reporter.client()
         let id = UUID().uuidString.lowercased()
@@ -89,9 +99,13 @@ final class ReporterRecordTests: XCTestCase {
         let origin = try PinnedOrigin()
         defer { origin.discard() }
         let cap = 4000
-        let reporter = try ReporterUnderTest(origin: origin.baseURL,
-                                             reporterConfig: ["maxQueueBytes": cap, "probeIntervalSeconds": 0.1])
-        defer { reporter.kill9(); reporter.dir.remove() }
+        let reporter = try ReporterUnderTest(
+            origin: origin.baseURL,
+            reporterConfig: ["maxQueueBytes": cap, "probeIntervalSeconds": 0.1])
+        defer {
+            reporter.kill9()
+            reporter.dir.remove()
+        }
         try reporter.start()
         let client = try await reporter.client()
         _ = try await client.call("events.subscribe", ["topics": ["reporter"]])

@@ -1,9 +1,10 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 import TestSupport
 import Wire
 import XCTest
+
 @testable import reporter
 
 /// The reporter's rules in memory: batching, reading the origin's answer, the outbox.
@@ -30,10 +31,12 @@ final class DeliveryBatchTests: XCTestCase {
 
     func testOnlyRecordsNamedAcceptedLeavePending() throws {
         let sent = (1...4).map { record($0) }
-        let answer = try JSONValue.parse(Array("""
-            {"serverTime":"2026-11-21T10:00:00Z","accepted":["id-1","id-9","id-1"],
-             "rejected":[{"eventId":"id-2","index":1,"reason":"unknown product"},{"eventId":null,"index":2,"reason":"not an object"}]}
-            """.utf8))
+        let answer = try JSONValue.parse(
+            Array(
+                """
+                {"serverTime":"2026-11-21T10:00:00Z","accepted":["id-1","id-9","id-1"],
+                 "rejected":[{"eventId":"id-2","index":1,"reason":"unknown product"},{"eventId":null,"index":2,"reason":"not an object"}]}
+                """.utf8))
         let verdict = DeliveryBatch.verdict(answer: answer, kind: .play, sent: sent)
         XCTAssertEqual(verdict.accepted, ["id-1"], "an id not sent is ignored; a repeated one counted once")
         XCTAssertEqual(verdict.rejected, [.init(id: "id-2", reason: "unknown product"), .init(id: "id-3", reason: "not an object")])
@@ -55,7 +58,7 @@ final class GroupCommitterTests: XCTestCase {
         let groups = Recorder()
         let committer = GroupCommitter(commit: { records in
             groups.add(records.count)
-            usleep(5_000)   // a slow fsync, on the committer's own thread
+            usleep(5_000) // a slow fsync, on the committer's own thread
             return records.map { $0.id.hasSuffix("dup") ? .duplicate : .stored }
         })
         let outcomes = try await withThrowingTaskGroup(of: StoreOutcome.self) { group in
@@ -99,8 +102,9 @@ final class OutboxStoreTests: XCTestCase {
     }
 
     private func play(_ n: Int) -> OutboxRecord {
-        OutboxRecord(id: String(format: "00000000-0000-4000-8000-%012d", n), kind: .play,
-                     body: #"{"eventId":"\#(n)","productId":"tr-1"}"#)
+        OutboxRecord(
+            id: String(format: "00000000-0000-4000-8000-%012d", n), kind: .play,
+            body: #"{"eventId":"\#(n)","productId":"tr-1"}"#)
     }
 
     func testBatchesAreOldestFirstAndBounded() async throws {
@@ -199,19 +203,23 @@ final class OutboxStoreTests: XCTestCase {
     /// Three records sent in one batch and the origin's answer noted: the first accepted, the
     /// second rejected ("unknown product"), the third unanswered; nothing marked yet.
     private func noteOneOfEach(_ store: OutboxStore) async throws
-        -> (sent: [PendingRecord], attempt: DeliveryAttempt, verdict: BatchVerdict, note: Int64) {
+        -> (sent: [PendingRecord], attempt: DeliveryAttempt, verdict: BatchVerdict, note: Int64)
+    {
         _ = try await store.insert([play(1), play(2), play(3)], at: Date())
         let sent = try await store.nextBatch(limit: 10)
         let attempt = DeliveryAttempt(startedAt: Date(), endedAt: Date(), records: 3, accepted: 1, rejected: 1, result: .delivered)
-        let verdict = BatchVerdict(accepted: [sent[0].id], rejected: [.init(id: sent[1].id, reason: "unknown product")],
-                                   unanswered: [sent[2].id])
+        let verdict = BatchVerdict(
+            accepted: [sent[0].id], rejected: [.init(id: sent[1].id, reason: "unknown product")],
+            unanswered: [sent[2].id])
         return (sent, attempt, verdict, try await store.note(verdict, attempt: attempt))
     }
 
     /// `noteOneOfEach`'s answer applied: no note left, one record each delivered and rejected,
     /// and only the unanswered one still to send.
-    private func assertMarkedOneOfEach(_ store: OutboxStore, sent: [PendingRecord],
-                                       file: StaticString = #filePath, line: UInt = #line) async throws {
+    private func assertMarkedOneOfEach(
+        _ store: OutboxStore, sent: [PendingRecord],
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         let left = try await notes(store)
         XCTAssertEqual(left, 0, "notes left", file: file, line: line)
         XCTAssertEqual(store.snapshot.pending, 1, file: file, line: line)
@@ -239,8 +247,10 @@ final class RecordValidatorTests: XCTestCase {
         for good in ["2026-11-21T10:00:00Z", "2026-11-21T10:00:00.123Z", "2026-11-21T10:00:00.1+01:00", "2026-11-21T23:59:60-05:30"] {
             XCTAssertTrue(RecordValidator.isRFC3339(good), good)
         }
-        for bad in ["2026-11-21", "2026-11-21T10:00Z", "2026-13-01T00:00:00Z", "2026-11-21T10:00:00", "2026-11-21T10:00:00.Z",
-                    "2026-11-21T10:00:00Zjunk", "yesterday", "2026-11-21T10:00:00+0100"] {
+        for bad in [
+            "2026-11-21", "2026-11-21T10:00Z", "2026-13-01T00:00:00Z", "2026-11-21T10:00:00", "2026-11-21T10:00:00.Z",
+            "2026-11-21T10:00:00Zjunk", "yesterday", "2026-11-21T10:00:00+0100",
+        ] {
             XCTAssertFalse(RecordValidator.isRFC3339(bad), bad)
         }
     }

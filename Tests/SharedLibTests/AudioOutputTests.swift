@@ -138,7 +138,7 @@ final class AudioOutputTests: XCTestCase {
         let config = PCMConfiguration(format: .s16, sampleRate: 8_000, channels: 1, bufferFrames: 8_000, pacing: .realtime)
         let output = try PCMOutput(device: "null", configuration: config)
         let started = ContinuousClock.now
-        try output.write(frames: [Int16](repeating: 0, count: 3_200))  // 0.4 s, within the 1 s lead
+        try output.write(frames: [Int16](repeating: 0, count: 3_200)) // 0.4 s, within the 1 s lead
         try output.pause(true)
         let before = try output.delay()
         Thread.sleep(forTimeInterval: 0.3)
@@ -155,7 +155,7 @@ final class AudioOutputTests: XCTestCase {
         let output = try PCMOutput(device: "null", configuration: config)
         let chunk = [Int16](repeating: 0, count: 1_000 * 2)
         let started = ContinuousClock.now
-        for _ in 0..<22 { try output.write(frames: chunk) }  // 22_000 frames ≈ 0.5 s
+        for _ in 0..<22 { try output.write(frames: chunk) } // 22_000 frames ≈ 0.5 s
         let writing = ContinuousClock.now - started
         XCTAssertGreaterThan(try output.delay(), 0, "audio is still 'playing'")
         try output.drain()
@@ -169,7 +169,7 @@ final class AudioOutputTests: XCTestCase {
     func testDevicePacingOnNullIsNotThrottled() throws {
         let output = try PCMOutput(device: "null", configuration: PCMConfiguration(format: .s16, sampleRate: 44_100, channels: 2))
         let started = ContinuousClock.now
-        try output.write(frames: [Int16](repeating: 0, count: 44_100 * 2))  // 1 s of audio
+        try output.write(frames: [Int16](repeating: 0, count: 44_100 * 2)) // 1 s of audio
         try output.drain()
         XCTAssertLessThan(ContinuousClock.now - started, .milliseconds(900))
     }

@@ -73,8 +73,9 @@ final class HTTPClientTLSTests: XCTestCase {
         try await waitUntil("nginx to log the three requests: \(edge.requests())") { edge.requests().count == 3 }
         let requests = edge.requests()
         // nginx logs each request as it ends, the held one before the second handle's.
-        XCTAssertEqual(requests.map(\.sessionReused).sorted(), [".", ".", "r"],
-                       "the first handle's connection (a full handshake, used twice), the second handle's resumption: \(requests)")
+        XCTAssertEqual(
+            requests.map(\.sessionReused).sorted(), [".", ".", "r"],
+            "the first handle's connection (a full handshake, used twice), the second handle's resumption: \(requests)")
     }
 
     func testAnUntrustedCertificateIsTLSFailedNotAConnectionFailure() async throws {
@@ -114,8 +115,9 @@ final class HTTPClientTLSTests: XCTestCase {
     /// retry it within the call.
     func testOriginClientAnswersTLSFailedWithWhatToCheck() async throws {
         let sleeps = SleepLog()
-        let client = try OriginClient(baseURL: edge.baseURL, credentials: credentials,
-                                      sleep: { seconds in sleeps.add(seconds) })
+        let client = try OriginClient(
+            baseURL: edge.baseURL, credentials: credentials,
+            sleep: { seconds in sleeps.add(seconds) })
         do {
             _ = try await client.get("/v1/stations", retry: .offlining)
             XCTFail("untrusted")
@@ -134,8 +136,9 @@ final class HTTPClientTLSTests: XCTestCase {
     }
 
     func testTransportSettingsAreCheckedWithoutCurl() throws {
-        XCTAssertEqual(HTTPClient.Transport(caFile: edge.caFile, pinnedPublicKey: edge.publicKeyPin, proxy: "socks5h://127.0.0.1:1080")
-            .problems(), [])
+        XCTAssertEqual(
+            HTTPClient.Transport(caFile: edge.caFile, pinnedPublicKey: edge.publicKeyPin, proxy: "socks5h://127.0.0.1:1080")
+                .problems(), [])
         let bad = HTTPClient.Transport(caFile: "/nonexistent/ca.pem", pinnedPublicKey: "sha256//abc", proxy: "ftp://proxy:21")
         XCTAssertEqual(bad.problems().map(\.field), [.caFile, .pinnedPublicKey, .proxy])
         let notPEM = edge.folder + "/not-a-ca.txt"

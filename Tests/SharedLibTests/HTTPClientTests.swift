@@ -55,8 +55,9 @@ final class HTTPClientTests: XCTestCase {
 
     func testPostSendsBodyAndHeaders() async throws {
         let body: [UInt8] = Array("{\"a\":1}".utf8) + [0, 255, 10]
-        let request = HTTPRequest(method: "POST", url: "\(base)/echo",
-                                  headers: ["Content-Type": "application/json", "X-Cassette-Test": "42"], body: body)
+        let request = HTTPRequest(
+            method: "POST", url: "\(base)/echo",
+            headers: ["Content-Type": "application/json", "X-Cassette-Test": "42"], body: body)
         let echo = try Echo(try await HTTPClient().send(request).body)
         XCTAssertEqual(echo.method, "POST")
         XCTAssertEqual(echo.body, body)
@@ -213,8 +214,10 @@ final class HTTPClientTests: XCTestCase {
         let target = root.appendingPathComponent("partial.bin")
         // A stale partial file with wrong bytes: a 200 must replace all of it.
         try Data(repeating: 0xEE, count: 40_000).write(to: target)
-        let result = try await HTTPClient().download(HTTPRequest(url: "\(base)/plain.bin"), to: target.path,
-                                                     resumeFrom: 40_000) { _, _ in true }
+        let result = try await HTTPClient().download(
+            HTTPRequest(url: "\(base)/plain.bin"), to: target.path,
+            resumeFrom: 40_000
+        ) { _, _ in true }
         XCTAssertEqual(result.status, 200)
         XCTAssertFalse(result.resumed)
         XCTAssertEqual(result.bytesWritten, 100_000)
@@ -228,8 +231,10 @@ final class HTTPClientTests: XCTestCase {
         let client = HTTPClient()
         let echo = try Echo(try await client.send(HTTPRequest(url: "\(base)/echo")).body)
         XCTAssertNil(echo.headers["range"])
-        let result = try await client.download(HTTPRequest(url: "\(base)/ranged/ranged.bin"), to: target.path,
-                                               resumeFrom: 30_000) { _, _ in true }
+        let result = try await client.download(
+            HTTPRequest(url: "\(base)/ranged/ranged.bin"), to: target.path,
+            resumeFrom: 30_000
+        ) { _, _ in true }
         XCTAssertEqual(result.status, 206)
         XCTAssertTrue(result.resumed)
         XCTAssertEqual(result.bytesWritten, 70_000)
@@ -244,8 +249,10 @@ final class HTTPClientTests: XCTestCase {
         let target = root.appendingPathComponent("cut.part")
         let client = HTTPClient()
         do {
-            _ = try await client.download(HTTPRequest(url: "\(base)/truncated/cut.bin"), to: target.path,
-                                          resumeFrom: 0) { _, _ in true }
+            _ = try await client.download(
+                HTTPRequest(url: "\(base)/truncated/cut.bin"), to: target.path,
+                resumeFrom: 0
+            ) { _, _ in true }
             XCTFail("expected PartialBody")
         } catch let error as HTTPClientError {
             XCTAssertEqual(error.name, "PartialBody")
@@ -255,8 +262,10 @@ final class HTTPClientTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: target), content.prefix(100_000))
 
         // …and a retry resumes from what is on disk.
-        let result = try await client.download(HTTPRequest(url: "\(base)/ranged/cut.bin"), to: target.path,
-                                               resumeFrom: 100_000) { _, _ in true }
+        let result = try await client.download(
+            HTTPRequest(url: "\(base)/ranged/cut.bin"), to: target.path,
+            resumeFrom: 100_000
+        ) { _, _ in true }
         XCTAssertEqual(result.status, 206)
         XCTAssertEqual(try Data(contentsOf: target), content)
     }
@@ -264,8 +273,10 @@ final class HTTPClientTests: XCTestCase {
     func testDownloadErrorStatusLeavesTheFileAlone() async throws {
         let target = root.appendingPathComponent("keep.bin")
         try Data([1, 2, 3]).write(to: target)
-        let result = try await HTTPClient().download(HTTPRequest(url: "\(base)/status/403"), to: target.path,
-                                                     resumeFrom: 3) { _, _ in true }
+        let result = try await HTTPClient().download(
+            HTTPRequest(url: "\(base)/status/403"), to: target.path,
+            resumeFrom: 3
+        ) { _, _ in true }
         XCTAssertEqual(result.status, 403)
         XCTAssertEqual(result.bytesWritten, 0)
         XCTAssertFalse(result.isComplete)
@@ -317,8 +328,10 @@ final class HTTPClientTests: XCTestCase {
         let target = root.appendingPathComponent("cutlarge.part")
         let client = directClient()
         do {
-            _ = try await client.download(HTTPRequest(url: "\(base)/truncated/cutlarge.bin"), to: target.path,
-                                          resumeFrom: 0) { _, _ in true }
+            _ = try await client.download(
+                HTTPRequest(url: "\(base)/truncated/cutlarge.bin"), to: target.path,
+                resumeFrom: 0
+            ) { _, _ in true }
             XCTFail("expected PartialBody")
         } catch let error as HTTPClientError {
             XCTAssertEqual(error.name, "PartialBody")
@@ -328,8 +341,10 @@ final class HTTPClientTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: target), content.prefix(content.count / 2))
 
         // The retry starts at an offset that is no multiple of a block: it writes through the page cache.
-        let result = try await client.download(HTTPRequest(url: "\(base)/ranged/cutlarge.bin"), to: target.path,
-                                               resumeFrom: Int64(content.count / 2)) { _, _ in true }
+        let result = try await client.download(
+            HTTPRequest(url: "\(base)/ranged/cutlarge.bin"), to: target.path,
+            resumeFrom: Int64(content.count / 2)
+        ) { _, _ in true }
         XCTAssertEqual(result.status, 206)
         XCTAssertEqual(result.fileSize, Int64(content.count))
         XCTAssertEqual(try Data(contentsOf: target), content)
@@ -356,8 +371,10 @@ final class HTTPClientTests: XCTestCase {
 
         // From a block boundary (the file cut back to one) the rest goes to the disk directly again.
         let aligned = Int64(kept.count / 4096 * 4096)
-        let result = try await client.download(HTTPRequest(url: "\(base)/ranged/stop.bin"), to: target.path,
-                                               resumeFrom: aligned) { _, _ in true }
+        let result = try await client.download(
+            HTTPRequest(url: "\(base)/ranged/stop.bin"), to: target.path,
+            resumeFrom: aligned
+        ) { _, _ in true }
         XCTAssertEqual(result.status, 206)
         XCTAssertEqual(result.bytesWritten, Int64(content.count) - aligned)
         XCTAssertEqual(try Data(contentsOf: target), content)
@@ -420,90 +437,90 @@ final class HTTPClientTests: XCTestCase {
     }
 
     private static let serverScript = #"""
-import json, os, sys, time
-from http.server import ThreadingHTTPServer, SimpleHTTPRequestHandler
+        import json, os, sys, time
+        from http.server import ThreadingHTTPServer, SimpleHTTPRequestHandler
 
-ROOT = sys.argv[1]
+        ROOT = sys.argv[1]
 
-class Handler(SimpleHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+        class Handler(SimpleHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, directory=ROOT, **kwargs)
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, directory=ROOT, **kwargs)
 
-    def log_message(self, *args):
-        pass
+            def log_message(self, *args):
+                pass
 
-    def reply(self, status, body=b"", headers=None):
-        self.send_response(status)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def route(self):
-        path = self.path.split("?")[0]
-        port = self.server.server_port
-        if path == "/echo":
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            doc = {"method": self.command, "path": self.path, "body": body.hex(),
-                   "headers": {k.lower(): v for k, v in self.headers.items()}}
-            self.reply(200, json.dumps(doc).encode(), {"Content-Type": "application/json", "X-Echo": "yes"})
-        elif path.startswith("/status/"):
-            code = int(path[len("/status/"):])
-            self.reply(code, json.dumps({"status": code}).encode(), {"Content-Type": "application/json"})
-        elif path == "/slow":
-            time.sleep(3)
-            self.reply(200, b"late")
-        elif path == "/redirect/same":
-            self.reply(302, b"", {"Location": "/echo"})
-        elif path == "/redirect/loop":
-            self.reply(302, b"", {"Location": "/redirect/loop"})
-        elif path == "/redirect/other":
-            self.reply(302, b"", {"Location": "http://localhost:%d/echo" % port})
-        elif path.startswith("/ranged/") or path.startswith("/truncated/"):
-            kind, name = path[1:].split("/", 1)
-            with open(os.path.join(ROOT, name), "rb") as f:
-                data = f.read()
-            if kind == "truncated":
-                # Promise the whole file, send half, hang up.
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
+            def reply(self, status, body=b"", headers=None):
+                self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(data[: len(data) // 2])
-                self.wfile.flush()
-                self.close_connection = True
-                return True
-            wanted = self.headers.get("Range", "")
-            if wanted.startswith("bytes="):
-                start = int(wanted[len("bytes="):].split("-")[0])
-                if start >= len(data):
-                    self.reply(416, b"", {"Content-Range": "bytes */%d" % len(data)})
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            def route(self):
+                path = self.path.split("?")[0]
+                port = self.server.server_port
+                if path == "/echo":
+                    length = int(self.headers.get("Content-Length") or 0)
+                    body = self.rfile.read(length) if length else b""
+                    doc = {"method": self.command, "path": self.path, "body": body.hex(),
+                           "headers": {k.lower(): v for k, v in self.headers.items()}}
+                    self.reply(200, json.dumps(doc).encode(), {"Content-Type": "application/json", "X-Echo": "yes"})
+                elif path.startswith("/status/"):
+                    code = int(path[len("/status/"):])
+                    self.reply(code, json.dumps({"status": code}).encode(), {"Content-Type": "application/json"})
+                elif path == "/slow":
+                    time.sleep(3)
+                    self.reply(200, b"late")
+                elif path == "/redirect/same":
+                    self.reply(302, b"", {"Location": "/echo"})
+                elif path == "/redirect/loop":
+                    self.reply(302, b"", {"Location": "/redirect/loop"})
+                elif path == "/redirect/other":
+                    self.reply(302, b"", {"Location": "http://localhost:%d/echo" % port})
+                elif path.startswith("/ranged/") or path.startswith("/truncated/"):
+                    kind, name = path[1:].split("/", 1)
+                    with open(os.path.join(ROOT, name), "rb") as f:
+                        data = f.read()
+                    if kind == "truncated":
+                        # Promise the whole file, send half, hang up.
+                        self.send_response(200)
+                        self.send_header("Content-Length", str(len(data)))
+                        self.end_headers()
+                        self.wfile.write(data[: len(data) // 2])
+                        self.wfile.flush()
+                        self.close_connection = True
+                        return True
+                    wanted = self.headers.get("Range", "")
+                    if wanted.startswith("bytes="):
+                        start = int(wanted[len("bytes="):].split("-")[0])
+                        if start >= len(data):
+                            self.reply(416, b"", {"Content-Range": "bytes */%d" % len(data)})
+                        else:
+                            self.reply(206, data[start:], {"Content-Range": "bytes %d-%d/%d" % (start, len(data) - 1, len(data))})
+                    else:
+                        self.reply(200, data, {"Accept-Ranges": "bytes"})
                 else:
-                    self.reply(206, data[start:], {"Content-Range": "bytes %d-%d/%d" % (start, len(data) - 1, len(data))})
-            else:
-                self.reply(200, data, {"Accept-Ranges": "bytes"})
-        else:
-            return False
-        return True
+                    return False
+                return True
 
-    def do_GET(self):
-        if not self.route():
-            super().do_GET()  # plain files; like `python3 -m http.server`, ignores Range
+            def do_GET(self):
+                if not self.route():
+                    super().do_GET()  # plain files; like `python3 -m http.server`, ignores Range
 
-    def do_POST(self):
-        if not self.route():
-            self.reply(404)
+            def do_POST(self):
+                if not self.route():
+                    self.reply(404)
 
-    do_PUT = do_POST
-    do_DELETE = do_POST
+            do_PUT = do_POST
+            do_DELETE = do_POST
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-print(server.server_port, flush=True)
-server.serve_forever()
-"""#
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        print(server.server_port, flush=True)
+        server.serve_forever()
+        """#
 }

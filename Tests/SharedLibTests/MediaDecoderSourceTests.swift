@@ -22,8 +22,10 @@ final class MediaDecoderSourceTests: XCTestCase {
         let path = folder.appendingPathComponent(name).path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
-                             "-i", "sine=frequency=440:duration=2:sample_rate=44100", "-ac", "2", path]
+        process.arguments = [
+            "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
+            "-i", "sine=frequency=440:duration=2:sample_rate=44100", "-ac", "2", path,
+        ]
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw XCTSkip("ffmpeg could not make \(name)") }

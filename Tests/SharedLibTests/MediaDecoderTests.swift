@@ -21,8 +21,9 @@ final class MediaDecoderTests: XCTestCase {
     /// Encodes the test sine to `name` (the extension picks the container and codec).
     private func sine(_ name: String, _ extra: [String] = []) throws -> String {
         let path = folder.appendingPathComponent(name).path
-        try ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=\(Self.duration):sample_rate=44100", "-ac", "2"]
-                   + extra + [path])
+        try ffmpeg(
+            ["-f", "lavfi", "-i", "sine=frequency=440:duration=\(Self.duration):sample_rate=44100", "-ac", "2"]
+                + extra + [path])
         return path
     }
 
@@ -82,9 +83,10 @@ final class MediaDecoderTests: XCTestCase {
             XCTAssertEqual(Double(frames), Self.duration * 44_100, accuracy: 0.03 * 44_100, name)
             XCTAssertTrue(chunks.allSatisfy { $0.samples.count == $0.frameCount * 4 }, name)
             // The sine is there: not silence, not clipped garbage.
-            let peak = chunks.flatMap { chunk in
-                chunk.samples.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
-            }.map { abs(Int($0)) }.max() ?? 0
+            let peak =
+                chunks.flatMap { chunk in
+                    chunk.samples.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+                }.map { abs(Int($0)) }.max() ?? 0
             XCTAssertGreaterThan(peak, 1_000, name)
             XCTAssertNil(try decoder.nextChunk(), "stays at the end")
         }
@@ -160,8 +162,10 @@ final class MediaDecoderTests: XCTestCase {
         let cover = folder.appendingPathComponent("cover.png").path
         try ffmpeg(["-f", "lavfi", "-i", "color=c=blue:size=32x32", "-frames:v", "1", cover])
         let path = folder.appendingPathComponent("tagged.mp3").path
-        try ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=\(Self.duration)", "-i", cover,
-                    "-map", "0:a", "-map", "1:v", "-c:v", "png", "-disposition:v", "attached_pic", path])
+        try ffmpeg([
+            "-f", "lavfi", "-i", "sine=frequency=440:duration=\(Self.duration)", "-i", cover,
+            "-map", "0:a", "-map", "1:v", "-c:v", "png", "-disposition:v", "attached_pic", path,
+        ])
         let decoder = try AudioDecoder(path: path)
         XCTAssertEqual(decoder.info.codecName, "mp3")
         let frames = try decodeAll(decoder).reduce(0) { $0 + $1.frameCount }

@@ -25,8 +25,9 @@ final class OriginClientTests: XCTestCase {
 
     private func client(token: String = "demo") throws -> OriginClient {
         let waits = waits
-        return try OriginClient(baseURL: origin.baseURL + "/", credentials: BasicCredentials(token: token, secret: "demo"),
-                                sleep: { seconds in waits.withLockedValue { $0.append(seconds) } })
+        return try OriginClient(
+            baseURL: origin.baseURL + "/", credentials: BasicCredentials(token: token, secret: "demo"),
+            sleep: { seconds in waits.withLockedValue { $0.append(seconds) } })
     }
 
     private func requests(_ path: String) async throws -> Int {
@@ -218,8 +219,9 @@ final class OriginClientTests: XCTestCase {
     func testKeepsTheServerTimeAndPostsJSON() async throws {
         let client = try client()
         XCTAssertNil(client.lastServerTime)
-        let answer = try await client.post("/v1/stations/st-9/offline", body: ["targetMinutes": .null, "have": [], "played": []],
-                                           retry: .offlining)
+        let answer = try await client.post(
+            "/v1/stations/st-9/offline", body: ["targetMinutes": .null, "have": [], "played": []],
+            retry: .offlining)
         XCTAssertEqual(answer["station"]?["id"]?.stringValue, "st-9")
         let sample = try XCTUnwrap(client.lastServerTime)
         let said = try XCTUnwrap(answer["serverTime"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339))
@@ -243,8 +245,10 @@ final class OriginClientTests: XCTestCase {
         let client = try client()
         XCTAssertEqual(try client.resolveURL("/media/a.flac"), origin.baseURL + "/media/a.flac")
         XCTAssertEqual(try client.resolveURL(origin.baseURL + "/media/a.flac"), origin.baseURL + "/media/a.flac")
-        for hostile in ["file:///etc/passwd", "http://example.com/media/a.flac", "//example.com/a",
-                        "https://127.0.0.1:\(origin.port)/a", "http://127.0.0.1:1/a", "ftp://127.0.0.1/a", "media/../x"] {
+        for hostile in [
+            "file:///etc/passwd", "http://example.com/media/a.flac", "//example.com/a",
+            "https://127.0.0.1:\(origin.port)/a", "http://127.0.0.1:1/a", "ftp://127.0.0.1/a", "media/../x",
+        ] {
             XCTAssertThrowsError(try client.resolveURL(hostile), hostile) { error in
                 XCTAssertEqual((error as? OriginError)?.name, "ForeignURL", hostile)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import ServiceKit
 
 final class ServiceSettingsTests: XCTestCase {
@@ -100,9 +101,11 @@ extension ServiceSettingsTests {
         XCTAssertEqual(good.config.unknownKeys, [], "the transport keys are known")
         XCTAssertEqual(try resolve("{}").originTransport, .init(), "without them: the system's store, no pin, the environment's proxy")
 
-        for (json, key) in [(#"{"originCAFile":"\#(folder)/missing.pem"}"#, "originCAFile"),
-                            (#"{"originPinnedPublicKey":"pin-sha256:abc"}"#, "originPinnedPublicKey"),
-                            (#"{"originProxy":"proxy.example:3128"}"#, "originProxy")] {
+        for (json, key) in [
+            (#"{"originCAFile":"\#(folder)/missing.pem"}"#, "originCAFile"),
+            (#"{"originPinnedPublicKey":"pin-sha256:abc"}"#, "originPinnedPublicKey"),
+            (#"{"originProxy":"proxy.example:3128"}"#, "originProxy"),
+        ] {
             XCTAssertThrowsError(try resolve(json), key) { error in
                 XCTAssertEqual((error as? DaemonError)?.code, .configInvalid, key)
                 XCTAssertEqual((error as? DaemonError)?.exitCode, 78, key)

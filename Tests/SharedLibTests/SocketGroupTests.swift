@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import XCTest
+
 @testable import ServiceKit
 
 /// The group of a self-bound socket (who may connect) and the runtime dir a service creates.
@@ -19,11 +20,13 @@ final class SocketGroupTests: XCTestCase {
         let fromConfig = try ServiceSettings.resolve(service: "player", options: CommonOptions.parse(["--config", file]), environment: [:])
         XCTAssertEqual(fromConfig.socketGroup.name, "fromconfig")
         XCTAssertTrue(fromConfig.config.unknownKeys.isEmpty)
-        let fromEnv = try ServiceSettings.resolve(service: "player", options: CommonOptions.parse(["--config", file]),
-                                                  environment: ["CASSETTE_SOCKET_GROUP": "fromenv"])
+        let fromEnv = try ServiceSettings.resolve(
+            service: "player", options: CommonOptions.parse(["--config", file]),
+            environment: ["CASSETTE_SOCKET_GROUP": "fromenv"])
         XCTAssertEqual(fromEnv.socketGroup.name, "fromenv")
-        let fromFlag = try ServiceSettings.resolve(service: "player", options: CommonOptions.parse(["--config", file, "--socket-group", "fromflag"]),
-                                                   environment: ["CASSETTE_SOCKET_GROUP": "fromenv"])
+        let fromFlag = try ServiceSettings.resolve(
+            service: "player", options: CommonOptions.parse(["--config", file, "--socket-group", "fromflag"]),
+            environment: ["CASSETTE_SOCKET_GROUP": "fromenv"])
         XCTAssertEqual(fromFlag.socketGroup.name, "fromflag")
     }
 

@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import TestSupport
 import XCTest
+
 @testable import Systemd
 
 /// The systemd glue against a real notify socket and real environment variables.
@@ -35,7 +36,7 @@ final class SystemdTests: XCTestCase {
     func testNotifierIsSilentWithoutNotifySocket() {
         unsetenv("NOTIFY_SOCKET")
         XCTAssertFalse(SystemdNotifier().isEnabled)
-        SystemdNotifier().ready()  // must not crash or block
+        SystemdNotifier().ready() // must not crash or block
     }
 
     func testSocketsMeantForAnotherProcessAreIgnored() {
@@ -66,14 +67,19 @@ final class SystemdTests: XCTestCase {
     }
 
     func testJournalEntryHasOneCodeLocationAMessageIDAndPlainFields() {
-        let event = LogEvent(level: .info, message: "delivered to the origin",
-                             metadata: LogMessageID.playsDelivered.metadata(["count": "3"]),
-                             source: nil, file: "Reporter/DeliveryEngine.swift", function: "record(_:store:)", line: 42)
+        let event = LogEvent(
+            level: .info, message: "delivered to the origin",
+            metadata: LogMessageID.playsDelivered.metadata(["count": "3"]),
+            source: nil, file: "Reporter/DeliveryEngine.swift", function: "record(_:store:)", line: 42)
         let (text, fields) = JournalLogHandler.entry(event, label: "cassette-reporter", metadata: ["service": "reporter"])
-        XCTAssertEqual(fields, ["SYSLOG_IDENTIFIER=cassette-reporter", "CODE_FILE=Reporter/DeliveryEngine.swift",
-                                "CODE_LINE=42", "CODE_FUNC=record(_:store:)",
-                                "MESSAGE_ID=\(LogMessageID.playsDelivered.rawValue)",
-                                "CASSETTE_COUNT=3", "CASSETTE_SERVICE=reporter"])
+        XCTAssertEqual(
+            fields,
+            [
+                "SYSLOG_IDENTIFIER=cassette-reporter", "CODE_FILE=Reporter/DeliveryEngine.swift",
+                "CODE_LINE=42", "CODE_FUNC=record(_:store:)",
+                "MESSAGE_ID=\(LogMessageID.playsDelivered.rawValue)",
+                "CASSETTE_COUNT=3", "CASSETTE_SERVICE=reporter",
+            ])
         XCTAssertEqual(text, "delivered to the origin count=3 service=reporter")
     }
 

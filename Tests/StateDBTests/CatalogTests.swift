@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import XCTest
+
 @testable import StateDB
 
 /// The catalog on a real file in WAL mode, as the services use it.
@@ -35,8 +36,10 @@ final class StateDBTests: XCTestCase {
         let tables = try catalog.pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'grdb_%' AND name NOT LIKE 'sqlite_%'")
         }
-        let foundation: Set = ["settings", "stations", "files", "mediaItems", "stationItems", "offlineProducts",
-                               "downloads", "licenses", "playlogOutbox"]
+        let foundation: Set = [
+            "settings", "stations", "files", "mediaItems", "stationItems", "offlineProducts",
+            "downloads", "licenses", "playlogOutbox",
+        ]
         XCTAssertTrue(foundation.isSubset(of: Set(tables)), "missing: \(foundation.subtracting(tables))")
     }
 
@@ -70,19 +73,22 @@ final class StateDBTests: XCTestCase {
 
     func testForeignKeysAreEnforced() throws {
         let catalog = try StateDB(stateDirectory: dir)
-        XCTAssertThrowsError(try catalog.pool.write { db in
-            try db.execute(sql: "INSERT INTO stationItems(stationId, itemId, position) VALUES ('nope', 'nope', 0)")
-        })
+        XCTAssertThrowsError(
+            try catalog.pool.write { db in
+                try db.execute(sql: "INSERT INTO stationItems(stationId, itemId, position) VALUES ('nope', 'nope', 0)")
+            })
     }
 
     func testCheckConstraintsRefuseUnknownStates() throws {
         let catalog = try StateDB(stateDirectory: dir)
-        XCTAssertThrowsError(try catalog.pool.write { db in
-            try db.execute(sql: """
-                INSERT INTO playlogOutbox(recordId, kind, body, sizeBytes, state, createdAt)
-                VALUES ('a', 'play', '{}', 2, 'lost', CURRENT_TIMESTAMP)
-                """)
-        })
+        XCTAssertThrowsError(
+            try catalog.pool.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO playlogOutbox(recordId, kind, body, sizeBytes, state, createdAt)
+                        VALUES ('a', 'play', '{}', 2, 'lost', CURRENT_TIMESTAMP)
+                        """)
+            })
     }
 
     func testUnwritableStateDirectoryIsATypedError() throws {

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 import Wire
 import XCTest
 
@@ -8,9 +8,11 @@ import XCTest
 /// hand: the same text GRDB writes for a `Date`, and the same instants GRDB reads back.
 final class DateColumnTests: XCTestCase {
     func testDatabaseTextIsGRDBsTextForADate() {
-        let dates = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_763_719_200.5),
-                     Date(timeIntervalSince1970: 951_782_400.999), Date(timeIntervalSince1970: 4_102_444_799.001),
-                     Date(timeIntervalSince1970: 1_795_571_541.25)]
+        let dates = [
+            Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_763_719_200.5),
+            Date(timeIntervalSince1970: 951_782_400.999), Date(timeIntervalSince1970: 4_102_444_799.001),
+            Date(timeIntervalSince1970: 1_795_571_541.25),
+        ]
         for date in dates {
             XCTAssertEqual(date.databaseText, String.fromDatabaseValue(date.databaseValue), "\(date)")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import XCTest
+
 @testable import StateDB
 
 /// What the services create in the state dir is closed to other users whatever the umask they

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import XCTest
+
 @testable import StateDB
 
 /// The trusted-time rule on a real catalog: the persisted anchor, the boot clock, and
@@ -27,8 +28,9 @@ final class TrustedClockTests: XCTestCase {
     func testADeviceClockSetBackCannotMoveItBack() throws {
         let catalog = try StateDB(stateDirectory: dir)
         _ = try catalog.pool.write { db in
-            try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
-                                    readings: self.readings(device: self.server, boot: 100))
+            try TrustedClock.record(
+                serverTime: self.server, bootNanos: UInt64(100e9), db: db,
+                readings: self.readings(device: self.server, boot: 100))
         }
         // An hour of boot clock later, with the device clock wound back 30 days.
         let later = try catalog.pool.read { db in
@@ -45,10 +47,12 @@ final class TrustedClockTests: XCTestCase {
     func testAnOlderServerTimeDoesNotMoveItBack() throws {
         let catalog = try StateDB(stateDirectory: dir)
         try catalog.pool.write { db in
-            try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
-                                    readings: self.readings(device: self.server, boot: 100))
-            try TrustedClock.record(serverTime: self.server - self.day, bootNanos: UInt64(200e9), db: db,
-                                    readings: self.readings(device: self.server, boot: 200))
+            try TrustedClock.record(
+                serverTime: self.server, bootNanos: UInt64(100e9), db: db,
+                readings: self.readings(device: self.server, boot: 100))
+            try TrustedClock.record(
+                serverTime: self.server - self.day, bootNanos: UInt64(200e9), db: db,
+                readings: self.readings(device: self.server, boot: 200))
         }
         let now = try catalog.pool.read { db in
             try TrustedClock.now(db: db, readings: self.readings(device: self.server - self.day, boot: 200))
@@ -59,8 +63,9 @@ final class TrustedClockTests: XCTestCase {
     func testAfterARebootTheLaterOfServerTimeAndDeviceClock() throws {
         let catalog = try StateDB(stateDirectory: dir)
         _ = try catalog.pool.write { db in
-            try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
-                                    readings: self.readings(device: self.server, boot: 100))
+            try TrustedClock.record(
+                serverTime: self.server, bootNanos: UInt64(100e9), db: db,
+                readings: self.readings(device: self.server, boot: 100))
         }
         // New boot, boot clock restarted; the device clock set back 30 days: the persisted time stands.
         let back = try catalog.pool.read { db in
@@ -92,8 +97,9 @@ final class TrustedClockTests: XCTestCase {
         XCTAssertNil(try catalog.pool.read { db in try TrustedClock.load(db: db) })
         // The first server time is taken as it is.
         _ = try catalog.pool.write { db in
-            try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(10e9), db: db,
-                                    readings: self.readings(device: self.server + 10 * self.day, boot: 10))
+            try TrustedClock.record(
+                serverTime: self.server, bootNanos: UInt64(10e9), db: db,
+                readings: self.readings(device: self.server + 10 * self.day, boot: 10))
         }
         let now = try catalog.pool.read { db in
             try TrustedClock.now(db: db, readings: self.readings(device: self.server + 10 * self.day, boot: 70))
@@ -105,8 +111,9 @@ final class TrustedClockTests: XCTestCase {
         do {
             let catalog = try StateDB(stateDirectory: dir)
             _ = try catalog.pool.write { db in
-                try TrustedClock.record(serverTime: self.server, bootNanos: UInt64(100e9), db: db,
-                                        readings: self.readings(device: self.server, boot: 100))
+                try TrustedClock.record(
+                    serverTime: self.server, bootNanos: UInt64(100e9), db: db,
+                    readings: self.readings(device: self.server, boot: 100))
             }
         }
         let catalog = try StateDB(stateDirectory: dir)

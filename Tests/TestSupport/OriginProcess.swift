@@ -27,7 +27,8 @@ public final class OriginProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: portFile)
         let process = Process()
         process.executableURL = try OriginFixture.binary()
-        process.arguments = ["serve", "--data", dataDirectory.path, "--port", "0", "--port-file", portFile.path]
+        process.arguments =
+            ["serve", "--data", dataDirectory.path, "--port", "0", "--port-file", portFile.path]
             + synthetic.flatMap { ["--synthetic", $0] } + arguments
         process.standardOutput = try logHandle(dataDirectory.appendingPathComponent("origin.out"))
         process.standardError = try logHandle(dataDirectory.appendingPathComponent("origin.err"))
@@ -35,7 +36,7 @@ public final class OriginProcess: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if let text = try? String(contentsOf: portFile, encoding: .utf8),
-               let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+                let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
             {
                 return OriginProcess(dataDirectory: dataDirectory, port: port, process: process)
             }
@@ -167,9 +168,10 @@ public struct OriginAPI: Sendable {
     }
 
     public func postRaw(_ path: String, _ body: [UInt8], authorized: Bool = true) async throws -> HTTPResponse {
-        try await (authorized ? client : anonymous).send(HTTPRequest(
-            method: "POST", url: origin.baseURL + path, headers: ["Content-Type": "application/json"],
-            body: body, timeoutSeconds: 15))
+        try await (authorized ? client : anonymous).send(
+            HTTPRequest(
+                method: "POST", url: origin.baseURL + path, headers: ["Content-Type": "application/json"],
+                body: body, timeoutSeconds: 15))
     }
 
     public func delete(_ path: String) async throws -> HTTPResponse {

@@ -49,7 +49,8 @@ extension ServiceProcess {
     /// Starts `method`, sends SIGTERM while it waits, and returns the exit status (nil: still
     /// running after `seconds`) and how the call ended.
     public func sigtermDuring(_ method: String, _ params: JSONValue, within seconds: Double = 10)
-        async throws -> (exitStatus: Int32?, call: CallOutcome) {
+        async throws -> (exitStatus: Int32?, call: CallOutcome)
+    {
         let client = try await client()
         let waiting = Task { await client.callWithin(20, method, params) }
         try await Task.sleep(nanoseconds: 300_000_000)

@@ -32,8 +32,10 @@ public final class ServiceProcess {
     public var socketPath: String { dir.socketPath(name) }
 
     /// `cores`, when given, pins the service to those CPUs (`taskset -c`), e.g. `"0"` for a one-core device.
-    public init(_ name: String, in dir: TestDirectory, launch: Launch = .selfBound, extraArgs: [String] = [],
-                environment: [String: String] = [:], cores: String? = nil) throws {
+    public init(
+        _ name: String, in dir: TestDirectory, launch: Launch = .selfBound, extraArgs: [String] = [],
+        environment: [String: String] = [:], cores: String? = nil
+    ) throws {
         self.name = name
         self.dir = dir
         self.launch = launch
@@ -64,7 +66,8 @@ public final class ServiceProcess {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
             // systemd-socket-activate hands its children only LISTEN_* and what -E names.
             let passed = ["NOTIFY_SOCKET", "CASSETTE_LOG_LEVEL", "PATH"] + environment.keys.sorted()
-            args = ["-l", dir.socketPath(name), "--fdname=\(name)"] + passed.flatMap { ["-E", "\($0)=\(env[$0] ?? "")"] }
+            args =
+                ["-l", dir.socketPath(name), "--fdname=\(name)"] + passed.flatMap { ["-E", "\($0)=\(env[$0] ?? "")"] }
                 + [Binaries.path(name)] + args
         }
         if let cores, let executable = process.executableURL?.path {

@@ -57,13 +57,16 @@ public final class SocketSupervisor {
         env["LISTEN_FDNAMES"] = name
         env["CASSETTE_LOG_LEVEL"] = env["CASSETTE_LOG_LEVEL"] ?? "debug"
         for (key, value) in environment { env[key] = value }
-        let args = ["/bin/sh", "-c", "export LISTEN_PID=$$; exec \"$0\" \"$@\"", Binaries.path(name),
-                    "--runtime-dir", dir.runtimeDir, "--state-dir", dir.stateDir] + extraArgs
+        let args =
+            [
+                "/bin/sh", "-c", "export LISTEN_PID=$$; exec \"$0\" \"$@\"", Binaries.path(name),
+                "--runtime-dir", dir.runtimeDir, "--state-dir", dir.stateDir,
+            ] + extraArgs
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, listenFD, 3)   // dup2 clears FD_CLOEXEC on fd 3
+        posix_spawn_file_actions_adddup2(&actions, listenFD, 3) // dup2 clears FD_CLOEXEC on fd 3
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = args.map { strdup($0) } + [nil]

@@ -33,8 +33,10 @@ public final class StatusProbe: @unchecked Sendable {
 
     /// Connects to `socketPath` and starts polling every `interval` seconds. A call that gets
     /// no answer within `giveUpSeconds` counts as a failure (the service is stuck).
-    public static func start(socketPath: String, interval: Double = 0.05, limitSeconds: Double = 1.0,
-                             giveUpSeconds: Int64 = 10) async throws -> StatusProbe {
+    public static func start(
+        socketPath: String, interval: Double = 0.05, limitSeconds: Double = 1.0,
+        giveUpSeconds: Int64 = 10
+    ) async throws -> StatusProbe {
         let probe = StatusProbe(client: try await RPCClient.connect(path: socketPath), limitSeconds: limitSeconds)
         probe.task = Task { [probe] in
             let clock = ContinuousClock()

@@ -133,8 +133,9 @@ public final class TLSEdge: @unchecked Sendable {
         while Date() < deadline {
             if LoopbackPort.accepts(port) { return process }
             guard process.isRunning else {
-                throw HarnessError("nginx exited with \(process.terminationStatus) before listening on \(port): "
-                    + ((try? String(contentsOfFile: folder + "/error.log", encoding: .utf8)) ?? ""))
+                throw HarnessError(
+                    "nginx exited with \(process.terminationStatus) before listening on \(port): "
+                        + ((try? String(contentsOfFile: folder + "/error.log", encoding: .utf8)) ?? ""))
             }
             usleep(20_000)
         }
@@ -147,13 +148,22 @@ public final class TLSEdge: @unchecked Sendable {
     private static func makeCertificates(in folder: String) throws {
         try "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
             .write(toFile: folder + "/server.ext", atomically: true, encoding: .utf8)
-        try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                     "-keyout", folder + "/ca.key", "-out", folder + "/ca.pem", "-days", "2", "-subj", "/CN=Cassette Test Edge CA",
-                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"], in: folder)
-        try openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                     "-keyout", folder + "/server.key", "-out", folder + "/server.csr", "-subj", "/CN=127.0.0.1"], in: folder)
-        try openssl(["x509", "-req", "-in", folder + "/server.csr", "-CA", folder + "/ca.pem", "-CAkey", folder + "/ca.key",
-                     "-CAcreateserial", "-out", folder + "/server.pem", "-days", "1", "-extfile", folder + "/server.ext"], in: folder)
+        try openssl(
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", folder + "/ca.key", "-out", folder + "/ca.pem", "-days", "2", "-subj", "/CN=Cassette Test Edge CA",
+                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            ], in: folder)
+        try openssl(
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", folder + "/server.key", "-out", folder + "/server.csr", "-subj", "/CN=127.0.0.1",
+            ], in: folder)
+        try openssl(
+            [
+                "x509", "-req", "-in", folder + "/server.csr", "-CA", folder + "/ca.pem", "-CAkey", folder + "/ca.key",
+                "-CAcreateserial", "-out", folder + "/server.pem", "-days", "1", "-extfile", folder + "/server.ext",
+            ], in: folder)
     }
 
     /// curl's pin of a certificate's key: sha256 of the DER SubjectPublicKeyInfo, base64.
@@ -181,8 +191,9 @@ public final class TLSEdge: @unchecked Sendable {
         process.waitUntilExit()
         try? handle.close()
         guard process.terminationStatus == 0 else {
-            throw HarnessError("openssl \(arguments.prefix(2).joined(separator: " ")) failed: "
-                + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? ""))
+            throw HarnessError(
+                "openssl \(arguments.prefix(2).joined(separator: " ")) failed: "
+                    + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? ""))
         }
     }
 }

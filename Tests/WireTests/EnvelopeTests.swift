@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Wire
 
 final class EnvelopeTests: XCTestCase {
@@ -48,7 +49,10 @@ final class EnvelopeTests: XCTestCase {
     }
 
     func testInvalidParamsMessageNamesTheMissingField() throws {
-        struct P: Decodable { var stationId: String; var targetMinutes: Int? }
+        struct P: Decodable {
+            var stationId: String
+            var targetMinutes: Int?
+        }
         do {
             _ = try JSONCoding.decode(P.self, from: ["targetMinutes": 5])
             XCTFail("expected a failure")

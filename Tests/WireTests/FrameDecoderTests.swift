@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import XCTest
+
 @testable import Wire
 
 /// The frame decoder in memory, on NIO's EmbeddedChannel.

@@ -1,5 +1,6 @@
 import NIOCore
 import XCTest
+
 @testable import Wire
 
 /// A frame's payload as the server and the client read it: UTF-8 JSON, optionally behind

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Wire
 
 /// The hand-written reader against Foundation's decoder: same values, same refusals.

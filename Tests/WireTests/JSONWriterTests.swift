@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import Wire
 
 /// The writer's short path for decimals against `Double.description`, which it stands in for.

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import TestSupport
 import XCTest
+
 @testable import Wire
 
 /// The server in-process on a real Unix socket: event backlog and graceful shutdown.
@@ -189,7 +190,10 @@ final class ServerTests: XCTestCase {
             let n = Int(data[i]) << 24 | Int(data[i + 1]) << 16 | Int(data[i + 2]) << 8 | Int(data[i + 3])
             guard i + 4 + n <= data.count else { break }
             if let v = try? JSONCoding.decoder().decode(JSONValue.self, from: Data(data[(i + 4)..<(i + 4 + n)])),
-               let e = RPCEvent(json: v) { types.append(e.type) }
+                let e = RPCEvent(json: v)
+            {
+                types.append(e.type)
+            }
             i += 4 + n
         }
         return types

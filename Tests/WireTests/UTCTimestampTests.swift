@@ -13,8 +13,9 @@ final class UTCTimestampTests: XCTestCase {
             XCTAssertEqual(UTCTimestamp.rfc3339(date), foundation.string(from: date), "\(seconds)")
             XCTAssertEqual(UTCTimestamp.parseRFC3339(UTCTimestamp.rfc3339(date))?.timeIntervalSince1970, seconds)
         }
-        XCTAssertEqual(UTCTimestamp.rfc3339(Date(timeIntervalSince1970: 1_764_000_000.123)), "2025-11-24T16:00:00.123Z",
-                       "to the nearest millisecond")
+        XCTAssertEqual(
+            UTCTimestamp.rfc3339(Date(timeIntervalSince1970: 1_764_000_000.123)), "2025-11-24T16:00:00.123Z",
+            "to the nearest millisecond")
         let read: [(String, TimeInterval)] = [
             ("2026-11-25T06:39:32Z", 1_795_588_772), ("2026-11-25t06:39:32z", 1_795_588_772),
             ("2026-11-25T08:39:32+02:00", 1_795_588_772), ("2026-11-25T01:09:32-05:30", 1_795_588_772),
@@ -25,12 +26,15 @@ final class UTCTimestampTests: XCTestCase {
             XCTAssertEqual(parsed.timeIntervalSince1970, seconds, accuracy: 1e-6, text)
             // RFC 3339 also allows a lower-case "t" and "z", which Foundation does not read.
             guard text == text.uppercased() else { continue }
-            XCTAssertEqual(parsed.timeIntervalSince1970, try XCTUnwrap(foundation.date(from: text) ?? ISO8601DateFormatter().date(from: text)).timeIntervalSince1970,
-                           accuracy: 1e-3, text)
+            XCTAssertEqual(
+                parsed.timeIntervalSince1970, try XCTUnwrap(foundation.date(from: text) ?? ISO8601DateFormatter().date(from: text)).timeIntervalSince1970,
+                accuracy: 1e-3, text)
         }
-        for bad in ["", "2026-11-25", "2026-11-25T06:39:32", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z",
-                    "2026-11-25T24:00:00Z", "2026-11-25T06:39:32.Z", "2026-11-25T06:39:32+0200", "2026-11-25T06:39:32Zx",
-                    " 2026-11-25T06:39:32Z", "2026-11-25 06:39:32Z", "+2026-11-25T06:39:32Z"] {
+        for bad in [
+            "", "2026-11-25", "2026-11-25T06:39:32", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z",
+            "2026-11-25T24:00:00Z", "2026-11-25T06:39:32.Z", "2026-11-25T06:39:32+0200", "2026-11-25T06:39:32Zx",
+            " 2026-11-25T06:39:32Z", "2026-11-25 06:39:32Z", "+2026-11-25T06:39:32Z",
+        ] {
             XCTAssertNil(UTCTimestamp.parseRFC3339(bad), bad)
         }
     }

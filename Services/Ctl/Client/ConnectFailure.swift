@@ -19,21 +19,31 @@ enum ConnectFailure {
         let unit = "cassette-\(service.rawValue)"
         switch code {
         case EACCES, EPERM:
-            return CtlFailure(name: "PermissionDenied", message: "permission denied on \(path): add your user to the \(group) group (sudo usermod -aG \(group) $USER) and log in again",
-                              exit: exit, service: service)
+            return CtlFailure(
+                name: "PermissionDenied",
+                message: "permission denied on \(path): add your user to the \(group) group (sudo usermod -aG \(group) $USER) and log in again",
+                exit: exit, service: service)
         case ENOENT, ENOTDIR:
-            return CtlFailure(name: "NoSocket", message: "cannot reach the \(service.rawValue) at \(path): no socket there; is it running? (`systemctl status \(unit).socket`, or --runtime-dir/CASSETTE_RUNTIME_DIR point elsewhere)",
-                              exit: exit, service: service)
+            return CtlFailure(
+                name: "NoSocket",
+                message:
+                    "cannot reach the \(service.rawValue) at \(path): no socket there; is it running? (`systemctl status \(unit).socket`, or --runtime-dir/CASSETTE_RUNTIME_DIR point elsewhere)",
+                exit: exit, service: service)
         case ECONNREFUSED:
-            return CtlFailure(name: "ConnectionRefused", message: "cannot reach the \(service.rawValue) at \(path): nothing listens there; is it running? (`systemctl status \(unit).socket \(unit).service`)",
-                              exit: exit, service: service)
+            return CtlFailure(
+                name: "ConnectionRefused",
+                message:
+                    "cannot reach the \(service.rawValue) at \(path): nothing listens there; is it running? (`systemctl status \(unit).socket \(unit).service`)",
+                exit: exit, service: service)
         case EAGAIN:
-            return CtlFailure(name: "Busy", message: "the \(service.rawValue) at \(path) accepts no more connections right now (its backlog is full); try again",
-                              exit: exit, service: service)
+            return CtlFailure(
+                name: "Busy", message: "the \(service.rawValue) at \(path) accepts no more connections right now (its backlog is full); try again",
+                exit: exit, service: service)
         default:
             let cause = code == 0 ? underlying : String(cString: strerror(code))
-            return CtlFailure(name: "Unreachable", message: "cannot reach the \(service.rawValue) at \(path): is it running? (\(cause))",
-                              exit: exit, service: service)
+            return CtlFailure(
+                name: "Unreachable", message: "cannot reach the \(service.rawValue) at \(path): is it running? (\(cause))",
+                exit: exit, service: service)
         }
     }
 

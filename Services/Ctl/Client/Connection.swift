@@ -58,14 +58,17 @@ struct Connection: Sendable {
         } catch let error as RPCError {
             throw CtlFailure.answered(error, service: service, method: method, params: params)
         } catch let error as RPCClientError where error.code == .timeout {
-            throw CtlFailure(name: "Timeout", message: "the \(service.rawValue) did not answer \(method) within \(Self.seconds(timeout)) (--timeout)",
-                             exit: ExitStatus.unavailable, service: service, method: method)
+            throw CtlFailure(
+                name: "Timeout", message: "the \(service.rawValue) did not answer \(method) within \(Self.seconds(timeout)) (--timeout)",
+                exit: ExitStatus.unavailable, service: service, method: method)
         } catch let error as RPCClientError where error.code == .connectionClosed {
-            throw CtlFailure(name: "ConnectionClosed", message: "the \(service.rawValue) closed the connection before answering \(method) (stopped or restarted?)",
-                             exit: ExitStatus.unavailable, service: service, method: method)
+            throw CtlFailure(
+                name: "ConnectionClosed", message: "the \(service.rawValue) closed the connection before answering \(method) (stopped or restarted?)",
+                exit: ExitStatus.unavailable, service: service, method: method)
         } catch {
-            throw CtlFailure(name: "Unreachable", message: "\(service.rawValue): \(method): \(error)",
-                             exit: ExitStatus.unavailable, service: service, method: method)
+            throw CtlFailure(
+                name: "Unreachable", message: "\(service.rawValue): \(method): \(error)",
+                exit: ExitStatus.unavailable, service: service, method: method)
         }
     }
 
@@ -83,8 +86,10 @@ struct Connection: Sendable {
 
 /// Connect-call-close.
 enum CtlClient {
-    static func call(_ options: ConnectionOptions, _ service: ServiceName, _ method: String,
-                     _ params: JSONValue = .object([:]), json: Bool = false) async throws -> JSONValue {
+    static func call(
+        _ options: ConnectionOptions, _ service: ServiceName, _ method: String,
+        _ params: JSONValue = .object([:]), json: Bool = false
+    ) async throws -> JSONValue {
         let connection = try await Connection.open(options, service, json: json)
         defer { Task { await connection.close() } }
         return try await connection.call(method, params)

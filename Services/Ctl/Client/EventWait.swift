@@ -17,8 +17,10 @@ enum EventWait {
 
     enum Input { case event(RPCEvent), tick }
 
-    static func run(_ connection: Connection, timeout: Double?, tick: Double? = nil,
-                    handle: (Input) async -> Bool) async -> Outcome {
+    static func run(
+        _ connection: Connection, timeout: Double?, tick: Double? = nil,
+        handle: (Input) async -> Bool
+    ) async -> Outcome {
         let id = UInt64.random(in: 1...UInt64.max)
         let sink = connection.stepSink
         let timer = Task {
@@ -58,11 +60,15 @@ enum EventWait {
         case .done:
             return nil
         case .timedOut:
-            return CtlFailure(name: "WaitTimeout", message: "gave up waiting for \(what) (--wait-timeout); the \(service.rawValue) carries on with it.",
-                              exit: ExitStatus.waitTimedOut, service: service)
+            return CtlFailure(
+                name: "WaitTimeout", message: "gave up waiting for \(what) (--wait-timeout); the \(service.rawValue) carries on with it.",
+                exit: ExitStatus.waitTimedOut, service: service)
         case .closed:
-            return CtlFailure(name: "ConnectionClosed", message: "the \(service.rawValue) closed the connection while \(what) was under way (stopped or restarted?); it resumes the work when it runs again.",
-                              exit: ExitStatus.unavailable, service: service)
+            return CtlFailure(
+                name: "ConnectionClosed",
+                message:
+                    "the \(service.rawValue) closed the connection while \(what) was under way (stopped or restarted?); it resumes the work when it runs again.",
+                exit: ExitStatus.unavailable, service: service)
         }
     }
 

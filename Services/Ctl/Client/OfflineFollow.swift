@@ -22,8 +22,11 @@ enum OfflineFollow {
         }
         func draw() {
             let fraction = total.map { $0 > 0 ? done / $0 : 0 } ?? 0
-            follower.bar.update(fraction: fraction, detail: ProgressText.bytes(done: done, total: total, rate: follower.meter.rate,
-                                                                               waiting: follower.reason))
+            follower.bar.update(
+                fraction: fraction,
+                detail: ProgressText.bytes(
+                    done: done, total: total, rate: follower.meter.rate,
+                    waiting: follower.reason))
         }
         draw()
         var ended = false
@@ -34,7 +37,8 @@ enum OfflineFollow {
                 return false
             }
             guard event.topic == "downloads", event.data["token"]?.stringValue == token,
-                  event.data["revalidation"]?.boolValue != true else { return false }
+                event.data["revalidation"]?.boolValue != true
+            else { return false }
             switch event.type {
             case "OfflineProgress":
                 done = event.data["bytesOnDisk"]?.doubleValue ?? done
@@ -70,7 +74,8 @@ enum OfflineFollow {
             return .waiting(reason)
         }
         if let network = try? await connection.attempt("network.get"),
-           let reason = StallReason.network(network, itemAllowsCellular: status["allowCellular"]?.boolValue ?? false) {
+            let reason = StallReason.network(network, itemAllowsCellular: status["allowCellular"]?.boolValue ?? false)
+        {
             return .waiting(reason)
         }
         return ["queued", "discovered"].contains(status["state"]?.stringValue ?? "") ? .queued : .moving

@@ -23,9 +23,10 @@ enum OfflineRef {
         case 1:
             return nil
         case 0:
-            return CtlFailure(name: "UnknownOffline", message: "no offline on the device is \(argument) (neither a token nor a product offlined)",
-                              exit: ExitStatus.serviceError, service: .downloader,
-                              hint: "`cassettectl offline list` shows the offlines with their tokens and products.")
+            return CtlFailure(
+                name: "UnknownOffline", message: "no offline on the device is \(argument) (neither a token nor a product offlined)",
+                exit: ExitStatus.serviceError, service: .downloader,
+                hint: "`cassettectl offline list` shows the offlines with their tokens and products.")
         default:
             let candidates = found.map { item in
                 var product = Format.text(item["productId"])
@@ -34,8 +35,9 @@ enum OfflineRef {
                 }
                 return "\(Format.text(item["token"])) (\(product), \(Format.text(item["state"])))"
             }
-            return CtlFailure(name: "AmbiguousOffline", message: "\(argument) names \(found.count) offlines: \(candidates.joined(separator: "; ")); give one of the tokens",
-                              exit: ExitStatus.usage, service: .downloader)
+            return CtlFailure(
+                name: "AmbiguousOffline", message: "\(argument) names \(found.count) offlines: \(candidates.joined(separator: "; ")); give one of the tokens",
+                exit: ExitStatus.usage, service: .downloader)
         }
     }
 

@@ -85,8 +85,9 @@ enum PlayerOutcome {
             case .reached:
                 return true
             case .failed(let name, let message):
-                failure = CtlFailure(name: name, message: message, exit: ExitStatus.workFailed, service: .player,
-                                     hint: Hints.forError(name, service: .player, params: goal.params), text: "player: \(name): \(message)")
+                failure = CtlFailure(
+                    name: name, message: message, exit: ExitStatus.workFailed, service: .player,
+                    hint: Hints.forError(name, service: .player, params: goal.params), text: "player: \(name): \(message)")
                 return true
             }
         }
@@ -95,11 +96,16 @@ enum PlayerOutcome {
         case .done:
             return
         case .timedOut:
-            throw CtlFailure(name: "WaitTimeout", message: "the player did not get to \(what) within \(Int(timeout)) s (--timeout); it may still: `cassettectl now` shows what it does",
-                             exit: ExitStatus.waitTimedOut, service: .player).report(json: connection.json)
+            throw CtlFailure(
+                name: "WaitTimeout",
+                message: "the player did not get to \(what) within \(Int(timeout)) s (--timeout); it may still: `cassettectl now` shows what it does",
+                exit: ExitStatus.waitTimedOut, service: .player
+            ).report(json: connection.json)
         case .closed:
-            throw CtlFailure(name: "ConnectionClosed", message: "the player closed the connection before \(what) (stopped or restarted?)",
-                             exit: ExitStatus.unavailable, service: .player).report(json: connection.json)
+            throw CtlFailure(
+                name: "ConnectionClosed", message: "the player closed the connection before \(what) (stopped or restarted?)",
+                exit: ExitStatus.unavailable, service: .player
+            ).report(json: connection.json)
         }
     }
 }

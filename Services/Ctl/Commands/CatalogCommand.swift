@@ -19,15 +19,16 @@ struct CatalogCommand: AsyncParsableCommand {
     /// downloader names a key it does not know.
     static func sortParam(_ keys: [String]) throws -> JSONValue? {
         guard !keys.isEmpty else { return nil }
-        return .array(try keys.map { text in
-            let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            guard let key = parts.first, !key.isEmpty else { throw ValidationError("--sort takes KEY or KEY:asc or KEY:desc.") }
-            switch parts.count == 2 ? parts[1].lowercased() : "asc" {
-            case "asc": return ["key": .string(key), "ascending": true]
-            case "desc": return ["key": .string(key), "ascending": false]
-            default: throw ValidationError("--sort \(text): the order after ':' is asc or desc.")
-            }
-        })
+        return .array(
+            try keys.map { text in
+                let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                guard let key = parts.first, !key.isEmpty else { throw ValidationError("--sort takes KEY or KEY:asc or KEY:desc.") }
+                switch parts.count == 2 ? parts[1].lowercased() : "asc" {
+                case "asc": return ["key": .string(key), "ascending": true]
+                case "desc": return ["key": .string(key), "ascending": false]
+                default: throw ValidationError("--sort \(text): the order after ':' is asc or desc.")
+                }
+            })
     }
 
     static func yesNo(_ value: JSONValue?) -> String { value?.boolValue == true ? "yes" : "no" }
@@ -67,8 +68,10 @@ struct CatalogCommand: AsyncParsableCommand {
                 let rows = result["categories"]?.arrayValue ?? []
                 var table = Table(headers: ["ID", "NAME", "PARENT", "SELECTED", "ITEMS"])
                 for c in rows {
-                    table.add([Format.text(c["id"]), Format.text(c["name"]), c["parentId"]?.stringValue ?? "-",
-                               CatalogCommand.yesNo(c["selected"]), Format.text(c["itemCount"])])
+                    table.add([
+                        Format.text(c["id"]), Format.text(c["name"]), c["parentId"]?.stringValue ?? "-",
+                        CatalogCommand.yesNo(c["selected"]), Format.text(c["itemCount"]),
+                    ])
                 }
                 return rows.isEmpty ? "no categories" : table.render()
             }
@@ -95,9 +98,11 @@ struct CatalogCommand: AsyncParsableCommand {
                 let rows = result["items"]?.arrayValue ?? []
                 var table = Table(headers: ["ID", "TYPE", "TITLE", "SOURCE", "PRIORITY", "SIZE", "STATE", "SAVED", "VIEWED"])
                 for i in rows {
-                    table.add([Format.text(i["id"]), Format.text(i["type"]), Format.text(i["title"]), Format.text(i["sourceId"]),
-                               Format.text(i["priority"]), Format.bytes(i["sizeBytes"]?.doubleValue), Format.text(i["state"]),
-                               CatalogCommand.yesNo(i["saved"]), CatalogCommand.yesNo(i["viewed"])])
+                    table.add([
+                        Format.text(i["id"]), Format.text(i["type"]), Format.text(i["title"]), Format.text(i["sourceId"]),
+                        Format.text(i["priority"]), Format.bytes(i["sizeBytes"]?.doubleValue), Format.text(i["state"]),
+                        CatalogCommand.yesNo(i["saved"]), CatalogCommand.yesNo(i["viewed"]),
+                    ])
                 }
                 return rows.isEmpty ? "no items" : table.render()
             }
@@ -112,8 +117,9 @@ struct CatalogCommand: AsyncParsableCommand {
         @Flag(help: "Unsubscribe instead.") var off = false
 
         func run() async throws {
-            let result = try await CtlClient.call(connection, .downloader, "catalog.subscribe",
-                                                  ["sourceId": .string(sourceId), "subscribed": .bool(!off)], json: output.json)
+            let result = try await CtlClient.call(
+                connection, .downloader, "catalog.subscribe",
+                ["sourceId": .string(sourceId), "subscribed": .bool(!off)], json: output.json)
             CtlOutput.show(result, json: output.json) { _ in off ? "unsubscribed from \(sourceId)" : "subscribed to \(sourceId)" }
         }
     }
@@ -126,8 +132,9 @@ struct CatalogCommand: AsyncParsableCommand {
         @Flag(help: "Deselect instead.") var off = false
 
         func run() async throws {
-            let result = try await CtlClient.call(connection, .downloader, "catalog.select",
-                                                  ["categoryId": .string(categoryId), "selected": .bool(!off)], json: output.json)
+            let result = try await CtlClient.call(
+                connection, .downloader, "catalog.select",
+                ["categoryId": .string(categoryId), "selected": .bool(!off)], json: output.json)
             CtlOutput.show(result, json: output.json) { _ in off ? "deselected \(categoryId)" : "selected \(categoryId)" }
         }
     }
@@ -140,8 +147,9 @@ struct CatalogCommand: AsyncParsableCommand {
         @Flag(help: "Unsave instead.") var off = false
 
         func run() async throws {
-            let result = try await CtlClient.call(connection, .downloader, "catalog.save",
-                                                  ["itemId": .string(itemId), "saved": .bool(!off)], json: output.json)
+            let result = try await CtlClient.call(
+                connection, .downloader, "catalog.save",
+                ["itemId": .string(itemId), "saved": .bool(!off)], json: output.json)
             CtlOutput.show(result, json: output.json) { _ in off ? "unsaved \(itemId)" : "saved \(itemId)" }
         }
     }

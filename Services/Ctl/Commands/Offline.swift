@@ -7,10 +7,12 @@ struct Offline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Offline single media products (offline.*).",
         discussion: "Wherever a token is asked for, a product id does too when exactly one offline has it (requested or actual).",
-        subcommands: [OfflineAdd.self, OfflineWatch.self, OfflineStatus.self, OfflineList.self, OfflineState.self,
-                      OfflineToken.Pause.self, OfflineToken.Resume.self, OfflineToken.Cancel.self, OfflineToken.Delete.self,
-                      OfflineDeleteAll.self, OfflineEstimate.self, OfflinePreloadLicense.self, OfflineRenewLicense.self,
-                      OfflineVariants.self])
+        subcommands: [
+            OfflineAdd.self, OfflineWatch.self, OfflineStatus.self, OfflineList.self, OfflineState.self,
+            OfflineToken.Pause.self, OfflineToken.Resume.self, OfflineToken.Cancel.self, OfflineToken.Delete.self,
+            OfflineDeleteAll.self, OfflineEstimate.self, OfflinePreloadLicense.self, OfflineRenewLicense.self,
+            OfflineVariants.self,
+        ])
 
     /// The table of `offline.status`/`offline.list` entries.
     static func render(_ items: [JSONValue]) -> String {
@@ -27,10 +29,12 @@ struct Offline: AsyncParsableCommand {
             if let held = item["license"] {
                 license = held["expiresAt"]?.stringValue.map { "\(Format.text(held["kind"])) until \(HumanTime.date($0))" } ?? Format.text(held["kind"])
             }
-            table.add([Format.text(item["token"]), product, Format.text(item["displayName"]), Format.text(item["state"]),
-                       item["progress"]?.doubleValue.map { "\(Int($0))%" } ?? "-",
-                       Format.bytes(item["sizeBytes"]?.doubleValue), Format.date(item["offlineValidUntil"]), license,
-                       error.isEmpty ? "-" : error])
+            table.add([
+                Format.text(item["token"]), product, Format.text(item["displayName"]), Format.text(item["state"]),
+                item["progress"]?.doubleValue.map { "\(Int($0))%" } ?? "-",
+                Format.bytes(item["sizeBytes"]?.doubleValue), Format.date(item["offlineValidUntil"]), license,
+                error.isEmpty ? "-" : error,
+            ])
         }
         return table.render()
     }

@@ -25,9 +25,10 @@ struct OfflineAdd: AsyncParsableCommand {
     @Option(name: .customLong("type"), help: "Product type, TRACK or VIDEO (default: what the origin says it is).")
     var productType: String?
 
-    @Option(help: ArgumentHelp(
-        "Quality: LOW, HIGH, LOSSLESS or HI_RES_LOSSLESS for a track; AUDIO_ONLY, LOW, MEDIUM or HIGH for a video.",
-        discussion: "Default: the policy's offlineAudioQuality for a track, offlineVideoQuality for a video."))
+    @Option(
+        help: ArgumentHelp(
+            "Quality: LOW, HIGH, LOSSLESS or HI_RES_LOSSLESS for a track; AUDIO_ONLY, LOW, MEDIUM or HIGH for a video.",
+            discussion: "Default: the policy's offlineAudioQuality for a track, offlineVideoQuality for a video."))
     var quality: String?
 
     @Flag(help: "Download this product over cellular or metered networks even where the policy forbids it.")

@@ -31,7 +31,8 @@ struct OfflineState: AsyncParsableCommand {
 }
 
 struct OfflineDeleteAll: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "delete-all", abstract: "Remove every offlined product; stations are kept (offline.deleteAll).")
+    static let configuration = CommandConfiguration(
+        commandName: "delete-all", abstract: "Remove every offlined product; stations are kept (offline.deleteAll).")
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
 
@@ -71,13 +72,17 @@ struct OfflineVariants: AsyncParsableCommand {
     static func render(_ offer: JSONValue) -> String {
         var variants = Table(headers: ["BANDWIDTH", "RESOLUTION", "CODECS", "VIDEO"])
         for variant in offer["variants"]?.arrayValue ?? [] {
-            variants.add([Format.text(variant["bandwidth"]), Format.text(variant["resolution"]), Format.text(variant["codecs"]),
-                          variant["hasVideo"]?.boolValue == true ? "yes" : "no"])
+            variants.add([
+                Format.text(variant["bandwidth"]), Format.text(variant["resolution"]), Format.text(variant["codecs"]),
+                variant["hasVideo"]?.boolValue == true ? "yes" : "no",
+            ])
         }
         var renditions = Table(headers: ["TYPE", "LANGUAGE", "NAME", "DEFAULT"])
         for rendition in offer["renditions"]?.arrayValue ?? [] {
-            renditions.add([Format.text(rendition["type"]), Format.text(rendition["language"]), Format.text(rendition["name"]),
-                            rendition["default"]?.boolValue == true ? "yes" : "no"])
+            renditions.add([
+                Format.text(rendition["type"]), Format.text(rendition["language"]), Format.text(rendition["name"]),
+                rendition["default"]?.boolValue == true ? "yes" : "no",
+            ])
         }
         return variants.render() + "\n" + renditions.render()
     }

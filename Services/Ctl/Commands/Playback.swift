@@ -5,8 +5,10 @@ import Wire
 /// say the product plays (or why not); the others return once the player accepted the request
 /// (what happens next: `cassettectl watch player`).
 enum Playback {
-    static func send(_ connection: ConnectionOptions, _ output: OutputOptions, _ method: String,
-                     _ params: JSONValue = .object([:]), done: String) async throws {
+    static func send(
+        _ connection: ConnectionOptions, _ output: OutputOptions, _ method: String,
+        _ params: JSONValue = .object([:]), done: String
+    ) async throws {
         let result = try await CtlClient.call(connection, .player, method, params, json: output.json)
         CtlOutput.show(result, json: output.json) { _ in done }
     }
@@ -87,8 +89,9 @@ struct Load: AsyncParsableCommand {
         let player = try await Connection.open(connection, .player, json: output.json)
         defer { Task { await player.close() } }
         if !waiting.noWait { try await player.subscribe(["player"]) }
-        var result = try await PlayerOutcome.start(player, "player.load", ["mediaProduct": Playback.product(productId, type: productType)],
-                                                   goal: .loaded(productId))
+        var result = try await PlayerOutcome.start(
+            player, "player.load", ["mediaProduct": Playback.product(productId, type: productType)],
+            goal: .loaded(productId))
         if !waiting.noWait {
             try await PlayerOutcome.wait(player, for: .loaded(productId), what: "load \(productId)", timeout: connection.timeout)
         }
@@ -123,8 +126,10 @@ struct Play: AsyncParsableCommand {
         try await player.subscribe(["player"])
         let before = try await player.call("player.status")["playbackState"]?.stringValue
         if before == "IDLE" {
-            throw CtlFailure(name: "NothingToPlay", message: "nothing to play: no product is loaded", exit: ExitStatus.workFailed,
-                             service: .player, hint: Hints.forError("NothingToPlay", service: .player)).report(json: output.json)
+            throw CtlFailure(
+                name: "NothingToPlay", message: "nothing to play: no product is loaded", exit: ExitStatus.workFailed,
+                service: .player, hint: Hints.forError("NothingToPlay", service: .player)
+            ).report(json: output.json)
         }
         _ = try await PlayerOutcome.start(player, "player.play", goal: .playing)
         if before == "NOT_PLAYING" {
@@ -133,4 +138,3 @@ struct Play: AsyncParsableCommand {
         try await Playback.finish(player, json: output.json, line: "playing")
     }
 }
-

@@ -18,7 +18,8 @@ struct Playlog: AsyncParsableCommand {
         if let age = r["oldestPendingAgeSeconds"]?.doubleValue { oldest += " (\(HumanTime.duration(age)) ago)" }
         table.add(["oldest pending", oldest])
         if let last = r["lastAttempt"], last != .null {
-            var text = "\(Format.date(last["startedAt"]))  \(Format.text(last["result"])): \(Format.text(last["accepted"])) of \(Format.text(last["records"])) accepted"
+            var text =
+                "\(Format.date(last["startedAt"]))  \(Format.text(last["result"])): \(Format.text(last["accepted"])) of \(Format.text(last["records"])) accepted"
             if let error = last["error"]?["name"]?.stringValue { text += " (\(error))" }
             table.add(["last attempt", text])
         } else {
@@ -40,15 +41,17 @@ struct Playlog: AsyncParsableCommand {
     /// nothing to send, or the attempt was still going on when the reporter answered.
     static func flushFailure(_ r: JSONValue) -> CtlFailure? {
         guard r["attempted"]?.boolValue == true, r["inProgress"]?.boolValue != true,
-              r["lastAttempt"]?["result"]?.stringValue == "failed" else { return nil }
+            r["lastAttempt"]?["result"]?.stringValue == "failed"
+        else { return nil }
         let error = r["lastAttempt"]?["error"]
         let name = error?["name"]?.stringValue ?? "DeliveryFailed"
         var message = "delivery failed"
         if let text = error?["message"]?.stringValue { message += ": \(name): \(text)" }
         message += "; \(Format.text(r["pending"])) record(s) still pending, the reporter retries by itself"
-        return CtlFailure(name: name, message: message, exit: ExitStatus.workFailed, service: .reporter, method: "playlog.flush",
-                          hint: "`cassettectl playlog status` shows the last attempt; `cassettectl watch reporter` shows the next ones.",
-                          text: "reporter: \(message)")
+        return CtlFailure(
+            name: name, message: message, exit: ExitStatus.workFailed, service: .reporter, method: "playlog.flush",
+            hint: "`cassettectl playlog status` shows the last attempt; `cassettectl watch reporter` shows the next ones.",
+            text: "reporter: \(message)")
     }
 
     struct Status: AsyncParsableCommand {

@@ -41,10 +41,14 @@ struct Policy: AsyncParsableCommand {
         var maxCacheBytes: SizeArgument?
         @Option(help: ArgumentHelp("Room to leave free on the disk, e.g. 500M.", valueName: "size")) var minFreeBytes: SizeArgument?
         @Option(name: .customLong("download-window"), help: WindowArgument.help) var downloadWindows: [WindowArgument] = []
-        @Option(help: ArgumentHelp("All downloads together receive at most this many bytes per second (outside a window's own limit), e.g. 2M, or none.",
-                                   valueName: "rate|none"))
+        @Option(
+            help: ArgumentHelp(
+                "All downloads together receive at most this many bytes per second (outside a window's own limit), e.g. 2M, or none.",
+                valueName: "rate|none"))
         var maxRate: RateArgument?
-        @Option(name: .customLong("set"), help: ArgumentHelp("Any other key, as key=JSON (e.g. --set offlineAudioQuality=LOSSLESS); yes/no/on/off are booleans.", valueName: "key=value"))
+        @Option(
+            name: .customLong("set"),
+            help: ArgumentHelp("Any other key, as key=JSON (e.g. --set offlineAudioQuality=LOSSLESS); yes/no/on/off are booleans.", valueName: "key=value"))
         var extra: [String] = []
 
         func validate() throws {

@@ -23,7 +23,10 @@ struct Stations: AsyncParsableCommand {
         var rows: [String: (name: String, offline: JSONValue?, held: JSONValue?, listed: JSONValue?)] = [:]
         func note(_ id: String?, _ name: String?) -> String? {
             guard let id else { return nil }
-            if rows[id] == nil { order.append(id); rows[id] = (name ?? "", nil, nil, nil) }
+            if rows[id] == nil {
+                order.append(id)
+                rows[id] = (name ?? "", nil, nil, nil)
+            }
             if let name, rows[id]!.name.isEmpty { rows[id]!.name = name }
             return id
         }
@@ -35,14 +38,17 @@ struct Stations: AsyncParsableCommand {
         for id in order {
             let row = rows[id]!
             let canOffline = row.offline != nil || row.held != nil || row.listed?["offline"]?.boolValue == true
-            let held = row.held.map { h in
-                "\(Format.text(h["verifiedCount"]))/\(Format.text(h["itemCount"])) \(Format.bytes(h["sizeBytes"]?.doubleValue))"
-            } ?? "-"
-            table.add([id, row.name, canOffline ? "yes" : "stream only",
-                       Format.text(row.offline?["itemCount"] ?? row.held?["itemCount"]),
-                       Format.duration((row.offline ?? row.held)?["durationSeconds"]?.doubleValue),
-                       Format.bytes(row.offline?["sizeBytes"]?.doubleValue),
-                       held, Format.date(row.held?["expiresAt"])])
+            let held =
+                row.held.map { h in
+                    "\(Format.text(h["verifiedCount"]))/\(Format.text(h["itemCount"])) \(Format.bytes(h["sizeBytes"]?.doubleValue))"
+                } ?? "-"
+            table.add([
+                id, row.name, canOffline ? "yes" : "stream only",
+                Format.text(row.offline?["itemCount"] ?? row.held?["itemCount"]),
+                Format.duration((row.offline ?? row.held)?["durationSeconds"]?.doubleValue),
+                Format.bytes(row.offline?["sizeBytes"]?.doubleValue),
+                held, Format.date(row.held?["expiresAt"]),
+            ])
         }
         return (order.isEmpty ? "no stations" : table.render()) + "\n" + originLine(result)
     }

@@ -28,7 +28,8 @@ struct Status: AsyncParsableCommand {
                 var status = try await link.attempt("service.status")
                 // The time to silence, from a downloader that offers it (older ones do not).
                 if service == .downloader, case .object(var fields) = status,
-                   let forecast = try? await link.attempt("offline.forecast") {
+                    let forecast = try? await link.attempt("offline.forecast")
+                {
                     fields["forecast"] = forecast
                     status = .object(fields)
                 }
@@ -55,9 +56,11 @@ struct Status: AsyncParsableCommand {
                 table.add([service.rawValue, "down", "-", "-", "-", "-", down(error["name"]?.stringValue)])
                 continue
             }
-            table.add([service.rawValue, "up", Format.text(r["pid"]), HumanTime.duration(r["uptimeSeconds"]?.doubleValue),
-                       Format.text(r["version"]), "schema v\(r["catalog"]?["schemaVersion"]?.intValue.map(String.init) ?? "?")",
-                       detail(service, r)])
+            table.add([
+                service.rawValue, "up", Format.text(r["pid"]), HumanTime.duration(r["uptimeSeconds"]?.doubleValue),
+                Format.text(r["version"]), "schema v\(r["catalog"]?["schemaVersion"]?.intValue.map(String.init) ?? "?")",
+                detail(service, r),
+            ])
         }
         return table.render()
     }

@@ -36,18 +36,23 @@ struct Sync: AsyncParsableCommand {
         if let targetMinutes { params["targetMinutes"] = .number(targetMinutes) }
         let started = Date()
         var result = try await connection.call("stations.sync", .object(params))
-        var progress = (pending: result["pending"]?.intValue ?? 0, failed: result["failed"]?.intValue ?? 0,
-                        total: result["total"]?.intValue ?? 0)
+        var progress = (
+            pending: result["pending"]?.intValue ?? 0, failed: result["failed"]?.intValue ?? 0,
+            total: result["total"]?.intValue ?? 0
+        )
 
         if !noWait && progress.pending > 0 {
-            let follower = DownloadFollower(label: stationId, disabled: wait.noProgress, originAfter: 60,
-                                            start: Double(progress.total - progress.pending))
+            let follower = DownloadFollower(
+                label: stationId, disabled: wait.noProgress, originAfter: 60,
+                start: Double(progress.total - progress.pending))
             func draw() {
                 let done = progress.total - progress.pending - progress.failed
                 follower.note(Double(done + progress.failed))
-                follower.bar.update(fraction: progress.total == 0 ? 1 : Double(done) / Double(progress.total),
-                                    detail: ProgressText.files(done: done, total: progress.total, failed: progress.failed,
-                                                               rate: follower.meter.rate, waiting: follower.reason))
+                follower.bar.update(
+                    fraction: progress.total == 0 ? 1 : Double(done) / Double(progress.total),
+                    detail: ProgressText.files(
+                        done: done, total: progress.total, failed: progress.failed,
+                        rate: follower.meter.rate, waiting: follower.reason))
             }
             draw()
             let station = stationId
@@ -65,9 +70,12 @@ struct Sync: AsyncParsableCommand {
                     return false
                 }
                 guard event.topic == "downloads", event.data["stationId"]?.stringValue == station,
-                      event.type == "StationDownloadProgress" || event.type == "StationDownloadComplete" else { return false }
-                progress = (event.data["pending"]?.intValue ?? progress.pending, event.data["failed"]?.intValue ?? progress.failed,
-                            event.data["total"]?.intValue ?? progress.total)
+                    event.type == "StationDownloadProgress" || event.type == "StationDownloadComplete"
+                else { return false }
+                progress = (
+                    event.data["pending"]?.intValue ?? progress.pending, event.data["failed"]?.intValue ?? progress.failed,
+                    event.data["total"]?.intValue ?? progress.total
+                )
                 draw()
                 return event.type == "StationDownloadComplete" || progress.pending == 0
             }
@@ -77,7 +85,9 @@ struct Sync: AsyncParsableCommand {
         result = merge(result, progress, waited: !noWait, seconds: Date().timeIntervalSince(started))
         CtlOutput.show(result, json: output.json) { _ in summary(result) }
         if progress.failed > 0 && !noWait {
-            CtlOutput.error("\(progress.failed) of \(progress.total) items of \(stationId) failed; `cassettectl watch downloader downloads` while running `cassettectl sync \(stationId)` again shows why.")
+            CtlOutput.error(
+                "\(progress.failed) of \(progress.total) items of \(stationId) failed; `cassettectl watch downloader downloads` while running `cassettectl sync \(stationId)` again shows why."
+            )
             throw ExitCode(ExitStatus.workFailed)
         }
     }

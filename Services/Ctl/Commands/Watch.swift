@@ -21,9 +21,10 @@ struct Watch: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
 
-    @Argument(help: ArgumentHelp(
-        "A service (downloader, player or reporter; default all three), then topics (downloads, player, reporter, network, catalog, service; default all).",
-        valueName: "service|topic"))
+    @Argument(
+        help: ArgumentHelp(
+            "A service (downloader, player or reporter; default all three), then topics (downloads, player, reporter, network, catalog, service; default all).",
+            valueName: "service|topic"))
     var selection: [String] = []
 
     @Option(help: "Stop after this many events.")
@@ -85,7 +86,7 @@ struct Watch: AsyncParsableCommand {
                 print(output.json ? Self.goneJSON(service, reason) : Self.goneLine(service, reason))
                 live -= 1
             }
-            fflush(nil)  // every stdio stream: `stdout` itself is a global Swift 6 will not touch
+            fflush(nil) // every stdio stream: `stdout` itself is a global Swift 6 will not touch
             if let count, seen >= count { break watching }
             if live == 0 { break watching }
         }
@@ -114,8 +115,10 @@ struct Watch: AsyncParsableCommand {
     }
 
     static func goneJSON(_ service: ServiceName, _ reason: String) -> String {
-        CtlOutput.compact(["service": .string(service.rawValue), "topic": "service", "type": "Gone",
-                           "data": ["reason": .string(reason)]])
+        CtlOutput.compact([
+            "service": .string(service.rawValue), "topic": "service", "type": "Gone",
+            "data": ["reason": .string(reason)],
+        ])
     }
 
     /// Local wall-clock time with milliseconds, like a log line.

@@ -13,8 +13,9 @@ enum ByteSize {
         let number = trimmed[..<unitStart].trimmingCharacters(in: .whitespaces)
         let unit = trimmed[unitStart...].lowercased()
         guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-              let value = Double(number), value.isFinite, value >= 0,
-              let multiplier = multipliers[unit] else { return nil }
+            let value = Double(number), value.isFinite, value >= 0,
+            let multiplier = multipliers[unit]
+        else { return nil }
         let bytes = value * multiplier
         guard bytes < 9.2e18 else { return nil }
         // A byte count must be whole: "1.5" or "0.5B" is a mistake, "1.5k" is 1500.
@@ -39,7 +40,10 @@ enum ByteSize {
         guard let count, count.isFinite else { return "-" }
         let units = ["B", "kB", "MB", "GB", "TB", "PB"]
         var value = abs(count), unit = 0
-        while value >= 999.95, unit < units.count - 1 { value /= 1000; unit += 1 }
+        while value >= 999.95, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
         let sign = count < 0 ? "-" : ""
         if unit == 0 { return "\(sign)\(Int(value.rounded())) B" }
         let digits = value < 99.95 ? String(format: "%.1f", value) : String(format: "%.0f", value)

@@ -19,8 +19,10 @@ struct CtlFailure: Error, Equatable {
     /// The stderr line (after `cassettectl: `).
     var text: String
 
-    init(name: String, message: String, exit: Int32, service: ServiceName? = nil, method: String? = nil,
-         code: Int? = nil, hint: String? = nil, text: String? = nil) {
+    init(
+        name: String, message: String, exit: Int32, service: ServiceName? = nil, method: String? = nil,
+        code: Int? = nil, hint: String? = nil, text: String? = nil
+    ) {
         self.code = code ?? Int(exit)
         self.name = name
         self.message = message
@@ -38,9 +40,10 @@ struct CtlFailure: Error, Equatable {
         if error.name == "MethodNotFound" {
             hint = "this \(service.rawValue) does not offer '\(method)' (an older or not yet complete service; update it together with cassettectl)."
         }
-        var failure = CtlFailure(name: error.name, message: error.message, exit: ExitStatus.serviceError, service: service,
-                                 method: method, code: error.code, hint: hint,
-                                 text: "\(service.rawValue): \(error.name): \(error.message)")
+        var failure = CtlFailure(
+            name: error.name, message: error.message, exit: ExitStatus.serviceError, service: service,
+            method: method, code: error.code, hint: hint,
+            text: "\(service.rawValue): \(error.name): \(error.message)")
         failure.reason = reason
         return failure
     }

@@ -28,9 +28,11 @@ enum Hints {
         case "NothingToPlay":
             return "nothing is playing: `cassettectl tune <station>` or `cassettectl load <product> --play`."
         case "IllegalPlaybackRequest":
-            return "the player is in offline mode and the product is not on the device: `cassettectl offline add <product> --wait`, or `cassettectl config set --offline-mode no`."
+            return
+                "the player is in offline mode and the product is not on the device: `cassettectl offline add <product> --wait`, or `cassettectl config set --offline-mode no`."
         case "OfflineNotValid":
-            return "`cassettectl sync-now` (online) re-validates, `cassettectl offline renew-license <product>` renews a license; `cassettectl offline status <product>` says what expired."
+            return
+                "`cassettectl sync-now` (online) re-validates, `cassettectl offline renew-license <product>` renews a license; `cassettectl offline status <product>` says what expired."
         case "UnknownSource":
             return "`cassettectl catalog sources` lists the sources (`cassettectl catalog refresh` fetches the newest)."
         case "UnknownCategory":
@@ -56,11 +58,14 @@ enum Hints {
         case "OriginUnreachable":
             return "the origin cannot be reached: check the network (`cassettectl network get`); the \(service.rawValue) keeps trying by itself."
         case "TLSFailed":
-            return "the origin's TLS edge was refused: check `originCAFile` (the CA bundle), `originPinnedPublicKey` (the pins) in /etc/cassette/cassette.json and the device clock (`date`); the \(service.rawValue) tries again every minute by itself."
+            return
+                "the origin's TLS edge was refused: check `originCAFile` (the CA bundle), `originPinnedPublicKey` (the pins) in /etc/cassette/cassette.json and the device clock (`date`); the \(service.rawValue) tries again every minute by itself."
         case "Unauthorized":
-            return "the origin refuses the credentials: set `clientToken` and `clientSecret` in /etc/cassette/cassette.json and restart the \(service.rawValue) (`cassettectl status` says when the origin refuses them)."
+            return
+                "the origin refuses the credentials: set `clientToken` and `clientSecret` in /etc/cassette/cassette.json and restart the \(service.rawValue) (`cassettectl status` says when the origin refuses them)."
         case "OutputUnavailable", "OutputFailed":
-            return "no audio device could be opened: `aplay -L` lists the PCMs ALSA knows; set `audioDevice` in the `player` section of /etc/cassette/cassette.json (or --audio-device) to one of them and restart the player. It keeps retrying the device and plays by itself once it opens (`cassettectl now` shows the output)."
+            return
+                "no audio device could be opened: `aplay -L` lists the PCMs ALSA knows; set `audioDevice` in the `player` section of /etc/cassette/cassette.json (or --audio-device) to one of them and restart the player. It keeps retrying the device and plays by itself once it opens (`cassettectl now` shows the output)."
         case "InvalidState":
             return "`cassettectl offline status <product>` shows its state."
         default:

@@ -10,8 +10,10 @@ struct StallReason: Equatable {
     /// The service's words, when it gave some.
     var detail: String?
 
-    static let blocking: Set<String> = ["CellularNotAllowed", "MeteredNotAllowed", "NoNetwork", "CacheLimit", "NetworkError",
-                                           "TLSFailed", "Unauthorized", "OutsideDownloadWindow"]
+    static let blocking: Set<String> = [
+        "CellularNotAllowed", "MeteredNotAllowed", "NoNetwork", "CacheLimit", "NetworkError",
+        "TLSFailed", "Unauthorized", "OutsideDownloadWindow",
+    ]
 
     /// From an item's `error` and `reason`; nil for an error that is not a wait.
     static func item(error: String?, reason: String?) -> StallReason? {

@@ -1,6 +1,6 @@
+import OriginAPI
 import OriginClient
 import Wire
-import OriginAPI
 
 /// `/v1/catalog/items`: what changed since the cursor sent (everything when none was).
 struct CatalogChanges: Sendable {
@@ -34,7 +34,7 @@ enum CatalogFeed {
 
     static func changes(_ answer: JSONValue) throws -> CatalogChanges {
         guard let cursor = answer["cursor"]?.stringValue, !cursor.isEmpty, cursor.utf8.count <= 256,
-              let list = answer["items"]?.arrayValue
+            let list = answer["items"]?.arrayValue
         else { throw DownloaderError.hostileManifest("catalog items: no cursor or no items list") }
         var items: [CatalogItem] = []
         var refused: [String] = []
@@ -75,10 +75,11 @@ enum CatalogFeed {
         guard let published = entry["publishedAt"]?.stringValue, published.utf8.count <= 64 else {
             return .failure(Refusal(text: "\(id): publishedAt is missing"))
         }
-        return .success(CatalogItem(
-            id: id, productId: productId, type: type, title: String((entry["title"]?.stringValue ?? id).prefix(512)),
-            sourceId: sourceId, categories: categories, sizeBytes: Int64(size),
-            durationSeconds: entry["durationSeconds"]?.doubleValue, publishedAt: published, priority: Int(priority),
-            expiresAt: entry["expiresAt"]?.stringValue))
+        return .success(
+            CatalogItem(
+                id: id, productId: productId, type: type, title: String((entry["title"]?.stringValue ?? id).prefix(512)),
+                sourceId: sourceId, categories: categories, sizeBytes: Int64(size),
+                durationSeconds: entry["durationSeconds"]?.doubleValue, publishedAt: published, priority: Int(priority),
+                expiresAt: entry["expiresAt"]?.stringValue))
     }
 }

@@ -46,7 +46,8 @@ enum CatalogMethods {
         }
         router.register("catalog.categories", params: CategoriesParams.self) { p, _ in
             guard let filter = CatalogQuery.CategoryFilter(p.filter ?? "all") else {
-                throw RPCError.invalidParams("""
+                throw RPCError.invalidParams(
+                    """
                     params.filter must be all, selected, selectedWithContent, suggestions, subcategories:{categoryId} or search:{text}.
                     """)
             }

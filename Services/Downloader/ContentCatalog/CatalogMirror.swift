@@ -18,8 +18,10 @@ actor CatalogMirror {
     /// The last refresh's end and, when it failed, why.
     private var lastRefresh: (at: Date, error: String?)?
 
-    init(store: ContentCatalogStore, origin: OriginClient?, products: OfflineProducts, events: DownloaderEvents,
-         logger: Logger, wake: @escaping @Sendable () async -> Void) {
+    init(
+        store: ContentCatalogStore, origin: OriginClient?, products: OfflineProducts, events: DownloaderEvents,
+        logger: Logger, wake: @escaping @Sendable () async -> Void
+    ) {
         self.store = store
         self.origin = origin
         self.products = products
@@ -74,9 +76,11 @@ actor CatalogMirror {
     func status() async -> JSONValue {
         var fields: [String: JSONValue] = [:]
         if let counts = try? await store.counts() {
-            fields = ["items": .number(Double(counts.items)), "prepositioned": .number(Double(counts.prepositioned)),
-                      "prepositionedBytes": .number(Double(counts.prepositionedBytes)),
-                      "subscribedSources": .number(Double(counts.subscribed)), "selectedCategories": .number(Double(counts.selected))]
+            fields = [
+                "items": .number(Double(counts.items)), "prepositioned": .number(Double(counts.prepositioned)),
+                "prepositionedBytes": .number(Double(counts.prepositionedBytes)),
+                "subscribedSources": .number(Double(counts.subscribed)), "selectedCategories": .number(Double(counts.selected)),
+            ]
         }
         fields["lastRefreshAt"] = lastRefresh.map { .string(UTCTimestamp.rfc3339($0.at)) } ?? .null
         fields["lastRefreshError"] = lastRefresh?.error.map(JSONValue.string) ?? .null
@@ -145,17 +149,23 @@ actor CatalogMirror {
             chosen = try await suggested(all, items: items)
         }
         let sorted = CatalogQuery.sortedNamed(chosen, by: sort, id: \.id, name: \.name, count: { counts[$0.id, default: 0] })
-        return ["categories": .array(sorted.map {
-            ["id": .string($0.id), "name": .string($0.name), "parentId": $0.parentId.map(JSONValue.string) ?? .null,
-             "selected": .bool($0.selected), "itemCount": .number(Double(counts[$0.id, default: 0]))]
-        })]
+        return [
+            "categories": .array(
+                sorted.map {
+                    [
+                        "id": .string($0.id), "name": .string($0.name), "parentId": $0.parentId.map(JSONValue.string) ?? .null,
+                        "selected": .bool($0.selected), "itemCount": .number(Double(counts[$0.id, default: 0])),
+                    ]
+                })
+        ]
     }
 
     /// The `suggestions` filter: categories not selected that hold items (not removed) of a
     /// subscribed source — selecting one would bring content to the device — those with the
     /// most such items first, then in the origin's order.
     private func suggested(_ all: [ContentCatalogStore.CategoryRow], items: [ContentCatalogStore.ItemRow]) async throws
-        -> [ContentCatalogStore.CategoryRow] {
+        -> [ContentCatalogStore.CategoryRow]
+    {
         let subscribed = Set(try await store.sources().filter(\.subscribed).map(\.id))
         var offered: [String: Int] = [:]
         for row in items where !row.removed && subscribed.contains(row.item.sourceId) {

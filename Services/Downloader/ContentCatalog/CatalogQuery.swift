@@ -51,7 +51,7 @@ enum CatalogQuery {
         guard let value else { return [] }
         return try value.enumerated().map { index, entry in
             guard let object = entry.objectValue, let key = object["key"]?.stringValue, allowed.contains(key),
-                  Set(object.keys).isSubset(of: ["key", "ascending"])
+                Set(object.keys).isSubset(of: ["key", "ascending"])
             else {
                 throw RPCError.invalidParams("params.sort[\(index)] must be {\"key\",\"ascending\"} with key one of \(allowed.joined(separator: ", ")).")
             }
@@ -91,8 +91,10 @@ enum CatalogQuery {
 
     /// Sorts named rows (sources, categories) by `name`, `id` or `itemCount`; the origin's
     /// order when no descriptor is given.
-    static func sortedNamed<T>(_ rows: [T], by keys: [SortKey], id: (T) -> String, name: (T) -> String,
-                               count: (T) -> Int = { _ in 0 }) -> [T] {
+    static func sortedNamed<T>(
+        _ rows: [T], by keys: [SortKey], id: (T) -> String, name: (T) -> String,
+        count: (T) -> Int = { _ in 0 }
+    ) -> [T] {
         guard !keys.isEmpty else { return rows }
         return rows.enumerated().sorted { a, b in
             for sort in keys {

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
+import OriginAPI
 import OriginClient
 import Wire
-import OriginAPI
 
 /// Automatic prepositioning (PCD/VOC "Downloading also happens automatically in background"):
 /// items of subscribed sources in selected categories start Discovered and are queued by
@@ -28,8 +28,10 @@ actor Prepositioner {
     /// After a TLS failure, no product is asked for before this (`RetryPolicy.tlsRetrySeconds`).
     private var originHeldUntil: ContinuousClock.Instant?
 
-    init(store: ContentCatalogStore, products: OfflineProducts, gate: PolicyGate, engine: DownloadEngine,
-         settings: CatalogSettings, events: DownloaderEvents, logger: Logger) {
+    init(
+        store: ContentCatalogStore, products: OfflineProducts, gate: PolicyGate, engine: DownloadEngine,
+        settings: CatalogSettings, events: DownloaderEvents, logger: Logger
+    ) {
         self.store = store
         self.products = products
         self.gate = gate
@@ -84,8 +86,10 @@ actor Prepositioner {
 
     /// When requests wait for room (`CacheLimit`), deletes prepositioned items that may give
     /// way until the room missing is freed. True when something was deleted.
-    private func reclaimIfShort(_ all: [ContentCatalogStore.ItemRow], waiting: (explicit: [Int64]?, automatic: [Int64]?),
-                                now: Date) async throws -> Bool {
+    private func reclaimIfShort(
+        _ all: [ContentCatalogStore.ItemRow], waiting: (explicit: [Int64]?, automatic: [Int64]?),
+        now: Date
+    ) async throws -> Bool {
         guard waiting.explicit != nil || waiting.automatic != nil else { return false }
         let room = await gate.budget.room(policy: gate.policy, running: await engine.runningJobs).room
         let need = (waiting.explicit ?? []).reduce(Int64(0)) { $0 + room.need(size: $1, onDisk: 0) }
@@ -127,10 +131,11 @@ actor Prepositioner {
         let selected = Set(try await store.categories().filter(\.selected).map(\.id))
         guard !subscribed.isEmpty, !selected.isEmpty else { return }
         var used = rows.filter { $0.automatic && $0.state != "failed" }.reduce(Int64(0)) { $0 + $1.item.sizeBytes }
-        let wanted = CatalogQuery.sorted(rows.filter { row in
-            !row.removed && !row.reclaimed && row.token == nil && subscribed.contains(row.item.sourceId)
-                && !selected.isDisjoint(with: row.item.categories) && refused[row.item.id] != row.item
-        }, by: [])
+        let wanted = CatalogQuery.sorted(
+            rows.filter { row in
+                !row.removed && !row.reclaimed && row.token == nil && subscribed.contains(row.item.sourceId)
+                    && !selected.isDisjoint(with: row.item.categories) && refused[row.item.id] != row.item
+            }, by: [])
         guard !wanted.isEmpty else { return }
         // Background traffic only where the policy allows every download (as re-validation).
         guard gate.allowsBackgroundTraffic else { return }
@@ -138,10 +143,11 @@ actor Prepositioner {
             guard used + row.item.sizeBytes <= settings.maxAutoBytes else { break }
             let quality = QualityChoice(requested: nil, productType: row.item.type, policy: gate.policy)
             do {
-                let status = try await products.add(productId: row.item.productId, productType: row.item.type, quality: quality,
-                                                    automatic: true,
-                                                    prepositionSeconds: settings.prepositionSeconds > 0 ? settings.prepositionSeconds : nil,
-                                                    retry: Self.retry)
+                let status = try await products.add(
+                    productId: row.item.productId, productType: row.item.type, quality: quality,
+                    automatic: true,
+                    prepositionSeconds: settings.prepositionSeconds > 0 ? settings.prepositionSeconds : nil,
+                    retry: Self.retry)
                 guard let token = status["token"]?.stringValue else { continue }
                 try await store.setToken(row.item.id, token: token)
                 used += row.item.sizeBytes

@@ -19,13 +19,18 @@ enum SharedRefresh {
                 let timer = end.map { end in
                     Task {
                         try await Task.sleep(until: end, clock: .continuous)
-                        waiter.settle(.failure(OriginError(
-                            name: RPCErrorKind.originUnreachable.name,
-                            message: "the origin did not answer within the call's deadline. Check the network and the origin URL.",
-                            transportError: HTTPClientError.Code.timeout.name)))
+                        waiter.settle(
+                            .failure(
+                                OriginError(
+                                    name: RPCErrorKind.originUnreachable.name,
+                                    message: "the origin did not answer within the call's deadline. Check the network and the origin URL.",
+                                    transportError: HTTPClientError.Code.timeout.name)))
                     }
                 }
-                waiter.onSettle { watch.cancel(); timer?.cancel() }
+                waiter.onSettle {
+                    watch.cancel()
+                    timer?.cancel()
+                }
                 if Task.isCancelled { waiter.settle(.failure(CancellationError())) }
             }
         } onCancel: {
@@ -67,7 +72,10 @@ enum SharedRefresh {
             let (continuation, cleanUp) = state.withLockedValue { s -> (CheckedContinuation<Value, Error>?, (@Sendable () -> Void)?) in
                 guard !s.settled else { return (nil, nil) }
                 s.settled = true
-                defer { s.continuation = nil; s.cleanUp = nil }
+                defer {
+                    s.continuation = nil
+                    s.cleanUp = nil
+                }
                 if s.continuation == nil { s.early = result }
                 return (s.continuation, s.cleanUp)
             }

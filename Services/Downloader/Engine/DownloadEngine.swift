@@ -1,8 +1,8 @@
-import StateDB
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import Pacing
+import StateDB
 
 /// The download queue's scheduler: at most `maxParallel` files at once, chosen from the catalog
 /// (files not yet verified that some owner — a station or an offline.add token — still wants,
@@ -70,8 +70,10 @@ actor DownloadEngine {
     /// How many files the last round left waiting for a slot, less those started since.
     private var waitingSeen = 0
 
-    init(catalog: StateDB, store: MediaFolder, transfer: FileTransfer, gate: PolicyGate, listener: any TransferListener,
-         settings: DownloaderSettings, maxParallel: Int, logger: Logger) {
+    init(
+        catalog: StateDB, store: MediaFolder, transfer: FileTransfer, gate: PolicyGate, listener: any TransferListener,
+        settings: DownloaderSettings, maxParallel: Int, logger: Logger
+    ) {
         self.store = store
         self.transfer = transfer
         self.committer = DurableCommitter(store: store, catalog: catalog)
@@ -178,8 +180,9 @@ actor DownloadEngine {
         if !stalls.isEmpty { waiting = waiting.filter { stalls[$0.fileId] == nil } + waiting.filter { stalls[$0.fileId] != nil } }
         // This round weighs the running files at the sizes learned so far.
         unreservedBytes = 0
-        let runnable = await gate.admit(waiting, slots: max(0, maxParallel - transferring - ready.count), prefetch: ahead,
-                                        running: activeJobs + ready)
+        let runnable = await gate.admit(
+            waiting, slots: max(0, maxParallel - transferring - ready.count), prefetch: ahead,
+            running: activeJobs + ready)
         // Re-checked after the awaits: a stop, or a transfer started or ended meanwhile, wins;
         // after a `forgetReady` nothing of this round is kept for later.
         startReady()
@@ -313,13 +316,16 @@ actor DownloadEngine {
             do {
                 // A size learned is handed to `bodyArrived` too, which may run first.
                 let learned = NIOLockedValueBox<Int64?>(nil)
-                result = try await transfer.run(job, onBytes: { bytes in follow.note(bytes) }, onReceived: {
-                    let size = learned.withLockedValue { $0 }
-                    Task { await self.bodyArrived(job.fileId, attempt: attempt, learned: size) }
-                }, onSizeLearned: { size in
-                    learned.withLockedValue { $0 = size }
-                    Task { await self.sizeLearned(job.fileId, size) }
-                })
+                result = try await transfer.run(
+                    job, onBytes: { bytes in follow.note(bytes) },
+                    onReceived: {
+                        let size = learned.withLockedValue { $0 }
+                        Task { await self.bodyArrived(job.fileId, attempt: attempt, learned: size) }
+                    },
+                    onSizeLearned: { size in
+                        learned.withLockedValue { $0 = size }
+                        Task { await self.sizeLearned(job.fileId, size) }
+                    })
             } catch {
                 transferEnded(follow, attempt: attempt)
                 throw error
@@ -368,8 +374,9 @@ actor DownloadEngine {
     /// Counts a failed attempt; products that fail for good with it stop their other transfers.
     private func attemptFailed(_ job: FileJob, error: String, reason: String, byOrigin: Bool) async -> FileOutcome? {
         do {
-            let failure = try await queue.recordFailedAttempt(fileId: job.fileId, error: error, reason: reason,
-                                                              maxAttempts: maxAttempts, now: Date())
+            let failure = try await queue.recordFailedAttempt(
+                fileId: job.fileId, error: error, reason: reason,
+                maxAttempts: maxAttempts, now: Date())
             if !failure.products.isEmpty { await dropUnwanted() }
             return .failed(failure, byOrigin: byOrigin)
         } catch {
@@ -426,8 +433,10 @@ actor DownloadEngine {
             let seen = follow.seen
             // Before its first note the transfer is still reading its `.part`: not yet on the network.
             guard let attempt = attemptOf[fileId], seen.first != nil else { continue }
-            running.append(SlotWatch.Sample(fileId: fileId, attempt: attempt, bytes: seen.bytes,
-                                            holdsSlot: !committing.contains(fileId)))
+            running.append(
+                SlotWatch.Sample(
+                    fileId: fileId, attempt: attempt, bytes: seen.bytes,
+                    holdsSlot: !committing.contains(fileId)))
         }
         for (fileId, verdict) in watch.tick(now: SlotWatch.clock(), running: running, waiting: max(ready.count, waitingSeen)) {
             guard let attempt = attemptOf[fileId], preempted[fileId] == nil, let task = active[fileId] else { continue }
@@ -441,7 +450,8 @@ actor DownloadEngine {
     private func transferEnded(_ follow: ProgressTicker.Follow, attempt: Int) {
         let seen = follow.seen
         guard let first = seen.first else { return }
-        watch.ended(fileId: follow.job.fileId, attempt: attempt, bytes: seen.bytes, now: SlotWatch.clock(),
-                    startedAt: Double(seen.firstAt) / 1e9, startBytes: first)
+        watch.ended(
+            fileId: follow.job.fileId, attempt: attempt, bytes: seen.bytes, now: SlotWatch.clock(),
+            startedAt: Double(seen.firstAt) / 1e9, startBytes: first)
     }
 }

@@ -1,8 +1,8 @@
 import BlockingIO
-import StateDB
 import Foundation
 import NIOConcurrencyHelpers
 import NIOPosix
+import StateDB
 
 /// Makes completed downloads permanent, several at a time (group commit), in the only safe
 /// order (docs/catalog.md):
@@ -63,7 +63,8 @@ final class DurableCommitter: Sendable {
 
     /// Returns once the file is renamed, durable and marked verified in the catalog.
     nonisolated(nonsending)
-    func commit(_ job: FileJob) async throws -> Verified {
+        func commit(_ job: FileJob) async throws -> Verified
+    {
         try await withCheckedThrowingContinuation { continuation in
             worker.submit(Waiter(job: job, continuation: continuation))
         }

@@ -85,9 +85,12 @@ struct FileTransfer: Sendable {
     /// it): nothing here blocks, and a transfer's start and end skip a hop through the global
     /// pool each.
     nonisolated(nonsending)
-    func run(_ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void,
-             onReceived: (@Sendable () -> Void)? = nil,
-             onSizeLearned: (@Sendable (Int64) -> Void)? = nil) async throws -> TransferResult {
+        func run(
+            _ job: FileJob, onBytes: @escaping @Sendable (Int64) -> Void,
+            onReceived: (@Sendable () -> Void)? = nil,
+            onSizeLearned: (@Sendable (Int64) -> Void)? = nil
+        ) async throws -> TransferResult
+    {
         guard let origin else { throw DownloaderError.noOrigin() }
         let part = try store.partPath(job.relative)
         let (onDisk, hasher): (Int64, StreamingSHA256)
@@ -96,8 +99,12 @@ struct FileTransfer: Sendable {
             // to read or create, so no hop to the blocking pool (a station of many small files
             // paid one per file). Should a `.part` have appeared meanwhile, the download starts
             // from byte 0 and truncates it.
-            (onDisk, hasher) = (0, StreamingSHA256(path: part, declaredSize: job.declaredSize ?? HostileInput.maxFileBytes,
-                                                   onReceived: onReceived))
+            (onDisk, hasher) = (
+                0,
+                StreamingSHA256(
+                    path: part, declaredSize: job.declaredSize ?? HostileInput.maxFileBytes,
+                    onReceived: onReceived)
+            )
         } else {
             (onDisk, hasher) = try await Self.prepare(part, job, onReceived: onReceived)
         }
@@ -111,12 +118,18 @@ struct FileTransfer: Sendable {
             let declared = job.declaredSize ?? HostileInput.maxFileBytes
             let learned = NIOLockedValueBox(false)
             do {
-                let result = try await origin.download(origin.mediaURL(job.url), to: part, resumeFrom: onDisk, retry: .fileTransfer,
-                                                       stallTimeout: stallTimeout, observer: hasher,
-                                                       receiveRate: receiveRate) { fileSize, announced in
+                let result = try await origin.download(
+                    origin.mediaURL(job.url), to: part, resumeFrom: onDisk, retry: .fileTransfer,
+                    stallTimeout: stallTimeout, observer: hasher,
+                    receiveRate: receiveRate
+                ) { fileSize, announced in
                     onBytes(fileSize)
                     if job.sizeIsEstimate, let announced, announced > job.sizeBytes,
-                       learned.withLockedValue({ seen in defer { seen = true }; return !seen }) {
+                        learned.withLockedValue({ seen in
+                            defer { seen = true }
+                            return !seen
+                        })
+                    {
                         onSizeLearned?(announced)
                     }
                     // Past the declared size (or, for a file of unknown size, the length its
@@ -171,8 +184,9 @@ struct FileTransfer: Sendable {
         }
         let wanted = expected ?? size
         guard size == wanted, hasher.position == size else {
-            return await refuse(part, size > wanted ? "BodyTooLong" : "SizeMismatch",
-                          "received \(size) bytes, the \(job.sizeIsEstimate ? "origin's answer" : "manifest") declared \(wanted)")
+            return await refuse(
+                part, size > wanted ? "BodyTooLong" : "SizeMismatch",
+                "received \(size) bytes, the \(job.sizeIsEstimate ? "origin's answer" : "manifest") declared \(wanted)")
         }
         if job.sizeIsEstimate, size == 0 {
             return await refuse(part, "SizeMismatch", "the origin answered an empty body")
@@ -190,8 +204,10 @@ struct FileTransfer: Sendable {
     }
 
     /// Resuming hashes what the `.part` already holds: file I/O, off the cooperative pool.
-    private static func prepare(_ part: String, _ job: FileJob,
-                                onReceived: (@Sendable () -> Void)?) async throws -> (Int64, StreamingSHA256) {
+    private static func prepare(
+        _ part: String, _ job: FileJob,
+        onReceived: (@Sendable () -> Void)?
+    ) async throws -> (Int64, StreamingSHA256) {
         try await BlockingIO.run { () throws -> (Int64, StreamingSHA256) in
             // Presentations and images live in folders of their own (hls/<id>/v0/, images/<id>/).
             try MediaFolder.makeParentDirectories(of: part)

@@ -90,8 +90,11 @@ final class ProgressTicker: Sendable {
             reported = reported.filter { current[$0.key] === $0.value.follow }
             let now = DispatchTime.now().uptimeNanoseconds
             for (fileId, follow) in current.sorted(by: { $0.key < $1.key }) {
-                var state = reported[fileId] ?? Reported(follow: follow, owners: follow.owners, started: !follow.probing,
-                                                         dueAt: follow.startedAt + Self.intervalNanos)
+                var state =
+                    reported[fileId]
+                    ?? Reported(
+                        follow: follow, owners: follow.owners, started: !follow.probing,
+                        dueAt: follow.startedAt + Self.intervalNanos)
                 defer { reported[fileId] = state }
                 guard now >= state.dueAt else { continue }
                 state.dueAt = now + Self.intervalNanos

@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import Glibc
 import Logging
+import StateDB
 import Wire
 
 /// Makes the catalog and the media directory agree, at every start, before any download runs
@@ -75,11 +75,14 @@ struct Reconciler {
             try FileStore.recordReconcile(partial: partial, missing: missingIds, requeueMissing: settings.requeueMissing, now: now, db: db)
         }
         for entry in affected {
-            let item: DownloaderEvent.DownloadItem = entry.kind == .product
+            let item: DownloaderEvent.DownloadItem =
+                entry.kind == .product
                 ? .product(ProductRef(token: entry.owner, productId: entry.item))
                 : .stationItem(stationId: entry.owner, itemId: entry.item)
-            events.publish(.itemStateChanged(item, state: settings.requeueMissing ? "queued" : "failed",
-                                             error: ItemError.fileMissing.rawValue, reason: "the file was deleted or changed outside Cassette"))
+            events.publish(
+                .itemStateChanged(
+                    item, state: settings.requeueMissing ? "queued" : "failed",
+                    error: ItemError.fileMissing.rawValue, reason: "the file was deleted or changed outside Cassette"))
         }
         for relative in store.listFiles() where !known.contains(relative) {
             logger.info("removing \(relative): not in the catalog")

@@ -1,4 +1,5 @@
 import Dispatch
+
 /// Which running transfers give up their download slot, judged once a second from the bytes
 /// each has on disk (docs/configuration.md, "Slow transfers"):
 ///
@@ -140,8 +141,9 @@ struct SlotWatch {
         for sample in running {
             present.insert(sample.fileId)
             guard var track = tracks[sample.fileId], track.attempt == sample.attempt else {
-                tracks[sample.fileId] = Track(attempt: sample.attempt, since: now, bytes: sample.bytes, changedAt: now,
-                                              sampledAt: now, history: [(now, sample.bytes, 0)])
+                tracks[sample.fileId] = Track(
+                    attempt: sample.attempt, since: now, bytes: sample.bytes, changedAt: now,
+                    sampledAt: now, history: [(now, sample.bytes, 0)])
                 continue
             }
             let delta = max(0, sample.bytes - track.bytes)
@@ -177,7 +179,8 @@ struct SlotWatch {
                 continue
             }
             guard now - track.since >= limits.windowSeconds,
-                  let start = track.history.last(where: { $0.at <= now - limits.windowSeconds }) else { continue }
+                let start = track.history.last(where: { $0.at <= now - limits.windowSeconds })
+            else { continue }
             let own = track.bytes - start.bytes
             let rate = Double(own) / (now - start.at)
             // The others: every byte received in the window but this transfer's, per second

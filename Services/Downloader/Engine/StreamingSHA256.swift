@@ -1,7 +1,7 @@
+import BlockingIO
 import Crypto
 import Foundation
 import Glibc
-import BlockingIO
 import HTTPClient
 
 /// SHA-256 of a download computed while its bytes arrive (a `DownloadBodyObserver`), so
@@ -50,7 +50,10 @@ final class StreamingSHA256: DownloadBodyObserver, @unchecked Sendable {
     /// Hashes the first `length` bytes already in the file (a resume after a restart).
     func absorbExisting(length: Int64) throws {
         let fresh = try Self.hashPrefix(path: path, length: length)
-        withState { $0.lane?.close() ; $0 = State(hasher: fresh, position: length) }
+        withState {
+            $0.lane?.close()
+            $0 = State(hasher: fresh, position: length)
+        }
     }
 
     func bodyBegins(atOffset offset: Int64) {
@@ -58,7 +61,10 @@ final class StreamingSHA256: DownloadBodyObserver, @unchecked Sendable {
         guard offset != current else { return }
         // A 200 (Range ignored) restarts at 0; anything else re-reads the kept prefix.
         let fresh = offset == 0 ? SHA256() : ((try? Self.hashPrefix(path: path, length: offset)) ?? SHA256())
-        withState { $0.lane?.close(); $0 = State(hasher: fresh, position: offset) }
+        withState {
+            $0.lane?.close()
+            $0 = State(hasher: fresh, position: offset)
+        }
     }
 
     /// On the transfer thread, in order. May wait while the hashing thread is far behind.
@@ -81,7 +87,10 @@ final class StreamingSHA256: DownloadBodyObserver, @unchecked Sendable {
         if let lane = withState({ $0.lane }) {
             let caughtUp = lane.finish()
             withState { s in
-                if s.lane === lane { s.hasher = caughtUp; s.lane = nil }
+                if s.lane === lane {
+                    s.hasher = caughtUp
+                    s.lane = nil
+                }
             }
         }
         let digest = withState { $0.hasher }.finalize()

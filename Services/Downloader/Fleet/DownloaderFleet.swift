@@ -1,9 +1,9 @@
 import BlockingIO
-import StateDB
 import Foundation
 import GRDB
 import HTTPClient
 import ServiceKit
+import StateDB
 import Wire
 
 /// The downloader's part of the health gate (it started, its media directory takes files), of

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 import Wire
 
 /// `offline.forecast`: how much of what is on the device can still be played, and when the

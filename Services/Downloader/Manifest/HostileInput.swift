@@ -30,11 +30,13 @@ enum HostileInput {
             return .failure(RefusedItem(id: id, reason: "sizeBytes must be a whole number between 1 and \(maxFileBytes)"))
         }
         guard let sha = file["sha256"]?.stringValue?.lowercased(), sha.utf8.count == 64,
-              sha.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            sha.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else {
             return .failure(RefusedItem(id: id, reason: "sha256 must be 64 hex digits"))
         }
-        var item = ManifestItem(id: id, url: url, urlPath: urlPath(of: url), sizeBytes: Int64(size), sha256: sha,
-                                mimeType: file["mimeType"]?.stringValue)
+        var item = ManifestItem(
+            id: id, url: url, urlPath: urlPath(of: url), sizeBytes: Int64(size), sha256: sha,
+            mimeType: file["mimeType"]?.stringValue)
         let meta = meta ?? .object([:])
         item.title = meta["title"]?.stringValue
         item.artist = meta["artist"]?.stringValue

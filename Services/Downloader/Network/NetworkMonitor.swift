@@ -66,8 +66,11 @@ actor NetworkMonitor {
                 next = self.overrideState ?? detected
             case .failure(let error):
                 if blindness == nil {
-                    logger.warning("network state unknown; keeping the last one", metadata: [
-                        "reason": "\(error)", "kept": "\(state.type.rawValue)"])
+                    logger.warning(
+                        "network state unknown; keeping the last one",
+                        metadata: [
+                            "reason": "\(error)", "kept": "\(state.type.rawValue)",
+                        ])
                 }
                 blindness = error
                 next = self.overrideState ?? state
@@ -76,9 +79,12 @@ actor NetworkMonitor {
         guard next != state else { return state }
         let previous = state
         state = next
-        logger.notice("network changed", metadata: LogMessageID.networkChanged.metadata([
-            "from": "\(previous.type.rawValue)", "to": "\(next.type.rawValue)", "interface": "\(next.interface ?? "-")",
-            "metered": "\(next.metered)", "source": "\(next.source)"]))
+        logger.notice(
+            "network changed",
+            metadata: LogMessageID.networkChanged.metadata([
+                "from": "\(previous.type.rawValue)", "to": "\(next.type.rawValue)", "interface": "\(next.interface ?? "-")",
+                "metered": "\(next.metered)", "source": "\(next.source)",
+            ]))
         var data = next.json
         data["previousType"] = .string(previous.type.rawValue)
         events.publish(.networkChanged(data))

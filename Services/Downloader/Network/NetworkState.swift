@@ -21,8 +21,10 @@ struct NetworkState: Sendable, Equatable {
     static let offline = NetworkState(type: .none, metered: false, interface: nil, source: "kernel")
 
     var json: [String: JSONValue] {
-        ["type": .string(type.rawValue), "online": .bool(online), "metered": .bool(metered),
-         "interface": interface.map(JSONValue.string) ?? .null, "source": .string(source)]
+        [
+            "type": .string(type.rawValue), "online": .bool(online), "metered": .bool(metered),
+            "interface": interface.map(JSONValue.string) ?? .null, "source": .string(source),
+        ]
     }
 }
 

@@ -41,16 +41,20 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
     var schedule: DownloadWindows { DownloadWindows(windows: downloadWindows, maxBytesPerSecond: maxBytesPerSecond) }
 
     var json: JSONValue {
-        ["allowCellular": .bool(allowCellular), "allowMetered": .bool(allowMetered),
-         "maxCacheBytes": maxCacheBytes.map { .number(Double($0)) } ?? .null,
-         "minFreeBytes": .number(Double(minFreeBytes)), "maxParallel": .number(Double(maxParallel)),
-         "offlineAudioQuality": .string(offlineAudioQuality), "offlineVideoQuality": .string(offlineVideoQuality),
-         "offlineMode": .bool(offlineMode), "downloadWindows": .array(downloadWindows.map(\.json)),
-         "maxBytesPerSecond": maxBytesPerSecond.map { .number(Double($0)) } ?? .null]
+        [
+            "allowCellular": .bool(allowCellular), "allowMetered": .bool(allowMetered),
+            "maxCacheBytes": maxCacheBytes.map { .number(Double($0)) } ?? .null,
+            "minFreeBytes": .number(Double(minFreeBytes)), "maxParallel": .number(Double(maxParallel)),
+            "offlineAudioQuality": .string(offlineAudioQuality), "offlineVideoQuality": .string(offlineVideoQuality),
+            "offlineMode": .bool(offlineMode), "downloadWindows": .array(downloadWindows.map(\.json)),
+            "maxBytesPerSecond": maxBytesPerSecond.map { .number(Double($0)) } ?? .null,
+        ]
     }
 
-    static let keys = ["allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes", "maxParallel",
-                       "offlineAudioQuality", "offlineVideoQuality", "offlineMode", "downloadWindows", "maxBytesPerSecond"]
+    static let keys = [
+        "allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes", "maxParallel",
+        "offlineAudioQuality", "offlineVideoQuality", "offlineMode", "downloadWindows", "maxBytesPerSecond",
+    ]
 
     /// Applies the keys present in `changes` (a `policy.set` params object). Everything is
     /// checked before anything changes, so a bad call changes nothing; errors name the field.
@@ -109,8 +113,10 @@ struct DownloadPolicy: Sendable, Equatable, Codable {
     }
 
     /// The policy's keys in the config file's `downloader` section.
-    static let configKeys: Set<String> = ["allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes",
-                                          "offlineAudioQuality", "offlineVideoQuality", "downloadWindows", "maxBytesPerSecond"]
+    static let configKeys: Set<String> = [
+        "allowCellular", "allowMetered", "maxCacheBytes", "minFreeBytes",
+        "offlineAudioQuality", "offlineVideoQuality", "downloadWindows", "maxBytesPerSecond",
+    ]
 
     /// The defaults from the config file's `downloader` section; a bad value is logged and the
     /// default kept (the downloader section never stops the service).
@@ -188,7 +194,7 @@ enum NetworkVerdict: Sendable, Equatable {
 extension DownloadPolicy {
     private enum CodingKeys: String, CodingKey {
         case allowCellular, allowMetered, maxCacheBytes, minFreeBytes, maxParallel, offlineAudioQuality,
-             offlineVideoQuality, offlineMode, downloadWindows, maxBytesPerSecond
+            offlineVideoQuality, offlineMode, downloadWindows, maxBytesPerSecond
     }
 
     /// A stored policy from before a key existed keeps that key's default (rather than the

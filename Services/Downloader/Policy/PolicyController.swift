@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import Logging
+import StateDB
 import Systemd
 import Wire
 
@@ -15,8 +15,10 @@ actor PolicyController {
     private let events: DownloaderEvents
     private let logger: Logger
 
-    init(gate: PolicyGate, store: PolicyStore, monitor: NetworkMonitor, engine: DownloadEngine,
-         enforcer: PolicyEnforcer, events: DownloaderEvents, logger: Logger) {
+    init(
+        gate: PolicyGate, store: PolicyStore, monitor: NetworkMonitor, engine: DownloadEngine,
+        enforcer: PolicyEnforcer, events: DownloaderEvents, logger: Logger
+    ) {
         self.logger = logger
         self.gate = gate
         self.store = store
@@ -45,8 +47,10 @@ actor PolicyController {
             gate.update(policy: next)
             if next.maxParallel != current.maxParallel { await engine.setMaxParallel(next.maxParallel) }
             let changed = changes.keys.sorted().map { "\($0)=\(changes[$0].map(Self.plain) ?? "")" }
-            logger.notice("download policy changed", metadata: LogMessageID.policyChanged.metadata(
-                ["changed": "\(changed.joined(separator: " "))"]))
+            logger.notice(
+                "download policy changed",
+                metadata: LogMessageID.policyChanged.metadata(
+                    ["changed": "\(changed.joined(separator: " "))"]))
             events.publish(.policyChanged(describe(next).objectValue ?? [:]))
             await enforcer.enforce()
         }
@@ -93,8 +97,10 @@ actor PolicyController {
             if let name = p.interface, !(1...15).contains(name.utf8.count) {
                 throw RPCError.invalidParams("params.interface must be 1…15 bytes (an interface name).")
             }
-            await monitor.setOverride(NetworkState(type: type, metered: p.metered ?? (type == .cellular),
-                                                   interface: type == .none ? nil : p.interface, source: "override"))
+            await monitor.setOverride(
+                NetworkState(
+                    type: type, metered: p.metered ?? (type == .cellular),
+                    interface: type == .none ? nil : p.interface, source: "override"))
         }
         return await getNetwork()
     }

@@ -1,9 +1,9 @@
-import StateDB
 import Foundation
 import HTTPClient
 import Logging
 import OriginClient
 import Pacing
+import StateDB
 import Synchronization
 import Systemd
 import Wire
@@ -49,15 +49,18 @@ final class PolicyGate: Sendable {
     let receiveRate = ReceiveRate()
     static let spaceRetrySeconds: Double = 5
 
-    init(catalog: StateDB, store: MediaFolder, events: DownloaderEvents, logger: Logger,
-         policy: DownloadPolicy, network: NetworkState, offlineSwitch: OfflineSwitch) {
+    init(
+        catalog: StateDB, store: MediaFolder, events: DownloaderEvents, logger: Logger,
+        policy: DownloadPolicy, network: NetworkState, offlineSwitch: OfflineSwitch
+    ) {
         idle = IdleItemStore(catalog: catalog)
         files = FileStore(catalog: catalog)
         self.store = store
         self.events = events
         self.logger = logger
-        storage = StorageAdmission(budget: StorageBudget(files: files, store: store), files: files, store: store,
-                                   events: events, logger: logger)
+        storage = StorageAdmission(
+            budget: StorageBudget(files: files, store: store), files: files, store: store,
+            events: events, logger: logger)
         state = Mutex(State(policy: policy, network: network, window: policy.schedule.state(at: Date())))
         self.offlineSwitch = offlineSwitch
         offlineSwitch.set(policy.offlineMode)
@@ -159,9 +162,10 @@ final class PolicyGate: Sendable {
         }
         allowed.removeAll { retryAfter[$0.fileId] != nil || originWait[$0.fileId] != nil }
         guard !allowed.isEmpty else { return [] }
-        let (admitted, refused, left) = await storage.admit(allowed, slots: slots, prefetch: prefetch, running: running,
-                                                            protected: Set(running.map(\.fileId) + candidates.map(\.fileId)),
-                                                            policy: policy)
+        let (admitted, refused, left) = await storage.admit(
+            allowed, slots: slots, prefetch: prefetch, running: running,
+            protected: Set(running.map(\.fileId) + candidates.map(\.fileId)),
+            policy: policy)
         for (job, reason) in refused { await markIdle([job.fileId], .cacheLimit, reason) }
         state.withLock { $0.roomLeft = left }
         return admitted
@@ -222,8 +226,9 @@ final class PolicyGate: Sendable {
             s.originRetry[job.fileId] = (Date().addingTimeInterval(delay), failures)
             return delay
         }
-        logger.warning("the origin failed a download; it is tried again by itself",
-                       metadata: ["file": "\(job.relative)", "retryInSeconds": "\(Int(delay))", "error": "\(error)", "reason": "\(reason)"])
+        logger.warning(
+            "the origin failed a download; it is tried again by itself",
+            metadata: ["file": "\(job.relative)", "retryInSeconds": "\(Int(delay))", "error": "\(error)", "reason": "\(reason)"])
         await markIdle([job.fileId], error: error, reason)
     }
 
@@ -234,8 +239,9 @@ final class PolicyGate: Sendable {
     private func transferStalled(_ job: FileJob, stalls: Int, reason: String) async {
         let delay = Self.originRetryDelay(failures: stalls)
         state.withLock { $0.originRetry[job.fileId] = (Date().addingTimeInterval(delay), stalls) }
-        logger.warning("a download gave up its slot; it is tried again by itself",
-                       metadata: ["file": "\(job.relative)", "retryInSeconds": "\(Int(delay))", "reason": "\(reason)"])
+        logger.warning(
+            "a download gave up its slot; it is tried again by itself",
+            metadata: ["file": "\(job.relative)", "retryInSeconds": "\(Int(delay))", "reason": "\(reason)"])
         await markIdle([job.fileId], .networkError, reason)
     }
 
@@ -270,8 +276,10 @@ final class PolicyGate: Sendable {
             events.publish(.itemStateChanged(.product(product), state: "idle", error: error, reason: reason))
         }
         for item in stationItems {
-            events.publish(.itemStateChanged(.stationItem(stationId: item.stationId, itemId: item.itemId), state: "idle",
-                                             error: error, reason: reason))
+            events.publish(
+                .itemStateChanged(
+                    .stationItem(stationId: item.stationId, itemId: item.itemId), state: "idle",
+                    error: error, reason: reason))
         }
     }
 

@@ -22,7 +22,8 @@ struct QualityChoice: Sendable, Equatable {
     /// The quality to ask again at after `info`, the answer to `first`; nil when `first` was right.
     func again(after info: JSONValue) -> String? {
         guard requested == nil, productType == nil, policy.offlineVideoQuality != policy.offlineAudioQuality,
-              info["productType"]?.stringValue?.uppercased() == "VIDEO" else { return nil }
+            info["productType"]?.stringValue?.uppercased() == "VIDEO"
+        else { return nil }
         return policy.offlineVideoQuality
     }
 }

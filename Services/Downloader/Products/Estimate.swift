@@ -34,8 +34,9 @@ struct Estimate: Sendable {
                 // planned the same way (its playlists read, its segments sized).
                 if info["manifestType"]?.stringValue == "hls", info["canBeDownloaded"]?.boolValue == true {
                     do {
-                        let files = try await OfflineProducts.presentationFiles(info, productId: productId, origin: origin,
-                                                                                choice: .init(), retry: retry)
+                        let files = try await OfflineProducts.presentationFiles(
+                            info, productId: productId, origin: origin,
+                            choice: .init(), retry: retry)
                         var size: Int64 = 0, onDisk: Int64 = 0, unknown = 0
                         for file in files where seenFiles.insert(file.urlPath).inserted {
                             let held = try await self.files.file(urlPath: file.urlPath)
@@ -48,14 +49,18 @@ struct Estimate: Sendable {
                         }
                         size += UnknownSizes(files).bytes(unknown: unknown)
                         needed += size - onDisk
-                        items.append(["productId": .string(productId), "sizeBytes": .number(Double(size)),
-                                      "onDiskBytes": .number(Double(onDisk)), "neededBytes": .number(Double(size - onDisk)),
-                                      "sizeKnown": .bool(unknown == 0), "canBeDownloaded": true])
+                        items.append([
+                            "productId": .string(productId), "sizeBytes": .number(Double(size)),
+                            "onDiskBytes": .number(Double(onDisk)), "neededBytes": .number(Double(size - onDisk)),
+                            "sizeKnown": .bool(unknown == 0), "canBeDownloaded": true,
+                        ])
                         continue
                     } catch let error as DownloaderError {
                         refusal = (error.name, error.message)
-                        items.append(["productId": .string(productId), "sizeBytes": .null, "onDiskBytes": 0, "neededBytes": 0,
-                                      "canBeDownloaded": false, "error": .string(refusal.name), "reason": .string(refusal.message)])
+                        items.append([
+                            "productId": .string(productId), "sizeBytes": .null, "onDiskBytes": 0, "neededBytes": 0,
+                            "canBeDownloaded": false, "error": .string(refusal.name), "reason": .string(refusal.message),
+                        ])
                         continue
                     }
                 }
@@ -84,7 +89,8 @@ struct Estimate: Sendable {
                         }
                     }
                     // As `offline.status` counts them: the unknown ones together.
-                    let size = listed.reduce(0) { $0 + $1.sizeBytes } - Int64(unknown) * UnknownSizes(images).bytes(unknown: 1)
+                    let size =
+                        listed.reduce(0) { $0 + $1.sizeBytes } - Int64(unknown) * UnknownSizes(images).bytes(unknown: 1)
                         + UnknownSizes(images).bytes(unknown: unknown)
                     var onDisk: Int64 = 0, need: Int64 = 0
                     for file in listed {
@@ -93,9 +99,11 @@ struct Estimate: Sendable {
                         need += weighed.needed
                     }
                     needed += need
-                    items.append(["productId": .string(productId), "sizeBytes": .number(Double(size)),
-                                  "onDiskBytes": .number(Double(onDisk)), "neededBytes": .number(Double(need)),
-                                  "sizeKnown": .bool(unknown == 0), "canBeDownloaded": true])
+                    items.append([
+                        "productId": .string(productId), "sizeBytes": .number(Double(size)),
+                        "onDiskBytes": .number(Double(onDisk)), "neededBytes": .number(Double(need)),
+                        "sizeKnown": .bool(unknown == 0), "canBeDownloaded": true,
+                    ])
                     continue
                 case .failure(let error):
                     refusal = (error.name, error.message)
@@ -104,19 +112,25 @@ struct Estimate: Sendable {
                 // This product's own refusal (geo, subscription, unknown): the others are still weighed.
                 refusal = (error.name, error.message)
             }
-            items.append(["productId": .string(productId), "sizeBytes": .null, "onDiskBytes": 0, "neededBytes": 0,
-                          "canBeDownloaded": false, "error": .string(refusal.name), "reason": .string(refusal.message)])
+            items.append([
+                "productId": .string(productId), "sizeBytes": .null, "onDiskBytes": 0, "neededBytes": 0,
+                "canBeDownloaded": false, "error": .string(refusal.name), "reason": .string(refusal.message),
+            ])
         }
-        return ["items": .array(items), "bytesNeeded": .number(Double(needed)), "bytesAvailable": .number(Double(room.available)),
-                "fits": .bool(needed <= room.available), "freeBytes": .number(Double(room.freeBytes)),
-                "minFreeBytes": .number(Double(room.minFreeBytes)), "cacheUsedBytes": .number(Double(room.cacheUsedBytes)),
-                "maxCacheBytes": room.maxCacheBytes.map { .number(Double($0)) } ?? .null]
+        return [
+            "items": .array(items), "bytesNeeded": .number(Double(needed)), "bytesAvailable": .number(Double(room.available)),
+            "fits": .bool(needed <= room.available), "freeBytes": .number(Double(room.freeBytes)),
+            "minFreeBytes": .number(Double(room.minFreeBytes)), "cacheUsedBytes": .number(Double(room.cacheUsedBytes)),
+            "maxCacheBytes": room.maxCacheBytes.map { .number(Double($0)) } ?? .null,
+        ]
     }
 
     /// What one file of a progressive product (its main file or an image) holds already and
     /// still needs; a file already counted for an earlier product of the call needs nothing more.
-    private func weigh(urlPath: String, sizeBytes: Int64, seenFiles: inout Set<String>,
-                       room: StorageBudget.Room) async throws -> (onDisk: Int64, needed: Int64) {
+    private func weigh(
+        urlPath: String, sizeBytes: Int64, seenFiles: inout Set<String>,
+        room: StorageBudget.Room
+    ) async throws -> (onDisk: Int64, needed: Int64) {
         let onDisk: Int64
         if let known = try await files.file(urlPath: urlPath) {
             onDisk = known.isVerified && known.sizeBytes == sizeBytes ? sizeBytes : await store.partSize(known.localPath)

@@ -13,8 +13,10 @@ struct HLSChoice: Sendable, Equatable {
 
     /// Throws `LanguageNotOffered` (1008) naming the field and the languages offered when a
     /// language is not offered.
-    static func choose(_ master: HLSMasterPlaylist, bitrate: Int?, audioLanguages: [String]?,
-                       subtitleLanguages: [String]?) throws -> HLSChoice {
+    static func choose(
+        _ master: HLSMasterPlaylist, bitrate: Int?, audioLanguages: [String]?,
+        subtitleLanguages: [String]?
+    ) throws -> HLSChoice {
         let byBandwidth = master.variants.sorted { $0.bandwidth < $1.bandwidth }
         let variant: HLSVariant
         if let bitrate {
@@ -28,17 +30,19 @@ struct HLSChoice: Sendable, Equatable {
             var chosen: [HLSRendition] = []
             for wanted in languages {
                 guard let match = offered.first(where: { Self.sameLanguage($0.language, wanted) }) else {
-                    throw DownloaderError.languageNotOffered(field: field, wanted: wanted, type: type.rawValue.lowercased(),
-                                                             offered: offered.compactMap(\.language), bandwidth: variant.bandwidth)
+                    throw DownloaderError.languageNotOffered(
+                        field: field, wanted: wanted, type: type.rawValue.lowercased(),
+                        offered: offered.compactMap(\.language), bandwidth: variant.bandwidth)
                 }
                 // `en` and `en-GB` asked together, or a language asked twice: one rendition once.
                 if !chosen.contains(match) { chosen.append(match) }
             }
             return chosen
         }
-        return HLSChoice(variant: variant,
-                         audio: try pick(.audio, variant.audioGroup, audioLanguages, field: "audioLanguages"),
-                         subtitles: try pick(.subtitles, variant.subtitlesGroup, subtitleLanguages, field: "subtitleLanguages"))
+        return HLSChoice(
+            variant: variant,
+            audio: try pick(.audio, variant.audioGroup, audioLanguages, field: "audioLanguages"),
+            subtitles: try pick(.subtitles, variant.subtitlesGroup, subtitleLanguages, field: "subtitleLanguages"))
     }
 
     /// `fr` matches `fr` and `fr-CA`, case aside (RFC 5646 primary subtags).
@@ -50,27 +54,35 @@ struct HLSChoice: Sendable, Equatable {
 
     /// What `offline.status` shows of the choice (also kept in `offlineProducts.options`).
     var json: JSONValue {
-        var variantFields: [String: JSONValue] = ["bandwidth": .number(Double(variant.bandwidth)),
-                                                  "codecs": .string(variant.codecs.joined(separator: ",")),
-                                                  "hasVideo": .bool(variant.hasVideo)]
+        var variantFields: [String: JSONValue] = [
+            "bandwidth": .number(Double(variant.bandwidth)),
+            "codecs": .string(variant.codecs.joined(separator: ",")),
+            "hasVideo": .bool(variant.hasVideo),
+        ]
         if let resolution = variant.resolution { variantFields["resolution"] = .string(resolution.description) }
-        return ["variant": .object(variantFields),
-                "audioLanguages": .array(audio.compactMap(\.language).map(JSONValue.string)),
-                "subtitleLanguages": .array(subtitles.compactMap(\.language).map(JSONValue.string))]
+        return [
+            "variant": .object(variantFields),
+            "audioLanguages": .array(audio.compactMap(\.language).map(JSONValue.string)),
+            "subtitleLanguages": .array(subtitles.compactMap(\.language).map(JSONValue.string)),
+        ]
     }
 
     /// `offline.variants`: what a master playlist offers.
     static func offer(_ master: HLSMasterPlaylist) -> JSONValue {
         let variants: [JSONValue] = master.variants.map { variant in
-            var fields: [String: JSONValue] = ["bandwidth": .number(Double(variant.bandwidth)),
-                                               "codecs": .string(variant.codecs.joined(separator: ",")),
-                                               "hasVideo": .bool(variant.hasVideo)]
+            var fields: [String: JSONValue] = [
+                "bandwidth": .number(Double(variant.bandwidth)),
+                "codecs": .string(variant.codecs.joined(separator: ",")),
+                "hasVideo": .bool(variant.hasVideo),
+            ]
             if let resolution = variant.resolution { fields["resolution"] = .string(resolution.description) }
             return .object(fields)
         }
         let renditions: [JSONValue] = master.renditions.filter { $0.type == .audio || $0.type == .subtitles }.map { rendition in
-            ["type": .string(rendition.type.rawValue), "language": rendition.language.map(JSONValue.string) ?? .null,
-             "name": .string(rendition.name), "default": .bool(rendition.isDefault)]
+            [
+                "type": .string(rendition.type.rawValue), "language": rendition.language.map(JSONValue.string) ?? .null,
+                "name": .string(rendition.name), "default": .bool(rendition.isDefault),
+            ]
         }
         return ["variants": .array(variants), "renditions": .array(renditions)]
     }

@@ -87,15 +87,18 @@ struct HLSPlanner: Sendable {
         }
     }
 
-    func plan(productId: String, info: JSONValue, bitrate: Int?, audioLanguages: [String]?, subtitleLanguages: [String]?,
-              retry: RetryPolicy) async throws -> HLSPlan {
+    func plan(
+        productId: String, info: JSONValue, bitrate: Int?, audioLanguages: [String]?, subtitleLanguages: [String]?,
+        retry: RetryPolicy
+    ) async throws -> HLSPlan {
         let (masterURL, masterBytes, master) = try await self.master(productId: productId, info: info, retry: retry)
         let choice = try HLSChoice.choose(master, bitrate: bitrate, audioLanguages: audioLanguages, subtitleLanguages: subtitleLanguages)
         let folder = Self.directory(of: HLSURL.path(of: masterURL))
         var names = Naming(productId: productId, folder: folder)
-        let masterFile = PlannedFile(name: "master.m3u8", role: .master, url: try stored(masterURL), urlPath: HLSURL.path(of: masterURL),
-                                     sizeBytes: Int64(masterBytes.count), sha256: Self.sha256(masterBytes),
-                                     mimeType: Self.mimeType("m3u8"), localPath: "hls/\(productId)/master.m3u8")
+        let masterFile = PlannedFile(
+            name: "master.m3u8", role: .master, url: try stored(masterURL), urlPath: HLSURL.path(of: masterURL),
+            sizeBytes: Int64(masterBytes.count), sha256: Self.sha256(masterBytes),
+            mimeType: Self.mimeType("m3u8"), localPath: "hls/\(productId)/master.m3u8")
         names.reserve(masterFile.urlPath, as: "master.m3u8")
         var files: [PlannedFile] = []
         var resources: [(url: String, rangeEnd: Int64?, role: PlannedFile.Role)] = []
@@ -117,8 +120,10 @@ struct HLSPlanner: Sendable {
                 throw DownloaderError.hostileManifest("\(uri) is not a complete presentation (no segments, or no #EXT-X-ENDLIST)")
             }
             let name = try names.name(for: urlPath)
-            files.append(PlannedFile(name: name, role: .playlist, url: try stored(checked), urlPath: urlPath, sizeBytes: Int64(bytes.count),
-                                     sha256: Self.sha256(bytes), mimeType: Self.mimeType("m3u8"), localPath: names.localPath(name)))
+            files.append(
+                PlannedFile(
+                    name: name, role: .playlist, url: try stored(checked), urlPath: urlPath, sizeBytes: Int64(bytes.count),
+                    sha256: Self.sha256(bytes), mimeType: Self.mimeType("m3u8"), localPath: names.localPath(name)))
             for key in media.keyURIs {
                 guard let keyURL = HLSURL.resolve(key, against: checked) else { throw DownloaderError.hostileManifest("cannot resolve key \(key)") }
                 let keyId = try Self.keyId(HLSURL.path(of: try resolve(keyURL)))
@@ -147,8 +152,11 @@ struct HLSPlanner: Sendable {
         for resource in resources {
             let urlPath = HLSURL.path(of: resource.url)
             if let index = unique.firstIndex(where: { $0.urlPath == urlPath }) {
-                if let end = resource.rangeEnd, let old = unique[index].rangeEnd { unique[index].rangeEnd = max(end, old) }
-                else { unique[index].rangeEnd = nil }
+                if let end = resource.rangeEnd, let old = unique[index].rangeEnd {
+                    unique[index].rangeEnd = max(end, old)
+                } else {
+                    unique[index].rangeEnd = nil
+                }
                 continue
             }
             guard seen.insert(urlPath).inserted else { continue }
@@ -161,11 +169,13 @@ struct HLSPlanner: Sendable {
             }
             let name = try names.name(for: resource.urlPath)
             let timed = Int64((bytesPerSecond * (variantSeconds[resource.urlPath] ?? 0)).rounded())
-            files.append(PlannedFile(name: name, role: resource.role, url: try stored(resource.url), urlPath: resource.urlPath, sizeBytes: nil,
-                                     estimatedBytes: max(resource.rangeEnd ?? 0, timed),
-                                     sha256: nil, mimeType: Self.mimeType(Self.fileExtension(resource.urlPath)),
-                                     localPath: names.localPath(name),
-                                     startSeconds: resource.role == .segment ? starts[resource.urlPath] : nil))
+            files.append(
+                PlannedFile(
+                    name: name, role: resource.role, url: try stored(resource.url), urlPath: resource.urlPath, sizeBytes: nil,
+                    estimatedBytes: max(resource.rangeEnd ?? 0, timed),
+                    sha256: nil, mimeType: Self.mimeType(Self.fileExtension(resource.urlPath)),
+                    localPath: names.localPath(name),
+                    startSeconds: resource.role == .segment ? starts[resource.urlPath] : nil))
         }
         return HLSPlan(master: masterFile, files: files, keyIds: keyIds, choice: choice)
     }
@@ -181,17 +191,20 @@ struct HLSPlanner: Sendable {
         return try wanted.map { image in
             let urlPath = HLSURL.path(of: image.url)
             let ext = MediaFolder.fileExtension(urlPath: urlPath, mimeType: nil)
-            return PlannedFile(name: "images/\(image.kind).\(ext)", role: .image, url: try stored(image.url), urlPath: urlPath, sizeBytes: nil,
-                               estimatedBytes: image.kind == "thumbnail" ? PlannedFile.guessedThumbnailBytes : PlannedFile.guessedBytes,
-                               sha256: nil, mimeType: Self.mimeType(ext),
-                               localPath: "images/\(productId)/\(image.kind).\(ext)")
+            return PlannedFile(
+                name: "images/\(image.kind).\(ext)", role: .image, url: try stored(image.url), urlPath: urlPath, sizeBytes: nil,
+                estimatedBytes: image.kind == "thumbnail" ? PlannedFile.guessedThumbnailBytes : PlannedFile.guessedBytes,
+                sha256: nil, mimeType: Self.mimeType(ext),
+                localPath: "images/\(productId)/\(image.kind).\(ext)")
         }
     }
 
     /// The product's media item, whose file is the master playlist as the origin served it.
     func masterItem(_ master: PlannedFile, productId: String, info: JSONValue) throws -> ManifestItem {
-        let fields: JSONValue = ["url": .string(master.url), "sizeBytes": .number(Double(master.sizeBytes ?? 0)),
-                                 "sha256": .string(master.sha256 ?? ""), "mimeType": master.mimeType.map(JSONValue.string) ?? .null]
+        let fields: JSONValue = [
+            "url": .string(master.url), "sizeBytes": .number(Double(master.sizeBytes ?? 0)),
+            "sha256": .string(master.sha256 ?? ""), "mimeType": master.mimeType.map(JSONValue.string) ?? .null,
+        ]
         switch HostileInput.item(id: .string(productId), fileFields: fields, meta: info, origin: origin) {
         case .success(var item):
             item.manifestType = "hls"

@@ -24,10 +24,13 @@ struct LicenseClient: Sendable {
 
     /// Requests a license for `productId` under `terms`, with the security token and key ids its
     /// playbackinfo `info` names.
-    func request(productId: String, playbackInfo info: JSONValue, terms: LicenseTerms,
-                 retry: RetryPolicy = .offlining) async throws -> GrantedLicense {
-        try await request(productId: productId, securityToken: Self.securityToken(info), terms: terms,
-                          keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [], retry: retry)
+    func request(
+        productId: String, playbackInfo info: JSONValue, terms: LicenseTerms,
+        retry: RetryPolicy = .offlining
+    ) async throws -> GrantedLicense {
+        try await request(
+            productId: productId, securityToken: Self.securityToken(info), terms: terms,
+            keyIds: info["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? [], retry: retry)
     }
 
     /// A playbackinfo's `licenseSecurityToken`: content that needs a license (TIDAL).
@@ -37,10 +40,14 @@ struct LicenseClient: Sendable {
 
     /// Requests a license for `productId` under `terms`; `keyIds` (from playbackinfo) the keys the
     /// content needs: any the answer does not carry are fetched with `GET /v1/keys/{keyId}`.
-    func request(productId: String, securityToken: String?, terms: LicenseTerms, keyIds: [String],
-                 retry: RetryPolicy = .offlining) async throws -> GrantedLicense {
-        var body: [String: JSONValue] = ["productId": .string(productId), "kind": .string(terms.kind),
-                                         "securityToken": securityToken.map(JSONValue.string) ?? .null]
+    func request(
+        productId: String, securityToken: String?, terms: LicenseTerms, keyIds: [String],
+        retry: RetryPolicy = .offlining
+    ) async throws -> GrantedLicense {
+        var body: [String: JSONValue] = [
+            "productId": .string(productId), "kind": .string(terms.kind),
+            "securityToken": securityToken.map(JSONValue.string) ?? .null,
+        ]
         if let seconds = terms.rentalSeconds { body["rentalSeconds"] = .number(Double(seconds)) }
         let answer = try await origin.post("/v1/licenses", body: .object(body), retry: retry)
         guard let id = answer["licenseId"]?.stringValue, OriginID.isValid(id) else {

@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import Logging
 import OriginClient
+import StateDB
 import Wire
 
 /// TIDAL OE / Brightcove media products: `offline.add` and the calls on its token. A token is a
@@ -17,8 +17,10 @@ actor OfflineProducts {
     private let licenses: LicenseClient?
     private let logger: Logger
 
-    init(catalog: StateDB, origin: OriginClient?, store: MediaFolder, engine: DownloadEngine,
-         events: DownloaderEvents, licenses: LicenseClient?, logger: Logger) {
+    init(
+        catalog: StateDB, origin: OriginClient?, store: MediaFolder, engine: DownloadEngine,
+        events: DownloaderEvents, licenses: LicenseClient?, logger: Logger
+    ) {
         self.products = ProductStore(catalog: catalog)
         self.licenseStore = LicenseStore(catalog: catalog)
         self.files = FileStore(catalog: catalog)
@@ -63,10 +65,12 @@ actor OfflineProducts {
     /// does not hold adds those renditions to the same token (Brightcove "Downloading Secondary
     /// Tracks"): planned again with the held variant and languages plus the new ones, only the
     /// new files are downloaded, and the product stays playable on what it holds meanwhile.
-    func add(productId: String, productType: String?, quality choice: QualityChoice, allowCellular: Bool = false,
-             now downloadNow: Bool = false, terms: LicenseTerms? = nil, presentation: PresentationChoice = PresentationChoice(),
-             properties: TokenProperties = TokenProperties(),
-             automatic: Bool = false, prepositionSeconds: Double? = nil, retry: RetryPolicy = .offlining) async throws -> JSONValue {
+    func add(
+        productId: String, productType: String?, quality choice: QualityChoice, allowCellular: Bool = false,
+        now downloadNow: Bool = false, terms: LicenseTerms? = nil, presentation: PresentationChoice = PresentationChoice(),
+        properties: TokenProperties = TokenProperties(),
+        automatic: Bool = false, prepositionSeconds: Double? = nil, retry: RetryPolicy = .offlining
+    ) async throws -> JSONValue {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
         let existing = try await products.openRequest(productId: productId)
         var held: ProductStore.Held?
@@ -101,7 +105,8 @@ actor OfflineProducts {
         }
         let (info, quality) = try await playbackInfo(productId, choice: choice, retry: retry)
         if let addition, let held, info["manifestHash"]?.stringValue != held.manifestHash {
-            throw DownloaderError.invalidState("""
+            throw DownloaderError.invalidState(
+                """
                 \(productId) changed at the origin since it was offlined (another manifestHash); \
                 sync.now re-offlines it, then its \(addition.what) can be added.
                 """)
@@ -118,9 +123,10 @@ actor OfflineProducts {
             guard OriginID.isValid(actual) else {
                 throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
             }
-            let plan = try await planner.plan(productId: actual, info: info, bitrate: presentation.bitrate,
-                                              audioLanguages: presentation.audioLanguages,
-                                              subtitleLanguages: presentation.subtitleLanguages, retry: retry)
+            let plan = try await planner.plan(
+                productId: actual, info: info, bitrate: presentation.bitrate,
+                audioLanguages: presentation.audioLanguages,
+                subtitleLanguages: presentation.subtitleLanguages, retry: retry)
             item = try planner.masterItem(plan.master, productId: actual, info: info)
             item.productType = info["productType"]?.stringValue ?? productType ?? "VIDEO"
             files = plan.files + (try planner.images(productId: actual, info: info))
@@ -182,9 +188,10 @@ actor OfflineProducts {
                 throw DownloaderError.hostileManifest("\(productId) is encrypted but its playbackinfo asks for no license")
             }
         }
-        var request = ProductStore.NewRequest(token: token, requestedProductId: productId, productId: actual, item: item,
-                                              quality: quality, manifestHash: info["manifestHash"]?.stringValue,
-                                              validity: Validity(info), allowCellular: allowCellular, license: license)
+        var request = ProductStore.NewRequest(
+            token: token, requestedProductId: productId, productId: actual, item: item,
+            quality: quality, manifestHash: info["manifestHash"]?.stringValue,
+            validity: Validity(info), allowCellular: allowCellular, license: license)
         request.automatic = automatic
         request.downloadNow = downloadNow
         request.files = files
@@ -237,8 +244,10 @@ actor OfflineProducts {
 
     /// The offline playbackinfo at `choice.first`, asked again at the video quality when the
     /// answer says the product is a video the request did not name (`QualityChoice`).
-    static func offlinePlaybackInfo(_ productId: String, choice: QualityChoice, origin: OriginClient,
-                                    retry: RetryPolicy) async throws -> (JSONValue, String) {
+    static func offlinePlaybackInfo(
+        _ productId: String, choice: QualityChoice, origin: OriginClient,
+        retry: RetryPolicy
+    ) async throws -> (JSONValue, String) {
         let info = try await offlinePlaybackInfo(productId, quality: choice.first, origin: origin, retry: retry)
         guard let again = choice.again(after: info) else { return (info, choice.first) }
         return (try await offlinePlaybackInfo(productId, quality: again, origin: origin, retry: retry), again)
@@ -246,22 +255,27 @@ actor OfflineProducts {
 
     /// `GET /v1/playbackinfo/{productId}?mode=offline` at `quality` (`HIGH` when none is named;
     /// the methods pass the policy's offline quality).
-    static func offlinePlaybackInfo(_ productId: String, quality: String?, origin: OriginClient,
-                                    retry: RetryPolicy) async throws -> JSONValue {
+    static func offlinePlaybackInfo(
+        _ productId: String, quality: String?, origin: OriginClient,
+        retry: RetryPolicy
+    ) async throws -> JSONValue {
         try await origin.get("/v1/playbackinfo/\(productId)", query: ["mode": "offline", "quality": quality ?? "HIGH"], retry: retry)
     }
 
     /// Every file `offline.add` downloads for an HLS playbackinfo with `choice`: the master
     /// playlist, the chosen playlists, segments and init sections, and the images.
-    static func presentationFiles(_ info: JSONValue, productId: String, origin: OriginClient, choice: PresentationChoice,
-                                  retry: RetryPolicy) async throws -> [PlannedFile] {
+    static func presentationFiles(
+        _ info: JSONValue, productId: String, origin: OriginClient, choice: PresentationChoice,
+        retry: RetryPolicy
+    ) async throws -> [PlannedFile] {
         let actual = info["productId"]?.stringValue ?? productId
         guard OriginID.isValid(actual) else {
             throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
         }
         let planner = HLSPlanner(origin: origin)
-        let plan = try await planner.plan(productId: actual, info: info, bitrate: choice.bitrate, audioLanguages: choice.audioLanguages,
-                                          subtitleLanguages: choice.subtitleLanguages, retry: retry)
+        let plan = try await planner.plan(
+            productId: actual, info: info, bitrate: choice.bitrate, audioLanguages: choice.audioLanguages,
+            subtitleLanguages: choice.subtitleLanguages, retry: retry)
         return [plan.master] + plan.files + (try planner.images(productId: actual, info: info))
     }
 
@@ -273,8 +287,10 @@ actor OfflineProducts {
 
     /// What `offline.add` downloads for this offline playbackinfo, or why it refuses it:
     /// `offline.estimate` asks the same, so the two agree on what can be downloaded.
-    static func offlineItem(_ info: JSONValue, productId: String, productType: String?,
-                            origin: OriginClient) -> Result<ManifestItem, DownloaderError> {
+    static func offlineItem(
+        _ info: JSONValue, productId: String, productType: String?,
+        origin: OriginClient
+    ) -> Result<ManifestItem, DownloaderError> {
         guard info["canBeDownloaded"]?.boolValue == true else { return .failure(.notDownloadable(productId)) }
         let manifestType = info["manifestType"]?.stringValue ?? "progressive"
         guard manifestType == "progressive" else {
@@ -301,8 +317,10 @@ actor OfflineProducts {
     /// into. A product already requested gets its license renewed instead.
     /// `properties` (a display name, the app's `referenceId`) are kept with the token, as
     /// `offline.add` keeps them.
-    func preloadLicense(productId: String, productType: String?, quality choice: QualityChoice, terms: LicenseTerms?,
-                        properties: TokenProperties = TokenProperties(), retry: RetryPolicy = .offlining) async throws -> JSONValue {
+    func preloadLicense(
+        productId: String, productType: String?, quality choice: QualityChoice, terms: LicenseTerms?,
+        properties: TokenProperties = TokenProperties(), retry: RetryPolicy = .offlining
+    ) async throws -> JSONValue {
         guard let licenses else { throw DownloaderError.noOrigin() }
         if let existing = try await products.openRequest(productId: productId), existing.state != "failed" {
             try await products.setProperties(token: existing.token, properties)
@@ -314,8 +332,9 @@ actor OfflineProducts {
         let license = try await licenses.request(productId: productId, playbackInfo: info, terms: terms ?? .purchase, retry: retry)
         let token = UUID().uuidString.lowercased()
         let type = info["productType"]?.stringValue ?? productType ?? "TRACK"
-        try await products.addPreloaded(token: token, requestedProductId: productId, productType: type, quality: quality,
-                                        license: license, now: Date())
+        try await products.addPreloaded(
+            token: token, requestedProductId: productId, productType: type, quality: quality,
+            license: license, now: Date())
         try await products.setProperties(token: token, properties)
         events.references.set(properties.referenceId, token: token)
         licenseEvent(.acquired, token: token, productId: productId, license)

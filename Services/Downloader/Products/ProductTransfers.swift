@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import Logging
+import StateDB
 import Wire
 
 /// What transfers mean for the products waiting for their files: a product becomes
@@ -28,8 +28,9 @@ struct ProductTransfers: Sendable {
             if job.listed, let started = try await queue.productsAlreadyStarted(waitingFor: job.fileId) {
                 (owners, changed) = (started, [])
             } else {
-                (owners, changed, held) = try await queue.startProducts(waitingFor: job.fileId, now: Date(),
-                                                                        keepOriginWaits: keepOriginWaits)
+                (owners, changed, held) = try await queue.startProducts(
+                    waitingFor: job.fileId, now: Date(),
+                    keepOriginWaits: keepOriginWaits)
             }
         } catch {
             logger.error("cannot mark \(job.relative) started: \(error)")
@@ -78,8 +79,10 @@ struct ProductTransfers: Sendable {
     /// A failed attempt: the products that failed for good with it.
     func failed(_ failure: DownloadQueueStore.FailedAttempt) {
         for product in failure.products {
-            events.publish(.offlineFailed(product, error: ItemError.downloadFailed.rawValue, cause: failure.error,
-                                          reason: product.reason ?? failure.reason))
+            events.publish(
+                .offlineFailed(
+                    product, error: ItemError.downloadFailed.rawValue, cause: failure.error,
+                    reason: product.reason ?? failure.reason))
             events.publish(.itemStateChanged(.product(product), state: "failed", error: ItemError.downloadFailed.rawValue))
         }
     }

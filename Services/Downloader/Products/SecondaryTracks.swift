@@ -29,10 +29,13 @@ struct SecondaryTracks: Sendable {
         if asked.bitrate != nil, held.options["bitrate"]?.intValue != asked.bitrate {
             throw RPCError.invalidParams("params.bitrate: \(productId) is offlined at one variant; renditions are added to it without a bitrate.")
         }
-        choice = OfflineProducts.PresentationChoice(bitrate: held.options["bitrate"]?.intValue, audioLanguages: audio.all,
-                                                    subtitleLanguages: subtitles.all)
-        what = [audio.new.isEmpty ? nil : "audio " + audio.new.joined(separator: ", "),
-                subtitles.new.isEmpty ? nil : "subtitles " + subtitles.new.joined(separator: ", ")]
-            .compactMap { $0 }.joined(separator: " and ")
+        choice = OfflineProducts.PresentationChoice(
+            bitrate: held.options["bitrate"]?.intValue, audioLanguages: audio.all,
+            subtitleLanguages: subtitles.all)
+        what = [
+            audio.new.isEmpty ? nil : "audio " + audio.new.joined(separator: ", "),
+            subtitles.new.isEmpty ? nil : "subtitles " + subtitles.new.joined(separator: ", "),
+        ]
+        .compactMap { $0 }.joined(separator: " and ")
     }
 }

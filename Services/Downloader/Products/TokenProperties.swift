@@ -39,8 +39,9 @@ struct TokenProperties: Sendable, Equatable {
     /// These properties, each one not given taken from `held` (a request again for a token
     /// keeps what an earlier one named).
     func over(_ held: TokenProperties) -> TokenProperties {
-        TokenProperties(displayName: displayName ?? held.displayName, referenceId: referenceId ?? held.referenceId,
-                        onlineSourceURL: onlineSourceURL ?? held.onlineSourceURL)
+        TokenProperties(
+            displayName: displayName ?? held.displayName, referenceId: referenceId ?? held.referenceId,
+            onlineSourceURL: onlineSourceURL ?? held.onlineSourceURL)
     }
 
     /// Writes the properties that are set into `options`.

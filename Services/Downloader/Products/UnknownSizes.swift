@@ -32,7 +32,8 @@ struct UnknownSizes: Sendable, Equatable {
 
     init?(options: JSONValue?) {
         guard let estimate = options?["estimate"], let bytes = estimate["bytes"]?.doubleValue,
-              let files = estimate["files"]?.intValue, files > 0, bytes >= 0 else { return nil }
+            let files = estimate["files"]?.intValue, files > 0, bytes >= 0
+        else { return nil }
         self.init(bytes: Int64(bytes), files: files)
     }
 }

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import Logging
+import StateDB
 import Wire
 
 /// Stations' download progress: `StationDownloadProgress` as their files end, and one
@@ -63,8 +63,10 @@ actor StationProgress {
     /// A failed attempt of a file these stations hold: the items that failed for good with it.
     func attemptFailed(_ failure: DownloadQueueStore.FailedAttempt) async {
         for item in failure.items {
-            events.publish(.itemStateChanged(.stationItem(stationId: item.stationId, itemId: item.itemId), state: "failed",
-                                             error: ItemError.downloadFailed.rawValue, reason: "\(failure.error): \(failure.reason)"))
+            events.publish(
+                .itemStateChanged(
+                    .stationItem(stationId: item.stationId, itemId: item.itemId), state: "failed",
+                    error: ItemError.downloadFailed.rawValue, reason: "\(failure.error): \(failure.reason)"))
         }
         await publish(failure.stations)
     }
@@ -89,16 +91,21 @@ actor StationProgress {
         for station in stations where applying[station] == nil {
             if afterSync { completeAnnounced.remove(station) }
             guard let progress = try? await self.stations.progress(station, maxAttempts: maxAttempts) else { continue }
-            let counts = DownloaderEvent.StationCounts(stationId: station, pending: progress.pending, failed: progress.failed,
-                                                       total: progress.total)
+            let counts = DownloaderEvent.StationCounts(
+                stationId: station, pending: progress.pending, failed: progress.failed,
+                total: progress.total)
             events.publish(.stationDownloadProgress(counts))
             guard progress.pending == 0 else {
                 completeAnnounced.remove(station)
                 continue
             }
             if completeAnnounced.insert(station).inserted {
-                logger.notice("station downloaded", metadata: ["station": "\(station)", "items": "\(progress.total)",
-                                                             "failed": "\(progress.failed)"])
+                logger.notice(
+                    "station downloaded",
+                    metadata: [
+                        "station": "\(station)", "items": "\(progress.total)",
+                        "failed": "\(progress.failed)",
+                    ])
                 events.publish(.stationDownloadComplete(counts))
             }
         }

@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import Logging
 import OriginClient
+import StateDB
 import Systemd
 import Wire
 
@@ -22,8 +22,10 @@ actor StationSync {
     private let logger: Logger
     private var lastAvailability: String?
 
-    init(catalog: StateDB, origin: OriginClient?, quickOrigin: OriginClient?, store: MediaFolder,
-         engine: DownloadEngine, progress: StationProgress, events: DownloaderEvents, logger: Logger) {
+    init(
+        catalog: StateDB, origin: OriginClient?, quickOrigin: OriginClient?, store: MediaFolder,
+        engine: DownloadEngine, progress: StationProgress, events: DownloaderEvents, logger: Logger
+    ) {
         self.stations = StationStore(catalog: catalog)
         self.origin = origin
         self.quickOrigin = quickOrigin
@@ -60,8 +62,10 @@ actor StationSync {
             lastAvailability = availability
             events.publish(.stationsAvailability(availability, localOffline: local.count))
         }
-        var answer: [String: JSONValue] = ["available": .bool(available), "stations": .array(stations),
-                                           "remoteOffline": .array(remoteOffline), "localOffline": .array(local)]
+        var answer: [String: JSONValue] = [
+            "available": .bool(available), "stations": .array(stations),
+            "remoteOffline": .array(remoteOffline), "localOffline": .array(local),
+        ]
         if let unavailable { answer["error"] = .string(unavailable) }
         return .object(answer)
     }
@@ -95,16 +99,20 @@ actor StationSync {
         var manifestHash: String?
     }
 
-    func sync(stationId: String, targetMinutes: Double?, keepStoredTarget: Bool = false,
-              retry: RetryPolicy = .offlining) async throws -> SyncResult {
+    func sync(
+        stationId: String, targetMinutes: Double?, keepStoredTarget: Bool = false,
+        retry: RetryPolicy = .offlining
+    ) async throws -> SyncResult {
         guard let origin else { throw DownloaderError.noOrigin() }
         let basis = try await stations.syncBasis(stationId: stationId)
         let (have, played, storedTarget) = (basis.have, basis.played, basis.targetMinutes)
         let target = keepStoredTarget ? storedTarget : targetMinutes
-        let answer = try await origin.post("/v1/stations/\(stationId)/offline", body: [
-            "targetMinutes": target.map(JSONValue.number) ?? .null,
-            "have": .array(have.map(JSONValue.string)), "played": .array(played.map(JSONValue.string)),
-        ], retry: retry)
+        let answer = try await origin.post(
+            "/v1/stations/\(stationId)/offline",
+            body: [
+                "targetMinutes": target.map(JSONValue.number) ?? .null,
+                "have": .array(have.map(JSONValue.string)), "played": .array(played.map(JSONValue.string)),
+            ], retry: retry)
 
         // Hostile or broken manifests: refuse the whole answer when its frame is wrong, single
         // items when only they are.
@@ -122,13 +130,19 @@ actor StationSync {
         }
         var removeList: [String] = []
         for raw in answer["remove"]?.arrayValue ?? [] {
-            if let id = raw.stringValue, OriginID.isValid(id) { removeList.append(id) } else {
+            if let id = raw.stringValue, OriginID.isValid(id) {
+                removeList.append(id)
+            } else {
                 refused.append(RefusedItem(id: String(describing: raw).prefix(140).description, reason: "remove lists an id that is not a plain token"))
             }
         }
         for refusal in refused {
-            logger.warning("station item refused", metadata: ["station": "\(stationId)", "item": "\(refusal.id)",
-                                                              "reason": "\(refusal.reason)"])
+            logger.warning(
+                "station item refused",
+                metadata: [
+                    "station": "\(stationId)", "item": "\(refusal.id)",
+                    "reason": "\(refusal.reason)",
+                ])
             events.publish(.itemRefused(stationId: stationId, itemId: refusal.id, reason: refusal.reason))
         }
         let manifest = StationStore.Manifest(
@@ -149,11 +163,15 @@ actor StationSync {
         // refuses again at once would otherwise be answered as failed or not by chance.
         let progress = applied.progress
         await progressReport.publish([stationId], afterSync: true)
-        logger.notice("station synced", metadata: LogMessageID.syncCompleted.metadata([
-            "station": "\(stationId)", "added": "\(applied.added.count)", "removed": "\(removeList.count)",
-            "refused": "\(refused.count)", "pending": "\(progress.pending)", "total": "\(progress.total)"]))
-        return SyncResult(stationId: stationId, added: applied.added, removed: removeList, refused: refused, pending: progress.pending,
-                          failed: progress.failed, total: progress.total, manifestHash: answer["manifestHash"]?.stringValue)
+        logger.notice(
+            "station synced",
+            metadata: LogMessageID.syncCompleted.metadata([
+                "station": "\(stationId)", "added": "\(applied.added.count)", "removed": "\(removeList.count)",
+                "refused": "\(refused.count)", "pending": "\(progress.pending)", "total": "\(progress.total)",
+            ]))
+        return SyncResult(
+            stationId: stationId, added: applied.added, removed: removeList, refused: refused, pending: progress.pending,
+            failed: progress.failed, total: progress.total, manifestHash: answer["manifestHash"]?.stringValue)
     }
 
     /// Writes the manifest into the catalog. A large one starts downloading before it is all
@@ -209,8 +227,9 @@ actor StationSync {
                 // Cut off by the stop: not a failure; the next start re-syncs.
                 return
             } catch {
-                logger.warning("re-sync of a station failed; it is tried again at the next round",
-                               metadata: ["station": "\(id)", "error": "\(error)"])
+                logger.warning(
+                    "re-sync of a station failed; it is tried again at the next round",
+                    metadata: ["station": "\(id)", "error": "\(error)"])
                 await recordFailure(stationId: id, error: error)
             }
         }

@@ -18,8 +18,10 @@ struct StorageAdmission: Sendable {
     /// files will still write is reserved first. `protected`: files never evicted. Returns
     /// the admitted jobs (with what their `.part` holds), the refused ones with the shortage,
     /// and the room left.
-    func admit(_ allowed: [FileJob], slots: Int, prefetch: Int, running: [FileJob], protected: Set<Int64>,
-               policy: DownloadPolicy) async -> (admitted: [FileJob], refused: [(FileJob, String)], roomLeft: Int64) {
+    func admit(
+        _ allowed: [FileJob], slots: Int, prefetch: Int, running: [FileJob], protected: Set<Int64>,
+        policy: DownloadPolicy
+    ) async -> (admitted: [FileJob], refused: [(FileJob, String)], roomLeft: Int64) {
         // The `.part` sizes of the candidates the loop may reach, looked up a round's worth at a
         // time (the first with the room): most rounds stop after the first `slots + prefetch`,
         // of many more candidates.

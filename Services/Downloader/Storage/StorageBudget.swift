@@ -95,22 +95,28 @@ struct StorageBudget: Sendable {
     ///
     /// Without a `maxCacheBytes` the cache's use limits nothing, and admission (`countCache`
     /// false) skips summing it over every file of the catalog (`cacheUsedBytes` is then 0).
-    func room(policy: DownloadPolicy, running: [FileJob], looking: [FileJob],
-              countCache: Bool = true) async -> (room: Room, reservations: [Int64: Reservation], parts: [Int64: Int64]) {
+    func room(
+        policy: DownloadPolicy, running: [FileJob], looking: [FileJob],
+        countCache: Bool = true
+    ) async -> (room: Room, reservations: [Int64: Reservation], parts: [Int64: Int64]) {
         let (root, store) = (store.root, store)
         let (space, parts, looked) = await BlockingIO.run { () -> ((free: Int64, blockSize: Int64)?, [Int64], [Int64: Int64]) in
-            (Self.fileSystemSpace(root), running.map { (try? store.partPath($0.relative)).flatMap(MediaFolder.size) ?? 0 },
-             Self.partSizes(looking, store))
+            (
+                Self.fileSystemSpace(root), running.map { (try? store.partPath($0.relative)).flatMap(MediaFolder.size) ?? 0 },
+                Self.partSizes(looking, store)
+            )
         }
         let ids = running.map(\.fileId)
         let used = countCache || policy.maxCacheBytes != nil ? ((try? await files.cacheUsed(excluding: ids)) ?? 0) : 0
         let (free, blockSize) = space ?? (free: 0, blockSize: 4096)
-        var room = Room(freeBytes: free, minFreeBytes: policy.minFreeBytes, cacheUsedBytes: used,
-                        maxCacheBytes: policy.maxCacheBytes, reservedBytes: 0, blockSize: blockSize)
+        var room = Room(
+            freeBytes: free, minFreeBytes: policy.minFreeBytes, cacheUsedBytes: used,
+            maxCacheBytes: policy.maxCacheBytes, reservedBytes: 0, blockSize: blockSize)
         var reservations: [Int64: Reservation] = [:]
         for (job, onDisk) in zip(running, parts) {
-            let reservation = Reservation(disk: room.need(size: job.sizeBytes, onDisk: onDisk),
-                                          cache: room.need(size: job.sizeBytes, onDisk: 0))
+            let reservation = Reservation(
+                disk: room.need(size: job.sizeBytes, onDisk: onDisk),
+                cache: room.need(size: job.sizeBytes, onDisk: 0))
             room.reservedBytes += reservation.disk
             room.cacheReservedBytes += reservation.cache
             reservations[job.fileId] = reservation
@@ -125,8 +131,9 @@ struct StorageBudget: Sendable {
     }
 
     private static func partSizes(_ jobs: [FileJob], _ store: MediaFolder) -> [Int64: Int64] {
-        Dictionary(jobs.map { ($0.fileId, (try? store.partPath($0.relative)).flatMap(MediaFolder.size) ?? 0) },
-                   uniquingKeysWith: { first, _ in first })
+        Dictionary(
+            jobs.map { ($0.fileId, (try? store.partPath($0.relative)).flatMap(MediaFolder.size) ?? 0) },
+            uniquingKeysWith: { first, _ in first })
     }
 
     /// A transfer failure that is the disk being full (ENOSPC, EDQUOT): then the item waits

@@ -1,8 +1,8 @@
-import StateDB
 import Foundation
 import GRDB
-import Wire
 import OriginAPI
+import StateDB
+import Wire
 
 /// The content catalog's tables (`catalogSources`, `catalogCategories`, `catalogItems`) and its
 /// feed cursor (`settings`, `downloader.catalogCursor`): the mirror of the origin's catalog and
@@ -75,30 +75,35 @@ struct ContentCatalogStore: Sendable {
 
     func items() async throws -> [ItemRow] {
         try await catalog.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT i.*, o.state AS tokenState, o.automatic AS automatic, c.lastAt AS viewedAt
-                FROM catalogItems i
-                LEFT JOIN offlineProducts o ON o.token = COALESCE(
-                    (SELECT token FROM offlineProducts WHERE token = i.token AND state != 'deleted'),
-                    (SELECT token FROM offlineProducts WHERE requestedProductId = i.productId AND state != 'deleted'
-                     ORDER BY requestedAt DESC LIMIT 1))
-                LEFT JOIN consumedProducts c ON c.productId = i.productId
-                ORDER BY i.rowid
-                """).map(Self.itemRow)
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT i.*, o.state AS tokenState, o.automatic AS automatic, c.lastAt AS viewedAt
+                    FROM catalogItems i
+                    LEFT JOIN offlineProducts o ON o.token = COALESCE(
+                        (SELECT token FROM offlineProducts WHERE token = i.token AND state != 'deleted'),
+                        (SELECT token FROM offlineProducts WHERE requestedProductId = i.productId AND state != 'deleted'
+                         ORDER BY requestedAt DESC LIMIT 1))
+                    LEFT JOIN consumedProducts c ON c.productId = i.productId
+                    ORDER BY i.rowid
+                    """
+            ).map(Self.itemRow)
         }
     }
 
     private static func itemRow(_ row: Row) -> ItemRow {
         let categories = (try? JSONValue.parse(Array((row["categories"] as String).utf8)))?.arrayValue?.compactMap(\.stringValue) ?? []
-        let item = CatalogItem(id: row["id"], productId: row["productId"], type: row["type"], title: row["title"],
-                               sourceId: row["sourceId"], categories: categories, sizeBytes: row["sizeBytes"],
-                               durationSeconds: row["durationSeconds"], publishedAt: row["publishedAt"],
-                               priority: row["priority"], expiresAt: row["expiresAt"])
+        let item = CatalogItem(
+            id: row["id"], productId: row["productId"], type: row["type"], title: row["title"],
+            sourceId: row["sourceId"], categories: categories, sizeBytes: row["sizeBytes"],
+            durationSeconds: row["durationSeconds"], publishedAt: row["publishedAt"],
+            priority: row["priority"], expiresAt: row["expiresAt"])
         let tokenState: String? = row["tokenState"]
         let live = tokenState != nil && tokenState != "deleted"
-        return ItemRow(item: item, saved: row["saved"], removed: row["removed"], reclaimed: row["reclaimed"],
-                       token: live ? row["token"] : nil, state: live ? tokenState! : "discovered",
-                       automatic: live && ((row["automatic"] as Bool?) ?? false), viewedAt: row.date("viewedAt"))
+        return ItemRow(
+            item: item, saved: row["saved"], removed: row["removed"], reclaimed: row["reclaimed"],
+            token: live ? row["token"] : nil, state: live ? tokenState! : "discovered",
+            automatic: live && ((row["automatic"] as Bool?) ?? false), viewedAt: row.date("viewedAt"))
     }
 
     /// What `service.status` shows of the catalog.
@@ -112,17 +117,20 @@ struct ContentCatalogStore: Sendable {
 
     func counts() async throws -> Counts {
         try await catalog.read { db in
-            let row = try Row.fetchOne(db, sql: """
-                SELECT (SELECT COUNT(*) FROM catalogItems) AS items,
-                       (SELECT COUNT(*) FROM catalogItems i JOIN offlineProducts o ON o.token = i.token
-                        WHERE o.automatic AND o.state != 'deleted') AS prepositioned,
-                       (SELECT COALESCE(SUM(i.sizeBytes), 0) FROM catalogItems i JOIN offlineProducts o ON o.token = i.token
-                        WHERE o.automatic AND o.state != 'deleted') AS bytes,
-                       (SELECT COUNT(*) FROM catalogSources WHERE listed AND subscribed) AS subscribed,
-                       (SELECT COUNT(*) FROM catalogCategories WHERE listed AND selected) AS selected
-                """)!
-            return Counts(items: row["items"], prepositioned: row["prepositioned"], prepositionedBytes: row["bytes"],
-                          subscribed: row["subscribed"], selected: row["selected"])
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT (SELECT COUNT(*) FROM catalogItems) AS items,
+                           (SELECT COUNT(*) FROM catalogItems i JOIN offlineProducts o ON o.token = i.token
+                            WHERE o.automatic AND o.state != 'deleted') AS prepositioned,
+                           (SELECT COALESCE(SUM(i.sizeBytes), 0) FROM catalogItems i JOIN offlineProducts o ON o.token = i.token
+                            WHERE o.automatic AND o.state != 'deleted') AS bytes,
+                           (SELECT COUNT(*) FROM catalogSources WHERE listed AND subscribed) AS subscribed,
+                           (SELECT COUNT(*) FROM catalogCategories WHERE listed AND selected) AS selected
+                    """)!
+            return Counts(
+                items: row["items"], prepositioned: row["prepositioned"], prepositionedBytes: row["bytes"],
+                subscribed: row["subscribed"], selected: row["selected"])
         }
     }
 
@@ -130,14 +138,18 @@ struct ContentCatalogStore: Sendable {
 
     /// Applies one refresh: the full lists of sources and categories, and the item changes
     /// (`full`: the whole current set, so any item not in it is gone). Saves the cursor last.
-    func apply(sources: [CatalogSource], categories: [CatalogCategory], changes: CatalogChanges, full: Bool,
-               now: Date) async throws -> Delta {
+    func apply(
+        sources: [CatalogSource], categories: [CatalogCategory], changes: CatalogChanges, full: Bool,
+        now: Date
+    ) async throws -> Delta {
         try await catalog.write { db in
             var delta = Delta()
-            delta.sourcesChanged = try Self.mirror(sources.enumerated().map { ($1.id, $1.name, $1.description, nil, $0) },
-                                                   table: "catalogSources", db: db)
-            delta.categoriesChanged = try Self.mirror(categories.enumerated().map { ($1.id, $1.name, nil, $1.parentId, $0) },
-                                                      table: "catalogCategories", db: db)
+            delta.sourcesChanged = try Self.mirror(
+                sources.enumerated().map { ($1.id, $1.name, $1.description, nil, $0) },
+                table: "catalogSources", db: db)
+            delta.categoriesChanged = try Self.mirror(
+                categories.enumerated().map { ($1.id, $1.name, nil, $1.parentId, $0) },
+                table: "catalogCategories", db: db)
             var gone = Set(changes.removed)
             if full {
                 let known = try String.fetchAll(db, sql: "SELECT id FROM catalogItems WHERE NOT removed")
@@ -152,22 +164,30 @@ struct ContentCatalogStore: Sendable {
                     delta.changed.append(item.id)
                     // Another product behind the same item: the old request no longer holds it.
                     let dropToken = existing.item.productId != item.productId
-                    try db.execute(sql: """
-                        UPDATE catalogItems SET productId = ?, type = ?, title = ?, sourceId = ?, categories = ?, sizeBytes = ?,
-                            durationSeconds = ?, publishedAt = ?, priority = ?, expiresAt = ?, removed = 0, reclaimed = 0,
-                            token = CASE WHEN ? THEN NULL ELSE token END
-                        WHERE id = ?
-                        """, arguments: [item.productId, item.type, item.title, item.sourceId, categories, item.sizeBytes,
-                                         item.durationSeconds, item.publishedAt, item.priority, item.expiresAt, dropToken, item.id])
+                    try db.execute(
+                        sql: """
+                            UPDATE catalogItems SET productId = ?, type = ?, title = ?, sourceId = ?, categories = ?, sizeBytes = ?,
+                                durationSeconds = ?, publishedAt = ?, priority = ?, expiresAt = ?, removed = 0, reclaimed = 0,
+                                token = CASE WHEN ? THEN NULL ELSE token END
+                            WHERE id = ?
+                            """,
+                        arguments: [
+                            item.productId, item.type, item.title, item.sourceId, categories, item.sizeBytes,
+                            item.durationSeconds, item.publishedAt, item.priority, item.expiresAt, dropToken, item.id,
+                        ])
                     if dropToken, let token = existing.token, try Self.isAutomatic(token, db: db) { delta.tokensToDelete.append(token) }
                 } else {
                     delta.added.append(item.id)
-                    try db.execute(sql: """
-                        INSERT INTO catalogItems (id, productId, type, title, sourceId, categories, sizeBytes, durationSeconds,
-                            publishedAt, priority, expiresAt, discoveredAt)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """, arguments: [item.id, item.productId, item.type, item.title, item.sourceId, categories, item.sizeBytes,
-                                         item.durationSeconds, item.publishedAt, item.priority, item.expiresAt, now.databaseText])
+                    try db.execute(
+                        sql: """
+                            INSERT INTO catalogItems (id, productId, type, title, sourceId, categories, sizeBytes, durationSeconds,
+                                publishedAt, priority, expiresAt, discoveredAt)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            """,
+                        arguments: [
+                            item.id, item.productId, item.type, item.title, item.sourceId, categories, item.sizeBytes,
+                            item.durationSeconds, item.publishedAt, item.priority, item.expiresAt, now.databaseText,
+                        ])
                 }
             }
             for id in gone.sorted() {
@@ -184,10 +204,11 @@ struct ContentCatalogStore: Sendable {
                 delta.removed.append(id)
                 if let token = row["token"] as String?, try Self.isAutomatic(token, db: db) { delta.tokensToDelete.append(token) }
             }
-            try db.execute(sql: """
-                INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
-                ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
-                """, arguments: [Self.cursorKey, changes.cursor, now.databaseText])
+            try db.execute(
+                sql: """
+                    INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
+                    ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
+                    """, arguments: [Self.cursorKey, changes.cursor, now.databaseText])
             return delta
         }
     }
@@ -199,18 +220,21 @@ struct ContentCatalogStore: Sendable {
 
     /// Upserts the listed rows of a sources or categories table, keeping what the device chose,
     /// and marks the others unlisted. True when anything a client sees changed.
-    private static func mirror(_ rows: [(id: String, name: String, description: String?, parentId: String?, position: Int)],
-                               table: String, db: Database) throws -> Bool {
+    private static func mirror(
+        _ rows: [(id: String, name: String, description: String?, parentId: String?, position: Int)],
+        table: String, db: Database
+    ) throws -> Bool {
         let isSources = table == "catalogSources"
         let before = try Row.fetchAll(db, sql: "SELECT id, name, \(isSources ? "description" : "parentId") AS extra, position FROM \(table) WHERE listed")
             .map { "\($0["id"] as String)|\($0["name"] as String)|\(($0["extra"] as String?) ?? "")|\($0["position"] as Int)" }
         try db.execute(sql: "UPDATE \(table) SET listed = 0")
         for row in rows {
-            try db.execute(sql: """
-                INSERT INTO \(table) (id, name, \(isSources ? "description" : "parentId"), position, listed) VALUES (?, ?, ?, ?, 1)
-                ON CONFLICT(id) DO UPDATE SET name = excluded.name, \(isSources ? "description" : "parentId") = excluded.\(isSources ? "description" : "parentId"),
-                    position = excluded.position, listed = 1
-                """, arguments: [row.id, row.name, isSources ? row.description : row.parentId, row.position])
+            try db.execute(
+                sql: """
+                    INSERT INTO \(table) (id, name, \(isSources ? "description" : "parentId"), position, listed) VALUES (?, ?, ?, ?, 1)
+                    ON CONFLICT(id) DO UPDATE SET name = excluded.name, \(isSources ? "description" : "parentId") = excluded.\(isSources ? "description" : "parentId"),
+                        position = excluded.position, listed = 1
+                    """, arguments: [row.id, row.name, isSources ? row.description : row.parentId, row.position])
         }
         let after = rows.map { "\($0.id)|\($0.name)|\((isSources ? $0.description : $0.parentId) ?? "")|\($0.position)" }
         return before != after
@@ -273,12 +297,14 @@ struct ContentCatalogStore: Sendable {
     /// someone asked for explicitly apart from prepositioned ones (nil: none waits).
     func waitingForRoom() async throws -> (explicit: [Int64]?, automatic: [Int64]?) {
         try await catalog.read { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT p.automatic AS automatic, f.sizeBytes AS size FROM offlineProducts p
-                JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
-                JOIN files f ON f.id = d.fileId
-                WHERE p.state = 'idle' AND p.error = 'CacheLimit' AND f.state != 'verified'
-                """)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT p.automatic AS automatic, f.sizeBytes AS size FROM offlineProducts p
+                    JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
+                    JOIN files f ON f.id = d.fileId
+                    WHERE p.state = 'idle' AND p.error = 'CacheLimit' AND f.state != 'verified'
+                    """)
             var explicit: [Int64]?
             var automatic: [Int64]?
             for row in rows {

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 
 /// How long what is held stays valid (Feed.fm "Expiration"): which stations and products the
 /// origin is asked to extend, the new `stations.expiresAt` and `offlineProducts.offlineValidUntil`
@@ -31,10 +31,13 @@ struct ExpiryStore: Sendable {
 
     func held() async throws -> Held {
         try await catalog.read { db in
-            Held(stationIds: try String.fetchAll(db, sql: "SELECT id FROM stations ORDER BY id"),
-                 productIds: try String.fetchAll(db, sql: """
-                     SELECT DISTINCT requestedProductId FROM offlineProducts WHERE state != 'deleted' ORDER BY requestedProductId
-                     """))
+            Held(
+                stationIds: try String.fetchAll(db, sql: "SELECT id FROM stations ORDER BY id"),
+                productIds: try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT DISTINCT requestedProductId FROM offlineProducts WHERE state != 'deleted' ORDER BY requestedProductId
+                        """))
         }
     }
 
@@ -44,15 +47,17 @@ struct ExpiryStore: Sendable {
     func recordExtension(stations: [StationExtension], products: [ProductExtension]) async throws {
         try await catalog.write { db in
             for station in stations {
-                try db.execute(sql: """
-                    UPDATE stations SET expiresAt = ?, revalidateAt = COALESCE(?, revalidateAt),
-                        onExpiry = COALESCE(?, onExpiry) WHERE id = ?
-                    """, arguments: [station.expiresAt.databaseText, station.revalidateAt?.databaseText, station.onExpiry, station.id])
+                try db.execute(
+                    sql: """
+                        UPDATE stations SET expiresAt = ?, revalidateAt = COALESCE(?, revalidateAt),
+                            onExpiry = COALESCE(?, onExpiry) WHERE id = ?
+                        """, arguments: [station.expiresAt.databaseText, station.revalidateAt?.databaseText, station.onExpiry, station.id])
             }
             for product in products {
-                try db.execute(sql: """
-                    UPDATE offlineProducts SET offlineValidUntil = ? WHERE requestedProductId = ? AND state != 'deleted'
-                    """, arguments: [product.validUntil.databaseText, product.requestedProductId])
+                try db.execute(
+                    sql: """
+                        UPDATE offlineProducts SET offlineValidUntil = ? WHERE requestedProductId = ? AND state != 'deleted'
+                        """, arguments: [product.validUntil.databaseText, product.requestedProductId])
             }
         }
     }
@@ -62,9 +67,11 @@ struct ExpiryStore: Sendable {
     /// stations deleted and the files whose bytes the caller deletes after the commit.
     func deleteExpiredStations(at now: Date) async throws -> (stationIds: [String], garbage: [(id: Int64, path: String)]) {
         try await catalog.write { db -> ([String], [(id: Int64, path: String)]) in
-            let ids = try String.fetchAll(db, sql: """
-                SELECT id FROM stations WHERE onExpiry = 'delete' AND expiresAt IS NOT NULL AND expiresAt <= ? ORDER BY id
-                """, arguments: [now.databaseText])
+            let ids = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT id FROM stations WHERE onExpiry = 'delete' AND expiresAt IS NOT NULL AND expiresAt <= ? ORDER BY id
+                    """, arguments: [now.databaseText])
             guard !ids.isEmpty else { return ([], []) }
             for id in ids {
                 try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'station' AND ownerId = ?", arguments: [id])

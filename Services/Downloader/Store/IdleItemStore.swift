@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 
 /// The items the network and storage policy holds back: products and station items left Idle
 /// with the reason (a `PolicyBlock`, on `offlineProducts` and
@@ -19,30 +19,36 @@ struct IdleItemStore: Sendable {
     /// Files among `fileIds` some queued `offline.add` token asked for with `allowCellular: true`.
     func cellularAllowed(among fileIds: [Int64]) async throws -> Set<Int64> {
         try await catalog.read { db in
-            try Int64.fetchSet(db, sql: """
-                SELECT DISTINCT d.fileId FROM downloads d JOIN offlineProducts p ON d.ownerKind = 'product' AND p.token = d.ownerId
-                WHERE d.state = 'queued' AND p.allowCellular = 1 AND d.fileId IN (\(fileIds.sqlList))
-                """)
+            try Int64.fetchSet(
+                db,
+                sql: """
+                    SELECT DISTINCT d.fileId FROM downloads d JOIN offlineProducts p ON d.ownerKind = 'product' AND p.token = d.ownerId
+                    WHERE d.state = 'queued' AND p.allowCellular = 1 AND d.fileId IN (\(fileIds.sqlList))
+                    """)
         }
     }
 
     /// Files among `fileIds` some queued `offline.add` token asked for with `now: true`.
     func downloadNow(among fileIds: [Int64]) async throws -> Set<Int64> {
         try await catalog.read { db in
-            try Int64.fetchSet(db, sql: """
-                SELECT DISTINCT d.fileId FROM downloads d JOIN offlineProducts p ON d.ownerKind = 'product' AND p.token = d.ownerId
-                WHERE d.state = 'queued' AND p.downloadNow = 1 AND d.fileId IN (\(fileIds.sqlList))
-                """)
+            try Int64.fetchSet(
+                db,
+                sql: """
+                    SELECT DISTINCT d.fileId FROM downloads d JOIN offlineProducts p ON d.ownerKind = 'product' AND p.token = d.ownerId
+                    WHERE d.state = 'queued' AND p.downloadNow = 1 AND d.fileId IN (\(fileIds.sqlList))
+                    """)
         }
     }
 
     /// Files not yet verified that some owner still waits for.
     func waitingFiles() async throws -> [Int64] {
         try await catalog.read { db in
-            try Int64.fetchAll(db, sql: """
-                SELECT DISTINCT d.fileId FROM downloads d JOIN files f ON f.id = d.fileId
-                WHERE d.state = 'queued' AND f.state != 'verified'
-                """)
+            try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT d.fileId FROM downloads d JOIN files f ON f.id = d.fileId
+                    WHERE d.state = 'queued' AND f.state != 'verified'
+                    """)
         }
     }
 
@@ -52,35 +58,44 @@ struct IdleItemStore: Sendable {
     /// already say so are not written again: admission asks every second while items wait (a
     /// closed download window may hold them all day), and a write that changes nothing would
     /// still cost the flash a WAL frame.
-    func markIdle(_ fileIds: [Int64], _ error: String,
-                  _ reason: String) async throws -> (products: [ProductRef], stationItems: [StationItem]) {
+    func markIdle(
+        _ fileIds: [Int64], _ error: String,
+        _ reason: String
+    ) async throws -> (products: [ProductRef], stationItems: [StationItem]) {
         let list = fileIds.sqlList
         return try await catalog.write { db -> ([ProductRef], [StationItem]) in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT DISTINCT p.token, p.productId, p.state, p.error, p.reason FROM offlineProducts p JOIN downloads d
-                  ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.state = 'queued'
-                WHERE d.fileId IN (\(list)) AND p.state IN ('queued', 'downloading', 'idle')
-                """)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT p.token, p.productId, p.state, p.error, p.reason FROM offlineProducts p JOIN downloads d
+                      ON d.ownerKind = 'product' AND d.ownerId = p.token AND d.state = 'queued'
+                    WHERE d.fileId IN (\(list)) AND p.state IN ('queued', 'downloading', 'idle')
+                    """)
             var products: [ProductRef] = []
             for row in rows {
                 let token: String = row["token"]
                 let news = (row["state"] as String) != "idle" || (row["error"] as String?) != error
                 guard news || (row["reason"] as String?) != reason else { continue }
-                try db.execute(sql: "UPDATE offlineProducts SET state = 'idle', error = ?, reason = ? WHERE token = ?",
-                               arguments: [error, reason, token])
+                try db.execute(
+                    sql: "UPDATE offlineProducts SET state = 'idle', error = ?, reason = ? WHERE token = ?",
+                    arguments: [error, reason, token])
                 if news {
                     products.append(ProductRef(token: token, productId: row["productId"] ?? ""))
                 }
             }
-            let items = try Row.fetchAll(db, sql: """
-                SELECT DISTINCT si.stationId, si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
-                  JOIN files f ON f.id = m.fileId
-                WHERE f.id IN (\(list)) AND f.state != 'verified' AND f.error IS NOT ?
-                """, arguments: [error]).map { StationItem(stationId: $0["stationId"], itemId: $0["itemId"]) }
-            try db.execute(sql: """
-                UPDATE files SET error = ?, reason = ? WHERE id IN (\(list)) AND state != 'verified'
-                  AND (error IS NOT ? OR reason IS NOT ?)
-                """, arguments: [error, reason, error, reason])
+            let items = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT si.stationId, si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
+                      JOIN files f ON f.id = m.fileId
+                    WHERE f.id IN (\(list)) AND f.state != 'verified' AND f.error IS NOT ?
+                    """, arguments: [error]
+            ).map { StationItem(stationId: $0["stationId"], itemId: $0["itemId"]) }
+            try db.execute(
+                sql: """
+                    UPDATE files SET error = ?, reason = ? WHERE id IN (\(list)) AND state != 'verified'
+                      AND (error IS NOT ? OR reason IS NOT ?)
+                    """, arguments: [error, reason, error, reason])
             return (products, items)
         }
     }
@@ -108,17 +123,21 @@ struct IdleItemStore: Sendable {
         let placeholders = errors.map { _ in "?" }.joined(separator: ", ")
         return try await catalog.write { db -> [ProductRef] in
             if !onlyOverridden {
-                try db.execute(sql: """
-                    UPDATE files SET error = NULL, reason = NULL WHERE state != 'verified' AND error IN (\(placeholders))
-                    """, arguments: StatementArguments(errors))
+                try db.execute(
+                    sql: """
+                        UPDATE files SET error = NULL, reason = NULL WHERE state != 'verified' AND error IN (\(placeholders))
+                        """, arguments: StatementArguments(errors))
             }
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT token, productId FROM offlineProducts
-                WHERE state = 'idle' AND error IN (\(placeholders)) \(onlyOverridden ? "AND allowCellular = 1" : "")
-                """, arguments: StatementArguments(errors))
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT token, productId FROM offlineProducts
+                    WHERE state = 'idle' AND error IN (\(placeholders)) \(onlyOverridden ? "AND allowCellular = 1" : "")
+                    """, arguments: StatementArguments(errors))
             for row in rows {
-                try db.execute(sql: "UPDATE offlineProducts SET state = 'queued', error = NULL, reason = NULL WHERE token = ?",
-                               arguments: [row["token"] as String])
+                try db.execute(
+                    sql: "UPDATE offlineProducts SET state = 'queued', error = NULL, reason = NULL WHERE token = ?",
+                    arguments: [row["token"] as String])
             }
             return rows.map { ProductRef(token: $0["token"], productId: $0["productId"] ?? "") }
         }

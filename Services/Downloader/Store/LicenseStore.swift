@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import GRDB
 import OriginClient
+import StateDB
 import Wire
 
 /// The catalog's `licenses` rows (docs/catalog.md) and `offlineProducts.licenseId`: one token's
@@ -31,13 +31,17 @@ struct LicenseStore: Sendable {
     /// been committed yet.
     static func store(_ license: GrantedLicense, token: String, productId: String, current: Bool, db: Database) throws {
         let keys = JSONValue.object(license.keys.mapValues { .string(Data($0).base64EncodedString()) })
-        try db.execute(sql: """
-            INSERT INTO licenses (id, productId, kind, requestedAt, expiresAt, keys, token, rentalSeconds)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET requestedAt = excluded.requestedAt, expiresAt = excluded.expiresAt,
-                keys = excluded.keys, token = excluded.token, rentalSeconds = excluded.rentalSeconds
-            """, arguments: [license.id, productId, license.terms.kind, license.requestedAt.databaseText, license.expiresAt?.databaseText,
-                             Data(keys.serialized()), token, license.terms.rentalSeconds])
+        try db.execute(
+            sql: """
+                INSERT INTO licenses (id, productId, kind, requestedAt, expiresAt, keys, token, rentalSeconds)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET requestedAt = excluded.requestedAt, expiresAt = excluded.expiresAt,
+                    keys = excluded.keys, token = excluded.token, rentalSeconds = excluded.rentalSeconds
+                """,
+            arguments: [
+                license.id, productId, license.terms.kind, license.requestedAt.databaseText, license.expiresAt?.databaseText,
+                Data(keys.serialized()), token, license.terms.rentalSeconds,
+            ])
         if current { try makeCurrent(license.id, token: token, db: db) }
     }
 
@@ -59,9 +63,12 @@ struct LicenseStore: Sendable {
 
     /// The terms of `token`'s license in force, for a renewal that names none.
     static func currentTerms(token: String, db: Database) throws -> LicenseTerms? {
-        try Row.fetchOne(db, sql: """
-            SELECT l.kind, l.rentalSeconds FROM offlineProducts p JOIN licenses l ON l.id = p.licenseId WHERE p.token = ?
-            """, arguments: [token]).map { LicenseTerms(kind: $0["kind"], rentalSeconds: $0["rentalSeconds"]) }
+        try Row.fetchOne(
+            db,
+            sql: """
+                SELECT l.kind, l.rentalSeconds FROM offlineProducts p JOIN licenses l ON l.id = p.licenseId WHERE p.token = ?
+                """, arguments: [token]
+        ).map { LicenseTerms(kind: $0["kind"], rentalSeconds: $0["rentalSeconds"]) }
     }
 
     /// `offline.status`'s `license`: kind, request time, expiry (null for a purchase) and the ids
@@ -72,9 +79,11 @@ struct LicenseStore: Sendable {
         }
         let keyIds = (row["keys"] as Data?).flatMap { try? JSONValue.parse(Array($0)) }?.objectValue?.keys.sorted() ?? []
         func date(_ key: String) -> JSONValue { row.date(key).map(UTCTimestamp.rfc3339).map(JSONValue.string) ?? .null }
-        return ["licenseId": .string(licenseId), "kind": .string(row["kind"]), "requestedAt": date("requestedAt"),
-                "expiresAt": date("expiresAt"),
-                "rentalSeconds": (row["rentalSeconds"] as Int?).map { .number(Double($0)) } ?? .null,
-                "keyIds": .array(keyIds.map(JSONValue.string))]
+        return [
+            "licenseId": .string(licenseId), "kind": .string(row["kind"]), "requestedAt": date("requestedAt"),
+            "expiresAt": date("expiresAt"),
+            "rentalSeconds": (row["rentalSeconds"] as Int?).map { .number(Double($0)) } ?? .null,
+            "keyIds": .array(keyIds.map(JSONValue.string)),
+        ]
     }
 }

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 import Wire
 
 /// The catalog's `productFiles` rows (docs/catalog.md): the files a product needs besides its
@@ -19,8 +19,10 @@ enum ProductFileStore {
     /// `within` (partial prepositioning): the token wants only the files that
     /// `PlannedFile.isWanted(within:)` keeps; the others are listed all the same.
     /// `wantedVerified` says whether those it wants are all verified.
-    static func attach(_ files: [PlannedFile], productId: String, token: String, within: Double? = nil, db: Database,
-                       now: Date) throws -> (allVerified: Bool, wantedVerified: Bool, stale: [(fileId: Int64, path: String)]) {
+    static func attach(
+        _ files: [PlannedFile], productId: String, token: String, within: Double? = nil, db: Database,
+        now: Date
+    ) throws -> (allVerified: Bool, wantedVerified: Bool, stale: [(fileId: Int64, path: String)]) {
         var allVerified = true
         var wantedVerified = true
         var stale: [(Int64, String)] = []
@@ -31,10 +33,11 @@ enum ProductFileStore {
             allVerified = allVerified && verified
             kept.append(fileId)
             try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
-            try db.execute(sql: """
-                INSERT INTO productFiles (productId, name, fileId, role, position) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(productId, name) DO UPDATE SET fileId = excluded.fileId, role = excluded.role, position = excluded.position
-                """, arguments: [productId, planned.name, fileId, planned.role.rawValue, position])
+            try db.execute(
+                sql: """
+                    INSERT INTO productFiles (productId, name, fileId, role, position) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(productId, name) DO UPDATE SET fileId = excluded.fileId, role = excluded.role, position = excluded.position
+                    """, arguments: [productId, planned.name, fileId, planned.role.rawValue, position])
             guard planned.isWanted(within: within) else { continue }
             wantedVerified = wantedVerified && verified
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: token, verified: verified, db: db, now: now)
@@ -44,8 +47,9 @@ enum ProductFileStore {
         if !gone.isEmpty {
             let goneList = gone.sqlList
             try db.execute(sql: "DELETE FROM productFiles WHERE productId = ? AND fileId IN (\(goneList))", arguments: [productId])
-            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId IN (\(goneList))",
-                           arguments: [token])
+            try db.execute(
+                sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId IN (\(goneList))",
+                arguments: [token])
         }
         return (allVerified, wantedVerified, stale)
     }
@@ -54,20 +58,24 @@ enum ProductFileStore {
     /// changed (size or checksum) starts over; the old local path is returned for deletion. A
     /// planned file of unknown size declares none: the size a `GET` told the row is kept.
     private static func upsertFile(_ planned: PlannedFile, db: Database, now: Date) throws -> (Int64, Bool, String?) {
-        if let row = try Row.fetchOne(db, sql: "SELECT id, sha256, sizeBytes, state, localPath FROM files WHERE urlPath = ? OR localPath = ?",
-                                      arguments: [planned.urlPath, planned.localPath]) {
+        if let row = try Row.fetchOne(
+            db, sql: "SELECT id, sha256, sizeBytes, state, localPath FROM files WHERE urlPath = ? OR localPath = ?",
+            arguments: [planned.urlPath, planned.localPath])
+        {
             let fileId: Int64 = row["id"]
             let sameSize = planned.sizeBytes == nil || (row["sizeBytes"] as Int64?) == planned.sizeBytes
-            let same = sameSize && (row["sha256"] as String?) == planned.sha256
+            let same =
+                sameSize && (row["sha256"] as String?) == planned.sha256
                 && (row["localPath"] as String) == planned.localPath
             if same {
                 try db.execute(sql: "UPDATE files SET url = ?, mimeType = ? WHERE id = ?", arguments: [planned.url, planned.mimeType, fileId])
                 return (fileId, (row["state"] as String) == "verified", nil)
             }
-            try db.execute(sql: """
-                UPDATE files SET url = ?, urlPath = ?, localPath = ?, mimeType = ?, sizeBytes = ?, sha256 = ?, bytesOnDisk = 0,
-                state = 'pending', attempts = 0, error = NULL, reason = NULL, completedAt = NULL WHERE id = ?
-                """, arguments: [planned.url, planned.urlPath, planned.localPath, planned.mimeType, planned.sizeBytes, planned.sha256, fileId])
+            try db.execute(
+                sql: """
+                    UPDATE files SET url = ?, urlPath = ?, localPath = ?, mimeType = ?, sizeBytes = ?, sha256 = ?, bytesOnDisk = 0,
+                    state = 'pending', attempts = 0, error = NULL, reason = NULL, completedAt = NULL WHERE id = ?
+                    """, arguments: [planned.url, planned.urlPath, planned.localPath, planned.mimeType, planned.sizeBytes, planned.sha256, fileId])
             return (fileId, false, row["localPath"])
         }
         return (try insert(planned, db: db, now: now), false, nil)
@@ -75,19 +83,22 @@ enum ProductFileStore {
 
     /// A new `files` row for `planned`, pending.
     static func insert(_ planned: PlannedFile, db: Database, now: Date) throws -> Int64 {
-        try db.execute(sql: """
-            INSERT INTO files (url, urlPath, localPath, mimeType, sizeBytes, sha256, bytesOnDisk, state, createdAt)
-            VALUES (?, ?, ?, ?, ?, ?, 0, 'pending', ?)
-            """, arguments: [planned.url, planned.urlPath, planned.localPath, planned.mimeType, planned.sizeBytes, planned.sha256, now.databaseText])
+        try db.execute(
+            sql: """
+                INSERT INTO files (url, urlPath, localPath, mimeType, sizeBytes, sha256, bytesOnDisk, state, createdAt)
+                VALUES (?, ?, ?, ?, ?, ?, 0, 'pending', ?)
+                """, arguments: [planned.url, planned.urlPath, planned.localPath, planned.mimeType, planned.sizeBytes, planned.sha256, now.databaseText])
         return db.lastInsertedRowID
     }
 
     /// Every file of the token's product: its main file and those of `productFiles`.
     static func fileIds(token: String, db: Database) throws -> [Int64] {
-        try Int64.fetchAll(db, sql: """
-            SELECT m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId WHERE p.token = ? AND m.fileId IS NOT NULL
-            UNION SELECT pf.fileId FROM offlineProducts p JOIN productFiles pf ON pf.productId = p.productId WHERE p.token = ?
-            """, arguments: [token, token])
+        try Int64.fetchAll(
+            db,
+            sql: """
+                SELECT m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId WHERE p.token = ? AND m.fileId IS NOT NULL
+                UNION SELECT pf.fileId FROM offlineProducts p JOIN productFiles pf ON pf.productId = p.productId WHERE p.token = ?
+                """, arguments: [token, token])
     }
 
     /// SQL condition on a product's `mediaItems` row `m`: its main file and all its
@@ -125,10 +136,12 @@ enum ProductFileStore {
     /// estimated size for a single file with images, short of 100 until the product is complete.
     /// Once all sizes are known, both are exact bytes.
     static func statusFields(productId: String, mainFileId: Int64?, db: Database) throws -> [String: JSONValue]? {
-        let rows = try Row.fetchAll(db, sql: """
-            SELECT pf.name, pf.role, f.state, f.bytesOnDisk, f.sizeBytes, f.localPath FROM productFiles pf JOIN files f ON f.id = pf.fileId
-            WHERE pf.productId = ? ORDER BY pf.position
-            """, arguments: [productId])
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT pf.name, pf.role, f.state, f.bytesOnDisk, f.sizeBytes, f.localPath FROM productFiles pf JOIN files f ON f.id = pf.fileId
+                WHERE pf.productId = ? ORDER BY pf.position
+                """, arguments: [productId])
         guard !rows.isEmpty else { return nil }
         var bytes: Int64 = 0
         var size: Int64 = 0
@@ -172,9 +185,11 @@ enum ProductFileStore {
         } else {
             progress = size > 0 ? min(99, bytes * 100 / size) : 0
         }
-        var fields: [String: JSONValue] = ["bytesOnDisk": .number(Double(bytes)), "sizeBytes": .number(Double(size)),
-                                           "sizeKnown": .bool(unknown == 0), "progress": .number(Double(progress)),
-                                           "files": ["done": .number(Double(filesDone)), "total": .number(Double(filesTotal))]]
+        var fields: [String: JSONValue] = [
+            "bytesOnDisk": .number(Double(bytes)), "sizeBytes": .number(Double(size)),
+            "sizeKnown": .bool(unknown == 0), "progress": .number(Double(progress)),
+            "files": ["done": .number(Double(filesDone)), "total": .number(Double(filesTotal))],
+        ]
         if total > 0 { fields["segments"] = ["done": .number(Double(done)), "total": .number(Double(total))] }
         if !images.isEmpty { fields["images"] = .object(images) }
         return fields
@@ -184,9 +199,11 @@ enum ProductFileStore {
     /// (the latest request's); a guess per file for a product that kept none (a progressive
     /// product's images).
     static func unknownSizes(productId: String, db: Database) throws -> UnknownSizes {
-        let options = try String.fetchOne(db, sql: """
-            SELECT options FROM offlineProducts WHERE productId = ? AND options IS NOT NULL ORDER BY requestedAt DESC LIMIT 1
-            """, arguments: [productId])
+        let options = try String.fetchOne(
+            db,
+            sql: """
+                SELECT options FROM offlineProducts WHERE productId = ? AND options IS NOT NULL ORDER BY requestedAt DESC LIMIT 1
+                """, arguments: [productId])
         return UnknownSizes(options: options.flatMap { try? JSONValue.parse(Array($0.utf8)) }) ?? UnknownSizes(bytes: 0, files: 0)
     }
 

@@ -19,16 +19,22 @@ extension ProductStore {
 
     func held(token: String) async throws -> Held? {
         try await catalog.read { db in
-            guard let row = try Row.fetchOne(db, sql: """
-                SELECT p.options, p.quality, p.manifestHash, p.productId, m.manifestType FROM offlineProducts p
-                LEFT JOIN mediaItems m ON m.id = p.productId WHERE p.token = ?
-                """, arguments: [token]) else { return nil }
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT p.options, p.quality, p.manifestHash, p.productId, m.manifestType FROM offlineProducts p
+                        LEFT JOIN mediaItems m ON m.id = p.productId WHERE p.token = ?
+                        """, arguments: [token])
+            else { return nil }
             let options = (row["options"] as String?).flatMap { try? JSONValue.parse(Array($0.utf8)) }?.objectValue ?? [:]
-            let names = try (row["productId"] as String?).map {
-                Set(try String.fetchAll(db, sql: "SELECT name FROM productFiles WHERE productId = ?", arguments: [$0]))
-            } ?? []
-            return Held(options: options, quality: row["quality"], manifestHash: row["manifestHash"],
-                        manifestType: row["manifestType"], fileNames: names)
+            let names =
+                try (row["productId"] as String?).map {
+                    Set(try String.fetchAll(db, sql: "SELECT name FROM productFiles WHERE productId = ?", arguments: [$0]))
+                } ?? []
+            return Held(
+                options: options, quality: row["quality"], manifestHash: row["manifestHash"],
+                manifestType: row["manifestType"], fileNames: names)
         }
     }
 
@@ -39,8 +45,9 @@ extension ProductStore {
         guard !patch.isEmpty else { return }
         let text = String(decoding: JSONValue.object(patch).serialized(), as: UTF8.self)
         try await catalog.write { db in
-            try db.execute(sql: "UPDATE offlineProducts SET options = json_patch(COALESCE(options, '{}'), ?) WHERE token = ?",
-                           arguments: [text, token])
+            try db.execute(
+                sql: "UPDATE offlineProducts SET options = json_patch(COALESCE(options, '{}'), ?) WHERE token = ?",
+                arguments: [text, token])
         }
     }
 
@@ -48,10 +55,13 @@ extension ProductStore {
     func referenceIds() async throws -> [String: String] {
         try await catalog.read { db in
             var all: [String: String] = [:]
-            for row in try Row.fetchAll(db, sql: """
-                SELECT token, json_extract(options, '$.referenceId') AS referenceId FROM offlineProducts
-                WHERE options IS NOT NULL AND json_extract(options, '$.referenceId') IS NOT NULL
-                """) {
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT token, json_extract(options, '$.referenceId') AS referenceId FROM offlineProducts
+                    WHERE options IS NOT NULL AND json_extract(options, '$.referenceId') IS NOT NULL
+                    """)
+            {
                 all[row["token"]] = row["referenceId"]
             }
             return all

@@ -28,18 +28,22 @@ extension ProductStore {
     /// The statuses of the tokens in `state` (every one not deleted when nil), in `order`.
     func statuses(state: String?, order: Order) async throws -> [JSONValue] {
         try await catalog.read { db in
-            try Self.statusRows(db, where: state == nil ? "p.state != 'deleted'" : "p.state = ?", state.map { [$0] } ?? [],
-                                order: order.sql)
+            try Self.statusRows(
+                db, where: state == nil ? "p.state != 'deleted'" : "p.state = ?", state.map { [$0] } ?? [],
+                order: order.sql)
         }
     }
 
     private static func statusRows(_ db: Database, where condition: String, _ arguments: [String], order: String = "p.requestedAt") throws -> [JSONValue] {
-        try Row.fetchAll(db, sql: """
-            SELECT p.*, f.bytesOnDisk, f.sizeBytes, f.state AS fileState, f.localPath AS mainLocalPath, m.fileId AS mainFileId,
-                   m.manifestType, m.title FROM offlineProducts p
-            LEFT JOIN mediaItems m ON m.id = p.productId LEFT JOIN files f ON f.id = m.fileId
-            WHERE \(condition) ORDER BY \(order)
-            """, arguments: StatementArguments(arguments)).map { row in
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT p.*, f.bytesOnDisk, f.sizeBytes, f.state AS fileState, f.localPath AS mainLocalPath, m.fileId AS mainFileId,
+                       m.manifestType, m.title FROM offlineProducts p
+                LEFT JOIN mediaItems m ON m.id = p.productId LEFT JOIN files f ON f.id = m.fileId
+                WHERE \(condition) ORDER BY \(order)
+                """, arguments: StatementArguments(arguments)
+        ).map { row in
             let state: String = row["state"]
             let size: Int64? = row["sizeBytes"]
             var bytes: Int64 = row["bytesOnDisk"] ?? 0
@@ -65,7 +69,8 @@ extension ProductStore {
             // A product with more files than one (an HLS presentation, images): progress over all
             // of them, segments done of total, images, and the HLS choice kept in `options`.
             if state != "deleted", let productId = row["productId"] as String?,
-               let more = try ProductFileStore.statusFields(productId: productId, mainFileId: row["mainFileId"], db: db) {
+                let more = try ProductFileStore.statusFields(productId: productId, mainFileId: row["mainFileId"], db: db)
+            {
                 fields.merge(more) { _, new in new }
                 if state == "cached" { fields["progress"] = 100 }
             }
@@ -88,10 +93,12 @@ extension ProductStore {
             if let license = try LicenseStore.statusJSON(licenseId: row["licenseId"], db: db) { fields["license"] = license }
             if let staged = (row["staged"] as String?).flatMap(StagedRevision.decode) {
                 let file = try Row.fetchOne(db, sql: "SELECT state, bytesOnDisk FROM files WHERE id = ?", arguments: [staged.fileId])
-                fields["staged"] = ["productId": .string(staged.item.id), "manifestHash": .string(staged.manifestHash),
-                                    "sizeBytes": .number(Double(staged.item.sizeBytes)),
-                                    "bytesOnDisk": .number(Double(file?["bytesOnDisk"] as Int64? ?? 0)),
-                                    "fileState": (file?["state"] as String?).map(JSONValue.string) ?? .null]
+                fields["staged"] = [
+                    "productId": .string(staged.item.id), "manifestHash": .string(staged.manifestHash),
+                    "sizeBytes": .number(Double(staged.item.sizeBytes)),
+                    "bytesOnDisk": .number(Double(file?["bytesOnDisk"] as Int64? ?? 0)),
+                    "fileState": (file?["state"] as String?).map(JSONValue.string) ?? .null,
+                ]
             }
             return .object(fields)
         }

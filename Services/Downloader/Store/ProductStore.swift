@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 
 /// The catalog's `offlineProducts` rows as `offline.add` and the calls on its token change them
 /// (TIDAL OE / Brightcove media products): a token is a row, so it, the product's state and its
@@ -66,10 +66,13 @@ struct ProductStore: Sendable {
 
     func openRequest(productId: String) async throws -> OpenRequest? {
         try await catalog.read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT token, state, licenseId, \(Self.prepositionSecondsSQL) AS prepositionSeconds FROM offlineProducts
-                WHERE requestedProductId = ? AND state != 'deleted' ORDER BY requestedAt DESC LIMIT 1
-                """, arguments: [productId]).map {
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT token, state, licenseId, \(Self.prepositionSecondsSQL) AS prepositionSeconds FROM offlineProducts
+                    WHERE requestedProductId = ? AND state != 'deleted' ORDER BY requestedAt DESC LIMIT 1
+                    """, arguments: [productId]
+            ).map {
                 OpenRequest(token: $0["token"], state: $0["state"], licenseId: $0["licenseId"], prepositionSeconds: $0["prepositionSeconds"])
             }
         }
@@ -110,10 +113,11 @@ struct ProductStore: Sendable {
     func downloadNow(token: String) async throws {
         try await catalog.write { db in
             try db.execute(sql: "UPDATE offlineProducts SET downloadNow = 1 WHERE token = ?", arguments: [token])
-            try db.execute(sql: """
-                UPDATE offlineProducts SET state = 'queued', error = NULL, reason = NULL
-                WHERE token = ? AND state = 'idle' AND error = ?
-                """, arguments: [token, PolicyBlock.outsideDownloadWindow.rawValue])
+            try db.execute(
+                sql: """
+                    UPDATE offlineProducts SET state = 'queued', error = NULL, reason = NULL
+                    WHERE token = ? AND state = 'idle' AND error = ?
+                    """, arguments: [token, PolicyBlock.outsideDownloadWindow.rawValue])
         }
     }
 
@@ -126,29 +130,34 @@ struct ProductStore: Sendable {
             let (fileId, mainVerified, mainStale) = try FileStore.upsert(request.item, db: db, now: now)
             // An explicit request starts a file that gave up again from scratch.
             try db.execute(sql: "UPDATE files SET attempts = 0 WHERE id = ? AND state != 'verified'", arguments: [fileId])
-            let (othersVerified, wantedVerified, stale) = try ProductFileStore.attach(request.files, productId: request.productId,
-                                                                                     token: request.token, within: request.wantedSeconds,
-                                                                                     db: db, now: now)
+            let (othersVerified, wantedVerified, stale) = try ProductFileStore.attach(
+                request.files, productId: request.productId,
+                token: request.token, within: request.wantedSeconds,
+                db: db, now: now)
             let verified = mainVerified && othersVerified
             let state: ItemState = verified ? .cached : mainVerified && wantedVerified && request.wantedSeconds != nil ? .partiallyCached : .queued
             // Renditions being added that are all on disk already (another token fetched them) need no wait.
             let options = state == .cached ? Self.withoutAdding(request.options) : request.options
-            try db.execute(sql: """
-                INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
-                    offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular, options,
-                    automatic, downloadNow)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, ?, ?, ?)
-                ON CONFLICT(token) DO UPDATE SET productId = excluded.productId, state = excluded.state,
-                    allowCellular = MAX(allowCellular, excluded.allowCellular), quality = excluded.quality,
-                    downloadNow = MAX(downloadNow, excluded.downloadNow),
-                    manifestHash = excluded.manifestHash, offlineRevalidateAt = excluded.offlineRevalidateAt,
-                    offlineValidUntil = excluded.offlineValidUntil, startedAt = NULL, endedAt = excluded.endedAt,
-                    error = NULL, reason = NULL, options = excluded.options, automatic = MIN(automatic, excluded.automatic)
-                """, arguments: [request.token, request.requestedProductId, request.productId, request.item.productType,
-                                 request.quality, state.rawValue, request.manifestHash,
-                                 request.validity.revalidateAt?.databaseText, request.validity.validUntil?.databaseText,
-                                 now.databaseText, state == .queued ? nil : now.databaseText, request.allowCellular, options, request.automatic,
-                                 request.downloadNow])
+            try db.execute(
+                sql: """
+                    INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, manifestHash,
+                        offlineRevalidateAt, offlineValidUntil, requestedAt, startedAt, endedAt, error, reason, allowCellular, options,
+                        automatic, downloadNow)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, ?, ?, ?)
+                    ON CONFLICT(token) DO UPDATE SET productId = excluded.productId, state = excluded.state,
+                        allowCellular = MAX(allowCellular, excluded.allowCellular), quality = excluded.quality,
+                        downloadNow = MAX(downloadNow, excluded.downloadNow),
+                        manifestHash = excluded.manifestHash, offlineRevalidateAt = excluded.offlineRevalidateAt,
+                        offlineValidUntil = excluded.offlineValidUntil, startedAt = NULL, endedAt = excluded.endedAt,
+                        error = NULL, reason = NULL, options = excluded.options, automatic = MIN(automatic, excluded.automatic)
+                    """,
+                arguments: [
+                    request.token, request.requestedProductId, request.productId, request.item.productType,
+                    request.quality, state.rawValue, request.manifestHash,
+                    request.validity.revalidateAt?.databaseText, request.validity.validUntil?.databaseText,
+                    now.databaseText, state == .queued ? nil : now.databaseText, request.allowCellular, options, request.automatic,
+                    request.downloadNow,
+                ])
             try FileStore.want(fileId: fileId, ownerKind: "product", ownerId: request.token, verified: mainVerified, db: db, now: now)
             if let license = request.license {
                 try LicenseStore.store(license, token: request.token, productId: request.requestedProductId, current: true, db: db)
@@ -170,13 +179,16 @@ struct ProductStore: Sendable {
 
     /// A token that holds only a license (Brightcove preload), state `discovered`, in one
     /// transaction with that license.
-    func addPreloaded(token: String, requestedProductId: String, productType: String, quality: String?,
-                      license: GrantedLicense, now: Date) async throws {
+    func addPreloaded(
+        token: String, requestedProductId: String, productType: String, quality: String?,
+        license: GrantedLicense, now: Date
+    ) async throws {
         try await catalog.write { db in
-            try db.execute(sql: """
-                INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, requestedAt)
-                VALUES (?, ?, NULL, ?, ?, 'discovered', ?)
-                """, arguments: [token, requestedProductId, productType, quality, now.databaseText])
+            try db.execute(
+                sql: """
+                    INSERT INTO offlineProducts (token, requestedProductId, productId, productType, quality, state, requestedAt)
+                    VALUES (?, ?, NULL, ?, ?, 'discovered', ?)
+                    """, arguments: [token, requestedProductId, productType, quality, now.databaseText])
             try LicenseStore.store(license, token: token, productId: requestedProductId, current: true, db: db)
         }
     }
@@ -184,9 +196,11 @@ struct ProductStore: Sendable {
     /// The request behind `token` and the terms of its license in force, read together.
     func renewable(token: String) async throws -> (request: Renewable?, terms: LicenseTerms?) {
         try await catalog.read { db in
-            (try Row.fetchOne(db, sql: "SELECT requestedProductId, quality, state FROM offlineProducts WHERE token = ?", arguments: [token])
-                .map { Renewable(requestedProductId: $0["requestedProductId"], quality: $0["quality"], state: $0["state"]) },
-             try LicenseStore.currentTerms(token: token, db: db))
+            (
+                try Row.fetchOne(db, sql: "SELECT requestedProductId, quality, state FROM offlineProducts WHERE token = ?", arguments: [token])
+                    .map { Renewable(requestedProductId: $0["requestedProductId"], quality: $0["quality"], state: $0["state"]) },
+                try LicenseStore.currentTerms(token: token, db: db)
+            )
         }
     }
 
@@ -196,8 +210,9 @@ struct ProductStore: Sendable {
     func pause(token: String, now: Date) async throws {
         try await catalog.write { db in
             try db.execute(sql: "UPDATE offlineProducts SET state = 'paused' WHERE token = ?", arguments: [token])
-            try db.execute(sql: "UPDATE downloads SET state = 'paused', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ? AND state = 'queued'",
-                           arguments: [now.databaseText, token])
+            try db.execute(
+                sql: "UPDATE downloads SET state = 'paused', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ? AND state = 'queued'",
+                arguments: [now.databaseText, token])
         }
     }
 
@@ -208,10 +223,16 @@ struct ProductStore: Sendable {
         try await catalog.write { db -> ItemState in
             let files = try ProductFileStore.fileIds(token: token, db: db)
             // A partial download wants again only what it asked for (the files it has requests for).
-            let partial = try Double.fetchOne(db, sql: "SELECT \(Self.prepositionSecondsSQL) FROM offlineProducts WHERE token = ?",
-                                              arguments: [token]) != nil
-            let asked = partial ? Set(try Int64.fetchAll(db, sql: "SELECT fileId FROM downloads WHERE ownerKind = 'product' AND ownerId = ?",
-                                                         arguments: [token])) : []
+            let partial =
+                try Double.fetchOne(
+                    db, sql: "SELECT \(Self.prepositionSecondsSQL) FROM offlineProducts WHERE token = ?",
+                    arguments: [token]) != nil
+            let asked =
+                partial
+                ? Set(
+                    try Int64.fetchAll(
+                        db, sql: "SELECT fileId FROM downloads WHERE ownerKind = 'product' AND ownerId = ?",
+                        arguments: [token])) : []
             var verified = !files.isEmpty
             var wantedVerified = true
             for id in files {
@@ -223,8 +244,9 @@ struct ProductStore: Sendable {
                 try FileStore.want(fileId: id, ownerKind: "product", ownerId: token, verified: fileVerified, db: db, now: now)
             }
             let newState: ItemState = verified ? .cached : partial && wantedVerified ? .partiallyCached : .queued
-            try db.execute(sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ?, options = \(Self.optionsOnceCachedSQL) WHERE token = ?",
-                           arguments: [newState.rawValue, newState == .queued ? nil : now.databaseText, newState.rawValue, token])
+            try db.execute(
+                sql: "UPDATE offlineProducts SET state = ?, error = NULL, reason = NULL, endedAt = ?, options = \(Self.optionsOnceCachedSQL) WHERE token = ?",
+                arguments: [newState.rawValue, newState == .queued ? nil : now.databaseText, newState.rawValue, token])
             return newState
         }
     }
@@ -233,11 +255,13 @@ struct ProductStore: Sendable {
     /// other owner still wants, whose bytes the caller removes.
     func cancel(token: String, now: Date) async throws -> [(fileId: Int64, path: String)] {
         try await catalog.write { db -> [(fileId: Int64, path: String)] in
-            try db.execute(sql: """
-                UPDATE offlineProducts SET state = 'failed', error = 'Cancelled', reason = 'cancelled by request', endedAt = ? WHERE token = ?
-                """, arguments: [now.databaseText, token])
-            try db.execute(sql: "UPDATE downloads SET state = 'failed', reason = 'Cancelled', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
-                           arguments: [now.databaseText, token])
+            try db.execute(
+                sql: """
+                    UPDATE offlineProducts SET state = 'failed', error = 'Cancelled', reason = 'cancelled by request', endedAt = ? WHERE token = ?
+                    """, arguments: [now.databaseText, token])
+            try db.execute(
+                sql: "UPDATE downloads SET state = 'failed', reason = 'Cancelled', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
+                arguments: [now.databaseText, token])
             return try Self.unwantedUnverified(db, token: token)
         }
     }
@@ -246,12 +270,15 @@ struct ProductStore: Sendable {
     private static func unwantedUnverified(_ db: Database, token: String) throws -> [(fileId: Int64, path: String)] {
         let ids = try ProductFileStore.fileIds(token: token, db: db)
         guard !ids.isEmpty else { return [] }
-        return try Row.fetchAll(db, sql: """
-            SELECT f.id, f.localPath FROM files f
-            WHERE f.id IN (\(ids.sqlList)) AND f.state != 'verified'
-              AND NOT EXISTS (SELECT 1 FROM downloads d WHERE d.fileId = f.id AND d.state IN ('queued', 'paused', 'done')
-                              AND NOT (d.ownerKind = 'product' AND d.ownerId = ?))
-            """, arguments: [token]).map { ($0["id"], $0["localPath"]) }
+        return try Row.fetchAll(
+            db,
+            sql: """
+                SELECT f.id, f.localPath FROM files f
+                WHERE f.id IN (\(ids.sqlList)) AND f.state != 'verified'
+                  AND NOT EXISTS (SELECT 1 FROM downloads d WHERE d.fileId = f.id AND d.state IN ('queued', 'paused', 'done')
+                                  AND NOT (d.ownerKind = 'product' AND d.ownerId = ?))
+                """, arguments: [token]
+        ).map { ($0["id"], $0["localPath"]) }
     }
 
     /// The tokens are `deleted` in one transaction: their requests, their licenses and keys,

@@ -1,7 +1,7 @@
-import StateDB
 import GRDB
-import Synchronization
 import Pacing
+import StateDB
+import Synchronization
 
 /// The download queue's own doorbell: the catalog rings it after every committed transaction
 /// that made a file wanted (a `downloads` row queued by an insert or a state change, a
@@ -20,26 +20,28 @@ enum QueueSignal {
         let bell = Doorbell<Ring>()
         let observer = Observer(ring: { bell.ring() })
         try await catalog.writeWithoutTransaction { db in
-            db.add(function: DatabaseFunction("cassette_queue_changed", argumentCount: 0, pure: false) { _ in
-                observer.changed()
-                return nil
-            })
-            try db.execute(sql: """
-                CREATE TEMP TRIGGER IF NOT EXISTS queue_added AFTER INSERT ON main.downloads
-                    WHEN NEW.state = 'queued' BEGIN SELECT cassette_queue_changed(); END;
-                CREATE TEMP TRIGGER IF NOT EXISTS queue_requeued AFTER UPDATE OF state ON main.downloads
-                    WHEN NEW.state = 'queued' AND OLD.state <> 'queued' BEGIN SELECT cassette_queue_changed(); END;
-                CREATE TEMP TRIGGER IF NOT EXISTS queue_staged AFTER UPDATE OF staged ON main.offlineProducts
-                    WHEN NEW.staged IS NOT NULL BEGIN SELECT cassette_queue_changed(); END;
-                CREATE TEMP TRIGGER IF NOT EXISTS queue_cellular AFTER UPDATE OF allowCellular ON main.offlineProducts
-                    WHEN NEW.allowCellular BEGIN SELECT cassette_queue_changed(); END;
-                CREATE TEMP TRIGGER IF NOT EXISTS queue_now AFTER UPDATE OF downloadNow ON main.offlineProducts
-                    WHEN NEW.downloadNow BEGIN SELECT cassette_queue_changed(); END;
-                CREATE TEMP TRIGGER IF NOT EXISTS queue_retried AFTER UPDATE OF attempts ON main.files
-                    WHEN NEW.attempts < OLD.attempts BEGIN SELECT cassette_queue_changed(); END;
-                CREATE TEMP TRIGGER IF NOT EXISTS queue_refetched AFTER UPDATE OF state ON main.files
-                    WHEN NEW.state = 'pending' AND OLD.state <> 'pending' BEGIN SELECT cassette_queue_changed(); END;
-                """)
+            db.add(
+                function: DatabaseFunction("cassette_queue_changed", argumentCount: 0, pure: false) { _ in
+                    observer.changed()
+                    return nil
+                })
+            try db.execute(
+                sql: """
+                    CREATE TEMP TRIGGER IF NOT EXISTS queue_added AFTER INSERT ON main.downloads
+                        WHEN NEW.state = 'queued' BEGIN SELECT cassette_queue_changed(); END;
+                    CREATE TEMP TRIGGER IF NOT EXISTS queue_requeued AFTER UPDATE OF state ON main.downloads
+                        WHEN NEW.state = 'queued' AND OLD.state <> 'queued' BEGIN SELECT cassette_queue_changed(); END;
+                    CREATE TEMP TRIGGER IF NOT EXISTS queue_staged AFTER UPDATE OF staged ON main.offlineProducts
+                        WHEN NEW.staged IS NOT NULL BEGIN SELECT cassette_queue_changed(); END;
+                    CREATE TEMP TRIGGER IF NOT EXISTS queue_cellular AFTER UPDATE OF allowCellular ON main.offlineProducts
+                        WHEN NEW.allowCellular BEGIN SELECT cassette_queue_changed(); END;
+                    CREATE TEMP TRIGGER IF NOT EXISTS queue_now AFTER UPDATE OF downloadNow ON main.offlineProducts
+                        WHEN NEW.downloadNow BEGIN SELECT cassette_queue_changed(); END;
+                    CREATE TEMP TRIGGER IF NOT EXISTS queue_retried AFTER UPDATE OF attempts ON main.files
+                        WHEN NEW.attempts < OLD.attempts BEGIN SELECT cassette_queue_changed(); END;
+                    CREATE TEMP TRIGGER IF NOT EXISTS queue_refetched AFTER UPDATE OF state ON main.files
+                        WHEN NEW.state = 'pending' AND OLD.state <> 'pending' BEGIN SELECT cassette_queue_changed(); END;
+                    """)
             db.add(transactionObserver: observer, extent: .databaseLifetime)
         }
         return bell
@@ -58,7 +60,13 @@ enum QueueSignal {
         func databaseDidChange(with event: DatabaseEvent) {}
 
         func databaseDidCommit(_ db: Database) {
-            if pending.withLock({ let was = $0; $0 = false; return was }) { ring() }
+            if pending.withLock({
+                let was = $0
+                $0 = false
+                return was
+            }) {
+                ring()
+            }
         }
 
         func databaseDidRollback(_ db: Database) { pending.withLock { $0 = false } }

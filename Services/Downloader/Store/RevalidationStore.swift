@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 
 /// TIDAL re-validation's side of `offlineProducts`: which cached products are due, their
 /// refreshed validity (`offlineRevalidateAt`, `offlineValidUntil`, `revalidatedAt`,
@@ -36,20 +36,29 @@ struct RevalidationStore: Sendable {
     /// Cached products whose `offlineRevalidateAt` is not after `now` (or never set), oldest request first.
     func due(at now: Date) async throws -> [Due] {
         try await catalog.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT token, requestedProductId, productId FROM offlineProducts
-                WHERE state = 'cached' AND (offlineRevalidateAt IS NULL OR offlineRevalidateAt <= ?)
-                ORDER BY requestedAt
-                """, arguments: [now.databaseText]).map { Due(token: $0["token"], requestedProductId: $0["requestedProductId"],
-                                                 productId: $0["productId"] ?? $0["requestedProductId"]) }
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT token, requestedProductId, productId FROM offlineProducts
+                    WHERE state = 'cached' AND (offlineRevalidateAt IS NULL OR offlineRevalidateAt <= ?)
+                    ORDER BY requestedAt
+                    """, arguments: [now.databaseText]
+            ).map {
+                Due(
+                    token: $0["token"], requestedProductId: $0["requestedProductId"],
+                    productId: $0["productId"] ?? $0["requestedProductId"])
+            }
         }
     }
 
     func held(token: String) async throws -> Held? {
         try await catalog.read { db in
             try Row.fetchOne(db, sql: "SELECT quality, manifestHash, options, staged FROM offlineProducts WHERE token = ?", arguments: [token])
-                .map { Held(quality: $0["quality"], manifestHash: $0["manifestHash"], options: $0["options"],
-                            staged: ($0["staged"] as String?).flatMap(StagedRevision.decode)) }
+                .map {
+                    Held(
+                        quality: $0["quality"], manifestHash: $0["manifestHash"], options: $0["options"],
+                        staged: ($0["staged"] as String?).flatMap(StagedRevision.decode))
+                }
         }
     }
 
@@ -63,8 +72,10 @@ struct RevalidationStore: Sendable {
     /// The same manifest: in one transaction the validity and, when given, the license are
     /// refreshed, and a re-offline under way is dropped (the origin went back to what is held).
     /// Returns the files to delete after the commit.
-    func refresh(token: String, validity: Validity, license: GrantedLicense?,
-                 requestedProductId: String) async throws -> [(id: Int64, path: String)] {
+    func refresh(
+        token: String, validity: Validity, license: GrantedLicense?,
+        requestedProductId: String
+    ) async throws -> [(id: Int64, path: String)] {
         try await catalog.write { db -> [(id: Int64, path: String)] in
             try Self.store(validity, token: token, db: db)
             if let license { try LicenseStore.store(license, token: token, productId: requestedProductId, current: true, db: db) }
@@ -93,8 +104,10 @@ struct RevalidationStore: Sendable {
     /// (`PlannedFile.staged(mark:)`), each queued as a new file (the origin declares no
     /// checksum for segments and images, so none can be taken from the held copy); empty for a
     /// product without any. Returns the files to delete after the commit.
-    func stage(token: String, manifestHash: String, item: ManifestItem, files: [PlannedFile], validity: Validity,
-               license: GrantedLicense?, requestedProductId: String, now: Date) async throws -> [(id: Int64, path: String)] {
+    func stage(
+        token: String, manifestHash: String, item: ManifestItem, files: [PlannedFile], validity: Validity,
+        license: GrantedLicense?, requestedProductId: String, now: Date
+    ) async throws -> [(id: Int64, path: String)] {
         try await catalog.write { db -> [(id: Int64, path: String)] in
             let dropped = try Self.dropStaging(token: token, db: db)
             let (fileId, verified) = try FileStore.stageFile(item, db: db, now: now)
@@ -105,8 +118,9 @@ struct RevalidationStore: Sendable {
                 return StagedFile(name: file.name, role: file.role, fileId: id)
             }
             if let license { try LicenseStore.store(license, token: token, productId: requestedProductId, current: false, db: db) }
-            let staged = StagedRevision(manifestHash: manifestHash, fileId: fileId, item: item, validity: validity, licenseId: license?.id,
-                                        files: stagedFiles)
+            let staged = StagedRevision(
+                manifestHash: manifestHash, fileId: fileId, item: item, validity: validity, licenseId: license?.id,
+                files: stagedFiles)
             try db.execute(sql: "UPDATE offlineProducts SET staged = ? WHERE token = ?", arguments: [staged.encoded(), token])
             return dropped
         }
@@ -115,19 +129,23 @@ struct RevalidationStore: Sendable {
     /// Tokens with a re-offline under way.
     func stagedTokens() async throws -> [String] {
         try await catalog.read { db in
-            try String.fetchAll(db, sql: """
-                SELECT token FROM offlineProducts WHERE staged IS NOT NULL AND state != 'deleted'
-                """)
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT token FROM offlineProducts WHERE staged IS NOT NULL AND state != 'deleted'
+                    """)
         }
     }
 
     /// Whether a re-offline under way waits for this file.
     func stagingWaits(for fileId: Int64) async throws -> Bool {
         try await catalog.read { db in
-            try Bool.fetchOne(db, sql: """
-                SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
-                WHERE d.fileId = ? AND p.staged IS NOT NULL LIMIT 1
-                """, arguments: [fileId]) ?? false
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT 1 FROM offlineProducts p JOIN downloads d ON d.ownerKind = 'product' AND d.ownerId = p.token
+                    WHERE d.fileId = ? AND p.staged IS NOT NULL LIMIT 1
+                    """, arguments: [fileId]) ?? false
         }
     }
 
@@ -140,11 +158,13 @@ struct RevalidationStore: Sendable {
     func swap(token: String, now: Date) async throws -> Swapped? {
         try await catalog.write { db -> Swapped? in
             guard let row = try Row.fetchOne(db, sql: "SELECT staged, state, productId FROM offlineProducts WHERE token = ?", arguments: [token]),
-                  let staged = (row["staged"] as String?).flatMap(StagedRevision.decode),
-                  (row["state"] as String) != "deleted",
-                  try Int.fetchOne(db, sql: """
-                      SELECT COUNT(*) FROM files WHERE state = 'verified' AND id IN (\(staged.fileIds.sqlList))
-                      """) == Set(staged.fileIds).count
+                let staged = (row["staged"] as String?).flatMap(StagedRevision.decode),
+                (row["state"] as String) != "deleted",
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT COUNT(*) FROM files WHERE state = 'verified' AND id IN (\(staged.fileIds.sqlList))
+                        """) == Set(staged.fileIds).count
             else { return nil }
             let heldProductId: String? = row["productId"]
             try FileStore.upsertMediaItem(staged.item, fileId: staged.fileId, db: db)
@@ -153,42 +173,48 @@ struct RevalidationStore: Sendable {
                 // The product's other files are the staged ones from now on.
                 try db.execute(sql: "DELETE FROM productFiles WHERE productId = ?", arguments: [staged.item.id])
                 for (position, file) in files.enumerated() {
-                    try db.execute(sql: "INSERT INTO productFiles (productId, name, fileId, role, position) VALUES (?, ?, ?, ?, ?)",
-                                   arguments: [staged.item.id, file.name, file.fileId, file.role.rawValue, position])
+                    try db.execute(
+                        sql: "INSERT INTO productFiles (productId, name, fileId, role, position) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [staged.item.id, file.name, file.fileId, file.role.rawValue, position])
                 }
             } else {
                 wanted += try Int64.fetchAll(db, sql: "SELECT fileId FROM productFiles WHERE productId = ?", arguments: [staged.item.id])
             }
-            try db.execute(sql: """
-                UPDATE offlineProducts SET productId = ?, productType = ?, manifestHash = ?, staged = NULL, endedAt = ?
-                WHERE token = ?
-                """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now.databaseText, token])
+            try db.execute(
+                sql: """
+                    UPDATE offlineProducts SET productId = ?, productType = ?, manifestHash = ?, staged = NULL, endedAt = ?
+                    WHERE token = ?
+                    """, arguments: [staged.item.id, staged.item.productType, staged.manifestHash, now.databaseText, token])
             if staged.files != nil, let held = heldProductId, held != staged.item.id {
                 // The origin now delivers another actual product: the held one's list goes
                 // unless another request still holds that product.
-                try db.execute(sql: """
-                    DELETE FROM productFiles WHERE productId = ?
-                      AND NOT EXISTS (SELECT 1 FROM offlineProducts WHERE productId = ? AND state != 'deleted')
-                    """, arguments: [held, held])
+                try db.execute(
+                    sql: """
+                        DELETE FROM productFiles WHERE productId = ?
+                          AND NOT EXISTS (SELECT 1 FROM offlineProducts WHERE productId = ? AND state != 'deleted')
+                        """, arguments: [held, held])
             }
             try Self.store(staged.validity, token: token, db: db)
             if let licenseId = staged.licenseId { try LicenseStore.makeCurrent(licenseId, token: token, db: db) }
             // The token now wants only the new files; the old ones go unless a station holds them.
-            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId NOT IN (\(wanted.sqlList))",
-                           arguments: [token])
-            try db.execute(sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
-                           arguments: [now.databaseText, token])
+            try db.execute(
+                sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId NOT IN (\(wanted.sqlList))",
+                arguments: [token])
+            try db.execute(
+                sql: "UPDATE downloads SET state = 'done', updatedAt = ? WHERE ownerKind = 'product' AND ownerId = ?",
+                arguments: [now.databaseText, token])
             let garbage = try FileStore.collectGarbage(db: db)
             // The staged files take their plain cache keys back from the files just let go of: a
             // presentation is found by the URLs its playlists name, and `offline.estimate` finds
             // images by theirs. A progressive product's main file keeps the name `stageFile` gave it.
             let renamed = (staged.files ?? []).map(\.fileId) + (staged.item.manifestType == "hls" ? [staged.fileId] : [])
             if !renamed.isEmpty {
-                try db.execute(sql: """
-                    UPDATE files SET urlPath = substr(urlPath, 1, instr(urlPath, '#') - 1)
-                    WHERE id IN (\(renamed.sqlList)) AND instr(urlPath, '#') > 0
-                      AND NOT EXISTS (SELECT 1 FROM files other WHERE other.urlPath = substr(files.urlPath, 1, instr(files.urlPath, '#') - 1))
-                    """)
+                try db.execute(
+                    sql: """
+                        UPDATE files SET urlPath = substr(urlPath, 1, instr(urlPath, '#') - 1)
+                        WHERE id IN (\(renamed.sqlList)) AND instr(urlPath, '#') > 0
+                          AND NOT EXISTS (SELECT 1 FROM files other WHERE other.urlPath = substr(files.urlPath, 1, instr(files.urlPath, '#') - 1))
+                        """)
             }
             return Swapped(productId: staged.item.id, garbage: garbage)
         }
@@ -196,25 +222,31 @@ struct RevalidationStore: Sendable {
 
     /// The validity a playbackinfo granted, re-validated now.
     private static func store(_ validity: Validity, token: String, db: Database) throws {
-        try db.execute(sql: """
-            UPDATE offlineProducts SET offlineRevalidateAt = ?, offlineValidUntil = ?, revalidatedAt = ?, revalidationError = NULL
-            WHERE token = ?
-            """, arguments: [validity.revalidateAt?.databaseText, validity.validUntil?.databaseText, Date().databaseText, token])
+        try db.execute(
+            sql: """
+                UPDATE offlineProducts SET offlineRevalidateAt = ?, offlineValidUntil = ?, revalidatedAt = ?, revalidationError = NULL
+                WHERE token = ?
+                """, arguments: [validity.revalidateAt?.databaseText, validity.validUntil?.databaseText, Date().databaseText, token])
     }
 
     /// Forgets `token`'s staged re-offline, if any: its queue row, its license kept aside and its
     /// file unless something else wants it. Returns the files to delete after the commit.
     private static func dropStaging(token: String, db: Database) throws -> [(id: Int64, path: String)] {
-        guard let staged = try String.fetchOne(db, sql: "SELECT staged FROM offlineProducts WHERE token = ?", arguments: [token])
-            .flatMap(StagedRevision.decode) else { return [] }
+        guard
+            let staged = try String.fetchOne(db, sql: "SELECT staged FROM offlineProducts WHERE token = ?", arguments: [token])
+                .flatMap(StagedRevision.decode)
+        else { return [] }
         try db.execute(sql: "UPDATE offlineProducts SET staged = NULL WHERE token = ?", arguments: [token])
-        let current = try Int64.fetchOne(db, sql: """
-            SELECT m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId WHERE p.token = ?
-            """, arguments: [token])
+        let current = try Int64.fetchOne(
+            db,
+            sql: """
+                SELECT m.fileId FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId WHERE p.token = ?
+                """, arguments: [token])
         let abandoned = staged.fileIds.filter { $0 != current }
         if !abandoned.isEmpty {
-            try db.execute(sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId IN (\(abandoned.sqlList))",
-                           arguments: [token])
+            try db.execute(
+                sql: "DELETE FROM downloads WHERE ownerKind = 'product' AND ownerId = ? AND fileId IN (\(abandoned.sqlList))",
+                arguments: [token])
         }
         if let licenseId = staged.licenseId { try LicenseStore.delete(licenseId: licenseId, db: db) }
         return try FileStore.collectGarbage(db: db)

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 
 /// The catalog's `stations` and `stationItems` rows (Feed.fm offline stations): what is held,
 /// what a sync asks for and applies, and how far each station's files have come.
@@ -70,18 +70,22 @@ struct StationStore: Sendable {
     /// Stations with at least one verified item (docs/catalog.md), by name.
     func held() async throws -> [HeldStation] {
         try await catalog.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT s.id, s.name, s.expiresAt, s.onExpiry, s.syncedAt, COUNT(si.itemId) AS itemCount,
-                       SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verifiedCount,
-                       SUM(CASE WHEN f.state = 'verified' THEN COALESCE(m.durationSeconds, 0) ELSE 0 END) AS seconds,
-                       SUM(CASE WHEN f.state = 'verified' THEN COALESCE(f.sizeBytes, 0) ELSE 0 END) AS bytes
-                FROM stations s JOIN stationItems si ON si.stationId = s.id JOIN mediaItems m ON m.id = si.itemId
-                LEFT JOIN files f ON f.id = m.fileId
-                GROUP BY s.id HAVING verifiedCount > 0 ORDER BY s.name
-                """).map { row in
-                HeldStation(id: row["id"], name: row["name"], itemCount: row["itemCount"], verifiedCount: row["verifiedCount"],
-                            durationSeconds: row["seconds"] as Double? ?? 0, sizeBytes: row["bytes"] as Int64? ?? 0,
-                            expiresAt: row.date("expiresAt"), syncedAt: row.date("syncedAt"), onExpiry: row["onExpiry"])
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT s.id, s.name, s.expiresAt, s.onExpiry, s.syncedAt, COUNT(si.itemId) AS itemCount,
+                           SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verifiedCount,
+                           SUM(CASE WHEN f.state = 'verified' THEN COALESCE(m.durationSeconds, 0) ELSE 0 END) AS seconds,
+                           SUM(CASE WHEN f.state = 'verified' THEN COALESCE(f.sizeBytes, 0) ELSE 0 END) AS bytes
+                    FROM stations s JOIN stationItems si ON si.stationId = s.id JOIN mediaItems m ON m.id = si.itemId
+                    LEFT JOIN files f ON f.id = m.fileId
+                    GROUP BY s.id HAVING verifiedCount > 0 ORDER BY s.name
+                    """
+            ).map { row in
+                HeldStation(
+                    id: row["id"], name: row["name"], itemCount: row["itemCount"], verifiedCount: row["verifiedCount"],
+                    durationSeconds: row["seconds"] as Double? ?? 0, sizeBytes: row["bytes"] as Int64? ?? 0,
+                    expiresAt: row.date("expiresAt"), syncedAt: row.date("syncedAt"), onExpiry: row["onExpiry"])
             }
         }
     }
@@ -93,12 +97,15 @@ struct StationStore: Sendable {
 
     func syncBasis(stationId: String) async throws -> SyncBasis {
         try await catalog.read { db in
-            let have = try String.fetchAll(db, sql: """
-                SELECT si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
-                WHERE si.stationId = ? AND f.state = 'verified' ORDER BY si.position
-                """, arguments: [stationId])
-            let played = try String.fetchAll(db, sql: "SELECT itemId FROM stationItems WHERE stationId = ? AND playedAt IS NOT NULL",
-                                             arguments: [stationId])
+            let have = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT si.itemId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId JOIN files f ON f.id = m.fileId
+                    WHERE si.stationId = ? AND f.state = 'verified' ORDER BY si.position
+                    """, arguments: [stationId])
+            let played = try String.fetchAll(
+                db, sql: "SELECT itemId FROM stationItems WHERE stationId = ? AND playedAt IS NOT NULL",
+                arguments: [stationId])
             let target = try Double.fetchOne(db, sql: "SELECT targetMinutes FROM stations WHERE id = ?", arguments: [stationId])
             return SyncBasis(have: have, played: played, targetMinutes: target)
         }
@@ -115,16 +122,18 @@ struct StationStore: Sendable {
             try Self.upsertStation(manifest, withHash: true, db: db, now: now)
             let (added, stale) = try Self.applyItems(manifest.items.dropFirst(from), stationId: stationId, db: db, now: now)
             for id in manifest.remove {
-                try db.execute(sql: """
-                    DELETE FROM downloads WHERE ownerKind = 'station' AND ownerId = ?
-                      AND fileId IN (SELECT fileId FROM mediaItems WHERE id = ?)
-                    """, arguments: [stationId, id])
+                try db.execute(
+                    sql: """
+                        DELETE FROM downloads WHERE ownerKind = 'station' AND ownerId = ?
+                          AND fileId IN (SELECT fileId FROM mediaItems WHERE id = ?)
+                        """, arguments: [stationId, id])
                 try db.execute(sql: "DELETE FROM stationItems WHERE stationId = ? AND itemId = ?", arguments: [stationId, id])
             }
             let requeued = try Self.requeueFailed(stationId: stationId, maxAttempts: manifest.maxAttempts, db: db)
             let garbage = try FileStore.collectGarbage(db: db)
-            return Applied(added: added, stale: stale + garbage.map { ($0.id, $0.path) }, requeued: requeued,
-                           progress: try Self.progress(stationId, maxAttempts: manifest.maxAttempts, db: db))
+            return Applied(
+                added: added, stale: stale + garbage.map { ($0.id, $0.path) }, requeued: requeued,
+                progress: try Self.progress(stationId, maxAttempts: manifest.maxAttempts, db: db))
         }
     }
 
@@ -142,19 +151,26 @@ struct StationStore: Sendable {
 
     private static func upsertStation(_ manifest: Manifest, withHash: Bool, db: Database, now: Date) throws {
         let hash = withHash ? "excluded.manifestHash" : "manifestHash"
-        try db.execute(sql: """
-            INSERT INTO stations (id, name, manifestHash, targetMinutes, expiresAt, revalidateAt, onExpiry, syncedAt, createdAt, lastError)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
-            ON CONFLICT(id) DO UPDATE SET name = COALESCE(?, name), manifestHash = \(hash),
-                targetMinutes = excluded.targetMinutes, expiresAt = excluded.expiresAt, revalidateAt = excluded.revalidateAt,
-                onExpiry = excluded.onExpiry, syncedAt = excluded.syncedAt, lastError = NULL
-            """, arguments: [manifest.stationId, manifest.name ?? manifest.stationId, withHash ? manifest.manifestHash : nil,
-                             manifest.targetMinutes, manifest.expiresAt?.databaseText, manifest.revalidateAt?.databaseText, manifest.onExpiry, now.databaseText, now.databaseText, manifest.name])
+        try db.execute(
+            sql: """
+                INSERT INTO stations (id, name, manifestHash, targetMinutes, expiresAt, revalidateAt, onExpiry, syncedAt, createdAt, lastError)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+                ON CONFLICT(id) DO UPDATE SET name = COALESCE(?, name), manifestHash = \(hash),
+                    targetMinutes = excluded.targetMinutes, expiresAt = excluded.expiresAt, revalidateAt = excluded.revalidateAt,
+                    onExpiry = excluded.onExpiry, syncedAt = excluded.syncedAt, lastError = NULL
+                """,
+            arguments: [
+                manifest.stationId, manifest.name ?? manifest.stationId, withHash ? manifest.manifestHash : nil,
+                manifest.targetMinutes, manifest.expiresAt?.databaseText, manifest.revalidateAt?.databaseText, manifest.onExpiry, now.databaseText,
+                now.databaseText, manifest.name,
+            ])
     }
 
     /// The items' files upserted and wanted for the station, new ones appended to its list.
-    private static func applyItems(_ items: ArraySlice<ManifestItem>, stationId: String, db: Database,
-                                   now: Date) throws -> (added: [String], stale: [(fileId: Int64, path: String)]) {
+    private static func applyItems(
+        _ items: ArraySlice<ManifestItem>, stationId: String, db: Database,
+        now: Date
+    ) throws -> (added: [String], stale: [(fileId: Int64, path: String)]) {
         var position = try Int.fetchOne(db, sql: "SELECT MAX(position) FROM stationItems WHERE stationId = ?", arguments: [stationId]) ?? -1
         var added: [String] = []
         var stale: [(fileId: Int64, path: String)] = []
@@ -179,19 +195,23 @@ struct StationStore: Sendable {
     static func requeueFailed(stationId: String?, maxAttempts: Int, db: Database) throws -> [StationItemRef] {
         let scope = stationId == nil ? "" : "AND si.stationId = ?"
         let arguments: StatementArguments = stationId.map { [maxAttempts, $0] } ?? [maxAttempts]
-        let rows = try Row.fetchAll(db, sql: """
-            SELECT si.stationId, si.itemId, f.id AS fileId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
-              JOIN files f ON f.id = m.fileId
-            WHERE f.state != 'verified' AND f.attempts >= ? \(scope)
-            """, arguments: arguments)
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT si.stationId, si.itemId, f.id AS fileId FROM stationItems si JOIN mediaItems m ON m.id = si.itemId
+                  JOIN files f ON f.id = m.fileId
+                WHERE f.state != 'verified' AND f.attempts >= ? \(scope)
+                """, arguments: arguments)
         for row in rows {
             let fileId: Int64 = row["fileId"]
             let station: String = row["stationId"]
-            try db.execute(sql: "UPDATE files SET attempts = 0, error = NULL, reason = NULL WHERE id = ? AND state != 'verified'",
-                           arguments: [fileId])
-            try db.execute(sql: """
-                UPDATE downloads SET state = 'queued', attempts = 0 WHERE fileId = ? AND ownerKind = 'station' AND ownerId = ? AND state = 'failed'
-                """, arguments: [fileId, station])
+            try db.execute(
+                sql: "UPDATE files SET attempts = 0, error = NULL, reason = NULL WHERE id = ? AND state != 'verified'",
+                arguments: [fileId])
+            try db.execute(
+                sql: """
+                    UPDATE downloads SET state = 'queued', attempts = 0 WHERE fileId = ? AND ownerKind = 'station' AND ownerId = ? AND state = 'failed'
+                    """, arguments: [fileId, station])
         }
         return rows.map { StationItemRef(stationId: $0["stationId"], itemId: $0["itemId"]) }
     }
@@ -215,16 +235,18 @@ struct StationStore: Sendable {
 
     /// The same, inside a transaction of the caller's.
     static func progress(_ stationId: String, maxAttempts: Int, db: Database) throws -> Progress {
-            let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT COUNT(*) AS total,
-                       SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verified,
-                       SUM(CASE WHEN f.state != 'verified' AND (f.attempts >= ? OR f.id IS NULL) THEN 1 ELSE 0 END) AS failed
-                FROM stationItems si JOIN mediaItems m ON m.id = si.itemId LEFT JOIN files f ON f.id = m.fileId
-                WHERE si.stationId = ?
-                """), arguments: [maxAttempts, stationId])
-            let total: Int = row?["total"] ?? 0
-            let verified: Int = row?["verified"] ?? 0
-            let failed: Int = row?["failed"] ?? 0
-            return Progress(pending: max(0, total - verified - failed), failed: failed, total: total)
+        let row = try Row.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT COUNT(*) AS total,
+                           SUM(CASE WHEN f.state = 'verified' THEN 1 ELSE 0 END) AS verified,
+                           SUM(CASE WHEN f.state != 'verified' AND (f.attempts >= ? OR f.id IS NULL) THEN 1 ELSE 0 END) AS failed
+                    FROM stationItems si JOIN mediaItems m ON m.id = si.itemId LEFT JOIN files f ON f.id = m.fileId
+                    WHERE si.stationId = ?
+                    """), arguments: [maxAttempts, stationId])
+        let total: Int = row?["total"] ?? 0
+        let verified: Int = row?["verified"] ?? 0
+        let failed: Int = row?["failed"] ?? 0
+        return Progress(pending: max(0, total - verified - failed), failed: failed, total: total)
     }
 }

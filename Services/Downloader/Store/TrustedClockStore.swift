@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import GRDB
 import OriginClient
+import StateDB
 
 /// The catalog's trusted clock (`settings` key `trustedTime`, kept by `TrustedClock`): the server
 /// times the downloader saw, and the time expiry is judged at, shared with the player.

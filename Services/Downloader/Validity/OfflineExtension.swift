@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import Logging
 import OriginClient
+import StateDB
 import Wire
 
 /// Feed.fm "Expiration": asks the origin to extend what is held (at start while online and on
@@ -15,8 +15,10 @@ actor OfflineExtension {
     private let clock: TrustedTimeRecorder
     private let logger: Logger
 
-    init(catalog: StateDB, origin: OriginClient?, store: MediaFolder, engine: DownloadEngine,
-         events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
+    init(
+        catalog: StateDB, origin: OriginClient?, store: MediaFolder, engine: DownloadEngine,
+        events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger
+    ) {
         self.expiries = ExpiryStore(catalog: catalog)
         self.origin = origin
         self.store = store
@@ -32,16 +34,19 @@ actor OfflineExtension {
         guard let origin else { throw DownloaderError.noOrigin() }
         let held = try await expiries.held()
         let (stationIds, productIds) = (held.stationIds, held.productIds)
-        let answer = try await origin.post("/v1/offline/extend", body: [
-            "stations": .array(stationIds.map(JSONValue.string)), "products": .array(productIds.map(JSONValue.string)),
-        ], retry: retry)
+        let answer = try await origin.post(
+            "/v1/offline/extend",
+            body: [
+                "stations": .array(stationIds.map(JSONValue.string)), "products": .array(productIds.map(JSONValue.string)),
+            ], retry: retry)
         let stations = Self.entries(answer["stations"], dateKey: "expiresAt")
         let products = Self.entries(answer["products"], dateKey: "validUntil")
         // Only what was asked about is stored.
         let extendedStations = stations.filter { stationIds.contains($0.0) }.map { id, expiresAt, entry in
-            ExpiryStore.StationExtension(id: id, expiresAt: expiresAt,
-                                         revalidateAt: entry["revalidateAt"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339),
-                                         onExpiry: entry["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil })
+            ExpiryStore.StationExtension(
+                id: id, expiresAt: expiresAt,
+                revalidateAt: entry["revalidateAt"]?.stringValue.flatMap(UTCTimestamp.parseRFC3339),
+                onExpiry: entry["onExpiry"]?.stringValue.flatMap { ["delete", "keep"].contains($0) ? $0 : nil })
         }
         let extendedProducts = products.filter { productIds.contains($0.0) }.map { id, validUntil, _ in
             ExpiryStore.ProductExtension(requestedProductId: id, validUntil: validUntil)
@@ -52,16 +57,19 @@ actor OfflineExtension {
         func list(_ rows: [(String, Date, JSONValue)], _ key: String) -> JSONValue {
             .array(rows.map { ["id": .string($0.0), key: .string(UTCTimestamp.rfc3339($0.1))] })
         }
-        return ["stations": list(stations, "expiresAt"), "products": list(products, "validUntil"),
-                "rejected": .array(answer["rejected"]?.arrayValue ?? []),
-                "expired": .array(expired.map(JSONValue.string))]
+        return [
+            "stations": list(stations, "expiresAt"), "products": list(products, "validUntil"),
+            "rejected": .array(answer["rejected"]?.arrayValue ?? []),
+            "expired": .array(expired.map(JSONValue.string)),
+        ]
     }
 
     /// Well-formed `{id, <dateKey>}` entries; anything else is ignored (hostile input loses nothing).
     private static func entries(_ value: JSONValue?, dateKey: String) -> [(String, Date, JSONValue)] {
         (value?.arrayValue ?? []).compactMap { entry in
             guard let id = entry["id"]?.stringValue, OriginID.isValid(id),
-                  let date = entry[dateKey]?.stringValue.flatMap(UTCTimestamp.parseRFC3339) else { return nil }
+                let date = entry[dateKey]?.stringValue.flatMap(UTCTimestamp.parseRFC3339)
+            else { return nil }
             return (id, date, entry)
         }
     }

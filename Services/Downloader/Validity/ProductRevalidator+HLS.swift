@@ -6,8 +6,10 @@ extension ProductRevalidator {
     /// `offlineProducts.options`: bitrate asked for, audio and subtitle languages), every file
     /// given its staged place (`PlannedFile.staged(mark:)`). Returns the master playlist's item, the
     /// other files and the key ids the new segments need.
-    func planPresentation(_ requestedProductId: String, info: JSONValue, options: String?, mark: String, origin: OriginClient,
-                          retry: RetryPolicy) async throws -> (item: ManifestItem, files: [PlannedFile], keyIds: [String]) {
+    func planPresentation(
+        _ requestedProductId: String, info: JSONValue, options: String?, mark: String, origin: OriginClient,
+        retry: RetryPolicy
+    ) async throws -> (item: ManifestItem, files: [PlannedFile], keyIds: [String]) {
         let actual = info["productId"]?.stringValue ?? requestedProductId
         guard OriginID.isValid(actual) else {
             throw DownloaderError.hostileManifest("the actual product id \(actual.prefix(140).debugDescription) is not a plain token")
@@ -15,9 +17,10 @@ extension ProductRevalidator {
         let choice = options.flatMap { try? JSONValue.parse(Array($0.utf8)) }
         let languages = { (field: String) in choice?[field]?.arrayValue?.compactMap(\.stringValue) }
         let planner = HLSPlanner(origin: origin)
-        let plan = try await planner.plan(productId: actual, info: info, bitrate: choice?["bitrate"]?.intValue,
-                                          audioLanguages: languages("audioLanguages"), subtitleLanguages: languages("subtitleLanguages"),
-                                          retry: retry)
+        let plan = try await planner.plan(
+            productId: actual, info: info, bitrate: choice?["bitrate"]?.intValue,
+            audioLanguages: languages("audioLanguages"), subtitleLanguages: languages("subtitleLanguages"),
+            retry: retry)
         let master = plan.master.staged(mark: mark)
         var item = try planner.masterItem(master, productId: actual, info: info)
         item.urlPath = master.urlPath

@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import Logging
 import OriginClient
+import StateDB
 import Wire
 
 /// TIDAL "Re-validation of offlined media products": for every product past its
@@ -43,8 +43,10 @@ actor ProductRevalidator {
         var error: String?
 
         var json: JSONValue {
-            var fields: [String: JSONValue] = ["token": .string(token), "productId": .string(productId),
-                                               "result": .string(result.rawValue)]
+            var fields: [String: JSONValue] = [
+                "token": .string(token), "productId": .string(productId),
+                "result": .string(result.rawValue),
+            ]
             if let error { fields["error"] = .string(error) }
             return .object(fields)
         }
@@ -63,8 +65,10 @@ actor ProductRevalidator {
     private let clock: TrustedTimeRecorder
     private let logger: Logger
 
-    init(catalog: StateDB, origin: OriginClient?, licenses: LicenseClient?, store: MediaFolder, engine: DownloadEngine,
-         events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger) {
+    init(
+        catalog: StateDB, origin: OriginClient?, licenses: LicenseClient?, store: MediaFolder, engine: DownloadEngine,
+        events: DownloaderEvents, clock: TrustedTimeRecorder, logger: Logger
+    ) {
         self.revalidations = RevalidationStore(catalog: catalog)
         self.licenseStore = LicenseStore(catalog: catalog)
         self.origin = origin
@@ -93,8 +97,10 @@ actor ProductRevalidator {
         }
         var outcomes: [Outcome] = []
         for row in due {
-            outcomes.append(await revalidate(token: row.token, requestedProductId: row.requestedProductId, productId: row.productId,
-                                             deadline: deadline))
+            outcomes.append(
+                await revalidate(
+                    token: row.token, requestedProductId: row.requestedProductId, productId: row.productId,
+                    deadline: deadline))
         }
         if !due.isEmpty {
             let counts = Dictionary(grouping: outcomes, by: \.result.rawValue).mapValues(\.count)
@@ -127,15 +133,17 @@ actor ProductRevalidator {
     private func revalidateOrThrow(token: String, requestedProductId: String, deadline: CallDeadline?) async throws -> Outcome.Result {
         guard let origin, let licenses else { throw DownloaderError.noOrigin() }
         if let deadline, deadline.hasPassed {
-            throw OriginError(name: RPCErrorKind.originUnreachable.name,
-                              message: "the time to answer ran out before this product's turn; the next round re-validates it")
+            throw OriginError(
+                name: RPCErrorKind.originUnreachable.name,
+                message: "the time to answer ran out before this product's turn; the next round re-validates it")
         }
         let current = try await revalidations.held(token: token)
         guard let current else { throw DownloaderError.unknownToken(token) }
         // The identical request as when offlined: the requested id, offline mode, the same quality.
-        let info = try await origin.get("/v1/playbackinfo/\(requestedProductId)",
-                                        query: ["mode": "offline", "quality": current.quality ?? "HIGH"],
-                                        retry: deadline?.bounding(Self.retry) ?? Self.retry)
+        let info = try await origin.get(
+            "/v1/playbackinfo/\(requestedProductId)",
+            query: ["mode": "offline", "quality": current.quality ?? "HIGH"],
+            retry: deadline?.bounding(Self.retry) ?? Self.retry)
         guard info["canBeDownloaded"]?.boolValue == true else { throw DownloaderError.notDownloadable(requestedProductId) }
         let manifestType = info["manifestType"]?.stringValue ?? "progressive"
         guard manifestType == "progressive" || manifestType == "hls" else {
@@ -150,15 +158,17 @@ actor ProductRevalidator {
         let terms = try await licenseStore.currentTerms(token: token)
         func freshLicense() async throws -> GrantedLicense? {
             guard terms != nil || LicenseClient.securityToken(info) != nil else { return nil }
-            return try await licenses.request(productId: requestedProductId, playbackInfo: info, terms: terms ?? .purchase,
-                                              retry: deadline?.bounding(.offlining) ?? .offlining)
+            return try await licenses.request(
+                productId: requestedProductId, playbackInfo: info, terms: terms ?? .purchase,
+                retry: deadline?.bounding(.offlining) ?? .offlining)
         }
 
         if hash == current.manifestHash {
             let license = try await freshLicense()
             // The origin went back to what is held: a re-offline under way is no longer wanted.
-            let dropped = try await revalidations.refresh(token: token, validity: validity, license: license,
-                                                          requestedProductId: requestedProductId)
+            let dropped = try await revalidations.refresh(
+                token: token, validity: validity, license: license,
+                requestedProductId: requestedProductId)
             await engine.discard(dropped)
             return .unchanged
         }
@@ -174,12 +184,15 @@ actor ProductRevalidator {
         var keyIds: [String] = []
         let mark = String(hash.prefix(12))
         if manifestType == "hls" {
-            (item, files, keyIds) = try await planPresentation(requestedProductId, info: info, options: current.options,
-                                                               mark: mark, origin: origin,
-                                                               retry: deadline?.bounding(.offlining) ?? .offlining)
+            (item, files, keyIds) = try await planPresentation(
+                requestedProductId, info: info, options: current.options,
+                mark: mark, origin: origin,
+                retry: deadline?.bounding(.offlining) ?? .offlining)
         } else {
-            switch HostileInput.item(id: info["productId"] ?? .string(requestedProductId), fileFields: info["manifest"], meta: info,
-                                     origin: origin) {
+            switch HostileInput.item(
+                id: info["productId"] ?? .string(requestedProductId), fileFields: info["manifest"], meta: info,
+                origin: origin)
+            {
             case .success(let parsed): item = parsed
             case .failure(let refusal): throw DownloaderError.hostileManifest(refusal.reason)
             }
@@ -198,8 +211,9 @@ actor ProductRevalidator {
             license = granted
         }
         let now = Date()
-        let dropped = try await revalidations.stage(token: token, manifestHash: hash, item: item, files: files, validity: validity,
-                                                    license: license, requestedProductId: requestedProductId, now: now)
+        let dropped = try await revalidations.stage(
+            token: token, manifestHash: hash, item: item, files: files, validity: validity,
+            license: license, requestedProductId: requestedProductId, now: now)
         await engine.discard(dropped)
         logger.info("\(requestedProductId) (\(token)) has a new manifest: re-offlining \(item.id) beside the old file")
         // TIDAL: the offline messages are sent for re-validations too.

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import OriginClient
+import StateDB
 
 /// Carries every server time the origin clients saw into the catalog's trusted clock, so the
 /// time expiry is judged at survives restarts and is shared with the player.

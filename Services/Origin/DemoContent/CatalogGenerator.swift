@@ -79,13 +79,15 @@ struct CatalogGenerator {
                 durationSeconds: track.duration, file: plan.file, codec: plan.format.rawValue,
                 mimeType: plan.format.mimeType, audioQuality: plan.format.audioQuality,
                 sampleRate: plan.format.sampleRate, bitDepth: plan.format.bitDepth,
-                replayGain: ReplayGain(trackGain: track.gain, trackPeak: track.peak,
-                                       albumGain: album.gain, albumPeak: album.peak))
+                replayGain: ReplayGain(
+                    trackGain: track.gain, trackPeak: track.peak,
+                    albumGain: album.gain, albumPeak: album.peak))
         }
         let stations = DemoLineup.stations.map { plan in
-            CatalogStation(id: plan.id, name: plan.name, offline: plan.offline, onExpiry: plan.onExpiry,
-                           validitySeconds: plan.validitySeconds, revalidateSeconds: plan.revalidateSeconds,
-                           trackIds: (stationTracks[plan.id] ?? []).map(\.id))
+            CatalogStation(
+                id: plan.id, name: plan.name, offline: plan.offline, onExpiry: plan.onExpiry,
+                validitySeconds: plan.validitySeconds, revalidateSeconds: plan.revalidateSeconds,
+                trackIds: (stationTracks[plan.id] ?? []).map(\.id))
         }
         let catalog = StateDB(
             schemaVersion: StateDB.schemaVersion, complete: true,
@@ -101,8 +103,10 @@ struct CatalogGenerator {
         let output = directory.appendingPathComponent(plan.file).path
         var arguments = ["-y", "-f", "lavfi", "-i", plan.source, "-af", plan.filter, "-ac", "2"]
         arguments += plan.format.encoderArguments
-        arguments += ["-metadata", "title=\(plan.title)", "-metadata", "artist=\(DemoLineup.artist)",
-                      "-metadata", "album=\(plan.album)", output]
+        arguments += [
+            "-metadata", "title=\(plan.title)", "-metadata", "artist=\(DemoLineup.artist)",
+            "-metadata", "album=\(plan.album)", output,
+        ]
         try FFmpeg.run(arguments)
     }
 
@@ -127,9 +131,10 @@ struct CatalogGenerator {
                 let full = base.appendingPathComponent(sub).path
                 let attributes = try FileManager.default.attributesOfItem(atPath: full)
                 guard (attributes[.type] as? FileAttributeType) == .typeRegular else { continue }
-                files.append(CatalogFile(
-                    path: "\(folder)/\(sub)", sizeBytes: (attributes[.size] as? NSNumber)?.intValue ?? 0,
-                    sha256: try ContentKeys.sha256(ofFile: full), mimeType: MimeTypes.forPath(sub)))
+                files.append(
+                    CatalogFile(
+                        path: "\(folder)/\(sub)", sizeBytes: (attributes[.size] as? NSNumber)?.intValue ?? 0,
+                        sha256: try ContentKeys.sha256(ofFile: full), mimeType: MimeTypes.forPath(sub)))
             }
         }
         return files

@@ -128,13 +128,13 @@ extension StateDB {
     static func loadComplete(from directory: URL) -> StateDB? {
         let url = directory.appendingPathComponent(fileName)
         guard let data = try? Data(contentsOf: url),
-              let catalog = try? JSONDecoder().decode(StateDB.self, from: data),
-              catalog.schemaVersion == schemaVersion, catalog.complete
+            let catalog = try? JSONDecoder().decode(StateDB.self, from: data),
+            catalog.schemaVersion == schemaVersion, catalog.complete
         else { return nil }
         for file in catalog.files {
             let path = directory.appendingPathComponent(file.path).path
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-                  let size = attributes[.size] as? NSNumber, size.intValue == file.sizeBytes
+                let size = attributes[.size] as? NSNumber, size.intValue == file.sizeBytes
             else { return nil }
         }
         return catalog

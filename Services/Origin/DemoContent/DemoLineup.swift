@@ -77,16 +77,21 @@ enum DemoLineup {
     static let day = 86_400
 
     static let stations: [StationPlan] = [
-        StationPlan(id: "st-1", name: "Morning", offline: false, onExpiry: .delete,
-                    validitySeconds: day, revalidateSeconds: hour),
-        StationPlan(id: "st-2", name: "Evening Drive", offline: false, onExpiry: .delete,
-                    validitySeconds: day, revalidateSeconds: hour),
-        StationPlan(id: "st-9", name: "Focus", offline: true, onExpiry: .keep,
-                    validitySeconds: 7 * day, revalidateSeconds: day),
-        StationPlan(id: "st-10", name: "Workout", offline: true, onExpiry: .delete,
-                    validitySeconds: 3 * day, revalidateSeconds: 12 * hour),
-        StationPlan(id: "st-11", name: "Lounge", offline: true, onExpiry: .delete,
-                    validitySeconds: day, revalidateSeconds: 6 * hour),
+        StationPlan(
+            id: "st-1", name: "Morning", offline: false, onExpiry: .delete,
+            validitySeconds: day, revalidateSeconds: hour),
+        StationPlan(
+            id: "st-2", name: "Evening Drive", offline: false, onExpiry: .delete,
+            validitySeconds: day, revalidateSeconds: hour),
+        StationPlan(
+            id: "st-9", name: "Focus", offline: true, onExpiry: .keep,
+            validitySeconds: 7 * day, revalidateSeconds: day),
+        StationPlan(
+            id: "st-10", name: "Workout", offline: true, onExpiry: .delete,
+            validitySeconds: 3 * day, revalidateSeconds: 12 * hour),
+        StationPlan(
+            id: "st-11", name: "Lounge", offline: true, onExpiry: .delete,
+            validitySeconds: day, revalidateSeconds: 6 * hour),
     ]
 
     /// Relative track lengths: track i lasts `seconds * (1 + 1.5 * spread[i % 6])`, so the
@@ -105,10 +110,11 @@ enum DemoLineup {
                 let seconds = length(index, parameters)
                 let id = "tr-\(number)-" + (index < 9 ? "0\(index + 1)" : "\(index + 1)")
                 let (source, filter) = signal(serial, seconds: seconds)
-                plans.append(TrackPlan(
-                    id: id, title: "\(station.name) No. \(index + 1)", album: "\(station.name) Sessions",
-                    seconds: seconds, source: source, filter: filter,
-                    format: AudioFormat.allCases[serial % AudioFormat.allCases.count]))
+                plans.append(
+                    TrackPlan(
+                        id: id, title: "\(station.name) No. \(index + 1)", album: "\(station.name) Sessions",
+                        seconds: seconds, source: source, filter: filter,
+                        format: AudioFormat.allCases[serial % AudioFormat.allCases.count]))
                 serial += 1
             }
             result[station.id] = plans
@@ -125,17 +131,19 @@ enum DemoLineup {
         return specs.enumerated().map { index, spec in
             let seconds = length(index + 1, parameters)
             let (source, filter) = signal(100 + index * 7, seconds: seconds)
-            return TrackPlan(id: spec.0, title: spec.1, album: singlesAlbum, seconds: seconds,
-                             source: source, filter: filter, format: spec.2)
+            return TrackPlan(
+                id: spec.0, title: spec.1, album: singlesAlbum, seconds: seconds,
+                source: source, filter: filter, format: spec.2)
         }
     }
 
     /// Every track is a product of its own; the special products come after.
     static func products(trackIds: [String], video: CatalogHLS?, hlsTracks: [(String, CatalogHLS)]) -> [CatalogProduct] {
         func track(_ id: String, _ trackId: String? = nil) -> CatalogProduct {
-            CatalogProduct(id: id, productType: "TRACK", trackId: trackId ?? id, hls: nil, canBeDownloaded: true,
-                           refusal: nil, offlineValiditySeconds: 30 * day, revalidateSeconds: day,
-                           licenseSecurityToken: nil, poster: nil, thumbnail: nil)
+            CatalogProduct(
+                id: id, productType: "TRACK", trackId: trackId ?? id, hls: nil, canBeDownloaded: true,
+                refusal: nil, offlineValiditySeconds: 30 * day, revalidateSeconds: day,
+                licenseSecurityToken: nil, poster: nil, thumbnail: nil)
         }
         var products = trackIds.map { track($0) }
         if let index = products.firstIndex(where: { $0.id == "tr-1" }) {
@@ -147,24 +155,28 @@ enum DemoLineup {
         }
         products.append(track("tr-7", "tr-7b"))
         var geo = track("tr-geo", "tr-1")
-        geo.refusal = CatalogRefusal(status: 403, subStatus: 4032,
-                                     userMessage: "This content is not available in your location.")
+        geo.refusal = CatalogRefusal(
+            status: 403, subStatus: 4032,
+            userMessage: "This content is not available in your location.")
         products.append(geo)
         var subscription = track("tr-sub", "tr-2")
-        subscription.refusal = CatalogRefusal(status: 403, subStatus: 4033,
-                                              userMessage: "This content is not available with your subscription.")
+        subscription.refusal = CatalogRefusal(
+            status: 403, subStatus: 4033,
+            userMessage: "This content is not available with your subscription.")
         products.append(subscription)
         if let video {
-            products.append(CatalogProduct(
-                id: "vid-1", productType: "VIDEO", trackId: nil, hls: video, canBeDownloaded: true, refusal: nil,
-                offlineValiditySeconds: 30 * day, revalidateSeconds: day, licenseSecurityToken: "lst-vid-1",
-                poster: "img/vid-1-poster.png", thumbnail: "img/vid-1-thumb.png"))
+            products.append(
+                CatalogProduct(
+                    id: "vid-1", productType: "VIDEO", trackId: nil, hls: video, canBeDownloaded: true, refusal: nil,
+                    offlineValiditySeconds: 30 * day, revalidateSeconds: day, licenseSecurityToken: "lst-vid-1",
+                    poster: "img/vid-1-poster.png", thumbnail: "img/vid-1-thumb.png"))
         }
         for (id, presentation) in hlsTracks {
-            products.append(CatalogProduct(
-                id: id, productType: "TRACK", trackId: nil, hls: presentation, canBeDownloaded: true, refusal: nil,
-                offlineValiditySeconds: 30 * day, revalidateSeconds: day, licenseSecurityToken: "lst-\(id)",
-                poster: nil, thumbnail: nil))
+            products.append(
+                CatalogProduct(
+                    id: id, productType: "TRACK", trackId: nil, hls: presentation, canBeDownloaded: true, refusal: nil,
+                    offlineValiditySeconds: 30 * day, revalidateSeconds: day, licenseSecurityToken: "lst-\(id)",
+                    poster: nil, thumbnail: nil))
         }
         return products
     }

@@ -43,7 +43,7 @@ enum FFmpeg {
         arguments += ["-filter_complex", graph, "-map", "[out]", "-f", "null", "-"]
         let log = try run(arguments)
         guard let gain = value(after: "track_gain = ", in: log),
-              let peak = value(after: "track_peak = ", in: log)
+            let peak = value(after: "track_peak = ", in: log)
         else { throw OriginError(description: "replaygain printed no result for \(paths)") }
         return ((gain * 100).rounded() / 100, (peak * 1_000_000).rounded() / 1_000_000)
     }

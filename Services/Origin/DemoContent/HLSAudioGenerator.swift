@@ -22,16 +22,18 @@ struct HLSAudioGenerator {
         let base = self.base
         let source = ["-y", "-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.3:seed=\(seed):sample_rate=44100:duration=\(seconds)", "-ac", "2"]
         let hls = ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod"]
-        let aac = source + ["-c:a", "aac", "-b:a", "96k"] + hls + [
-            "-hls_key_info_file", keyInfo.path,
-            "-hls_segment_filename", base.appendingPathComponent("a0/seg%03d.ts").path,
-            base.appendingPathComponent("a0/index.m3u8").path,
-        ]
-        let flac = source + ["-c:a", "flac", "-sample_fmt", "s16", "-strict", "-2"] + hls + [
-            "-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", "init.mp4",
-            "-hls_segment_filename", base.appendingPathComponent("a1/seg%03d.m4s").path,
-            base.appendingPathComponent("a1/index.m3u8").path,
-        ]
+        let aac =
+            source + ["-c:a", "aac", "-b:a", "96k"] + hls + [
+                "-hls_key_info_file", keyInfo.path,
+                "-hls_segment_filename", base.appendingPathComponent("a0/seg%03d.ts").path,
+                base.appendingPathComponent("a0/index.m3u8").path,
+            ]
+        let flac =
+            source + ["-c:a", "flac", "-sample_fmt", "s16", "-strict", "-2"] + hls + [
+                "-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", "init.mp4",
+                "-hls_segment_filename", base.appendingPathComponent("a1/seg%03d.m4s").path,
+                base.appendingPathComponent("a1/index.m3u8").path,
+            ]
         return [("a0", aac), ("a1", flac)].map { name, arguments in
             {
                 try FileManager.default.createDirectory(at: base.appendingPathComponent(name), withIntermediateDirectories: true)
@@ -53,7 +55,8 @@ struct HLSAudioGenerator {
 
             """
         try master.write(to: base.appendingPathComponent("master.m3u8"), atomically: true, encoding: .utf8)
-        return CatalogHLS(master: "\(root)/master.m3u8", keyIds: [keyId], durationSeconds: seconds,
-                          sizeBytes: try HLSFolder.bytes(below: base), codec: "aac", audioQuality: "HIGH")
+        return CatalogHLS(
+            master: "\(root)/master.m3u8", keyIds: [keyId], durationSeconds: seconds,
+            sizeBytes: try HLSFolder.bytes(below: base), codec: "aac", audioQuality: "HIGH")
     }
 }

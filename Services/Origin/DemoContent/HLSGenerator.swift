@@ -30,19 +30,22 @@ struct HLSGenerator {
         let base = directory.appendingPathComponent(root)
         let duration = String(seconds)
         let hlsArguments = { (name: String) -> [String] in
-            ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_key_info_file", keyInfo.path,
-             "-hls_segment_filename", base.appendingPathComponent("\(name)/seg%03d.ts").path,
-             base.appendingPathComponent("\(name)/index.m3u8").path]
+            [
+                "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_key_info_file", keyInfo.path,
+                "-hls_segment_filename", base.appendingPathComponent("\(name)/seg%03d.ts").path,
+                base.appendingPathComponent("\(name)/index.m3u8").path,
+            ]
         }
         var jobs: [@Sendable () throws -> Void] = []
         for variant in variants {
-            let arguments = [
-                "-y", "-f", "lavfi", "-i", "testsrc2=size=\(variant.width)x\(variant.height):rate=24:duration=\(duration)",
-                "-f", "lavfi", "-i", "sine=frequency=523:sample_rate=44100:duration=\(duration)",
-                "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "baseline", "-pix_fmt", "yuv420p",
-                "-b:v", variant.videoBitrate, "-force_key_frames", "expr:gte(t,n_forced*2)", "-sc_threshold", "0",
-                "-c:a", "aac", "-b:a", variant.audioBitrate, "-ac", "2",
-            ] + hlsArguments(variant.name)
+            let arguments =
+                [
+                    "-y", "-f", "lavfi", "-i", "testsrc2=size=\(variant.width)x\(variant.height):rate=24:duration=\(duration)",
+                    "-f", "lavfi", "-i", "sine=frequency=523:sample_rate=44100:duration=\(duration)",
+                    "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "baseline", "-pix_fmt", "yuv420p",
+                    "-b:v", variant.videoBitrate, "-force_key_frames", "expr:gte(t,n_forced*2)", "-sc_threshold", "0",
+                    "-c:a", "aac", "-b:a", variant.audioBitrate, "-ac", "2",
+                ] + hlsArguments(variant.name)
             let folder = base.appendingPathComponent(variant.name)
             jobs.append {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -50,10 +53,11 @@ struct HLSGenerator {
             }
         }
         for (name, frequency) in [("audio", 523), ("audio-fr", 659)] {
-            let arguments = [
-                "-y", "-f", "lavfi", "-i", "sine=frequency=\(frequency):sample_rate=44100:duration=\(duration)",
-                "-c:a", "aac", "-b:a", "64k", "-ac", "2",
-            ] + hlsArguments(name)
+            let arguments =
+                [
+                    "-y", "-f", "lavfi", "-i", "sine=frequency=\(frequency):sample_rate=44100:duration=\(duration)",
+                    "-c:a", "aac", "-b:a", "64k", "-ac", "2",
+                ] + hlsArguments(name)
             let folder = base.appendingPathComponent(name)
             jobs.append {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -87,8 +91,9 @@ struct HLSGenerator {
 
             """
         try master.write(to: base.appendingPathComponent("master.m3u8"), atomically: true, encoding: .utf8)
-        return CatalogHLS(master: "\(root)/master.m3u8", keyIds: [keyId], durationSeconds: seconds,
-                          sizeBytes: try HLSFolder.bytes(below: base), codec: "h264", audioQuality: "HIGH")
+        return CatalogHLS(
+            master: "\(root)/master.m3u8", keyIds: [keyId], durationSeconds: seconds,
+            sizeBytes: try HLSFolder.bytes(below: base), codec: "h264", audioQuality: "HIGH")
     }
 
     private func writeSubtitles(into folder: URL) throws {

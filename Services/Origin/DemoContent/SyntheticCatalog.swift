@@ -36,7 +36,8 @@ struct SyntheticStationSpec: Codable, Sendable, Equatable, ExpressibleByArgument
         }
         if unit > 1 { digits = digits.dropLast() }
         guard let number = Int(digits), number > 0, number <= Self.maxBytes / unit else { return nil }
-        let isPlainId = (1...100).contains(id.utf8.count)
+        let isPlainId =
+            (1...100).contains(id.utf8.count)
             && id.utf8.allSatisfy { $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
         guard isPlainId, (1...Self.maxCount).contains(count) else { return nil }
         self.init(id: id, count: count, bytes: number * unit)
@@ -96,23 +97,28 @@ struct SyntheticCatalog {
         for spec in specs {
             let ids = (0..<spec.count).map(spec.trackId)
             for id in ids {
-                tracks.append(CatalogTrack(
-                    id: id, title: "Synthetic \(id)", artist: "Cassette Synthetic", album: spec.id,
-                    durationSeconds: Double(spec.bytes) / Self.nominalBytesPerSecond, file: "media/synthetic/\(id).bin",
-                    codec: "none", mimeType: "application/octet-stream", audioQuality: "HIGH", sampleRate: 44_100,
-                    bitDepth: nil, replayGain: ReplayGain(trackGain: 0, trackPeak: 1, albumGain: 0, albumPeak: 1)))
+                tracks.append(
+                    CatalogTrack(
+                        id: id, title: "Synthetic \(id)", artist: "Cassette Synthetic", album: spec.id,
+                        durationSeconds: Double(spec.bytes) / Self.nominalBytesPerSecond, file: "media/synthetic/\(id).bin",
+                        codec: "none", mimeType: "application/octet-stream", audioQuality: "HIGH", sampleRate: 44_100,
+                        bitDepth: nil, replayGain: ReplayGain(trackGain: 0, trackPeak: 1, albumGain: 0, albumPeak: 1)))
             }
-            stations.append(CatalogStation(id: spec.id, name: "Synthetic \(spec.id)", offline: true, onExpiry: .delete,
-                                           validitySeconds: 86_400, revalidateSeconds: 3_600, trackIds: ids))
+            stations.append(
+                CatalogStation(
+                    id: spec.id, name: "Synthetic \(spec.id)", offline: true, onExpiry: .delete,
+                    validitySeconds: 86_400, revalidateSeconds: 3_600, trackIds: ids))
         }
         let products = tracks.map { track in
-            CatalogProduct(id: track.id, productType: "TRACK", trackId: track.id, hls: nil, canBeDownloaded: true,
-                           refusal: nil, offlineValiditySeconds: 30 * 86_400, revalidateSeconds: 86_400,
-                           licenseSecurityToken: nil, poster: nil, thumbnail: nil)
+            CatalogProduct(
+                id: track.id, productType: "TRACK", trackId: track.id, hls: nil, canBeDownloaded: true,
+                refusal: nil, offlineValiditySeconds: 30 * 86_400, revalidateSeconds: 86_400,
+                licenseSecurityToken: nil, poster: nil, thumbnail: nil)
         }
-        let catalog = StateDB(schemaVersion: StateDB.schemaVersion, complete: true, generatedAt: ServerClock.rfc3339(Date()),
-                              parameters: parameters, files: tracks.compactMap { written[$0.id] }, tracks: tracks,
-                              stations: stations, products: products)
+        let catalog = StateDB(
+            schemaVersion: StateDB.schemaVersion, complete: true, generatedAt: ServerClock.rfc3339(Date()),
+            parameters: parameters, files: tracks.compactMap { written[$0.id] }, tracks: tracks,
+            stations: stations, products: products)
         try catalog.write(to: directory)
         log?("synthetic catalog written to \(directory.path)")
         return catalog
@@ -127,7 +133,7 @@ struct SyntheticCatalog {
         var state: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in seed.utf8 { state = (state ^ UInt64(byte)) &* 0x100_0000_01b3 }
         var hasher = SHA256()
-        let words = 1 << 17  // 1 MiB per write
+        let words = 1 << 17 // 1 MiB per write
         var buffer = [UInt64](repeating: 0, count: words)
         var left = bytes
         while left > 0 {

@@ -37,9 +37,10 @@ struct HTTPConnection {
                     switch incoming {
                     case .tooLarge(let head):
                         let request = OriginRequest(head: head, body: [])
-                        let response = origin.error(.payloadTooLarge, subStatus: 4130,
-                                                    "Request bodies are limited to \(OriginLimits.maxRequestBodyBytes) bytes.",
-                                                    path: request.path)
+                        let response = origin.error(
+                            .payloadTooLarge, subStatus: 4130,
+                            "Request bodies are limited to \(OriginLimits.maxRequestBodyBytes) bytes.",
+                            path: request.path)
                         _ = try await write(response, for: request, fault: nil, forceClose: true)
                         return
                     case .request(let request):
@@ -64,7 +65,7 @@ struct HTTPConnection {
                 head = next
                 body = []
                 if let declared = next.headers.first(name: "content-length").flatMap(Int.init),
-                   declared > OriginLimits.maxRequestBodyBytes
+                    declared > OriginLimits.maxRequestBodyBytes
                 {
                     return .tooLarge(next)
                 }
@@ -95,8 +96,9 @@ struct HTTPConnection {
             origin.stats.countRequest(path: request.path, method: request.method.rawValue)
             // A refused `HEAD` is answered before any queued fault, which stays for the `GET`s.
             if let status = origin.faults.headRefusal(method: request.method.rawValue, path: request.path) {
-                let refusal = origin.error(HTTPResponseStatus(statusCode: status), subStatus: 0,
-                                           "HEAD is not allowed here; this URL is valid for GET only.", path: request.path)
+                let refusal = origin.error(
+                    HTTPResponseStatus(statusCode: status), subStatus: 0,
+                    "HEAD is not allowed here; this URL is valid for GET only.", path: request.path)
                 return try await write(refusal, for: request, fault: nil, forceClose: false)
             }
             fault = origin.faults.pop(for: request.path)
@@ -113,8 +115,9 @@ struct HTTPConnection {
             body["serverTime"] = .string(origin.serverTime)
             response = OriginResponse.json(HTTPResponseStatus(statusCode: fault.status ?? 200), .object(body))
         } else if let fault, let status = fault.status {
-            response = origin.error(HTTPResponseStatus(statusCode: status), subStatus: fault.subStatus ?? 0,
-                                    fault.userMessage ?? "Injected fault.", path: request.path)
+            response = origin.error(
+                HTTPResponseStatus(statusCode: status), subStatus: fault.subStatus ?? 0,
+                fault.userMessage ?? "Injected fault.", path: request.path)
         } else {
             response = await origin.respond(to: request, ignoreRange: fault?.ignoreRange ?? false)
         }

@@ -1,6 +1,6 @@
 import NIOHTTP1
-import Wire
 import OriginAPI
+import Wire
 
 extension Origin {
     /// `GET /v1/catalog/sources|categories|items` (docs/origin.md, "Content catalog").
@@ -15,11 +15,14 @@ extension Origin {
         case "items":
             let since = request.query["since"]
             guard let changes = feed.changes(since: since) else {
-                return badRequest("since \(String((since ?? "").prefix(64)).debugDescription) is not a cursor this origin gave out; ask without since.", request)
+                return badRequest(
+                    "since \(String((since ?? "").prefix(64)).debugDescription) is not a cursor this origin gave out; ask without since.", request)
             }
             stats.countCatalogItems(changes.items.count + changes.removed.count)
-            return ok(["cursor": .string(feed.cursor), "items": .array(changes.items.map(\.json)),
-                       "removed": .array(changes.removed.map(JSONValue.string))])
+            return ok([
+                "cursor": .string(feed.cursor), "items": .array(changes.items.map(\.json)),
+                "removed": .array(changes.removed.map(JSONValue.string)),
+            ])
         default:
             return notFound("Resource", request)
         }
@@ -31,8 +34,10 @@ extension Origin {
         guard segments.first == "items" else { return notFound("Control endpoint", request) }
         switch (request.method, segments.count) {
         case (.GET, 1):
-            return ok(["version": .int(contentFeed.current.version),
-                       "items": .array(contentFeed.current.items.values.sorted { $0.id < $1.id }.map(\.json))])
+            return ok([
+                "version": .int(contentFeed.current.version),
+                "items": .array(contentFeed.current.items.values.sorted { $0.id < $1.id }.map(\.json)),
+            ])
         case (.POST, 1):
             let body: [String: JSONValue]
             switch objectBody(request, emptyAllowed: false) {
@@ -67,7 +72,7 @@ extension Origin {
         func string(_ key: String) -> String? { body[key]?.stringValue ?? kept[key].flatMap { existing?[keyPath: $0] } }
         guard let id = body["id"]?.stringValue, !id.isEmpty else { return .failure(CatalogItemError(text: "id is required.")) }
         guard let productId = string("productId"), let type = string("type"), let title = string("title"),
-              let sourceId = string("sourceId"), let publishedAt = string("publishedAt")
+            let sourceId = string("sourceId"), let publishedAt = string("publishedAt")
         else {
             return .failure(CatalogItemError(text: "A new item needs productId, type, title, sourceId and publishedAt."))
         }
@@ -78,10 +83,12 @@ extension Origin {
         }
         let priority = body["priority"]?.doubleValue.map { Int($0) } ?? existing?.priority ?? 0
         guard (0...100).contains(priority) else { return .failure(CatalogItemError(text: "priority must be 0…100.")) }
-        return .success(CatalogItem(id: id, productId: productId, type: type, title: title, sourceId: sourceId,
-                                 categories: categories, sizeBytes: size,
-                                 durationSeconds: body["durationSeconds"]?.doubleValue ?? existing?.durationSeconds ?? 0,
-                                 publishedAt: publishedAt, priority: priority,
-                                 expiresAt: body["expiresAt"]?.stringValue ?? existing?.expiresAt))
+        return .success(
+            CatalogItem(
+                id: id, productId: productId, type: type, title: title, sourceId: sourceId,
+                categories: categories, sizeBytes: size,
+                durationSeconds: body["durationSeconds"]?.doubleValue ?? existing?.durationSeconds ?? 0,
+                publishedAt: publishedAt, priority: priority,
+                expiresAt: body["expiresAt"]?.stringValue ?? existing?.expiresAt))
     }
 }

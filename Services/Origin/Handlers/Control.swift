@@ -29,12 +29,14 @@ extension Origin {
         case (.GET, "health"):
             return ok(["ok": true])
         case (.GET, "stats"):
-            return ok(["plays": await plays.stats, "consumption": await consumption.stats, "metrics": await metrics.stats,
-                       "requests": stats.json,
-                       "methods": stats.methodsJSON, "media": stats.mediaJSON,
-                       "catalogItemsServed": .int(stats.catalogItemsServed),
-                       "playbackInfoQualities": stats.qualitiesJSON,
-                       "clockOffsetSeconds": .number(clock.offsetSeconds)])
+            return ok([
+                "plays": await plays.stats, "consumption": await consumption.stats, "metrics": await metrics.stats,
+                "requests": stats.json,
+                "methods": stats.methodsJSON, "media": stats.mediaJSON,
+                "catalogItemsServed": .int(stats.catalogItemsServed),
+                "playbackInfoQualities": stats.qualitiesJSON,
+                "clockOffsetSeconds": .number(clock.offsetSeconds),
+            ])
         case (.GET, "faults"):
             return ok(["pending": faults.pending])
         case (.DELETE, "faults"):
@@ -106,7 +108,7 @@ extension Origin {
             _ = streaming.start(deviceId: "other-" + name, deviceName: name)
             return ok(["streaming": streamingJSON])
         case (_, "health"), (_, "stats"), (_, "faults"), (_, "head"), (_, "reset"), (_, "clock"), (_, "redeliver"), (_, "streaming"),
-             (_, "takeover"):
+            (_, "takeover"):
             return methodNotAllowed(request, "see /_control/ documentation")
         default:
             return notFound("Control endpoint", request)
@@ -135,7 +137,8 @@ extension Origin {
         }
         guard product.trackId != nil else { return badRequest("productId must name a progressive or HLS product.", request) }
         guard let trackId = body["trackId"]?.stringValue, let track = index.tracksById[trackId],
-              index.file(forTrack: track) != nil else {
+            index.file(forTrack: track) != nil
+        else {
             return badRequest("trackId must name a track with a media file.", request)
         }
         redeliveries.withLock { $0[productId] = trackId }

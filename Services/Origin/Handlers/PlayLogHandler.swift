@@ -15,9 +15,10 @@ extension Origin {
             return badRequest("\(listKey) must be an array.", request)
         }
         guard items.count <= OriginLimits.maxEventsPerRequest else {
-            return error(.badRequest, subStatus: 4001,
-                         "At most \(OriginLimits.maxEventsPerRequest) \(listKey) per request, got \(items.count).",
-                         path: request.path)
+            return error(
+                .badRequest, subStatus: 4001,
+                "At most \(OriginLimits.maxEventsPerRequest) \(listKey) per request, got \(items.count).",
+                path: request.path)
         }
         do {
             let outcome = try await store.ingest(items, receivedAt: serverTime)

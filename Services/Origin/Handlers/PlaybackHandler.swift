@@ -17,8 +17,9 @@ extension Origin {
         stats.countQuality(mode: mode, request.query["quality"])
         guard let product = index.productsById[productId] else { return notFound("Product \(productId)", request) }
         if let refusal = product.refusal {
-            return error(HTTPResponseStatus(statusCode: refusal.status), subStatus: refusal.subStatus,
-                         refusal.userMessage, path: request.path)
+            return error(
+                HTTPResponseStatus(statusCode: refusal.status), subStatus: refusal.subStatus,
+                refusal.userMessage, path: request.path)
         }
         var body: [String: JSONValue] = [
             "requestedProductId": .string(productId),
@@ -45,8 +46,10 @@ extension Origin {
             body["productId"] = .string(delivered.id)
             body["title"] = .string(delivered.presentationTitle)
             body["manifestType"] = "hls"
-            body["manifest"] = ["url": .string("/" + master.path), "sizeBytes": .int(hls.sizeBytes),
-                                "sha256": .string(master.sha256), "mimeType": .string(master.mimeType)]
+            body["manifest"] = [
+                "url": .string("/" + master.path), "sizeBytes": .int(hls.sizeBytes),
+                "sha256": .string(master.sha256), "mimeType": .string(master.mimeType),
+            ]
             body["manifestHash"] = .string(ContentKeys.sha256(of: Array("\(delivered.id):\(master.sha256)".utf8)))
             body["keyIds"] = .array(hls.keyIds.map(JSONValue.string))
             body["codec"] = .string(hls.codec)
@@ -59,15 +62,17 @@ extension Origin {
         }
         let redelivered = redeliveries.current[productId].flatMap { index.tracksById[$0] }
         guard let trackId = product.trackId, let track = index.tracksById[trackId],
-              let file = index.file(forTrack: redelivered ?? track)
+            let file = index.file(forTrack: redelivered ?? track)
         else { return notFound("Media of \(productId)", request) }
         body["productId"] = .string(track.id)
         body["title"] = .string(track.title)
         body["artist"] = .string(track.artist)
         body["album"] = .string(track.album)
         body["manifestType"] = "progressive"
-        body["manifest"] = ["url": .string("/" + file.path), "sizeBytes": .int(file.sizeBytes),
-                            "sha256": .string(file.sha256), "mimeType": .string(file.mimeType)]
+        body["manifest"] = [
+            "url": .string("/" + file.path), "sizeBytes": .int(file.sizeBytes),
+            "sha256": .string(file.sha256), "mimeType": .string(file.mimeType),
+        ]
         body["manifestHash"] = .string(ContentKeys.sha256(of: Array("\(track.id):\(file.sha256)".utf8)))
         body["codec"] = .string(track.codec)
         body["audioQuality"] = .string(track.audioQuality)
@@ -97,8 +102,9 @@ extension Origin {
         }
         guard let product = index.productsById[productId] else { return notFound("Product \(productId)", request) }
         if let refusal = product.refusal {
-            return error(HTTPResponseStatus(statusCode: refusal.status), subStatus: refusal.subStatus,
-                         refusal.userMessage, path: request.path)
+            return error(
+                HTTPResponseStatus(statusCode: refusal.status), subStatus: refusal.subStatus,
+                refusal.userMessage, path: request.path)
         }
         if let expected = product.licenseSecurityToken, body["securityToken"]?.stringValue != expected {
             return error(.forbidden, subStatus: 4031, "The security token does not match the product.", path: request.path)
@@ -106,15 +112,18 @@ extension Origin {
         let keyIds = product.hls?.keyIds ?? []
         let license: License
         do {
-            license = try await licenses.grant(productId: productId, kind: kind, rentalSeconds: rentalSeconds,
-                                               keyIds: keyIds, now: clock.now())
+            license = try await licenses.grant(
+                productId: productId, kind: kind, rentalSeconds: rentalSeconds,
+                keyIds: keyIds, now: clock.now())
         } catch {
             return self.error(.internalServerError, subStatus: 5000, "Cannot record the license: \(error)", path: request.path)
         }
         var keys: [String: JSONValue] = [:]
         for keyId in keyIds { keys[keyId] = .string(Data(ContentKeys.key(for: keyId)).base64EncodedString()) }
-        return ok(["licenseId": .string(license.id), "productId": .string(productId), "kind": .string(kind),
-                   "expiresAt": .optional(license.expiresAt.map(ServerClock.rfc3339)), "keys": .object(keys)])
+        return ok([
+            "licenseId": .string(license.id), "productId": .string(productId), "kind": .string(kind),
+            "expiresAt": .optional(license.expiresAt.map(ServerClock.rfc3339)), "keys": .object(keys),
+        ])
     }
 
     /// `GET /v1/keys/{keyId}` with `X-License`: the 16 raw key bytes, only under a license
@@ -127,11 +136,13 @@ extension Origin {
             return error(.forbidden, subStatus: 4030, "The license does not cover key \(keyId).", path: request.path)
         }
         if let expiry = license.expiresAt, clock.now() >= expiry {
-            return error(.forbidden, subStatus: 4034, "The license expired at \(ServerClock.rfc3339(expiry)).",
-                         path: request.path)
+            return error(
+                .forbidden, subStatus: 4034, "The license expired at \(ServerClock.rfc3339(expiry)).",
+                path: request.path)
         }
         let key = ContentKeys.key(for: keyId)
-        return serveBytes(request, body: .bytes(key), size: key.count, etag: ContentKeys.sha256(of: key),
-                          mimeType: "application/octet-stream", ignoreRange: ignoreRange, cacheable: false)
+        return serveBytes(
+            request, body: .bytes(key), size: key.count, etag: ContentKeys.sha256(of: key),
+            mimeType: "application/octet-stream", ignoreRange: ignoreRange, cacheable: false)
     }
 }

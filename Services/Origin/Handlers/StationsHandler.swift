@@ -11,9 +11,11 @@ extension Origin {
             let tracks = station.trackIds.compactMap { index.tracksById[$0] }
             let size = tracks.compactMap { index.file(forTrack: $0)?.sizeBytes }.reduce(0, +)
             let seconds = tracks.map(\.durationSeconds).reduce(0, +)
-            return ["id": .string(station.id), "name": .string(station.name), "itemCount": .int(tracks.count),
-                    "durationSeconds": .number((seconds * 1000).rounded() / 1000), "sizeBytes": .int(size),
-                    "onExpiry": .string(station.onExpiry.rawValue)]
+            return [
+                "id": .string(station.id), "name": .string(station.name), "itemCount": .int(tracks.count),
+                "durationSeconds": .number((seconds * 1000).rounded() / 1000), "sizeBytes": .int(size),
+                "onExpiry": .string(station.onExpiry.rawValue),
+            ]
         }
         return ok(["stations": .array(listed), "offlineStations": .array(offline)])
     }
@@ -40,8 +42,9 @@ extension Origin {
             return badRequest("have and played must be arrays of item ids.", request)
         }
         let tracks = station.trackIds.compactMap { index.tracksById[$0] }
-        let selection = OfflineSelection(station: tracks.map { ($0.id, $0.durationSeconds) },
-                                         have: have, played: played, targetMinutes: targetMinutes)
+        let selection = OfflineSelection(
+            station: tracks.map { ($0.id, $0.durationSeconds) },
+            have: have, played: played, targetMinutes: targetMinutes)
         let items: [JSONValue] = selection.add.compactMap { id in index.tracksById[id].flatMap(itemJSON) }
         return ok([
             "station": ["id": .string(station.id), "name": .string(station.name)],
@@ -74,9 +77,11 @@ extension Origin {
                 rejected.append(["id": .string(id), "kind": "station", "reason": "unknown or not an offline station"])
                 continue
             }
-            stations.append(["id": .string(id), "expiresAt": .string(after(seconds: station.validitySeconds)),
-                             "revalidateAt": .string(after(seconds: station.revalidateSeconds)),
-                             "onExpiry": .string(station.onExpiry.rawValue)])
+            stations.append([
+                "id": .string(id), "expiresAt": .string(after(seconds: station.validitySeconds)),
+                "revalidateAt": .string(after(seconds: station.revalidateSeconds)),
+                "onExpiry": .string(station.onExpiry.rawValue),
+            ])
         }
         for id in productIds {
             guard let product = index.productsById[id] else {
@@ -84,16 +89,20 @@ extension Origin {
                 continue
             }
             if let refusal = product.refusal {
-                rejected.append(["id": .string(id), "kind": "product", "reason": .string(refusal.userMessage),
-                                 "subStatus": .int(refusal.subStatus)])
+                rejected.append([
+                    "id": .string(id), "kind": "product", "reason": .string(refusal.userMessage),
+                    "subStatus": .int(refusal.subStatus),
+                ])
                 continue
             }
             guard product.canBeDownloaded else {
                 rejected.append(["id": .string(id), "kind": "product", "reason": "product may not be downloaded"])
                 continue
             }
-            products.append(["id": .string(id), "validUntil": .string(after(seconds: product.offlineValiditySeconds)),
-                             "revalidateAt": .string(after(seconds: product.revalidateSeconds))])
+            products.append([
+                "id": .string(id), "validUntil": .string(after(seconds: product.offlineValiditySeconds)),
+                "revalidateAt": .string(after(seconds: product.revalidateSeconds)),
+            ])
         }
         return ok(["stations": .array(stations), "products": .array(products), "rejected": .array(rejected)])
     }
@@ -111,8 +120,10 @@ extension Origin {
     }
 
     func replayGainJSON(_ gain: ReplayGain) -> JSONValue {
-        ["trackGain": .number(gain.trackGain), "trackPeak": .number(gain.trackPeak),
-         "albumGain": .number(gain.albumGain), "albumPeak": .number(gain.albumPeak)]
+        [
+            "trackGain": .number(gain.trackGain), "trackPeak": .number(gain.trackPeak),
+            "albumGain": .number(gain.albumGain), "albumPeak": .number(gain.albumPeak),
+        ]
     }
 
     /// SHA-256 over the ids and content hashes of what the device should hold, so the hash

@@ -8,9 +8,10 @@ extension Origin {
     func playStation(_ request: OriginRequest, stationId: String) -> OriginResponse {
         guard let station = index.stationsById[stationId] else { return notFound("Station \(stationId)", request) }
         guard !station.offline else {
-            return error(.forbidden, subStatus: 4000,
-                         "Station \(stationId) is an offline station: sync it to the device and play it from there.",
-                         path: request.path)
+            return error(
+                .forbidden, subStatus: 4000,
+                "Station \(stationId) is an offline station: sync it to the device and play it from there.",
+                path: request.path)
         }
         let body: [String: JSONValue]
         switch objectBody(request, emptyAllowed: true) {
@@ -36,9 +37,11 @@ extension Origin {
         }
         let items: [JSONValue] = (start..<start + count).map { position in
             let track = lineup[position % lineup.count]
-            return ["id": .string(track.id), "productId": .string(track.id), "title": .string(track.title),
-                    "artist": .string(track.artist), "album": .string(track.album),
-                    "durationSeconds": .number(track.durationSeconds)]
+            return [
+                "id": .string(track.id), "productId": .string(track.id), "title": .string(track.title),
+                "artist": .string(track.artist), "album": .string(track.album),
+                "durationSeconds": .number(track.durationSeconds),
+            ]
         }
         return ok(["station": ["id": .string(station.id), "name": .string(station.name)], "items": .array(items)])
     }
@@ -47,10 +50,13 @@ extension Origin {
     /// turned so that each streaming station starts elsewhere.
     private func streamingLineup(_ stationId: String) -> [CatalogTrack] {
         let inStations = Set(index.catalog.stations.flatMap(\.trackIds))
-        let tracks = index.catalog.tracks.filter { !inStations.contains($0.id) && index.productsById[$0.id]?.refusal == nil
-            && index.productsById[$0.id] != nil && index.file(forTrack: $0) != nil }
+        let tracks = index.catalog.tracks.filter {
+            !inStations.contains($0.id) && index.productsById[$0.id]?.refusal == nil
+                && index.productsById[$0.id] != nil && index.file(forTrack: $0) != nil
+        }
         guard let offset = index.catalog.stations.filter({ !$0.offline }).firstIndex(where: { $0.id == stationId }),
-              !tracks.isEmpty else { return tracks }
+            !tracks.isEmpty
+        else { return tracks }
         let turn = offset % tracks.count
         return Array(tracks[turn...] + tracks[..<turn])
     }
@@ -78,10 +84,12 @@ extension Origin {
         case .active:
             return ok(["active": .bool(true)])
         case .revoked(let other):
-            return OriginResponse.json(.conflict, [
-                "status": .int(409), "subStatus": .int(4090), "serverTime": .string(serverTime), "otherDevice": .string(other),
-                "userMessage": .string("Streaming continues on \(other); only one device of the account streams at a time."),
-            ])
+            return OriginResponse.json(
+                .conflict,
+                [
+                    "status": .int(409), "subStatus": .int(4090), "serverTime": .string(serverTime), "otherDevice": .string(other),
+                    "userMessage": .string("Streaming continues on \(other); only one device of the account streams at a time."),
+                ])
         case .unknown:
             return notFound("Streaming session \(sessionId)", request)
         }
@@ -95,9 +103,15 @@ extension Origin {
     /// `/_control/streaming` state: who holds the privilege, and how many sessions, heartbeats and ends.
     var streamingJSON: JSONValue {
         let state = streaming.snapshot
-        return ["holder": state.holder.map { ["sessionId": .string($0.id), "deviceId": .string($0.deviceId),
-                                               "deviceName": .string($0.deviceName)] } ?? .null,
-                "started": .int(state.started), "heartbeats": .int(state.heartbeats), "ended": .int(state.ended),
-                "heartbeatSeconds": .int(streaming.heartbeatSeconds)]
+        return [
+            "holder": state.holder.map {
+                [
+                    "sessionId": .string($0.id), "deviceId": .string($0.deviceId),
+                    "deviceName": .string($0.deviceName),
+                ]
+            } ?? .null,
+            "started": .int(state.started), "heartbeats": .int(state.heartbeats), "ended": .int(state.ended),
+            "heartbeatSeconds": .int(streaming.heartbeatSeconds),
+        ]
     }
 }

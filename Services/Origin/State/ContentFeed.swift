@@ -1,6 +1,6 @@
 import Foundation
-import Wire
 import OriginAPI
+import Wire
 
 /// The content catalog and its change log. Every publish, change or removal takes the next
 /// version; a cursor (`epoch.version`) is the version a client last saw, so `since` answers
@@ -99,9 +99,11 @@ extension ContentFeed {
             serial += 1
             // One hour apart, newest last: 2026-01-01T01:00:00Z, 02:00, …
             let published = ServerClock.rfc3339(Date(timeIntervalSince1970: 1_767_225_600 + Double(serial) * 3600))
-            items.append(CatalogItem(id: itemId, productId: productId, type: product.productType, title: title,
-                                  sourceId: source, categories: categories, sizeBytes: size, durationSeconds: seconds,
-                                  publishedAt: published, priority: priority, expiresAt: nil))
+            items.append(
+                CatalogItem(
+                    id: itemId, productId: productId, type: product.productType, title: title,
+                    sourceId: source, categories: categories, sizeBytes: size, durationSeconds: seconds,
+                    publishedAt: published, priority: priority, expiresAt: nil))
         }
         // Priorities: distinct, not in publication order.
         let stationPlan: [(String, String, [Int])] = [("st-9", "cat-focus", [50, 80, 20]), ("st-10", "cat-workout", [60, 10, 90])]

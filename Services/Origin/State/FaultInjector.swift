@@ -41,8 +41,10 @@ struct Fault: Sendable, Equatable {
             guard let bool = value.boolValue else { throw FaultError("\(key) must be true or false") }
             return bool
         }
-        let known: Set<String> = ["status", "subStatus", "userMessage", "retryAfter", "delayMs", "bytesPerSecond",
-                                  "truncateAfter", "stallAfter", "reset", "commitThenReset", "ignoreRange", "repeat", "body"]
+        let known: Set<String> = [
+            "status", "subStatus", "userMessage", "retryAfter", "delayMs", "bytesPerSecond",
+            "truncateAfter", "stallAfter", "reset", "commitThenReset", "ignoreRange", "repeat", "body",
+        ]
         if let unknown = fields.keys.first(where: { !known.contains($0) }) {
             throw FaultError("unknown fault field \(unknown)")
         }
@@ -118,7 +120,7 @@ final class FaultInjector: Sendable {
         queues.withLock { queues in
             let candidates = queues.filter { path.hasPrefix($0.key) && !$0.value.isEmpty }
             guard let prefix = candidates.keys.max(by: { $0.count < $1.count }),
-                  var queue = queues[prefix]
+                var queue = queues[prefix]
             else { return nil }
             var fault = queue[0]
             if fault.repeatCount > 1 {

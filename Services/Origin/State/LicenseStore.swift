@@ -11,8 +11,10 @@ struct License: Sendable {
     var keyIds: [String]
 
     var json: JSONValue {
-        ["licenseId": .string(id), "productId": .string(productId), "kind": .string(kind),
-         "expiresAt": .optional(expiresAt.map(ServerClock.rfc3339)), "keyIds": .array(keyIds.map(JSONValue.string))]
+        [
+            "licenseId": .string(id), "productId": .string(productId), "kind": .string(kind),
+            "expiresAt": .optional(expiresAt.map(ServerClock.rfc3339)), "keyIds": .array(keyIds.map(JSONValue.string)),
+        ]
     }
 }
 
@@ -27,7 +29,7 @@ actor LicenseStore {
         guard let data = try? Data(contentsOf: url) else { return }
         for line in data.split(separator: UInt8(ascii: "\n")) {
             guard let json = try? JSONValue.parse(Array(line)), let id = json["licenseId"]?.stringValue,
-                  let product = json["productId"]?.stringValue, let kind = json["kind"]?.stringValue
+                let product = json["productId"]?.stringValue, let kind = json["kind"]?.stringValue
             else { continue }
             let expiry = json["expiresAtEpoch"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
             let keyIds = json["keyIds"]?.arrayValue?.compactMap(\.stringValue) ?? []

@@ -106,8 +106,10 @@ actor PlayLogStore {
     /// `unique`: distinct ids on record; `received`: items in all requests; `duplicates`:
     /// accepted items whose id was already known; `requests`: processed batches.
     var stats: JSONValue {
-        ["unique": .int(ids.count), "received": .int(received), "duplicates": .int(duplicates),
-         "rejected": .int(rejectedCount), "requests": .int(requests)]
+        [
+            "unique": .int(ids.count), "received": .int(received), "duplicates": .int(duplicates),
+            "rejected": .int(rejectedCount), "requests": .int(requests),
+        ]
     }
 
     func contains(_ id: String) -> Bool {
@@ -192,7 +194,9 @@ final class RequestStats: Sendable {
 
     /// `{"fullBodies":{path:n},"rangeAnswers":{path:n}}` for files under `/media/` and `/img/`.
     var mediaJSON: JSONValue {
-        ["fullBodies": .object(fullBodies.current.mapValues { .int($0) }),
-         "rangeAnswers": .object(rangeAnswers.current.mapValues { .int($0) })]
+        [
+            "fullBodies": .object(fullBodies.current.mapValues { .int($0) }),
+            "rangeAnswers": .object(rangeAnswers.current.mapValues { .int($0) }),
+        ]
     }
 }

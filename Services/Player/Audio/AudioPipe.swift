@@ -110,7 +110,11 @@ final class AudioPipe: @unchecked Sendable {
     func setPaused(_ value: Bool) {
         locked {
             paused = value
-            if value { snapshot.position = snapshot.position(); snapshot.at = .now; snapshot.running = false }
+            if value {
+                snapshot.position = snapshot.position()
+                snapshot.at = .now
+                snapshot.running = false
+            }
             condition.broadcast()
         }
     }
@@ -183,12 +187,14 @@ final class AudioPipe: @unchecked Sendable {
     func push(_ item: PipeItem, epoch pushEpoch: UInt64) -> Bool {
         locked {
             while !isShutdown && epoch == pushEpoch && !abortDecoding && seekRequest == nil
-                    && queuedBytes + item.bytes > capacityBytes && queuedBytes > 0 {
+                && queuedBytes + item.bytes > capacityBytes && queuedBytes > 0
+            {
                 condition.wait()
             }
             if case .end(let token, _) = item {
                 while !isShutdown && epoch == pushEpoch && !abortDecoding && seekRequest == nil
-                        && nextExpected == token && jobs.isEmpty {
+                    && nextExpected == token && jobs.isEmpty
+                {
                     condition.wait()
                 }
             }
@@ -236,8 +242,10 @@ final class AudioPipe: @unchecked Sendable {
     ///   - retryAfter: the device is unavailable: no item is handed out (the output holds work it
     ///     could not do), and after these seconds the answer is `.retry`. Drops, pauses and
     ///     shutdown still come.
-    func nextOutputWork(devicePaused: Bool, dryAfter: Double? = nil, refillBytes: Int? = nil,
-                        retryAfter: Double? = nil) -> OutputWork {
+    func nextOutputWork(
+        devicePaused: Bool, dryAfter: Double? = nil, refillBytes: Int? = nil,
+        retryAfter: Double? = nil
+    ) -> OutputWork {
         let dryDeadline = dryAfter.map { Date().addingTimeInterval(max(0, $0)) }
         let retryDeadline = retryAfter.map { Date().addingTimeInterval(max(0, $0)) }
         return locked {
@@ -254,7 +262,8 @@ final class AudioPipe: @unchecked Sendable {
                     continue
                 }
                 if !paused, head < items.count, refillBytes.map({ refilledLocked($0) }) ?? true,
-                   let item = takeLocked() {
+                    let item = takeLocked()
+                {
                     return .item(item)
                 }
                 if let dryDeadline {

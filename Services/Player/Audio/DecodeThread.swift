@@ -41,8 +41,10 @@ enum DecodeThread {
         loop(decoder, token: token, loudness: loudness, epoch: &epoch, pipe: pipe)
     }
 
-    private static func restart(_ decoder: AudioDecoder, token: TrackToken, loudness: LoudnessTags, at position: Double,
-                                epoch: UInt64, pipe: AudioPipe) {
+    private static func restart(
+        _ decoder: AudioDecoder, token: TrackToken, loudness: LoudnessTags, at position: Double,
+        epoch: UInt64, pipe: AudioPipe
+    ) {
         var epoch = epoch
         do {
             try decoder.seek(to: position)
@@ -58,8 +60,10 @@ enum DecodeThread {
         }
     }
 
-    private static func loop(_ decoder: AudioDecoder, token: TrackToken, loudness: LoudnessTags, epoch: inout UInt64,
-                             pipe: AudioPipe) {
+    private static func loop(
+        _ decoder: AudioDecoder, token: TrackToken, loudness: LoudnessTags, epoch: inout UInt64,
+        pipe: AudioPipe
+    ) {
         while true {
             switch pipe.control(for: token) {
             case .abort:

@@ -70,14 +70,17 @@ extension OutputThread {
         health.failed(error.description)
         let attempts = (outage?.attempts ?? 0) + 1
         let first = outage == nil
-        outage = Outage(held: item, offset: offset, resume: resume, attempts: attempts,
-                        retryAt: .now + Self.retryDelay(after: attempts))
+        outage = Outage(
+            held: item, offset: offset, resume: resume, attempts: attempts,
+            retryAt: .now + Self.retryDelay(after: attempts))
         starved = nil
         softStart.cancel()
         if let resume {
             // Heard up to here (what the failed device still held is lost): the position waits.
-            pipe.publish(PositionSnapshot(token: resume.token, position: resume.position, writtenUpTo: resume.position,
-                                          at: .now, running: false))
+            pipe.publish(
+                PositionSnapshot(
+                    token: resume.token, position: resume.position, writtenUpTo: resume.position,
+                    at: .now, running: false))
         }
         if first { emit(.outputUnavailable(token, reason: error.description)) }
     }

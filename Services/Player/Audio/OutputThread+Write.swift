@@ -58,8 +58,9 @@ extension OutputThread {
         // Where the rest of the chunk belongs: frames written so far count as played (what the
         // device still held is lost with it). Borders passed before are reported first.
         let rate = Double(format.sampleRate)
-        let resume = Segment(token: segment.token, startFrame: 0,
-                             position: segment.position + Double(written - segment.startFrame) / rate, loudness: segment.loudness)
+        let resume = Segment(
+            token: segment.token, startFrame: 0,
+            position: segment.position + Double(written - segment.startFrame) / rate, loudness: segment.loudness)
         if segments.count > 1 {
             segments.removeLast()
             reportBordersPassed(rate: format.sampleRate, endingAt: segment.startFrame, next: segment.token)
@@ -79,16 +80,19 @@ extension OutputThread {
         let rate = Double(format.sampleRate)
         while segments.count > 1 && played >= segments[1].startFrame {
             let previous = segments.removeFirst()
-            emit(.transitioned(from: previous.token, to: segments[0].token,
-                               endPosition: previous.position + Double(segments[0].startFrame - previous.startFrame) / rate,
-                               heard: true))
+            emit(
+                .transitioned(
+                    from: previous.token, to: segments[0].token,
+                    endPosition: previous.position + Double(segments[0].startFrame - previous.startFrame) / rate,
+                    heard: true))
         }
         let audible = segments[0]
         let end = segments.count > 1 ? segments[1].startFrame : written
-        pipe.publish(PositionSnapshot(
-            token: audible.token,
-            position: audible.position + Double(max(0, played - audible.startFrame)) / rate,
-            writtenUpTo: audible.position + Double(end - audible.startFrame) / rate,
-            at: .now, running: running && !devicePaused))
+        pipe.publish(
+            PositionSnapshot(
+                token: audible.token,
+                position: audible.position + Double(max(0, played - audible.startFrame)) / rate,
+                writtenUpTo: audible.position + Double(end - audible.startFrame) / rate,
+                at: .now, running: running && !devicePaused))
     }
 }

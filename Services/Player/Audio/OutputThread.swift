@@ -27,10 +27,11 @@ struct OutputSettings: Sendable {
 
     func configuration(for format: DecodedFormat) -> PCMConfiguration {
         let buffer = bufferMilliseconds ?? Self.defaultBufferMilliseconds
-        return PCMConfiguration(format: format.sampleFormat, sampleRate: format.sampleRate, channels: format.channels,
-                         bufferFrames: max(64, buffer * format.sampleRate / 1000),
-                         periodFrames: periodMilliseconds.map { max(16, $0 * format.sampleRate / 1000) },
-                         pacing: pacing)
+        return PCMConfiguration(
+            format: format.sampleFormat, sampleRate: format.sampleRate, channels: format.channels,
+            bufferFrames: max(64, buffer * format.sampleRate / 1000),
+            periodFrames: periodMilliseconds.map { max(16, $0 * format.sampleRate / 1000) },
+            pacing: pacing)
     }
 }
 
@@ -58,7 +59,12 @@ final class OutputThread {
     var written = 0
     /// Tracks whose frames are in the device, oldest first: where each starts (in `written`
     /// frames) and the position of its first frame. The first one is the audible one.
-    struct Segment { var token: TrackToken; var startFrame: Int; var position: Double; var loudness: LoudnessTags }
+    struct Segment {
+        var token: TrackToken
+        var startFrame: Int
+        var position: Double
+        var loudness: LoudnessTags
+    }
     var segments: [Segment] = []
     /// Tokens that have not had their first frame written since a start, a seek or a reopen.
     var awaitingFirstFrame: Set<TrackToken> = []
@@ -82,16 +88,20 @@ final class OutputThread {
     /// The fade-in after the sound was cut: the device opened again, or ran dry and plays on.
     var softStart = SoftStart()
 
-    private init(pipe: AudioPipe, settings: OutputSettings, health: OutputHealth,
-                 emit: @escaping @Sendable (PipelineEvent) -> Void) {
+    private init(
+        pipe: AudioPipe, settings: OutputSettings, health: OutputHealth,
+        emit: @escaping @Sendable (PipelineEvent) -> Void
+    ) {
         self.pipe = pipe
         self.settings = settings
         self.health = health
         self.emit = emit
     }
 
-    static func start(pipe: AudioPipe, settings: OutputSettings, health: OutputHealth,
-                      emit: @escaping @Sendable (PipelineEvent) -> Void) -> Thread {
+    static func start(
+        pipe: AudioPipe, settings: OutputSettings, health: OutputHealth,
+        emit: @escaping @Sendable (PipelineEvent) -> Void
+    ) -> Thread {
         // No priority of its own: Foundation's `qualityOfService` does nothing on Linux, and the
         // unit forbids realtime scheduling. The thread sleeps between writes, and the scheduler
         // runs a thread that wakes from sleep ahead of busy ones: a 1 000-file sync on the same
@@ -110,8 +120,10 @@ final class OutputThread {
 
     private func run() {
         while true {
-            switch pipe.nextOutputWork(devicePaused: devicePaused, dryAfter: dryAfter, refillBytes: refillBytes,
-                                       retryAfter: outage.map { $0.secondsToRetry(paused: devicePaused) }) {
+            switch pipe.nextOutputWork(
+                devicePaused: devicePaused, dryAfter: dryAfter, refillBytes: refillBytes,
+                retryAfter: outage.map { $0.secondsToRetry(paused: devicePaused) })
+            {
             case .shutdown:
                 closeDevice()
                 return
@@ -257,8 +269,10 @@ final class OutputThread {
             let last = index + 1 == segments.count
             guard let to = last ? next : segments[index + 1].token else { continue }
             let stop = last ? end : segments[index + 1].startFrame
-            emit(.transitioned(from: segment.token, to: to,
-                               endPosition: segment.position + Double(stop - segment.startFrame) / Double(rate), heard: false))
+            emit(
+                .transitioned(
+                    from: segment.token, to: to,
+                    endPosition: segment.position + Double(stop - segment.startFrame) / Double(rate), heard: false))
         }
     }
 }

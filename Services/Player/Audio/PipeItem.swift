@@ -33,8 +33,10 @@ struct TrackJob: Sendable {
     var loudness = LoudnessTags()
     let open: @Sendable () throws -> AudioDecoder
 
-    init(token: TrackToken, startPosition: Double, loudness: LoudnessTags = LoudnessTags(),
-         open: @escaping @Sendable () throws -> AudioDecoder) {
+    init(
+        token: TrackToken, startPosition: Double, loudness: LoudnessTags = LoudnessTags(),
+        open: @escaping @Sendable () throws -> AudioDecoder
+    ) {
         self.token = token
         self.startPosition = startPosition
         self.loudness = loudness

@@ -45,8 +45,10 @@ struct SoftStart {
 extension LoudnessGain {
     /// Scales the first `frames` frames of `bytes` by a gain moving linearly from `from` (first
     /// frame) towards `to` (the frame after the last), rounding and clamping like `apply`.
-    static func ramp(from: Double, to: Double, frames: Int, channels: Int, in bytes: UnsafeMutableRawBufferPointer,
-                     format: AudioSampleFormat) {
+    static func ramp(
+        from: Double, to: Double, frames: Int, channels: Int, in bytes: UnsafeMutableRawBufferPointer,
+        format: AudioSampleFormat
+    ) {
         guard frames > 0 else { return }
         let step = (to - from) / Double(frames)
         switch format {

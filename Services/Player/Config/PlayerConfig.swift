@@ -1,5 +1,5 @@
-import StateDB
 import Foundation
+import StateDB
 import Wire
 
 /// TIDAL's persisted PlaybackEngine config plus the app's offline mode, kept in the catalog's
@@ -47,8 +47,10 @@ struct PlayerConfig: Codable, Sendable, Equatable {
             }
             config.loudnessNormalizationPreAmp = preAmp
         }
-        for (field, value) in [("streamingQualityWifi", update.streamingQualityWifi),
-                               ("streamingQualityCellular", update.streamingQualityCellular)] {
+        for (field, value) in [
+            ("streamingQualityWifi", update.streamingQualityWifi),
+            ("streamingQualityCellular", update.streamingQualityCellular),
+        ] {
             guard let value = present(value) else { continue }
             guard let quality = value.stringValue, Self.qualities.contains(quality) else {
                 throw PlayerError(.invalidConfig, "\(field) must be one of \(Self.qualities.sorted().joined(separator: ", ")); got \(Self.shown(value)).")
@@ -79,8 +81,8 @@ struct PlayerConfig: Codable, Sendable, Equatable {
 
     static func load(from catalog: StateDB) async throws -> PlayerConfig {
         guard let text = try await SettingsStore(catalog: catalog).text(forKey: settingsKey),
-              let value = try? JSONCoding.parse(Array(text.utf8)),
-              let stored = try? JSONCoding.decode(Stored.self, from: value)
+            let value = try? JSONCoding.parse(Array(text.utf8)),
+            let stored = try? JSONCoding.decode(Stored.self, from: value)
         else { return PlayerConfig() }
         return PlayerConfig().merging(stored)
     }

@@ -32,10 +32,13 @@ struct PlayerSettings: Sendable, Equatable {
     /// How often the origin is asked whether it answers (`Available` / `OfflineOnly` / `NotAvailable`).
     var availabilityCheckSeconds: Double = 30
 
-    static let keys: Set<String> = (["bufferMilliseconds", "periodMilliseconds", "decodeAheadSeconds",
-                                    "playProgressSeconds", "playLogRetrySeconds", "httpCacheMegabytes",
-                                    "audioDevice", "audioPace", "mediaServerPort", "deviceName",
-                                    "availabilityCheckSeconds"] as Set<String>).union(MetricsSettings.keys)
+    static let keys: Set<String> =
+        ([
+            "bufferMilliseconds", "periodMilliseconds", "decodeAheadSeconds",
+            "playProgressSeconds", "playLogRetrySeconds", "httpCacheMegabytes",
+            "audioDevice", "audioPace", "mediaServerPort", "deviceName",
+            "availabilityCheckSeconds",
+        ] as Set<String>).union(MetricsSettings.keys)
 
     /// Reads the section; a wrong type or range stops the service with `ConfigInvalid`.
     init(section: [String: JSONValue]?) throws(DaemonError) {

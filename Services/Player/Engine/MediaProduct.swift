@@ -10,8 +10,10 @@ struct MediaProduct: Codable, Sendable, Equatable {
     var sourceId: String?
     var extras: JSONValue?
 
-    init(productId: String, productType: String? = "TRACK", referenceId: String? = nil,
-         sourceType: String? = nil, sourceId: String? = nil, extras: JSONValue? = nil) {
+    init(
+        productId: String, productType: String? = "TRACK", referenceId: String? = nil,
+        sourceType: String? = nil, sourceId: String? = nil, extras: JSONValue? = nil
+    ) {
         self.productId = productId
         self.productType = productType
         self.referenceId = referenceId

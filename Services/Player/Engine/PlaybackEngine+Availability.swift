@@ -1,5 +1,5 @@
-import StateDB
 import OriginClient
+import StateDB
 import Wire
 
 extension PlaybackEngine {
@@ -63,8 +63,10 @@ extension PlaybackEngine {
     /// an offline station not synced yet, a streaming station whose play queue was refused
     /// (`refused`), or one the origin does not know. `retry` bounds the question (the caller's
     /// deadline, when it already asked the origin something).
-    func remoteStationRefusal(_ stationId: String, refused: OriginError? = nil,
-                              retry: RetryPolicy = .interactive) async -> any Error {
+    func remoteStationRefusal(
+        _ stationId: String, refused: OriginError? = nil,
+        retry: RetryPolicy = .interactive
+    ) async -> any Error {
         guard let origin else {
             return PlayerError(.stationNotPlayable, "Station \(stationId) is not on this device and no origin is configured.")
         }
@@ -73,7 +75,8 @@ extension PlaybackEngine {
             let streaming = answer["stations"]?.arrayValue?.first { $0["id"]?.stringValue == stationId }
             let offline = answer["offlineStations"]?.arrayValue?.contains { $0["id"]?.stringValue == stationId } ?? false
             if offline {
-                return PlayerError(.stationNotPlayable, "Station \(stationId) is an offline station not synced yet; sync it with the downloader's stations.sync first.")
+                return PlayerError(
+                    .stationNotPlayable, "Station \(stationId) is an offline station not synced yet; sync it with the downloader's stations.sync first.")
             }
             if streaming != nil {
                 return PlayerError(.stationNotPlayable, "The origin refused to play streaming station \(stationId): \(refused?.message ?? "no reason given").")

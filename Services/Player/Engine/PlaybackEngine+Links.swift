@@ -18,8 +18,12 @@ extension PlaybackEngine {
     func privilegeRevoked(otherDevice: String) {
         guard let current = active, current.context?.track.offline == false else { return }
         pause()
-        publish("StreamingPrivilegesRevoked", ["otherDevice": .string(otherDevice), "productId": .string(current.product.productId),
-                                                "referenceId": current.product.referenceId.map(JSONValue.string) ?? .null])
+        publish(
+            "StreamingPrivilegesRevoked",
+            [
+                "otherDevice": .string(otherDevice), "productId": .string(current.product.productId),
+                "referenceId": current.product.referenceId.map(JSONValue.string) ?? .null,
+            ])
     }
 
     /// The quality to ask a stream in: the cellular one while the downloader sees a cellular link.

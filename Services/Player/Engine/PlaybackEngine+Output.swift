@@ -15,8 +15,11 @@ extension PlaybackEngine {
 
     /// The error callers get while the device is unavailable.
     func outputUnavailableError(_ reason: String) -> RPCError {
-        PlayerError(.outputUnavailable, "The audio device \(pipeline.outputHealth.device) cannot be used (\(reason)); "
-                    + "the player keeps trying to open it and plays on by itself once it opens.").rpcError
+        PlayerError(
+            .outputUnavailable,
+            "The audio device \(pipeline.outputHealth.device) cannot be used (\(reason)); "
+                + "the player keeps trying to open it and plays on by itself once it opens."
+        ).rpcError
     }
 
     /// The device could not be opened or failed: the product stays active and waits (STALLED),
@@ -24,15 +27,20 @@ extension PlaybackEngine {
     func outputUnavailable(_ reason: String) {
         let error = outputUnavailableError(reason)
         if outputTrouble != reason {
-            logger.warning("audio output unavailable; retrying", metadata: [
-                "device": "\(pipeline.outputHealth.device)", "error": "\(reason)"])
+            logger.warning(
+                "audio output unavailable; retrying",
+                metadata: [
+                    "device": "\(pipeline.outputHealth.device)", "error": "\(reason)",
+                ])
             let product = active?.product
-            publish(error.name, [
-                "name": .string(error.name), "message": .string(error.message), "reason": .string(reason),
-                "device": .string(pipeline.outputHealth.device),
-                "productId": product.map { .string($0.productId) } ?? .null,
-                "referenceId": product?.referenceId.map { .string($0) } ?? .null,
-            ])
+            publish(
+                error.name,
+                [
+                    "name": .string(error.name), "message": .string(error.message), "reason": .string(reason),
+                    "device": .string(pipeline.outputHealth.device),
+                    "productId": product.map { .string($0.productId) } ?? .null,
+                    "referenceId": product?.referenceId.map { .string($0) } ?? .null,
+                ])
         }
         outputTrouble = reason
         if let token = active?.token { sounds.settle(token, error) }

@@ -162,8 +162,9 @@ extension PlaybackEngine {
             var info = track.info
             // What the decoder found is announced with the transition itself.
             if let opened = queued.opened { _ = info.adopt(opened) }
-            current.context = PlaybackContext(track: info, playbackSessionId: UUID().uuidString.lowercased(),
-                                              referenceId: queued.product.referenceId, startAssetPosition: 0)
+            current.context = PlaybackContext(
+                track: info, playbackSessionId: UUID().uuidString.lowercased(),
+                referenceId: queued.product.referenceId, startAssetPosition: 0)
         }
         active = current
         startSession()

@@ -47,9 +47,10 @@ extension PlaybackEngine {
     /// The active product has its context: its metrics session starts, once.
     func startSession() {
         guard var current = active, let subject else { return }
-        let writes = current.recording.startSession(subject, waited: current.requestedAt.duration(to: .now),
-                                                    explicit: current.explicitStart, offlineMode: config.offlineMode,
-                                                    now: playClock.now())
+        let writes = current.recording.startSession(
+            subject, waited: current.requestedAt.duration(to: .now),
+            explicit: current.explicitStart, offlineMode: config.offlineMode,
+            now: playClock.now())
         active = current
         record(writes)
     }

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import OriginClient
+import StateDB
 import Wire
 
 extension PlaybackEngine {
@@ -30,8 +30,9 @@ extension PlaybackEngine {
         guard let origin else { throw await remoteStationRefusal(stationId) }
         let config = await currentConfig()
         if config.offlineMode {
-            throw PlayerError(.stationNotPlayable, "Station \(stationId) is not on this device and the app is in offline mode; go online to stream it.",
-                              reason: RPCErrorKind.offlineMode.name)
+            throw PlayerError(
+                .stationNotPlayable, "Station \(stationId) is not on this device and the app is in offline mode; go online to stream it.",
+                reason: RPCErrorKind.offlineMode.name)
         }
         // Known unreachable already (the last check found no answer): one try, so that a station
         // on the device plays at once rather than after the interactive retries. Either way
@@ -48,13 +49,16 @@ extension PlaybackEngine {
             return Tuned(stationId: stationId, streaming: true, fallback: false)
         } catch let error as OriginError where error.isOriginFailing {
             guard let local = try await store.firstPlayable(),
-                  let (name, items) = try await store.playable(stationId: local), !items.isEmpty else {
+                let (name, items) = try await store.playable(stationId: local), !items.isEmpty
+            else {
                 // Nothing to fall back to: the origin's failure under the name the contract gives
                 // it (a refused TLS edge keeps its own, which says what to check).
-                throw error.name == RPCErrorKind.originUnreachable.name || error.isTLSFailure ? error
-                    : OriginError(name: RPCErrorKind.originUnreachable.name,
-                                  message: "the origin could not be reached (\(error.message)). Try again later.",
-                                  status: error.status, subStatus: error.subStatus, transportError: error.transportError)
+                throw error.name == RPCErrorKind.originUnreachable.name || error.isTLSFailure
+                    ? error
+                    : OriginError(
+                        name: RPCErrorKind.originUnreachable.name,
+                        message: "the origin could not be reached (\(error.message)). Try again later.",
+                        status: error.status, subStatus: error.subStatus, transportError: error.transportError)
             }
             logger.info("station \(stationId) cannot be reached (\(error.name)); playing \(local) from the device")
             startStation(StationCursor(id: local, name: name, items: items.map(StationItem.local), index: 0, streaming: false))
@@ -117,7 +121,8 @@ extension PlaybackEngine {
     /// One request at a time; the answer is appended to the station it was asked for.
     private func requestMoreStationItems() {
         guard let cursor = station, cursor.streaming, stationFetch == nil, let origin,
-              cursor.items.count - cursor.index - 1 < StationQueue.batch else { return }
+            cursor.items.count - cursor.index - 1 < StationQueue.batch
+        else { return }
         let played = cursor.items[...cursor.index].map(\.itemId)
         let stationId = cursor.id
         stationFetch = Task {
@@ -163,8 +168,9 @@ extension PlaybackEngine {
     }
 
     func stationProduct(_ item: StationItem, _ stationId: String) -> MediaProduct {
-        MediaProduct(productId: item.productId, productType: "TRACK", referenceId: "\(stationId):\(item.itemId):\(newToken())",
-                     sourceType: "STATION", sourceId: stationId)
+        MediaProduct(
+            productId: item.productId, productType: "TRACK", referenceId: "\(stationId):\(item.itemId):\(newToken())",
+            sourceType: "STATION", sourceId: stationId)
     }
 
     /// What a station's item list says of `productId`, to fill what its source did not.
@@ -185,7 +191,9 @@ extension PlaybackEngine {
 
     var activeStationJSON: JSONValue {
         guard let station else { return .null }
-        return ["id": .string(station.id), "name": .string(station.name), "streaming": .bool(station.streaming),
-                "itemCount": .number(Double(station.items.count)), "index": .number(Double(station.index))]
+        return [
+            "id": .string(station.id), "name": .string(station.name), "streaming": .bool(station.streaming),
+            "itemCount": .number(Double(station.items.count)), "index": .number(Double(station.index)),
+        ]
     }
 }

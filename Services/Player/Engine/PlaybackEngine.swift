@@ -1,8 +1,8 @@
-import StateDB
 import Foundation
 import Logging
 import MediaDecoder
 import OriginClient
+import StateDB
 import Wire
 
 /// TIDAL's PlaybackEngine: one playback state, one active product, at most one next product,
@@ -118,8 +118,10 @@ actor PlaybackEngine {
     var heardFormat: AudioFormatKey?
     var lastStartLatency: Duration?
 
-    init(pipeline: PlaybackPipeline, hub: EventHub, logger: Logger, source: any TrackSource,
-         catalog: @escaping @Sendable () async throws -> StateDB, playClock: PlayClock = PlayClock(origin: nil)) {
+    init(
+        pipeline: PlaybackPipeline, hub: EventHub, logger: Logger, source: any TrackSource,
+        catalog: @escaping @Sendable () async throws -> StateDB, playClock: PlayClock = PlayClock(origin: nil)
+    ) {
         self.pipeline = pipeline
         self.playClock = playClock
         self.hub = hub
@@ -332,13 +334,15 @@ actor PlaybackEngine {
         guard let product = active?.product else { return }
         let config = await currentConfig()
         do {
-            var track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
-                                                 quality: await streamingQuality(config), events: sourceEvents(token))
+            var track = try await source.resolve(
+                productId: product.productId, offlineMode: config.offlineMode,
+                quality: await streamingQuality(config), events: sourceEvents(token))
             guard var current = active, current.token == token else { return track.close() }
             fillDisplay(&track, product)
             current.track = track
-            current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
-                                              referenceId: product.referenceId, startAssetPosition: current.startPosition)
+            current.context = PlaybackContext(
+                track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
+                referenceId: product.referenceId, startAssetPosition: current.startPosition)
             active = current
             startSession()
             if track.info.offline { watchValidity(token, productId: product.productId) }
@@ -356,16 +360,18 @@ actor PlaybackEngine {
         guard let product = next?.product else { return }
         let config = await currentConfig()
         do {
-            var track = try await source.resolve(productId: product.productId, offlineMode: config.offlineMode,
-                                                 quality: await streamingQuality(config), events: sourceEvents(token))
+            var track = try await source.resolve(
+                productId: product.productId, offlineMode: config.offlineMode,
+                quality: await streamingQuality(config), events: sourceEvents(token))
             guard active?.token == token || next?.token == token else { return track.close() }
             fillDisplay(&track, product)
             if track.info.offline { watchValidity(token, productId: product.productId) }
             if var current = active, current.token == token, current.track == nil {
                 // It became the active product while being resolved: start it now.
                 current.track = track
-                current.context = PlaybackContext(track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
-                                                  referenceId: product.referenceId, startAssetPosition: 0)
+                current.context = PlaybackContext(
+                    track: track.info, playbackSessionId: UUID().uuidString.lowercased(),
+                    referenceId: product.referenceId, startAssetPosition: 0)
                 active = current
                 startSession()
                 noteFormat(current.context)

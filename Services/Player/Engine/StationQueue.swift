@@ -19,18 +19,24 @@ enum StationQueue {
     /// Heard item ids sent back at most (the newest).
     static let playedSent = 50
 
-    static func next(stationId: String, played: [String], origin: OriginClient,
-                     retry: RetryPolicy) async throws -> (name: String?, items: [StationItem]) {
-        let body: JSONValue = ["count": .number(Double(batch)),
-                               "played": .array(played.suffix(playedSent).map(JSONValue.string))]
+    static func next(
+        stationId: String, played: [String], origin: OriginClient,
+        retry: RetryPolicy
+    ) async throws -> (name: String?, items: [StationItem]) {
+        let body: JSONValue = [
+            "count": .number(Double(batch)),
+            "played": .array(played.suffix(playedSent).map(JSONValue.string)),
+        ]
         let answer = try await origin.post("/v1/stations/\(stationId)/play", body: body, retry: retry)
         let items = (answer["items"]?.arrayValue ?? []).compactMap { item -> StationItem? in
             guard let id = item["id"]?.stringValue, OriginID.isValid(id) else { return nil }
             let productId = item["productId"]?.stringValue ?? id
             guard OriginID.isValid(productId) else { return nil }
-            return StationItem(itemId: id, productId: productId,
-                               display: DisplayMetadata(title: item["title"]?.stringValue, artist: item["artist"]?.stringValue,
-                                                        album: item["album"]?.stringValue))
+            return StationItem(
+                itemId: id, productId: productId,
+                display: DisplayMetadata(
+                    title: item["title"]?.stringValue, artist: item["artist"]?.stringValue,
+                    album: item["album"]?.stringValue))
         }
         return (answer["station"]?["name"]?.stringValue, items)
     }

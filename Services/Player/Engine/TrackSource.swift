@@ -1,8 +1,8 @@
-import StateDB
 import Foundation
 import MediaDecoder
 import NIOConcurrencyHelpers
 import OriginClient
+import StateDB
 import Wire
 
 /// A product made playable: what is being played, and how to open its decoder on the decode thread.
@@ -14,18 +14,22 @@ struct ResolvedTrack: Sendable {
     var close: @Sendable () -> Void
 
     func job(_ token: TrackToken, at position: Double = 0) -> TrackJob {
-        TrackJob(token: token, startPosition: position,
-                 loudness: LoudnessTags(trackGain: info.trackGain, trackPeak: info.trackPeak,
-                                        albumGain: info.albumGain, albumPeak: info.albumPeak),
-                 open: open)
+        TrackJob(
+            token: token, startPosition: position,
+            loudness: LoudnessTags(
+                trackGain: info.trackGain, trackPeak: info.trackPeak,
+                albumGain: info.albumGain, albumPeak: info.albumPeak),
+            open: open)
     }
 }
 
 /// Turns a requested product into a `ResolvedTrack`: the one place that decides where bytes
 /// come from. Throws errors with stable names (they become the error event before IDLE).
 protocol TrackSource: Sendable {
-    func resolve(productId: String, offlineMode: Bool, quality: String?,
-                 events: @escaping @Sendable (ByteSourceEvent) -> Void) async throws -> ResolvedTrack
+    func resolve(
+        productId: String, offlineMode: Bool, quality: String?,
+        events: @escaping @Sendable (ByteSourceEvent) -> Void
+    ) async throws -> ResolvedTrack
 
     /// Whether `productId`, played from the device, may still be played, and until when.
     func window(productId: String) async throws -> PlayableWindow
@@ -65,28 +69,34 @@ final class ResolverTrackSource: TrackSource {
         }
     }
 
-    func resolve(productId: String, offlineMode: Bool, quality: String?,
-                 events: @escaping @Sendable (ByteSourceEvent) -> Void) async throws -> ResolvedTrack {
-        let resolved = try await sourceResolver().resolve(productId: productId, quality: quality,
-                                                          offlineMode: offlineMode, events: events)
+    func resolve(
+        productId: String, offlineMode: Bool, quality: String?,
+        events: @escaping @Sendable (ByteSourceEvent) -> Void
+    ) async throws -> ResolvedTrack {
+        let resolved = try await sourceResolver().resolve(
+            productId: productId, quality: quality,
+            offlineMode: offlineMode, events: events)
         let context = resolved.context
-        let info = TrackInfo(requestedProductId: context.requestedProductId, actualProductId: context.actualProductId,
-                             audioQuality: context.audioQuality, codec: context.codec, sampleRate: context.sampleRate,
-                             bitDepth: context.bitDepth, durationSeconds: context.durationSeconds,
-                             trackGain: context.trackGain, trackPeak: context.trackPeak,
-                             albumGain: context.albumGain, albumPeak: context.albumPeak, offline: context.offline,
-                             display: context.display, bitRate: context.bitRate, videoQuality: context.videoQuality)
+        let info = TrackInfo(
+            requestedProductId: context.requestedProductId, actualProductId: context.actualProductId,
+            audioQuality: context.audioQuality, codec: context.codec, sampleRate: context.sampleRate,
+            bitDepth: context.bitDepth, durationSeconds: context.durationSeconds,
+            trackGain: context.trackGain, trackPeak: context.trackPeak,
+            albumGain: context.albumGain, albumPeak: context.albumPeak, offline: context.offline,
+            display: context.display, bitRate: context.bitRate, videoQuality: context.videoQuality)
         let source = resolved.source
         let output = decoderOutput(bitDepth: context.bitDepth)
         let actual = context.actualProductId
-        return ResolvedTrack(info: info, open: {
-            do {
-                try source.seek(to: 0)
-                return try AudioDecoder(source: source, output: output)
-            } catch let error as DecoderError {
-                throw PlayerError.from(decoder: error, productId: actual)
-            }
-        }, close: { source.close() })
+        return ResolvedTrack(
+            info: info,
+            open: {
+                do {
+                    try source.seek(to: 0)
+                    return try AudioDecoder(source: source, output: output)
+                } catch let error as DecoderError {
+                    throw PlayerError.from(decoder: error, productId: actual)
+                }
+            }, close: { source.close() })
     }
 
     func window(productId: String) async throws -> PlayableWindow {

@@ -19,16 +19,18 @@ struct MediaLocator: Sendable {
         if let product = try await stores().product(productId), product.isServed {
             let entry = "/p/\(product.productId)/\(product.main.name)"
             let state = product.validity == .offlinedAndValid ? "OFFLINED_AND_VALID" : product.isPartial ? "PARTIALLY_CACHED" : "DOWNLOADING"
-            return ["source": "local", "productId": .string(product.productId), "state": .string(state),
-                    "manifestType": .string(product.manifestType),
-                    "path": .string("media/" + product.main.localPath),
-                    // nil while the server is stopped: media.server.start gives it a URL.
-                    "url": control.url.map { .string($0 + entry) } ?? .null]
+            return [
+                "source": "local", "productId": .string(product.productId), "state": .string(state),
+                "manifestType": .string(product.manifestType),
+                "path": .string("media/" + product.main.localPath),
+                // nil while the server is stopped: media.server.start gives it a URL.
+                "url": control.url.map { .string($0 + entry) } ?? .null,
+            ]
         }
         if await offlineMode() {
             throw RPCErrorKind.offlineMode.error(
                 "\(productId) is not on this device, and offline mode keeps the player from asking the origin. "
-                + "Offline the product first, or turn offline mode off (player.config.set {\"offlineMode\": false}).")
+                    + "Offline the product first, or turn offline mode off (player.config.set {\"offlineMode\": false}).")
         }
         guard let origin else {
             throw PlayerError(.notPlayable, "\(productId) is not on this device and no origin is configured.")
@@ -37,8 +39,10 @@ struct MediaLocator: Sendable {
         guard let raw = info["manifest"]?["url"]?.stringValue else {
             throw PlayerError(.notPlayable, "the origin gave no URL for \(productId).")
         }
-        return ["source": "remote", "productId": .string(info["productId"]?.stringValue ?? productId),
-                "manifestType": .string(info["manifestType"]?.stringValue ?? "progressive"),
-                "url": .string(try origin.resolveURL(raw))]
+        return [
+            "source": "remote", "productId": .string(info["productId"]?.stringValue ?? productId),
+            "manifestType": .string(info["manifestType"]?.stringValue ?? "progressive"),
+            "url": .string(try origin.resolveURL(raw)),
+        ]
     }
 }

@@ -1,10 +1,10 @@
-import StateDB
 import HLS
 import HTTPClient
+import HTTPRanges
 import Logging
 import NIOHTTP1
 import OriginClient
-import HTTPRanges
+import StateDB
 
 /// Answers the local media server's requests from what the downloader put on disk:
 ///
@@ -56,14 +56,17 @@ struct MediaResponder: Sendable {
             if let kept = cache.product(productId, version: version) {
                 product = kept.judgedNow(origin: origin)
             } else {
-                guard let read = try await store.product(productId, name: parts.count == 5 && parts[3] == "keys" ? "" : name) else { return .error(.notFound, "\(productId) is not on this device") }
+                guard let read = try await store.product(productId, name: parts.count == 5 && parts[3] == "keys" ? "" : name) else {
+                    return .error(.notFound, "\(productId) is not on this device")
+                }
                 if read.listsEveryFile { cache.keep(read, for: productId, version: version) }
                 product = read
             }
             if product.hasEnded { return .offlineNotValid(productId, endedAt: product.window.validity.until) }
             guard product.isServed else { return .error(.notFound, "\(productId) is not offlined") }
-            var response = try await answer(name, parts: parts, of: product, store: store, version: version,
-                                             range: request.headers.first(name: "Range"))
+            var response = try await answer(
+                name, parts: parts, of: product, store: store, version: version,
+                range: request.headers.first(name: "Range"))
             // Whatever is still being sent when the license or offline window ends is cut there.
             response.cutAt = product.window.endsAt
             return response
@@ -84,7 +87,8 @@ struct MediaResponder: Sendable {
         let productId = parts[2], name = parts[3...].joined(separator: "/")
         let version = cache.version()
         guard let body = cache.playlist(name, of: productId, version: version),
-              let kept = cache.product(productId, version: version) else { return nil }
+            let kept = cache.product(productId, version: version)
+        else { return nil }
         let product = kept.judgedNow(origin: origin)
         guard !product.hasEnded, product.isServed else { return nil }
         var response = Self.playlistResponse(body)
@@ -100,21 +104,24 @@ struct MediaResponder: Sendable {
     private static func parts(of path: String) -> [String]? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 4, parts[0].isEmpty, parts[1] == "p", OriginID.isValid(parts[2]),
-              parts[3...].allSatisfy(OriginID.isValid)
+            parts[3...].allSatisfy(OriginID.isValid)
         else { return nil }
         return parts
     }
 
     /// The answer for a product that may be served now.
-    private func answer(_ name: String, parts: [String], of product: MediaServerStore.ServedProduct,
-                        store: MediaServerStore, version: Int, range: String?) async throws -> MediaResponse {
+    private func answer(
+        _ name: String, parts: [String], of product: MediaServerStore.ServedProduct,
+        store: MediaServerStore, version: Int, range: String?
+    ) async throws -> MediaResponse {
         let productId = parts[2]
         if parts.count == 5, parts[3] == "keys" {
             guard let key = try await store.key(productId: productId, keyId: parts[4]) else {
                 return .error(.forbidden, "the key \(parts[4]) is served only while \(productId) is offlined and valid")
             }
-            return MediaResponse(status: .ok, headers: [("Content-Type", "application/octet-stream"), ("Cache-Control", "no-store")],
-                                 body: .bytes(key))
+            return MediaResponse(
+                status: .ok, headers: [("Content-Type", "application/octet-stream"), ("Cache-Control", "no-store")],
+                body: .bytes(key))
         }
         guard let file = product.file(named: name) else { return .error(.notFound, "\(productId) has no \(name)") }
         if product.isHLS, file.role == "main" || file.role == "playlist" {
@@ -148,9 +155,9 @@ struct MediaResponder: Sendable {
             guard let target = product.file(urlPath: urlPath) else { return nil }
             switch kind {
             case .rendition where product.adding.contains(target.name):
-                return nil   // added to a presentation held: listed once all of it is on disk
+                return nil // added to a presentation held: listed once all of it is on disk
             case .variant, .rendition:
-                return prefix + target.name   // listed: served as far as it is on disk
+                return prefix + target.name // listed: served as far as it is on disk
             case .segment, .map:
                 return target.isVerified || product.isPartial ? prefix + target.name : nil
             case .iFramePlaylist, .key:
@@ -161,8 +168,9 @@ struct MediaResponder: Sendable {
     }
 
     private static func playlistResponse(_ body: [UInt8]) -> MediaResponse {
-        MediaResponse(status: .ok, headers: [("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-store")],
-                      body: .bytes(body))
+        MediaResponse(
+            status: .ok, headers: [("Content-Type", "application/vnd.apple.mpegurl"), ("Cache-Control", "no-store")],
+            body: .bytes(body))
     }
 
     /// A file of a partial product that is not on disk, fetched whole from the origin (with the
@@ -190,8 +198,9 @@ struct MediaResponder: Sendable {
             return MediaResponse(status: .ok, headers: headers, body: .bytes(response.body))
         case .range(let offset, let length):
             headers.append(("Content-Range", "bytes \(offset)-\(offset + length - 1)/\(expected)"))
-            return MediaResponse(status: .partialContent, headers: headers,
-                                 body: .bytes(Array(response.body[Int(offset)..<Int(offset + length)])))
+            return MediaResponse(
+                status: .partialContent, headers: headers,
+                body: .bytes(Array(response.body[Int(offset)..<Int(offset + length)])))
         case .unsatisfiable:
             headers.append(("Content-Range", "bytes */\(expected)"))
             return MediaResponse(status: .rangeNotSatisfiable, headers: headers, body: .bytes([]))

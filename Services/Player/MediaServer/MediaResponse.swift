@@ -43,16 +43,19 @@ struct MediaResponse: Sendable {
     }
 
     static func error(_ status: HTTPResponseStatus, _ message: String) -> MediaResponse {
-        MediaResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
-                      body: .bytes(Array((message + "\n").utf8)))
+        MediaResponse(
+            status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
+            body: .bytes(Array((message + "\n").utf8)))
     }
 
     /// 403 for a product whose license or offline window has ended, the body naming the error
     /// the player raises for it (`OfflineNotValid`) and, when known, the instant it ended.
     static func offlineNotValid(_ productId: String, endedAt: Date?) -> MediaResponse {
         let when = endedAt.map { " at \(UTCTimestamp.rfc3339($0))" } ?? ""
-        return .error(.forbidden, "OfflineNotValid: \(productId) is offlined but no longer valid: its license or offline window "
-                      + "ended\(when). The app renews the license or re-validates the product online.")
+        return .error(
+            .forbidden,
+            "OfflineNotValid: \(productId) is offlined but no longer valid: its license or offline window "
+                + "ended\(when). The app renews the license or re-validates the product online.")
     }
 }
 

@@ -129,8 +129,9 @@ struct MediaServerService: Service {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     let kept = KeptAnswerHandler(responder: responder, logger: logger)
                     try channel.pipeline.syncOperations.addHandler(kept)
-                    return Served(connection: try Connection(wrappingChannelSynchronously: channel),
-                                  kept: NIOLoopBound(kept, eventLoop: channel.eventLoop))
+                    return Served(
+                        connection: try Connection(wrappingChannelSynchronously: channel),
+                        kept: NIOLoopBound(kept, eventLoop: channel.eventLoop))
                 }
             }
     }
@@ -203,13 +204,16 @@ struct MediaServerService: Service {
     /// client sees the connection reset, not a complete answer.
     static func reset(_ channel: Channel, uri: String, logger: Logger) {
         logger.info("media server: license or offline window ended; connection reset", metadata: ["uri": "\(uri)"])
-        let reset = (channel as? SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+        let reset =
+            (channel as? SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
             ?? channel.eventLoop.makeSucceededVoidFuture()
         reset.whenComplete { _ in channel.close(promise: nil) }
     }
 
-    private func write(_ response: MediaResponse, for request: HTTPRequestHead,
-                       to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>) async throws {
+    private func write(
+        _ response: MediaResponse, for request: HTTPRequestHead,
+        to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
+    ) async throws {
         try await outbound.write(.head(response.head(for: request)))
         if request.method != .HEAD {
             switch response.body {

@@ -34,8 +34,10 @@ struct MetricEvent: Sendable, Equatable {
     var payload: JSONValue
 
     var json: JSONValue {
-        ["eventId": .string(eventId), "name": .string(name.rawValue), "productId": .string(productId),
-         "streamingSessionId": .string(streamingSessionId), "at": .string(at), "payload": payload]
+        [
+            "eventId": .string(eventId), "name": .string(name.rawValue), "productId": .string(productId),
+            "streamingSessionId": .string(streamingSessionId), "at": .string(at), "payload": payload,
+        ]
     }
 
     /// Epoch milliseconds, the unit of TIDAL's metric timestamps.

@@ -52,7 +52,7 @@ struct PlayBacklog: Sendable {
             return
         }
         switch entries[index].change {
-        case .forget, .save(_, closing: true): return  // an event is final once closed
+        case .forget, .save(_, closing: true): return // an event is final once closed
         case .save(_, closing: false):
             entries[index].change = change
             entries[index].version = lastVersion
@@ -67,7 +67,8 @@ struct PlayBacklog: Sendable {
     /// The reporter stored the closed event: what is left is deleting its catalog row.
     mutating func handedOver(_ eventId: String) {
         guard let index = entries.firstIndex(where: { $0.eventId == eventId }),
-              case .save(_, closing: true) = entries[index].change else { return }
+            case .save(_, closing: true) = entries[index].change
+        else { return }
         lastVersion += 1
         entries[index].change = .forget
         entries[index].version = lastVersion

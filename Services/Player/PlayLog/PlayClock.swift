@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import GRDB
 import OriginClient
+import StateDB
 import Synchronization
 
 /// The player's trusted time: what play events are stamped with (`startedAt`, `endedAt`,

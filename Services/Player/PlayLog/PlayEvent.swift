@@ -7,9 +7,9 @@ import Wire
 struct PlayEvent: Codable, Sendable, Equatable {
     /// A user action during the play. `from` is set for seeks (the position left).
     struct Action: Codable, Sendable, Equatable {
-        var type: String            // "pause", "resume", "seek"
-        var at: String              // RFC 3339, UTC, milliseconds
-        var position: Double        // asset position when it happened (seek: where it landed)
+        var type: String // "pause", "resume", "seek"
+        var at: String // RFC 3339, UTC, milliseconds
+        var position: Double // asset position when it happened (seek: where it landed)
         var from: Double?
     }
 

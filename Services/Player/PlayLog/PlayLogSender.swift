@@ -1,8 +1,8 @@
 import Foundation
 import Logging
+import Pacing
 import ServiceLifecycle
 import Wire
-import Pacing
 
 /// Hands closed play events (`playlog.record` on `reporter.sock`) and metric events
 /// (`metrics.record`) to the reporter, oldest first:
@@ -18,8 +18,10 @@ final class PlayLogSender: Service, Sendable {
     private let writer: PlayLogWriter
     private let wakeup: Doorbell<Ring>
 
-    init(socketPath: String, retryInterval: Duration, wakeup: Doorbell<Ring>, writer: PlayLogWriter, logger: Logger,
-         store: @escaping @Sendable () async throws -> PlayLogStore) {
+    init(
+        socketPath: String, retryInterval: Duration, wakeup: Doorbell<Ring>, writer: PlayLogWriter, logger: Logger,
+        store: @escaping @Sendable () async throws -> PlayLogStore
+    ) {
         self.socketPath = socketPath
         self.retryInterval = retryInterval
         self.wakeup = wakeup

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-import Wire
 import Pacing
+import Wire
 
 /// The one writer of play and metric events into `playerPlays`, in the order the engine made them.
 ///
@@ -30,8 +30,10 @@ actor PlayLogWriter {
     static let maxGroup = 64
     private var leftoversClosed = false
 
-    init(store: @escaping @Sendable () async throws -> PlayLogStore, retryInterval: Duration, reporterSocket: String,
-         sender: Doorbell<Ring>, logger: Logger) {
+    init(
+        store: @escaping @Sendable () async throws -> PlayLogStore, retryInterval: Duration, reporterSocket: String,
+        sender: Doorbell<Ring>, logger: Logger
+    ) {
         self.store = store
         self.retryInterval = retryInterval
         self.reporterSocket = reporterSocket
@@ -127,11 +129,13 @@ actor PlayLogWriter {
         let now = PlayStoreTrouble(error)
         if trouble?.name != now.name {
             if now.isStorageFull {
-                logger.error("cannot store play events: the catalog's disk is full. They are kept in memory and handed to the reporter; nothing is dropped",
-                             metadata: ["inMemory": "\(backlog.plays)"])
+                logger.error(
+                    "cannot store play events: the catalog's disk is full. They are kept in memory and handed to the reporter; nothing is dropped",
+                    metadata: ["inMemory": "\(backlog.plays)"])
             } else {
-                logger.warning("cannot store play events yet; they are kept in memory and retried",
-                               metadata: ["error": "\(now)", "inMemory": "\(backlog.plays)"])
+                logger.warning(
+                    "cannot store play events yet; they are kept in memory and retried",
+                    metadata: ["error": "\(now)", "inMemory": "\(backlog.plays)"])
             }
         }
         trouble = now
@@ -176,8 +180,9 @@ actor PlayLogWriter {
         for entry in backlog.entries {
             guard case .save(let record, _) = entry.change else { continue }
             let body = String(decoding: JSONCoding.data(record.json), as: UTF8.self)
-            logger.critical("play event lost at exit: neither the catalog nor the reporter could store it",
-                            metadata: ["eventId": "\(record.eventId)", "event": "\(body)", "error": "\(trouble?.description ?? "-")"])
+            logger.critical(
+                "play event lost at exit: neither the catalog nor the reporter could store it",
+                metadata: ["eventId": "\(record.eventId)", "event": "\(body)", "error": "\(trouble?.description ?? "-")"])
         }
     }
 

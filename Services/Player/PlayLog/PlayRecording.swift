@@ -45,8 +45,10 @@ struct PlayRecording: Sendable {
 
     /// A pause, resume or seek, kept in the play event (written with its next save or end).
     mutating func action(_ type: String, position: Double, from: Double? = nil, now: Date) {
-        play?.actions.append(PlayEvent.Action(type: type, at: PlayEvent.timestamp(now), position: Self.rounded(position),
-                                              from: from.map(Self.rounded)))
+        play?.actions.append(
+            PlayEvent.Action(
+                type: type, at: PlayEvent.timestamp(now), position: Self.rounded(position),
+                from: from.map(Self.rounded)))
     }
 
     /// The play so far, written again (every `playProgressSeconds`): after a kill -9 the event
@@ -85,16 +87,20 @@ struct PlayRecording: Sendable {
         let productType = subject.product.productType ?? "TRACK"
         let streamingSessionId = subject.context.playbackSessionId
         session = MetricSession(streamingSessionId: streamingSessionId, productType: productType, idealStart: ideal)
-        return [metric(.streamingSessionStart, subject, at: now, payload: [
-            "streamingSessionId": .string(streamingSessionId),
-            "timestamp": MetricEvent.millis(now),
-            "startReason": .string(explicit ? "EXPLICIT" : "IMPLICIT"),
-            "sessionType": "PLAYBACK",
-            "sessionProductType": .string(productType),
-            "sessionProductId": .string(subject.product.productId),
-            "isOfflineModeStart": .bool(offlineMode),
-            "operatingSystem": "Linux",
-        ])]
+        return [
+            metric(
+                .streamingSessionStart, subject, at: now,
+                payload: [
+                    "streamingSessionId": .string(streamingSessionId),
+                    "timestamp": MetricEvent.millis(now),
+                    "startReason": .string(explicit ? "EXPLICIT" : "IMPLICIT"),
+                    "sessionType": "PLAYBACK",
+                    "sessionProductType": .string(productType),
+                    "sessionProductId": .string(subject.product.productId),
+                    "isOfflineModeStart": .bool(offlineMode),
+                    "operatingSystem": "Linux",
+                ])
+        ]
     }
 
     /// The state became STALLED (or left it) at `position`: a stall of the session opens (or closes).
@@ -119,61 +125,78 @@ struct PlayRecording: Sendable {
         if let open = ended.openStall {
             ended.stalls.append(.init(assetPosition: Self.rounded(open.assetPosition), start: open.start, end: now))
         }
-        let (endReason, errorCode, errorMessage): (String, JSONValue, JSONValue) = switch reason {
-        case .complete: ("COMPLETE", .null, .null)
-        case .error(let name, let message): ("ERROR", .string(name), .string(message))
-        case .other: ("OTHER", .null, .null)
-        }
+        let (endReason, errorCode, errorMessage): (String, JSONValue, JSONValue) =
+            switch reason {
+            case .complete: ("COMPLETE", .null, .null)
+            case .error(let name, let message): ("ERROR", .string(name), .string(message))
+            case .other: ("OTHER", .null, .null)
+            }
         let track = subject.context.track
-        var writes = [metric(.playbackStatistics, subject, at: now, payload: [
-            "streamingSessionId": .string(ended.streamingSessionId),
-            "productType": .string(ended.productType),
-            "actualProductId": .string(track.actualProductId),
-            "actualQuality": track.audioQuality.map(JSONValue.string) ?? .null,
-            "actualStreamType": "ON_DEMAND",
-            "actualAssetPresentation": "FULL",
-            "actualAudioMode": "STEREO",
-            "idealStartTimestamp": MetricEvent.millis(ended.idealStart),
-            "actualStartTimestamp": ended.actualStart.map(MetricEvent.millis) ?? .null,
-            "endTimestamp": MetricEvent.millis(now),
-            "endReason": .string(endReason),
-            "errorCode": errorCode,
-            "errorMessage": errorMessage,
-            "stalls": .array(ended.stalls.map { stall in
-                ["reason": "UNEXPECTED", "assetPosition": .number(stall.assetPosition),
-                 "startTimestamp": MetricEvent.millis(stall.start), "endTimestamp": MetricEvent.millis(stall.end)]
-            }),
-            "adaptations": .array([]),
-            "offline": .bool(track.offline),
-        ])]
+        var writes = [
+            metric(
+                .playbackStatistics, subject, at: now,
+                payload: [
+                    "streamingSessionId": .string(ended.streamingSessionId),
+                    "productType": .string(ended.productType),
+                    "actualProductId": .string(track.actualProductId),
+                    "actualQuality": track.audioQuality.map(JSONValue.string) ?? .null,
+                    "actualStreamType": "ON_DEMAND",
+                    "actualAssetPresentation": "FULL",
+                    "actualAudioMode": "STEREO",
+                    "idealStartTimestamp": MetricEvent.millis(ended.idealStart),
+                    "actualStartTimestamp": ended.actualStart.map(MetricEvent.millis) ?? .null,
+                    "endTimestamp": MetricEvent.millis(now),
+                    "endReason": .string(endReason),
+                    "errorCode": errorCode,
+                    "errorMessage": errorMessage,
+                    "stalls": .array(
+                        ended.stalls.map { stall in
+                            [
+                                "reason": "UNEXPECTED", "assetPosition": .number(stall.assetPosition),
+                                "startTimestamp": MetricEvent.millis(stall.start), "endTimestamp": MetricEvent.millis(stall.end),
+                            ]
+                        }),
+                    "adaptations": .array([]),
+                    "offline": .bool(track.offline),
+                ])
+        ]
         if let heardUntil {
             let product = subject.product
             var source: JSONValue = .null
             if product.sourceId != nil || product.sourceType != nil {
-                source = ["id": product.sourceId.map(JSONValue.string) ?? .null,
-                          "type": product.sourceType.map(JSONValue.string) ?? .null]
+                source = [
+                    "id": product.sourceId.map(JSONValue.string) ?? .null,
+                    "type": product.sourceType.map(JSONValue.string) ?? .null,
+                ]
             }
-            writes.append(metric(.progress, subject, at: now, payload: [
-                "playback": [
-                    "id": .string(track.actualProductId),
-                    "type": .string(ended.productType),
-                    "durationMS": track.durationSeconds.map { .number(($0 * 1000).rounded()) } ?? .null,
-                    "playedMS": .number((heardUntil * 1000).rounded()),
-                    "source": source,
-                ],
-            ]))
+            writes.append(
+                metric(
+                    .progress, subject, at: now,
+                    payload: [
+                        "playback": [
+                            "id": .string(track.actualProductId),
+                            "type": .string(ended.productType),
+                            "durationMS": track.durationSeconds.map { .number(($0 * 1000).rounded()) } ?? .null,
+                            "playedMS": .number((heardUntil * 1000).rounded()),
+                            "source": source,
+                        ]
+                    ]))
         }
-        writes.append(metric(.streamingSessionEnd, subject, at: now, payload: [
-            "streamingSessionId": .string(ended.streamingSessionId),
-            "timestamp": MetricEvent.millis(now),
-        ]))
+        writes.append(
+            metric(
+                .streamingSessionEnd, subject, at: now,
+                payload: [
+                    "streamingSessionId": .string(ended.streamingSessionId),
+                    "timestamp": MetricEvent.millis(now),
+                ]))
         return writes
     }
 
     /// One metric event of this session (final at once).
     private func metric(_ name: MetricEvent.Name, _ subject: Subject, at date: Date, payload: JSONValue) -> Recorded {
-        let event = MetricEvent(eventId: UUID().uuidString.lowercased(), name: name, productId: subject.context.track.actualProductId,
-                                streamingSessionId: subject.context.playbackSessionId, at: PlayEvent.timestamp(date), payload: payload)
+        let event = MetricEvent(
+            eventId: UUID().uuidString.lowercased(), name: name, productId: subject.context.track.actualProductId,
+            streamingSessionId: subject.context.playbackSessionId, at: PlayEvent.timestamp(date), payload: payload)
         return Recorded(PlayWrite(record: .metric(event), closing: true), metric: event)
     }
 

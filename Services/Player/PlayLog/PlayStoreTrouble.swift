@@ -1,5 +1,5 @@
-import StateDB
 import GRDB
+import StateDB
 
 /// Why the catalog did not take a play-event write, by a stable name for the log and
 /// `service.status`: `StorageFull` (its disk is full), `CatalogBusy` (locked by another writer

@@ -2,9 +2,9 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import OriginClient
+import Pacing
 import ServiceLifecycle
 import Wire
-import Pacing
 
 /// TIDAL's streaming privilege (docs/origin.md, "Streaming privileges"): while the engine plays a
 /// stream, one session is held at the origin — started with `POST /v1/streaming/sessions`, kept
@@ -103,9 +103,10 @@ final class StreamingPrivilege: Sendable {
     private func open() async -> Session? {
         do {
             let answer = try await cancelWhenGracefulShutdown { [origin, device] in
-                try await origin.post("/v1/streaming/sessions",
-                                      body: ["deviceId": .string(device.id), "deviceName": .string(device.name)],
-                                      retry: .none)
+                try await origin.post(
+                    "/v1/streaming/sessions",
+                    body: ["deviceId": .string(device.id), "deviceName": .string(device.name)],
+                    retry: .none)
             }
             guard let id = answer["sessionId"]?.stringValue, OriginID.isValid(id) else {
                 logger.warning("streaming session: the origin named no usable sessionId")

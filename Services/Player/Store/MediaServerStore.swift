@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import GRDB
 import OriginClient
+import StateDB
 import Wire
 
 /// What the local media server reads from the catalog: a product's files as the downloader
@@ -73,8 +73,9 @@ struct MediaServerStore: Sendable {
         /// anchor as read with it and the origin's newest server time (`PlayClock`'s rule).
         func judgedNow(origin: OriginClient?) -> ServedProduct {
             var judged = self
-            judged.window = PlayableWindow.judged(window.validity,
-                                                  at: PlayClock.trusted(anchor: anchor, sample: origin?.lastServerTime, readings: .current()))
+            judged.window = PlayableWindow.judged(
+                window.validity,
+                at: PlayClock.trusted(anchor: anchor, sample: origin?.lastServerTime, readings: .current()))
             return judged
         }
     }
@@ -85,34 +86,44 @@ struct MediaServerStore: Sendable {
     func product(_ productId: String, name: String? = nil) async throws -> ServedProduct? {
         try await catalog.read { [origin] db in
             guard let local = try OfflineAvailability.localFile(productId: productId, db: db),
-                  let main = try Row.fetchOne(db, sql: "SELECT f.* FROM mediaItems m JOIN files f ON f.id = m.fileId WHERE m.id = ?",
-                                              arguments: [local.actualProductId])
+                let main = try Row.fetchOne(
+                    db, sql: "SELECT f.* FROM mediaItems m JOIN files f ON f.id = m.fileId WHERE m.id = ?",
+                    arguments: [local.actualProductId])
             else { return nil }
-            let request = try Row.fetchOne(db, sql: """
-                SELECT state, json_extract(options, '$.adding') AS adding FROM offlineProducts
-                WHERE requestedProductId = ? OR productId = ? ORDER BY requestedAt DESC LIMIT 1
-                """, arguments: [productId, local.actualProductId])
+            let request = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT state, json_extract(options, '$.adding') AS adding FROM offlineProducts
+                    WHERE requestedProductId = ? OR productId = ? ORDER BY requestedAt DESC LIMIT 1
+                    """, arguments: [productId, local.actualProductId])
             let productState: String? = request?["state"]
             let adding = (request?["adding"] as String?).flatMap { try? JSONValue.parse(Array($0.utf8)) }?.arrayValue?.compactMap(\.stringValue) ?? []
             let isHLS = local.item.manifestType == "hls"
             let mainName = isHLS ? "master.m3u8" : String((main["localPath"] as String).split(separator: "/").last ?? "media")
             var files: [ServedFile] = []
             if let name, name != mainName {
-                files = try Row.fetchAll(db, sql: """
-                    SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? AND pf.name = ?
-                    """, arguments: [local.actualProductId, name]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
+                files = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? AND pf.name = ?
+                        """, arguments: [local.actualProductId, name]
+                ).map { Self.served($0, name: $0["name"], role: $0["role"]) }
             }
             let listsEveryFile = name == nil || name == mainName || files.first?.role == "playlist"
             if listsEveryFile {
-                files = try Row.fetchAll(db, sql: """
-                    SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? ORDER BY pf.position
-                    """, arguments: [local.actualProductId]).map { Self.served($0, name: $0["name"], role: $0["role"]) }
+                files = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT pf.name, pf.role, f.* FROM productFiles pf JOIN files f ON f.id = pf.fileId WHERE pf.productId = ? ORDER BY pf.position
+                        """, arguments: [local.actualProductId]
+                ).map { Self.served($0, name: $0["name"], role: $0["role"]) }
             }
             let anchor = try TrustedClock.load(db: db)
             let now = PlayClock.trusted(anchor: anchor, sample: origin?.lastServerTime, readings: .current())
-            var served = ServedProduct(productId: local.actualProductId, manifestType: local.item.manifestType,
-                                       window: try PlayableWindow.read(productId: productId, db: db, now: now),
-                                       productState: productState, main: Self.served(main, name: mainName, role: "main"), files: files)
+            var served = ServedProduct(
+                productId: local.actualProductId, manifestType: local.item.manifestType,
+                window: try PlayableWindow.read(productId: productId, db: db, now: now),
+                productState: productState, main: Self.served(main, name: mainName, role: "main"), files: files)
             served.adding = Set(adding)
             served.anchor = anchor
             served.listsEveryFile = listsEveryFile
@@ -126,24 +137,31 @@ struct MediaServerStore: Sendable {
     func key(productId: String, keyId: String) async throws -> [UInt8]? {
         try await catalog.read { [origin] db in
             let window = try PlayableWindow.read(productId: productId, origin: origin, db: db)
-            guard window.holds, let row = try Row.fetchOne(db, sql: """
-                SELECT p.state, l.keys, \(OfflineAvailability.addingTracksSQL) AS adding
-                FROM offlineProducts p JOIN licenses l ON l.id = p.licenseId
-                WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
-                """, arguments: [productId, productId]) else { return nil }
+            guard window.holds,
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT p.state, l.keys, \(OfflineAvailability.addingTracksSQL) AS adding
+                        FROM offlineProducts p JOIN licenses l ON l.id = p.licenseId
+                        WHERE (p.productId = ? OR p.requestedProductId = ?) AND p.state != 'deleted' ORDER BY p.requestedAt DESC LIMIT 1
+                        """, arguments: [productId, productId])
+            else { return nil }
             let state: String = row["state"]
-            let valid = state == "cached" || (row["adding"] as Bool?) == true ? window.validity.state == .offlinedAndValid
+            let valid =
+                state == "cached" || (row["adding"] as Bool?) == true
+                ? window.validity.state == .offlinedAndValid
                 : ["queued", "downloading", "idle", "paused", "partiallyCached"].contains(state)
             guard valid, let keys = row["keys"] as Data?,
-                  let object = try? JSONSerialization.jsonObject(with: keys) as? [String: String],
-                  let encoded = object[keyId], let bytes = Data(base64Encoded: encoded), bytes.count == 16
+                let object = try? JSONSerialization.jsonObject(with: keys) as? [String: String],
+                let encoded = object[keyId], let bytes = Data(base64Encoded: encoded), bytes.count == 16
             else { return nil }
             return Array(bytes)
         }
     }
 
     private static func served(_ row: Row, name: String, role: String) -> ServedFile {
-        ServedFile(name: name, role: role, localPath: row["localPath"], url: row["url"], urlPath: row["urlPath"], state: row["state"],
-                   bytesOnDisk: row["bytesOnDisk"], sizeBytes: row["sizeBytes"], mimeType: row["mimeType"])
+        ServedFile(
+            name: name, role: role, localPath: row["localPath"], url: row["url"], urlPath: row["urlPath"], state: row["state"],
+            bytesOnDisk: row["bytesOnDisk"], sizeBytes: row["sizeBytes"], mimeType: row["mimeType"])
     }
 }

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 import Wire
 
 /// The player's durable side of the play log: `playerPlays` in the catalog. A play event is
@@ -23,10 +23,11 @@ struct PlayLogStore: Sendable {
             for (entry, body) in rows {
                 switch entry.change {
                 case .save(let record, let closing):
-                    try db.execute(sql: """
-                        INSERT INTO playerPlays (eventId, kind, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?)
-                        ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
-                        """, arguments: [record.eventId, record.kind.rawValue, closing ? "ready" : "open", body, now, now])
+                    try db.execute(
+                        sql: """
+                            INSERT INTO playerPlays (eventId, kind, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?)
+                            ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
+                            """, arguments: [record.eventId, record.kind.rawValue, closing ? "ready" : "open", body, now, now])
                 case .forget:
                     try db.execute(sql: "DELETE FROM playerPlays WHERE eventId = ?", arguments: [entry.eventId])
                 }
@@ -60,14 +61,18 @@ struct PlayLogStore: Sendable {
     /// Closed events waiting for the reporter, oldest first, after `position` when given.
     func pending(after position: Position? = nil, limit: Int) async throws -> [Pending] {
         try await catalog.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT rowid, eventId, kind, body FROM playerPlays WHERE state = 'ready' AND rowid > ? ORDER BY rowid LIMIT ?
-                """, arguments: [position?.rowid ?? 0, limit]).map { row in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT rowid, eventId, kind, body FROM playerPlays WHERE state = 'ready' AND rowid > ? ORDER BY rowid LIMIT ?
+                    """, arguments: [position?.rowid ?? 0, limit]
+            ).map { row in
                 let text: String = row["body"]
                 let kind: String = row["kind"]
-                return Pending(eventId: row["eventId"], kind: ReportRecord.Kind(rawValue: kind) ?? .play,
-                               body: try? JSONCoding.parse(Array(text.utf8)),
-                               position: Position(rowid: row["rowid"]))
+                return Pending(
+                    eventId: row["eventId"], kind: ReportRecord.Kind(rawValue: kind) ?? .play,
+                    body: try? JSONCoding.parse(Array(text.utf8)),
+                    position: Position(rowid: row["rowid"]))
             }
         }
     }
@@ -81,20 +86,27 @@ struct PlayLogStore: Sendable {
 
     func failed(_ eventId: String, reason: String) async throws {
         try await catalog.write { db in
-            try db.execute(sql: "UPDATE playerPlays SET attempts = attempts + 1, lastError = ? WHERE eventId = ?",
-                           arguments: [reason, eventId])
+            try db.execute(
+                sql: "UPDATE playerPlays SET attempts = attempts + 1, lastError = ? WHERE eventId = ?",
+                arguments: [reason, eventId])
         }
     }
 
-    struct Counts: Sendable { var open: Int; var pending: Int; var lastError: String? }
+    struct Counts: Sendable {
+        var open: Int
+        var pending: Int
+        var lastError: String?
+    }
 
     func counts() async throws -> Counts {
         try await catalog.read { db in
             let open = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM playerPlays WHERE state = 'open'") ?? 0
             let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM playerPlays WHERE state = 'ready'") ?? 0
-            let lastError = try String.fetchOne(db, sql: """
-                SELECT lastError FROM playerPlays WHERE state = 'ready' AND lastError IS NOT NULL ORDER BY updatedAt DESC LIMIT 1
-                """)
+            let lastError = try String.fetchOne(
+                db,
+                sql: """
+                    SELECT lastError FROM playerPlays WHERE state = 'ready' AND lastError IS NOT NULL ORDER BY updatedAt DESC LIMIT 1
+                    """)
             return Counts(open: open, pending: pending, lastError: lastError)
         }
     }

@@ -1,7 +1,7 @@
-import StateDB
 import Foundation
 import GRDB
 import OriginClient
+import StateDB
 
 /// "May this product be played from the device now, and until when": the catalog's
 /// `OfflineAvailability.validity` judged at the player's trusted time (`PlayClock`). The one
@@ -33,7 +33,8 @@ struct PlayableWindow: Sendable, Equatable {
     static func judged(_ validity: OfflineAvailability.Validity, at now: Date) -> PlayableWindow {
         let instant = ContinuousClock.now
         let judged = validity.judged(at: now)
-        return PlayableWindow(validity: judged, now: now,
-                              endsAt: judged.until.map { instant + .seconds(max(0, $0.timeIntervalSince(now))) })
+        return PlayableWindow(
+            validity: judged, now: now,
+            endsAt: judged.until.map { instant + .seconds(max(0, $0.timeIntervalSince(now))) })
     }
 }

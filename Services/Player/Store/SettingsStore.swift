@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 
 /// The player's rows of the catalog's `settings` table: one JSON text per key.
 struct SettingsStore: Sendable {
@@ -14,10 +14,11 @@ struct SettingsStore: Sendable {
 
     func set(_ text: String, forKey key: String) async throws {
         try await catalog.write { db in
-            try db.execute(sql: """
-                INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
-                ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
-                """, arguments: [key, text, Date().databaseText])
+            try db.execute(
+                sql: """
+                    INSERT INTO settings (key, value, updatedAt) VALUES (?, ?, ?)
+                    ON CONFLICT(key) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt
+                    """, arguments: [key, text, Date().databaseText])
         }
     }
 }

@@ -1,6 +1,6 @@
-import StateDB
 import Foundation
 import GRDB
+import StateDB
 
 /// What choosing a product's source reads from the catalog: its offline state and local file
 /// (through `OfflineAvailability`, as the downloader answers `offline.state`), and how its
@@ -40,14 +40,18 @@ struct SourceStore: Sendable {
             guard let local = try OfflineAvailability.localFile(productId: productId, db: db) else {
                 return Lookup(window: window)
             }
-            let request = try Row.fetchOne(db, sql: """
-                SELECT state, quality FROM offlineProducts WHERE requestedProductId = ? OR productId = ?
-                ORDER BY requestedAt DESC LIMIT 1
-                """, arguments: [productId, local.actualProductId])
-            let download = SourceResolver.DownloadStatus(fileState: local.fileState, bytesOnDisk: local.bytesOnDisk,
-                                                         productState: request?["state"])
-            let metadata = LocalMetadata(images: try ProductImages.onDisk(productId: local.actualProductId, db: db),
-                                         quality: request?["quality"])
+            let request = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT state, quality FROM offlineProducts WHERE requestedProductId = ? OR productId = ?
+                    ORDER BY requestedAt DESC LIMIT 1
+                    """, arguments: [productId, local.actualProductId])
+            let download = SourceResolver.DownloadStatus(
+                fileState: local.fileState, bytesOnDisk: local.bytesOnDisk,
+                productState: request?["state"])
+            let metadata = LocalMetadata(
+                images: try ProductImages.onDisk(productId: local.actualProductId, db: db),
+                quality: request?["quality"])
             return Lookup(window: window, local: local, download: download, metadata: metadata)
         }
     }
@@ -62,16 +66,19 @@ struct SourceStore: Sendable {
                 }
                 let state: String = file["state"]
                 if state == "verified" { return .complete }
-                let product = try Row.fetchOne(db, sql: """
-                    SELECT p.state, p.error, p.reason FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
-                    JOIN files f ON f.id = m.fileId WHERE f.localPath = ? ORDER BY p.requestedAt DESC LIMIT 1
-                    """, arguments: [relativePath])
+                let product = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT p.state, p.error, p.reason FROM offlineProducts p JOIN mediaItems m ON m.id = p.productId
+                        JOIN files f ON f.id = m.fileId WHERE f.localPath = ? ORDER BY p.requestedAt DESC LIMIT 1
+                        """, arguments: [relativePath])
                 let productState: String? = product?["state"]
                 if state == "corrupt" || productState == "failed" || productState == "deleted" {
                     let name: String? = file["error"] ?? product?["error"]
                     let reason: String? = file["reason"] ?? product?["reason"]
-                    return .failed(.downloadFailed(
-                        name: name, message: "the download of \(relativePath) failed\(reason.map { ": \($0)" } ?? "")"))
+                    return .failed(
+                        .downloadFailed(
+                            name: name, message: "the download of \(relativePath) failed\(reason.map { ": \($0)" } ?? "")"))
                 }
                 return .downloading
             }

@@ -33,4 +33,3 @@ struct CacheControl: Sendable, Equatable {
         }
     }
 }
-

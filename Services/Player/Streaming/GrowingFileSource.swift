@@ -1,7 +1,8 @@
 import Foundation
 import MediaDecoder
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A file the downloader is still writing (`<localPath>.part`, docs/catalog.md), read while it
@@ -48,8 +49,10 @@ final class GrowingFileSource: ByteSource, @unchecked Sendable {
     ///   - path: the final absolute path (`<media>/<localPath>`); `.part` is appended while downloading.
     ///   - declaredSize: `files.sizeBytes`, the size once complete (for AVSEEK_SIZE).
     ///   - progress: the download's state, read from the catalog by the resolver.
-    init(path: String, declaredSize: Int64?, pollInterval: Double = 0.05, stallGrace: Double = 0.1,
-         progress: @escaping @Sendable () -> Progress, events: @escaping @Sendable (ByteSourceEvent) -> Void) {
+    init(
+        path: String, declaredSize: Int64?, pollInterval: Double = 0.05, stallGrace: Double = 0.1,
+        progress: @escaping @Sendable () -> Progress, events: @escaping @Sendable (ByteSourceEvent) -> Void
+    ) {
         finalPath = path
         partPath = path + ".part"
         size = declaredSize

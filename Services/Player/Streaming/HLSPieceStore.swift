@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import MediaDecoder
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One part of an HLS presentation as the decoder reads it: an init section (`EXT-X-MAP`) or a
 /// segment, that is a byte range of a resource, AES-128 encrypted when `key` is set (RFC 8216

@@ -1,7 +1,8 @@
-import StateDB
 import Foundation
+import StateDB
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The player's HTTP cache of streamed media on disk (`<state-dir>/cache/http`), after the TIDAL
@@ -104,8 +105,10 @@ final class HTTPCache: @unchecked Sendable {
     /// Moves a complete body into the cache. Returns false (and removes `temporary`) when the
     /// response may not be stored or cannot fit.
     @discardableResult
-    func commit(temporary: String, path: String, size: Int64, etag: String?, cacheControl: CacheControl,
-                now: Date = Date()) -> Bool {
+    func commit(
+        temporary: String, path: String, size: Int64, etag: String?, cacheControl: CacheControl,
+        now: Date = Date()
+    ) -> Bool {
         guard !cacheControl.noStore, size <= maxBytes else {
             unlink(temporary)
             return false
@@ -114,8 +117,9 @@ final class HTTPCache: @unchecked Sendable {
             let key = Self.key(for: path)
             removeLocked(key)
             evictLocked(toFit: size)
-            let entry = Entry(path: path, size: size, etag: etag, storedAt: now.timeIntervalSince1970,
-                              maxAge: cacheControl.maxAge, noCache: cacheControl.noCache)
+            let entry = Entry(
+                path: path, size: size, etag: etag, storedAt: now.timeIntervalSince1970,
+                maxAge: cacheControl.maxAge, noCache: cacheControl.noCache)
             guard rename(temporary, bodyPath(key)) == 0, writeEntry(entry, key) else {
                 unlink(temporary)
                 removeLocked(key)

@@ -2,8 +2,9 @@ import Foundation
 import HTTPClient
 import MediaDecoder
 import OriginClient
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A media URL on the origin read through `OriginClient` (libcurl, the `.streaming` retry rules)
@@ -67,9 +68,11 @@ final class HTTPStreamSource: ByteSource, @unchecked Sendable {
     /// - Parameters:
     ///   - declaredSize: the size playbackinfo announced, until the first answer says.
     ///   - refresh: a new URL for the same product (a new playbackinfo), asked once after a 4xx.
-    init(url: String, origin: OriginClient, cache: HTTPCache?, declaredSize: Int64? = nil, options: Options = Options(),
-         refresh: (@Sendable () async throws -> String)? = nil,
-         events: @escaping @Sendable (ByteSourceEvent) -> Void) throws {
+    init(
+        url: String, origin: OriginClient, cache: HTTPCache?, declaredSize: Int64? = nil, options: Options = Options(),
+        refresh: (@Sendable () async throws -> String)? = nil,
+        events: @escaping @Sendable (ByteSourceEvent) -> Void
+    ) throws {
         self.url = url
         self.origin = origin
         self.cache = cache
@@ -162,7 +165,10 @@ final class HTTPStreamSource: ByteSource, @unchecked Sendable {
 
     // MARK: Fetching
 
-    private struct Plan { var url: String; var range: Range<Int64> }
+    private struct Plan {
+        var url: String
+        var range: Range<Int64>
+    }
 
     /// The next range to fetch: from the reader's position on, else the first gap before it;
     /// nil once everything is here (or the source is closed or failed).
@@ -191,9 +197,10 @@ final class HTTPStreamSource: ByteSource, @unchecked Sendable {
         var refreshed = false
         while let plan = nextPlan(chunk: chunk) {
             let started = ContinuousClock.now
-            let request = HTTPRequest(method: "GET", url: plan.url,
-                                      headers: ["Range": "bytes=\(plan.range.lowerBound)-\(plan.range.upperBound - 1)"],
-                                      timeoutSeconds: options.requestTimeout)
+            let request = HTTPRequest(
+                method: "GET", url: plan.url,
+                headers: ["Range": "bytes=\(plan.range.lowerBound)-\(plan.range.upperBound - 1)"],
+                timeoutSeconds: options.requestTimeout)
             let response: HTTPResponse
             do {
                 condition.withLock { requestCount += 1 }
@@ -243,8 +250,9 @@ final class HTTPStreamSource: ByteSource, @unchecked Sendable {
                 }
                 continue
             default:
-                return fail(SourceError.sourceUnavailable(
-                    "the origin answered HTTP \(response.status) for \(cachePath): \(String(decoding: response.body.prefix(300), as: UTF8.self))"))
+                return fail(
+                    SourceError.sourceUnavailable(
+                        "the origin answered HTTP \(response.status) for \(cachePath): \(String(decoding: response.body.prefix(300), as: UTF8.self))"))
             }
             let elapsed = started.duration(to: .now).components
             let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18

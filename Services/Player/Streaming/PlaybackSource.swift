@@ -31,8 +31,9 @@ struct DisplayMetadata: Sendable, Equatable {
 
     /// `self`, with what it lacks taken from `other`.
     func filled(from other: DisplayMetadata) -> DisplayMetadata {
-        DisplayMetadata(title: title ?? other.title, artist: artist ?? other.artist, album: album ?? other.album,
-                        images: images ?? other.images)
+        DisplayMetadata(
+            title: title ?? other.title, artist: artist ?? other.artist, album: album ?? other.album,
+            images: images ?? other.images)
     }
 }
 

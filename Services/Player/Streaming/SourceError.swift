@@ -24,23 +24,27 @@ struct SourceError: Error, Sendable, Equatable, CustomStringConvertible, RPCErro
 
     /// Offline mode and the product is not offlined (TIDAL: an illegal playback request).
     static func illegalPlaybackRequest(_ productId: String) -> SourceError {
-        SourceError(.illegalPlaybackRequest, "\(productId) is not offlined and the app is in offline mode; go online or offline it first",
-                    details: ["productId": .string(productId)])
+        SourceError(
+            .illegalPlaybackRequest, "\(productId) is not offlined and the app is in offline mode; go online or offline it first",
+            details: ["productId": .string(productId)])
     }
 
     /// Offlined, but its validity ended (past `offlineValidUntil`, its license's `expiresAt` or
     /// the station's expiry), before it was played or while it played; `endedAt` when known.
     static func offlineNotValid(_ productId: String, endedAt: Date? = nil) -> SourceError {
         let when = endedAt.map { " (its license or offline window ended at \(UTCTimestamp.rfc3339($0)))" } ?? ""
-        return SourceError(.offlineNotValid, "the offlined copy of \(productId) is no longer valid for playback\(when); "
-                               + "it needs re-validation online or a renewed license",
-                           details: ["productId": .string(productId)])
+        return SourceError(
+            .offlineNotValid,
+            "the offlined copy of \(productId) is no longer valid for playback\(when); "
+                + "it needs re-validation online or a renewed license",
+            details: ["productId": .string(productId)])
     }
 
     /// Online, not on the device, and no origin configured to stream it from.
     static func notOfflined(_ productId: String) -> SourceError {
-        SourceError(.notOfflined, "\(productId) is not on the device and no origin is configured to stream it",
-                    details: ["productId": .string(productId)])
+        SourceError(
+            .notOfflined, "\(productId) is not on the device and no origin is configured to stream it",
+            details: ["productId": .string(productId)])
     }
 
     /// The bytes cannot be had: the origin's playbackinfo or media answer is unusable, a local
@@ -57,9 +61,10 @@ struct SourceError: Error, Sendable, Equatable, CustomStringConvertible, RPCErro
 
     /// `productId` is not a plain origin id.
     static func invalidProductId(_ productId: String) -> SourceError {
-        SourceError(name: "InvalidParams", code: -32602,
-                    message: "productId must be 1–128 of [A-Za-z0-9._-], got \(productId.debugDescription)",
-                    details: ["field": "productId"])
+        SourceError(
+            name: "InvalidParams", code: -32602,
+            message: "productId must be 1–128 of [A-Za-z0-9._-], got \(productId.debugDescription)",
+            details: ["field": "productId"])
     }
 
     /// A read or seek after (or during) `close()`.

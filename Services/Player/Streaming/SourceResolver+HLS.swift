@@ -1,7 +1,7 @@
-import StateDB
 import HLS
 import MediaDecoder
 import OriginClient
+import StateDB
 
 /// Offlined HLS presentations (TIDAL tracks with `manifestType: hls`, or the audio of a video):
 /// the playlists the downloader kept are read again, and their segments become one
@@ -13,8 +13,10 @@ extension SourceResolver {
     ///
     /// Its bit rate is that playlist's (`HLSMediaPlaylist.averageBitRate`, from the sizes of the
     /// files on disk), not the whole presentation's with the variants and renditions not played.
-    func hlsSource(requested productId: String, local: OfflineAvailability.LocalFile,
-                   metadata: SourceStore.LocalMetadata) async throws -> PlaybackSource {
+    func hlsSource(
+        requested productId: String, local: OfflineAvailability.LocalFile,
+        metadata: SourceStore.LocalMetadata
+    ) async throws -> PlaybackSource {
         let store = MediaServerStore(catalog: catalog, origin: origin)
         guard let product = try await store.product(productId) else { throw SourceError.notOfflined(productId) }
         let actual = product.productId
@@ -77,7 +79,8 @@ extension SourceResolver {
         }
         func offlined(_ uri: String?) -> MediaServerStore.ServedFile? {
             guard let uri, let absolute = HLSURL.resolve(uri, against: base),
-                  let file = product.file(urlPath: HLSURL.path(of: absolute)), file.isVerified else { return nil }
+                let file = product.file(urlPath: HLSURL.path(of: absolute)), file.isVerified
+            else { return nil }
             return file
         }
         for variant in master.variants {
@@ -106,17 +109,21 @@ extension SourceResolver {
         }
     }
 
-    private func piece(_ uri: String, range: HLSByteRange?, base: String, key: [UInt8]?, iv: [UInt8]?,
-                       of product: MediaServerStore.ServedProduct) throws -> HLSPiece {
+    private func piece(
+        _ uri: String, range: HLSByteRange?, base: String, key: [UInt8]?, iv: [UInt8]?,
+        of product: MediaServerStore.ServedProduct
+    ) throws -> HLSPiece {
         guard let absolute = HLSURL.resolve(uri, against: base),
-              let file = product.file(urlPath: HLSURL.path(of: absolute)) else {
+            let file = product.file(urlPath: HLSURL.path(of: absolute))
+        else {
             throw SourceError.sourceUnavailable("\(uri) of \(product.productId) is not in the catalog")
         }
         guard file.isVerified else {
             throw SourceError.sourceUnavailable("\(file.name) of \(product.productId) is not downloaded")
         }
-        return HLSPiece(path: try absolutePath(file.localPath), offset: range?.offset ?? 0, length: range?.length,
-                        key: key, iv: iv, name: file.name)
+        return HLSPiece(
+            path: try absolutePath(file.localPath), offset: range?.offset ?? 0, length: range?.length,
+            key: key, iv: iv, name: file.name)
     }
 
     /// `/v1/keys/{keyId}` (ORIGIN-API's key URL) resolved against the playlist.

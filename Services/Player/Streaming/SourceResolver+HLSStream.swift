@@ -14,8 +14,10 @@ extension SourceResolver {
     /// How long a streaming license is asked for: the keys must outlast any one playback.
     static let streamingLicenseSeconds = 6 * 3600
 
-    func hlsStream(_ info: StreamInfo, quality: String?, origin: OriginClient,
-                   events: @escaping @Sendable (ByteSourceEvent) -> Void) async throws -> PlaybackSource {
+    func hlsStream(
+        _ info: StreamInfo, quality: String?, origin: OriginClient,
+        events: @escaping @Sendable (ByteSourceEvent) -> Void
+    ) async throws -> PlaybackSource {
         let actual = info.context.actualProductId
         var playlistURL = info.url
         var context = info.context
@@ -56,13 +58,17 @@ extension SourceResolver {
                 if key != nil && segment.key?.iv == nil {
                     throw SourceError.sourceUnavailable("\(actual) encrypts its init section without an explicit IV")
                 }
-                pieces.append(HLSPiece(path: try resolve(map.uri, against: playlistURL, of: actual), offset: map.byteRange?.offset ?? 0,
-                                       length: map.byteRange?.length, key: key, iv: iv, name: map.uri))
+                pieces.append(
+                    HLSPiece(
+                        path: try resolve(map.uri, against: playlistURL, of: actual), offset: map.byteRange?.offset ?? 0,
+                        length: map.byteRange?.length, key: key, iv: iv, name: map.uri))
                 lastMap = map
             }
-            pieces.append(HLSPiece(path: try resolve(segment.uri, against: playlistURL, of: actual),
-                                   offset: segment.byteRange?.offset ?? 0, length: segment.byteRange?.length,
-                                   key: key, iv: iv, name: segment.uri))
+            pieces.append(
+                HLSPiece(
+                    path: try resolve(segment.uri, against: playlistURL, of: actual),
+                    offset: segment.byteRange?.offset ?? 0, length: segment.byteRange?.length,
+                    key: key, iv: iv, name: segment.uri))
         }
         guard !pieces.isEmpty else { throw SourceError.sourceUnavailable("the playlist of \(actual) lists no segment") }
         logger.info("playing \(actual) from the HLS stream \(HLSURL.path(of: playlistURL)) (\(pieces.count) pieces)")
@@ -92,8 +98,10 @@ extension SourceResolver {
     /// The AES-128 keys the playlist names, under a license asked for this playback
     /// (`POST /v1/licenses`, a rental of `streamingLicenseSeconds`): from its answer, else
     /// `GET /v1/keys/{keyId}` with `X-License`. No key, no license asked.
-    private func streamingKeys(_ media: HLSMediaPlaylist, base: String, info: StreamInfo,
-                               origin: OriginClient) async throws -> [String: [UInt8]] {
+    private func streamingKeys(
+        _ media: HLSMediaPlaylist, base: String, info: StreamInfo,
+        origin: OriginClient
+    ) async throws -> [String: [UInt8]] {
         let actual = info.context.actualProductId
         var keyIds: [String] = []
         for segment in media.segments {
@@ -105,9 +113,11 @@ extension SourceResolver {
             if !keyIds.contains(id) { keyIds.append(id) }
         }
         guard !keyIds.isEmpty else { return [:] }
-        let body: JSONValue = ["productId": .string(info.context.requestedProductId), "kind": "rental",
-                               "rentalSeconds": .number(Double(Self.streamingLicenseSeconds)),
-                               "securityToken": info.securityToken.map(JSONValue.string) ?? .null]
+        let body: JSONValue = [
+            "productId": .string(info.context.requestedProductId), "kind": "rental",
+            "rentalSeconds": .number(Double(Self.streamingLicenseSeconds)),
+            "securityToken": info.securityToken.map(JSONValue.string) ?? .null,
+        ]
         let answer = try await origin.post("/v1/licenses", body: body, retry: .streaming)
         guard let licenseId = answer["licenseId"]?.stringValue, OriginID.isValid(licenseId) else {
             throw SourceError.sourceUnavailable("the license answer for \(actual) has no usable licenseId")

@@ -1,10 +1,10 @@
 import BlockingIO
-import StateDB
 import Foundation
 import GRDB
 import Logging
 import MediaDecoder
 import OriginClient
+import StateDB
 import Wire
 
 /// Chooses where a product's bytes come from — the TIDAL Playback Engine's "Media product source
@@ -34,9 +34,11 @@ final class SourceResolver: Sendable {
     /// - Parameters:
     ///   - now: the time validity is judged at (tests); by default the player's trusted time
     ///     (`PlayClock`: the catalog's anchor or the last server time `origin` saw, carried forward).
-    init(catalog: StateDB, mediaDirectory: String, origin: OriginClient?, cache: HTTPCache?,
-         now: (@Sendable () -> Date)? = nil, streamOptions: HTTPStreamSource.Options = .init(),
-         growingPollInterval: Double = 0.05, logger: Logger = Logger(label: "player.source")) {
+    init(
+        catalog: StateDB, mediaDirectory: String, origin: OriginClient?, cache: HTTPCache?,
+        now: (@Sendable () -> Date)? = nil, streamOptions: HTTPStreamSource.Options = .init(),
+        growingPollInterval: Double = 0.05, logger: Logger = Logger(label: "player.source")
+    ) {
         self.catalog = catalog
         self.mediaDirectory = mediaDirectory
         self.origin = origin
@@ -49,8 +51,10 @@ final class SourceResolver: Sendable {
 
     /// The TIDAL source-selection table. `events` reports stalls of a growing (still downloading) file or a
     /// slow stream, and a download that failed underneath a playing file.
-    func resolve(productId: String, quality: String?, offlineMode: Bool,
-                 events: @escaping @Sendable (ByteSourceEvent) -> Void) async throws -> PlaybackSource {
+    func resolve(
+        productId: String, quality: String?, offlineMode: Bool,
+        events: @escaping @Sendable (ByteSourceEvent) -> Void
+    ) async throws -> PlaybackSource {
         guard OriginID.isValid(productId) else { throw SourceError.invalidProductId(productId) }
         let fixedNow = now?()
         let origin = origin
@@ -122,8 +126,10 @@ final class SourceResolver: Sendable {
 
     // MARK: Streaming
 
-    private func stream(productId: String, quality: String?, origin: OriginClient,
-                        events: @escaping @Sendable (ByteSourceEvent) -> Void) async throws -> PlaybackSource {
+    private func stream(
+        productId: String, quality: String?, origin: OriginClient,
+        events: @escaping @Sendable (ByteSourceEvent) -> Void
+    ) async throws -> PlaybackSource {
         let info = try await Self.playbackInfo(productId: productId, quality: quality, origin: origin)
         if info.manifestType == "hls" {
             return try await hlsStream(info, quality: quality, origin: origin, events: events)
@@ -131,9 +137,11 @@ final class SourceResolver: Sendable {
         let refresh: @Sendable () async throws -> String = {
             try await Self.playbackInfo(productId: productId, quality: quality, origin: origin).url
         }
-        let source = try await HTTPStreamSource.open(url: info.url, origin: origin, cache: cache, declaredSize: info.sizeBytes,
-                                                     options: streamOptions, refresh: refresh, events: events)
-        log(productId, info.context.actualProductId,
+        let source = try await HTTPStreamSource.open(
+            url: info.url, origin: origin, cache: cache, declaredSize: info.sizeBytes,
+            options: streamOptions, refresh: refresh, events: events)
+        log(
+            productId, info.context.actualProductId,
             source is FileByteSource ? "HTTP cache \(HTTPCache.path(of: info.url))" : "stream \(HTTPCache.path(of: info.url))")
         return PlaybackSource(source: source, context: info.context)
     }
@@ -179,8 +187,9 @@ final class SourceResolver: Sendable {
         var withRate = context
         // An HLS manifest's size is the whole presentation's: the variant played gives the rate.
         if manifestType == "progressive" { withRate.bitRate = averageBitRate(bytes: size, seconds: context.durationSeconds) }
-        return StreamInfo(manifestType: manifestType, url: url, sizeBytes: size, context: withRate,
-                          securityToken: json["licenseSecurityToken"]?.stringValue)
+        return StreamInfo(
+            manifestType: manifestType, url: url, sizeBytes: size, context: withRate,
+            securityToken: json["licenseSecurityToken"]?.stringValue)
     }
 
     /// Title, artist, album and images of a playbackinfo answer (image paths as the origin gave them).
@@ -189,8 +198,9 @@ final class SourceResolver: Sendable {
         for (kind, value) in json["images"]?.objectValue ?? [:] {
             if let path = value.stringValue { images[kind] = path }
         }
-        return DisplayMetadata(title: json["title"]?.stringValue, artist: json["artist"]?.stringValue,
-                               album: json["album"]?.stringValue, images: images.isEmpty ? nil : images)
+        return DisplayMetadata(
+            title: json["title"]?.stringValue, artist: json["artist"]?.stringValue,
+            album: json["album"]?.stringValue, images: images.isEmpty ? nil : images)
     }
 
     // MARK: Local files
@@ -208,16 +218,19 @@ final class SourceResolver: Sendable {
     /// The context of a product played from the device: its `mediaItems` row, the images on
     /// disk, a video's offline quality, and the file's size over its length as its bit rate (an
     /// HLS presentation's is measured from the playlist played instead, `hlsSource`).
-    static func context(_ requested: String, _ local: OfflineAvailability.LocalFile,
-                        _ metadata: SourceStore.LocalMetadata) -> PlaybackContextInfo {
+    static func context(
+        _ requested: String, _ local: OfflineAvailability.LocalFile,
+        _ metadata: SourceStore.LocalMetadata
+    ) -> PlaybackContextInfo {
         let item = local.item
         return PlaybackContextInfo(
             requestedProductId: requested, actualProductId: local.actualProductId, audioQuality: item.audioQuality,
             codec: item.codec, sampleRate: item.sampleRate, bitDepth: item.bitDepth, durationSeconds: item.durationSeconds,
             trackGain: item.trackGain, trackPeak: item.trackPeak, albumGain: item.albumGain, albumPeak: item.albumPeak,
             offline: true,
-            display: DisplayMetadata(title: item.title, artist: item.artist, album: item.album,
-                                     images: metadata.images.isEmpty ? nil : metadata.images),
+            display: DisplayMetadata(
+                title: item.title, artist: item.artist, album: item.album,
+                images: metadata.images.isEmpty ? nil : metadata.images),
             bitRate: local.item.manifestType == "hls" ? nil : averageBitRate(bytes: local.sizeBytes, seconds: item.durationSeconds),
             videoQuality: item.productType.uppercased() == "VIDEO" ? metadata.quality : nil)
     }

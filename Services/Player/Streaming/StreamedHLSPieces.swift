@@ -42,8 +42,10 @@ final class StreamedHLSPieces: HLSPieceStore, @unchecked Sendable {
     private var stall: StallTracker
     private var fetcher: Task<Void, Never>?
 
-    init(pieces: [HLSPiece], origin: OriginClient, options: Options = Options(),
-         events: @escaping @Sendable (ByteSourceEvent) -> Void) {
+    init(
+        pieces: [HLSPiece], origin: OriginClient, options: Options = Options(),
+        events: @escaping @Sendable (ByteSourceEvent) -> Void
+    ) {
         self.pieces = pieces
         self.origin = origin
         self.options = options

@@ -47,9 +47,11 @@ public final class FrameDecoder: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             if Int(length) > maxFrameBytes {
-                fail(context, .invalidRequest(
-                    "Frame of \(length) bytes exceeds the limit of \(maxFrameBytes) bytes; split the request or raise maxFrameBytes.",
-                    name: "FrameTooLarge"))
+                fail(
+                    context,
+                    .invalidRequest(
+                        "Frame of \(length) bytes exceeds the limit of \(maxFrameBytes) bytes; split the request or raise maxFrameBytes.",
+                        name: "FrameTooLarge"))
                 return
             }
             guard buf.readableBytes >= 4 + Int(length) else { break }

@@ -13,8 +13,10 @@ public struct WireLimits: Sendable, Codable, Equatable {
 
     public init() {}
 
-    public init(maxFrameBytes: Int = 1_048_576, idleTimeoutSeconds: Double = 30, eventBacklog: Int = 1024,
-                maxInFlightPerConnection: Int = 256) {
+    public init(
+        maxFrameBytes: Int = 1_048_576, idleTimeoutSeconds: Double = 30, eventBacklog: Int = 1024,
+        maxInFlightPerConnection: Int = 256
+    ) {
         self.maxFrameBytes = maxFrameBytes
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.eventBacklog = eventBacklog

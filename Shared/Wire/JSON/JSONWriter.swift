@@ -80,9 +80,12 @@ enum JSONWriter {
         let millionths = (magnitude * 1e6).rounded()
         guard millionths / 1e6 == magnitude else { return false }
         var fraction = Int64(millionths) % 1_000_000
-        guard fraction != 0 else { return false }  // an integer: `writeInteger`'s
+        guard fraction != 0 else { return false } // an integer: `writeInteger`'s
         var places = 6
-        while fraction % 10 == 0 { fraction /= 10; places -= 1 }
+        while fraction % 10 == 0 {
+            fraction /= 10
+            places -= 1
+        }
         if n < 0 { out.append(UInt8(ascii: "-")) }
         writeInteger(Int64(millionths) / 1_000_000, into: &out)
         out.append(UInt8(ascii: "."))

@@ -36,13 +36,14 @@ public enum UTCTimestamp {
         return text.withUTF8 { bytes -> Date? in
             var reader = DigitReader(bytes: bytes)
             guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),
-                  let day = reader.number(2), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
+                let day = reader.number(2), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
             else { return nil }
             var seconds = daysSinceEpoch(year: year, month: month, day: day) * 86_400
             if !rfc3339, reader.atEnd { return Date(timeIntervalSince1970: TimeInterval(seconds)) }
             guard reader.skip("T") || reader.skip("t") || (!rfc3339 && reader.skip(" ")),
-                  let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2),
-                  hour < 24, minute < 60 else { return nil }
+                let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2),
+                hour < 24, minute < 60
+            else { return nil }
             seconds += hour * 3_600 + minute * 60
             var fraction = 0.0
             if reader.skip(":") {
@@ -68,7 +69,8 @@ public enum UTCTimestamp {
                 // UTC
             } else if let sign = reader.skip("+") ? 1 : reader.skip("-") ? -1 : nil {
                 guard let hours = reader.number(2), reader.skip(":"), let minutes = reader.number(2),
-                      hours < 24, minutes < 60 else { return nil }
+                    hours < 24, minutes < 60
+                else { return nil }
                 seconds -= sign * (hours * 3_600 + minutes * 60)
             } else if rfc3339 {
                 return nil
@@ -85,11 +87,12 @@ public enum UTCTimestamp {
         return text.withUTF8 { bytes -> Date? in
             var reader = DigitReader(bytes: bytes)
             guard reader.take(3) != nil, reader.skip(","), reader.skip(" "), let day = reader.number(2), reader.skip(" "),
-                  let name = reader.take(3), let month = monthNames.firstIndex(where: { $0.utf8.elementsEqual(name) }),
-                  reader.skip(" "), let year = reader.number(4), reader.skip(" "),
-                  let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2), reader.skip(":"),
-                  let second = reader.number(2), reader.skip(" "), reader.take(3)?.elementsEqual("GMT".utf8) == true,
-                  reader.atEnd, (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+                let name = reader.take(3), let month = monthNames.firstIndex(where: { $0.utf8.elementsEqual(name) }),
+                reader.skip(" "), let year = reader.number(4), reader.skip(" "),
+                let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2), reader.skip(":"),
+                let second = reader.number(2), reader.skip(" "), reader.take(3)?.elementsEqual("GMT".utf8) == true,
+                reader.atEnd, (1...31).contains(day), hour < 24, minute < 60, second < 61
+            else { return nil }
             let days = daysSinceEpoch(year: year, month: month + 1, day: day)
             return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + second))
         }
@@ -143,12 +146,18 @@ public enum UTCTimestamp {
                 out[at] = byte
                 at += 1
             }
-            put(Int(parts.tm_year) + 1900, 4); put(byte: UInt8(ascii: "-"))
-            put(Int(parts.tm_mon) + 1, 2); put(byte: UInt8(ascii: "-"))
-            put(Int(parts.tm_mday), 2); put(byte: separator)
-            put(Int(parts.tm_hour), 2); put(byte: UInt8(ascii: ":"))
-            put(Int(parts.tm_min), 2); put(byte: UInt8(ascii: ":"))
-            put(Int(parts.tm_sec), 2); put(byte: UInt8(ascii: "."))
+            put(Int(parts.tm_year) + 1900, 4)
+            put(byte: UInt8(ascii: "-"))
+            put(Int(parts.tm_mon) + 1, 2)
+            put(byte: UInt8(ascii: "-"))
+            put(Int(parts.tm_mday), 2)
+            put(byte: separator)
+            put(Int(parts.tm_hour), 2)
+            put(byte: UInt8(ascii: ":"))
+            put(Int(parts.tm_min), 2)
+            put(byte: UInt8(ascii: ":"))
+            put(Int(parts.tm_sec), 2)
+            put(byte: UInt8(ascii: "."))
             put(millis, 3)
             zone.withUTF8Buffer { for byte in $0 { put(byte: byte) } }
             return at

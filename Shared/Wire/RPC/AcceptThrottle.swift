@@ -1,9 +1,10 @@
 import Logging
 import NIOCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Stops accepting for a while when `accept` fails for want of file descriptors (or kernel
@@ -82,9 +83,11 @@ final class AcceptThrottle: ChannelDuplexHandler, RemovableChannelHandler {
         if let since = failingSince {
             failingSince = nil
             if warnedThisTime {
-                logger.notice("accepting connections again", metadata: [
-                    "pausedSeconds": "\(Double((NIODeadline.now() - since).nanoseconds) / 1e9)",
-                ])
+                logger.notice(
+                    "accepting connections again",
+                    metadata: [
+                        "pausedSeconds": "\(Double((NIODeadline.now() - since).nanoseconds) / 1e9)"
+                    ])
             }
             warnedThisTime = false
         }
@@ -114,9 +117,9 @@ final class AcceptThrottle: ChannelDuplexHandler, RemovableChannelHandler {
     private static var descriptorLimit: String {
         var limit = rlimit()
         #if canImport(Glibc)
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return "unknown" }
+            guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return "unknown" }
         #else
-        guard getrlimit(RLIMIT_NOFILE, &limit) == 0 else { return "unknown" }
+            guard getrlimit(RLIMIT_NOFILE, &limit) == 0 else { return "unknown" }
         #endif
         return limit.rlim_cur == limit.rlim_max ? "\(limit.rlim_cur)" : "\(limit.rlim_cur)/\(limit.rlim_max)"
     }

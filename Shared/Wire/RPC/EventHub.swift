@@ -1,5 +1,5 @@
-import NIOCore
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// Fans a service's events out to the connections that subscribed to their topics.
 ///
@@ -98,8 +98,10 @@ public final class EventHub: Sendable {
                 s.subscribers[id] = sub
             }
             if targets.isEmpty && overflowing.isEmpty && !s.draining { return (s.seq, false) }
-            s.outgoing.append(Outgoing(event: RPCEvent(topic: topic, type: type, seq: s.seq, data: data),
-                                       targets: targets, overflowing: overflowing))
+            s.outgoing.append(
+                Outgoing(
+                    event: RPCEvent(topic: topic, type: type, seq: s.seq, data: data),
+                    targets: targets, overflowing: overflowing))
             if s.draining { return (s.seq, false) }
             s.draining = true
             return (s.seq, true)
@@ -141,10 +143,13 @@ public final class EventHub: Sendable {
             }
         }
         for connection in item.overflowing {
-            let overflow = RPCEvent(topic: "service", type: "Overflow", seq: item.event.seq, data: [
-                "backlog": .number(Double(backlog)),
-                "message": .string("You stopped reading events; \(backlog) were queued. Reconnect and subscribe again."),
-            ]).json
+            let overflow = RPCEvent(
+                topic: "service", type: "Overflow", seq: item.event.seq,
+                data: [
+                    "backlog": .number(Double(backlog)),
+                    "message": .string("You stopped reading events; \(backlog) were queued. Reconnect and subscribe again."),
+                ]
+            ).json
             // Queued behind the backlog, so a client that resumes reading sees every event it
             // was sent and then Overflow; one that never reads is cut off after a grace period.
             let channel = connection.channel

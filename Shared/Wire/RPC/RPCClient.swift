@@ -6,7 +6,9 @@ import NIOPosix
 /// Transport failures seen by a client, as opposed to errors the service answered with
 /// (those are thrown as `RPCError`).
 public struct RPCClientError: Error, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable { case connectFailed = "ConnectFailed", connectionClosed = "ConnectionClosed", timeout = "Timeout", badResponse = "BadResponse" }
+    public enum Code: String, Sendable {
+        case connectFailed = "ConnectFailed", connectionClosed = "ConnectionClosed", timeout = "Timeout", badResponse = "BadResponse"
+    }
     public var code: Code
     public var message: String
     public var description: String { "\(code.rawValue): \(message)" }
@@ -33,8 +35,10 @@ public final class RPCClient: Sendable {
     }
 
     /// Connects to a service socket, e.g. `$CASSETTE_RUNTIME_DIR/player.sock`.
-    public static func connect(path: String, maxFrameBytes: Int = WireLimits().maxFrameBytes,
-                               group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> RPCClient {
+    public static func connect(
+        path: String, maxFrameBytes: Int = WireLimits().maxFrameBytes,
+        group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> RPCClient {
         let state = NIOLockedValueBox(ClientState())
         let (events, eventSink) = AsyncStream.makeStream(of: RPCEvent.self, bufferingPolicy: .bufferingNewest(100_000))
         let bootstrap = ClientBootstrap(group: group).channelInitializer { channel in
@@ -112,7 +116,8 @@ private final class ClientHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .frame(let buffer) = unwrapInboundIn(data),
-              let value = try? FramePayload.json(buffer) else {
+            let value = try? FramePayload.json(buffer)
+        else {
             context.close(promise: nil)
             return
         }

@@ -1,5 +1,5 @@
-import NIOCore
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// One client connection as the rest of the service sees it: an identity, and a way to
 /// push frames to it. Safe to use from any thread; writes hop onto the channel's loop.

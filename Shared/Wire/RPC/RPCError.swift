@@ -42,8 +42,9 @@ extension RPCError {
         RPCError(code: -32600, name: name, message: message)
     }
     public static func methodNotFound(_ method: String) -> RPCError {
-        RPCError(code: -32601, name: "MethodNotFound",
-                 message: "No method '\(method)' on this service. Check the method name against docs/protocol.md.")
+        RPCError(
+            code: -32601, name: "MethodNotFound",
+            message: "No method '\(method)' on this service. Check the method name against docs/protocol.md.")
     }
     public static func invalidParams(_ message: String) -> RPCError {
         RPCError(code: -32602, name: "InvalidParams", message: message)

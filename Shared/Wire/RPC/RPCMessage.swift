@@ -109,13 +109,16 @@ public struct RPCEvent: Sendable, Equatable {
     }
 
     public var json: JSONValue {
-        ["jsonrpc": "2.0", "method": "event",
-         "params": ["topic": .string(topic), "type": .string(type), "seq": .number(Double(seq)), "data": data]]
+        [
+            "jsonrpc": "2.0", "method": "event",
+            "params": ["topic": .string(topic), "type": .string(type), "seq": .number(Double(seq)), "data": data],
+        ]
     }
 
     public init?(json: JSONValue) {
         guard json["method"] == "event", let p = json["params"], let topic = p["topic"]?.stringValue,
-              let type = p["type"]?.stringValue, let seq = p["seq"]?.doubleValue else { return nil }
+            let type = p["type"]?.stringValue, let seq = p["seq"]?.doubleValue
+        else { return nil }
         self.init(topic: topic, type: type, seq: UInt64(seq), data: p["data"] ?? .null)
     }
 }

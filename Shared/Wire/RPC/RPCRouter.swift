@@ -73,8 +73,10 @@ public struct RPCRouter: Sendable {
     /// Registers a method that takes only the params `takes` names and answers with `now` when
     /// it can, else with `later`. A task per call costs a few microseconds and, for a method that
     /// awaits nothing, nothing is gained by it: `service.status` answers this way.
-    public mutating func register(_ name: String, takes names: [String], now: @escaping RPCImmediateMethod,
-                                  later: @escaping RPCMethod) {
+    public mutating func register(
+        _ name: String, takes names: [String], now: @escaping RPCImmediateMethod,
+        later: @escaping RPCMethod
+    ) {
         register(name, takes: names, later)
         methods[name]?.now = { ctx in
             try RPCError.refuseUnknownParams(ctx.request.params, method: ctx.request.method, takes: names)

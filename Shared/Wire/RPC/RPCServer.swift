@@ -37,8 +37,10 @@ public final class RPCServer: Sendable {
     private let tracker = RequestTracker()
     private let state = NIOLockedValueBox<(channel: Channel?, connections: [UInt64: Channel], nextID: UInt64)>((nil, [:], 0))
 
-    public init(router: RPCRouter, limits: WireLimits, logger: Logger,
-                group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton, hub: EventHub? = nil) {
+    public init(
+        router: RPCRouter, limits: WireLimits, logger: Logger,
+        group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton, hub: EventHub? = nil
+    ) {
         var router = router
         let hub = hub ?? EventHub(backlog: limits.eventBacklog)
         Self.registerEventMethods(&router, hub: hub)
@@ -71,12 +73,14 @@ public final class RPCServer: Sendable {
                     _ = self.state.withLockedValue { $0.connections.removeValue(forKey: id) }
                 }
                 return channel.eventLoop.makeCompletedFuture {
-                    let idle: TimeAmount? = self.limits.idleTimeoutSeconds > 0
+                    let idle: TimeAmount? =
+                        self.limits.idleTimeoutSeconds > 0
                         ? .milliseconds(Int64(self.limits.idleTimeoutSeconds * 1000)) : nil
                     try channel.pipeline.syncOperations.addHandlers([
                         FrameDecoder(maxFrameBytes: self.limits.maxFrameBytes, idleTimeout: idle),
-                        RPCServerHandler(router: self.router, hub: self.hub, tracker: self.tracker, logger: self.logger,
-                                         maxInFlight: self.limits.maxInFlightPerConnection, connectionID: id),
+                        RPCServerHandler(
+                            router: self.router, hub: self.hub, tracker: self.tracker, logger: self.logger,
+                            maxInFlight: self.limits.maxInFlightPerConnection, connectionID: id),
                     ])
                 }
             }
@@ -152,8 +156,10 @@ public final class RPCServer: Sendable {
         router.register("events.subscribe", takes: ["topics"]) { ctx in
             let wanted = try topics(try ctx.params(TopicsParams.self))
             hub.subscribe(ctx.connection, topics: wanted)
-            return ["topics": .array(hub.topics(of: ctx.connection).sorted().map { .string($0) }),
-                    "seq": .number(Double(hub.lastSeq))]
+            return [
+                "topics": .array(hub.topics(of: ctx.connection).sorted().map { .string($0) }),
+                "seq": .number(Double(hub.lastSeq)),
+            ]
         }
         router.register("events.unsubscribe", takes: ["topics"]) { ctx in
             let unwanted = try topics(try ctx.params(TopicsParams.self))
@@ -162,4 +168,3 @@ public final class RPCServer: Sendable {
         }
     }
 }
-

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import NIOCore
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// Per-connection JSON-RPC handling: envelope checks, dispatch, pipelining, backpressure.
 ///
@@ -176,8 +176,10 @@ final class RequestTracker: Sendable {
     /// Runs `work` as a task of its own, on `executor` when given, and fulfils `answer` with its
     /// result; `end()` follows once the answer is written. A request cancelled by `cancelAll`
     /// that fails is answered `ShuttingDown`.
-    func run(_ answer: EventLoopPromise<Result<JSONValue, RPCError>>, on executor: (any TaskExecutor)? = nil,
-             _ work: @escaping @Sendable () async -> Result<JSONValue, RPCError>) {
+    func run(
+        _ answer: EventLoopPromise<Result<JSONValue, RPCError>>, on executor: (any TaskExecutor)? = nil,
+        _ work: @escaping @Sendable () async -> Result<JSONValue, RPCError>
+    ) {
         state.withLockedValue { s in
             s.count += 1
             let id = s.nextID
@@ -186,8 +188,9 @@ final class RequestTracker: Sendable {
             let task = Task(executorPreference: executor) { [self] in
                 var result = await work()
                 if Task.isCancelled, case .failure = result {
-                    result = .failure(RPCErrorKind.shuttingDown.error(
-                        "The service is stopping and gave up on this request; send it again once the service is back."))
+                    result = .failure(
+                        RPCErrorKind.shuttingDown.error(
+                            "The service is stopping and gave up on this request; send it again once the service is back."))
                 }
                 state.withLockedValue { _ = $0.tasks.removeValue(forKey: id) }
                 answer.succeed(result)

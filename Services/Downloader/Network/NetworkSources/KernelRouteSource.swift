@@ -39,7 +39,8 @@ struct KernelRouteSource: NetworkSource {
         text.split(separator: "\n").dropFirst().compactMap { line in
             let f = line.split(whereSeparator: { $0 == "\t" || $0 == " " })
             guard f.count >= 8, f[1] == "00000000", f[7] == "00000000",
-                  let flags = Int(f[3], radix: 16), flags & 0x1 != 0 else { return nil }
+                let flags = Int(f[3], radix: 16), flags & 0x1 != 0
+            else { return nil }
             return Route(interface: String(f[0]), metric: Int(f[6]) ?? 0)
         }
     }
@@ -49,8 +50,9 @@ struct KernelRouteSource: NetworkSource {
         text.split(separator: "\n").compactMap { line in
             let f = line.split(separator: " ", omittingEmptySubsequences: true)
             guard f.count >= 10, f[0] == String(repeating: "0", count: 32), f[1] == "00",
-                  f[9] != "lo", let flags = Int(f[8], radix: 16), flags & 0x1 != 0,
-                  flags & 0x200 == 0 /* RTF_REJECT */ else { return nil }
+                f[9] != "lo", let flags = Int(f[8], radix: 16), flags & 0x1 != 0,
+                flags & 0x200 == 0 /* RTF_REJECT */
+            else { return nil }
             return Route(interface: String(f[9]), metric: Int(f[5], radix: 16) ?? 0)
         }
     }
@@ -80,7 +82,8 @@ struct KernelRouteSource: NetworkSource {
     }
 
     private func isUp(_ interface: String) -> Bool {
-        let state = (try? String(contentsOfFile: "\(sysfs)/\(interface)/operstate", encoding: .utf8))?
+        let state =
+            (try? String(contentsOfFile: "\(sysfs)/\(interface)/operstate", encoding: .utf8))?
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown"
         return !["down", "lowerlayerdown", "notpresent"].contains(state)
     }

@@ -30,8 +30,9 @@ final class NetworkManagerSource: NetworkSource {
                 let bus = try s.bus ?? SystemBus()
                 s.bus = bus
                 let nmState = try bus.uint32Property(destination: Self.service, path: Self.path, interface: Self.service, member: "State")
-                let type = try bus.stringProperty(destination: Self.service, path: Self.path, interface: Self.service,
-                                                  member: "PrimaryConnectionType")
+                let type = try bus.stringProperty(
+                    destination: Self.service, path: Self.path, interface: Self.service,
+                    member: "PrimaryConnectionType")
                 let metered = try bus.uint32Property(destination: Self.service, path: Self.path, interface: Self.service, member: "Metered")
                 return Self.classify(state: nmState, primaryConnectionType: type, metered: metered)
             } catch {
