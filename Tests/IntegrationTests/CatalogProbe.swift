@@ -13,8 +13,9 @@ struct CatalogProbe {
         try queue.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
     }
 
+    /// The migrations applied, in the order they were applied.
     func appliedMigrations() throws -> [String] {
-        try queue.read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
+        try queue.read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") }
     }
 
     func integrityCheck() throws -> String? {
