@@ -140,8 +140,8 @@ enum DownloaderEvent: Sendable {
             ]
         case .stationExpired(let stationId, let onExpiry):
             return ["stationId": .string(stationId), "onExpiry": .string(onExpiry)]
-        case .policyChanged(let policy), .networkChanged(let policy):
-            return policy
+        case .policyChanged(let fields), .networkChanged(let fields):
+            return fields
         case .stationsAvailability(_, let localOffline):
             return ["localOffline": .number(Double(localOffline))]
         case .sourcesChanged(let sourceId, let subscribed):

@@ -34,7 +34,7 @@ import StateDB
 /// A crash between 4 and 5 leaves a final-named file whose row is not verified; `Reconciler`
 /// renames it back to `.part`, and the next attempt re-verifies it without downloading.
 final class DurableCommitter: Sendable {
-    /// What the commit changed for one file, for the events the engine publishes.
+    /// What the commit changed for one file, for the events of its owners (`TransferListener`).
     typealias Verified = DownloadQueueStore.Verified
 
     private struct Waiter {

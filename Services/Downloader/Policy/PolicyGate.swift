@@ -36,7 +36,6 @@ final class PolicyGate: Sendable {
 
     private let state: Mutex<State>
     private let idle: IdleItemStore
-    private let files: FileStore
     /// The disk side of admission: the budget, and eviction of heard station tracks.
     let storage: StorageAdmission
     var budget: StorageBudget { storage.budget }
@@ -54,7 +53,7 @@ final class PolicyGate: Sendable {
         policy: DownloadPolicy, network: NetworkState, offlineSwitch: OfflineSwitch
     ) {
         idle = IdleItemStore(catalog: catalog)
-        files = FileStore(catalog: catalog)
+        let files = FileStore(catalog: catalog)
         self.store = store
         self.events = events
         self.logger = logger

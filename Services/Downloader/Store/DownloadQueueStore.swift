@@ -9,7 +9,7 @@ import Wire
 struct DownloadQueueStore: Sendable {
     let catalog: StateDB
 
-    /// What verifying one file changed, for the events the engine publishes.
+    /// What verifying one file changed, for the events of its owners (`TransferListener`).
     struct Verified: Sendable {
         /// Products that became `cached` with this file.
         var products: [ProductRef] = []
