@@ -137,7 +137,7 @@ struct PlaybackService: Service {
             pipeline.shutdown()
         }
         await engine.endActivePlay()
-        engine.playWrites.finish()
+        engine.plays.finish()
         await offlineMode
     }
 }
@@ -150,7 +150,7 @@ struct PlayLogWriterService: Service {
     let engine: PlaybackEngine
 
     func run() async throws {
-        await writer.run(engine.playWriteQueue)
+        await writer.run(engine.plays.queue)
         // Done before the group came to it: returning now would count as an unexpected end.
         try? await gracefulShutdown()
     }

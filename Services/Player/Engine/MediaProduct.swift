@@ -1,3 +1,4 @@
+import Foundation
 import Wire
 
 /// TIDAL's `MediaProduct` as a client sends it; looped back unchanged in events and status.
@@ -112,5 +113,15 @@ struct PlaybackContext: Sendable, Equatable {
         ]
         fields.merge(track.displayFields) { _, display in display }
         return .object(fields)
+    }
+}
+
+extension PlaybackContext {
+    /// `product`'s context as `track` plays it, in a playback session of its own.
+    init(track: TrackInfo, product: MediaProduct, startAssetPosition: Double) {
+        self.track = track
+        self.playbackSessionId = UUID().uuidString.lowercased()
+        self.referenceId = product.referenceId
+        self.startAssetPosition = startAssetPosition
     }
 }

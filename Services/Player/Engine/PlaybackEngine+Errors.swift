@@ -24,14 +24,7 @@ extension PlaybackEngine {
         endActivePlay(reason: .error(name: name, message: message))
         pipe.stop()
         abandonTracks()
-        var fields: [String: JSONValue] = [
-            "name": .string(name), "message": .string(message),
-            "productId": product.map { .string($0.productId) } ?? .null,
-            "referenceId": product?.referenceId.map { .string($0) } ?? .null,
-        ]
-        // How the origin failed, when no answer came (`TLSFailed`, `ConnectionFailed`, …).
-        if let transport = error.details["transportError"] { fields["transportError"] = transport }
-        publish(name, .object(fields))
+        events.publish(.playbackFailed(error, product: product))
         forgetQueue()
         setState(.idle)
     }

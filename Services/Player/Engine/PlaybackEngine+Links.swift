@@ -18,23 +18,12 @@ extension PlaybackEngine {
     func privilegeRevoked(otherDevice: String) {
         guard let current = active, current.context?.track.offline == false else { return }
         pause()
-        publish(
-            "StreamingPrivilegesRevoked",
-            [
-                "otherDevice": .string(otherDevice), "productId": .string(current.product.productId),
-                "referenceId": current.product.referenceId.map(JSONValue.string) ?? .null,
-            ])
+        events.publish(.streamingPrivilegesRevoked(otherDevice: otherDevice, product: current.product))
     }
 
     /// The quality to ask a stream in: the cellular one while the downloader sees a cellular link.
     func streamingQuality(_ config: PlayerConfig) async -> String {
         guard let downloader else { return config.streamingQualityWifi }
         return await downloader.isCellular() ? config.streamingQualityCellular : config.streamingQualityWifi
-    }
-
-    /// Set once at start, before any method is served.
-    func setLinks(privilege: StreamingPrivilege?, downloader: DownloaderLink?) {
-        self.privilege = privilege
-        self.downloader = downloader
     }
 }

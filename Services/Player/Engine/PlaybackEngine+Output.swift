@@ -32,15 +32,7 @@ extension PlaybackEngine {
                 metadata: [
                     "device": "\(pipeline.outputHealth.device)", "error": "\(reason)",
                 ])
-            let product = active?.product
-            publish(
-                error.name,
-                [
-                    "name": .string(error.name), "message": .string(error.message), "reason": .string(reason),
-                    "device": .string(pipeline.outputHealth.device),
-                    "productId": product.map { .string($0.productId) } ?? .null,
-                    "referenceId": product?.referenceId.map { .string($0) } ?? .null,
-                ])
+            events.publish(.outputUnavailable(error, reason: reason, device: pipeline.outputHealth.device, product: active?.product))
         }
         outputTrouble = reason
         if let token = active?.token { sounds.settle(token, error) }
@@ -52,7 +44,7 @@ extension PlaybackEngine {
         guard outputTrouble != nil else { return }
         outputTrouble = nil
         logger.info("audio output open again", metadata: ["device": "\(pipeline.outputHealth.device)"])
-        publish("OutputAvailable", ["device": .string(pipeline.outputHealth.device)])
+        events.publish(.outputAvailable(device: pipeline.outputHealth.device))
     }
 
     /// How the wish to hear the active product ended, waiting up to `limit`: nil once its first
@@ -90,7 +82,7 @@ extension PlaybackEngine {
         guard state == .playing, outputTrouble == nil, let current = active else { return nil }
         if current.sourceStalled || !current.submitted { return nil }
         if let queued = next, queued.track == nil, queued.failure == nil { return nil }
-        if stationFetch != nil { return nil }
+        if station.isFetching { return nil }
         let health = pipeline.outputHealth.snapshot
         if health.state == .unavailable { return nil }
         let since = max(playingSince, health.lastFrameAt ?? playingSince)

@@ -118,7 +118,7 @@ extension PlaybackEngine {
         current.context = context
         active = current
         heardFormat = context.track.format
-        if changed { publish("PlaybackQualityChanged", ["playbackContext": context.json]) }
+        if changed { events.publish(.playbackQualityChanged(context)) }
     }
 
     /// The active product played to its end with nothing queued behind it in the pipeline.
@@ -133,13 +133,13 @@ extension PlaybackEngine {
             }
             return
         }
-        if station != nil, stationAdvanceIfMore(keepPlaying: true) { return }
+        if station.isPlaying, stationAdvanceIfMore(keepPlaying: true) { return }
         let previous = announcedProduct
         endActivePlay(at: position, reason: .complete)
         pipe.stop()
         abandonTracks()
         active = nil
-        station = nil
+        station.leave()
         wantPlaying = false
         // No transition when clients never heard of a product (one skipped before it resolved).
         if previous != nil { publishTransition(previous: previous, active: nil) }
@@ -162,14 +162,12 @@ extension PlaybackEngine {
             var info = track.info
             // What the decoder found is announced with the transition itself.
             if let opened = queued.opened { _ = info.adopt(opened) }
-            current.context = PlaybackContext(
-                track: info, playbackSessionId: UUID().uuidString.lowercased(),
-                referenceId: queued.product.referenceId, startAssetPosition: 0)
+            current.context = PlaybackContext(track: info, product: queued.product, startAssetPosition: 0)
         }
         active = current
         startSession()
         next = nil
-        if station != nil { station?.index += 1 }
+        station.movedOn()
         publishTransition(previous: previous, active: current)
         stationItemStarted(current)
         queueNextStationItem()

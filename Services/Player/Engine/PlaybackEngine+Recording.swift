@@ -1,8 +1,6 @@
 /// The active product's `PlayRecording` fed from the engine: the first frame heard, the
-/// listener's actions, progress saves, stalls and the product's end, each at trusted time
-/// (`PlayClock`); what it returns goes to the play log in order, and each metric event is also
-/// published on topic `metrics` (a topic of its own, so that a subscriber of `player` hears
-/// the PlaybackEngine's messages only).
+/// listener's actions, progress saves, stalls and the product's end, each at trusted time;
+/// what it returns goes to the play log through `PlayRecorder`.
 extension PlaybackEngine {
     /// The active product as its records name it, once resolved.
     private var subject: PlayRecording.Subject? {
@@ -14,24 +12,24 @@ extension PlaybackEngine {
     /// at `position` when the caller knows it, else where playback is.
     func beginPlay(at position: Double? = nil) {
         guard var current = active, let subject else { return }
-        let writes = current.recording.begin(subject, at: position ?? assetPosition ?? current.startPosition, now: playClock.now())
+        let writes = current.recording.begin(subject, at: position ?? assetPosition ?? current.startPosition, now: plays.now())
         active = current
-        record(writes)
+        plays.record(writes)
     }
 
     /// Ends the active product's play event (if it started) at `position` or where playback is,
     /// then its playback session (`reason`: how it ended).
     func endActivePlay(at position: Double? = nil, reason: SessionEnd = .other) {
         guard var current = active else { return }
-        let writes = current.recording.end(subject, at: position ?? assetPosition, reason: reason, now: playClock.now())
+        let writes = current.recording.end(subject, at: position ?? assetPosition, reason: reason, now: plays.now())
         active = current
-        record(writes)
+        plays.record(writes)
     }
 
     func recordAction(_ type: String, position: Double? = nil, from: Double? = nil) {
         // Read before `active` is modified: `assetPosition` reads it too.
         let position = position ?? assetPosition ?? 0
-        let now = playClock.now()
+        let now = plays.now()
         active?.recording.action(type, position: position, from: from, now: now)
     }
 
@@ -39,9 +37,9 @@ extension PlaybackEngine {
     /// kill -9 the event closes at the last saved point.
     func saveProgress() {
         guard var current = active else { return }
-        let writes = current.recording.save(at: assetPosition, now: playClock.now())
+        let writes = current.recording.save(at: assetPosition, now: plays.now())
         active = current
-        record(writes)
+        plays.record(writes)
     }
 
     /// The active product has its context: its metrics session starts, once.
@@ -50,26 +48,15 @@ extension PlaybackEngine {
         let writes = current.recording.startSession(
             subject, waited: current.requestedAt.duration(to: .now),
             explicit: current.explicitStart, offlineMode: config.offlineMode,
-            now: playClock.now())
+            now: plays.now())
         active = current
-        record(writes)
+        plays.record(writes)
     }
 
     /// The state became STALLED (or left it): a stall of the active session opens (or closes).
     func noteStall(stalled: Bool) {
         let position = assetPosition
-        let now = playClock.now()
+        let now = plays.now()
         active?.recording.stall(stalled, at: position, now: now)
-    }
-
-    /// Queues the records for `playerPlays`, in order (a progress save never overtakes the
-    /// close); `PlayLogWriter` keeps them until they are durable, in the catalog or with the reporter.
-    private func record(_ records: [Recorded]) {
-        for record in records {
-            playWrites.yield(record.write)
-            if let event = record.metric {
-                _ = hub.publish(topic: "metrics", type: event.name.eventType, data: event.json)
-            }
-        }
     }
 }

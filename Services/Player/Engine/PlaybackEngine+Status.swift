@@ -13,7 +13,7 @@ extension PlaybackEngine {
     /// The `STATUS=` line (see ServiceKit's `StatusLine`): "playing st-9 (Focus No. 1)" on a
     /// station, "playing <product id>" otherwise, "buffering …" while stalled, "paused", "stopped".
     var statusLine: String {
-        let what = station.map { "\($0.id) (\($0.name))" } ?? active?.product.productId ?? ""
+        let what = station.cursor.map { "\($0.id) (\($0.name))" } ?? active?.product.productId ?? ""
         switch state {
         case .playing: return "playing \(what)"
         case .stalled: return outputTrouble == nil ? "buffering \(what)" : "no audio device: \(what)"
@@ -30,7 +30,7 @@ extension PlaybackEngine {
             "playbackContext": active?.context?.json ?? .null,
             "assetPosition": assetPosition.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
             "nextMediaProduct": next?.product.json ?? .null,
-            "activeStation": activeStationJSON,
+            "activeStation": station.json,
             "offlineMode": .bool(config.offlineMode),
             "availability": .string(availability.rawValue),
             "startLatencyMs": lastStartLatency.map { .number(Self.milliseconds($0)) } ?? .null,
@@ -46,6 +46,16 @@ extension PlaybackEngine {
     }
 
     func configGet() async -> PlayerConfig { await currentConfig() }
+
+    func currentConfig() async -> PlayerConfig {
+        // Re-checked after the awaits: a concurrent load or a player.config.set may have won.
+        if !configLoaded, let catalog = try? await catalog(), let loaded = try? await PlayerConfig.load(from: catalog), !configLoaded {
+            config = loaded
+            configLoaded = true
+            pipe.loudnessSettings = LoudnessSettings(loaded)
+        }
+        return config
+    }
 
     /// At start: the downloader hears the offline mode the player has (a change it missed while
     /// it was not running included). Nothing happens when it does not answer.
