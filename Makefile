@@ -64,11 +64,15 @@ demo: build
 
 # Every benchmark, each beside its peer (MPD, curl, aria2c, ffmpeg, nginx). Not part of `make test`.
 # BENCH lists the `cassette-bench` subcommands to run; `make bench BENCH=status` runs one.
-# The binaries measured are the ones a device gets (`make release`'s flags).
+# The binaries measured are the ones a device gets (`make release`'s flags); `footprint` also
+# sizes the Debian package those binaries make (`make deb`).
 BENCH ?= status footprint playlog download playback gapless hls
 bench: bench-deps
 	$(SWIFT) build $(RELEASE_FLAGS)
-	@for b in $(BENCH); do echo "== cassette-bench $$b"; $(RELEASE_BIN)/cassette-bench $$b --bin-dir $(RELEASE_BIN) || exit 1; done
+	@if echo " $(BENCH) " | grep -q " footprint "; then $(MAKE) --no-print-directory deb >/dev/null; fi
+	@for b in $(BENCH); do echo "== cassette-bench $$b"; \
+		extra=; [ $$b != footprint ] || extra="--package $(DEB_OUT)/cassette_$(VERSION)-$(DEB_REVISION)_$$(dpkg --print-architecture).deb"; \
+		$(RELEASE_BIN)/cassette-bench $$b --bin-dir $(RELEASE_BIN) $$extra || exit 1; done
 
 # The version, written once in Shared/Wire/CassetteVersion.swift (what --version prints).
 VERSION := $(shell sed -n 's/^ *public static let string = "\(.*\)"$$/\1/p' Shared/Wire/CassetteVersion.swift)

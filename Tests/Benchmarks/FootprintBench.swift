@@ -46,6 +46,9 @@ struct FootprintBench: AsyncParsableCommand {
     @Option(help: "playlog.record calls of those clients, in total.")
     var writerRequests: Int = 20_000
 
+    @Option(help: "The Debian package (make deb) or an installed tree (make install DESTDIR=…) whose size is reported.")
+    var package: String?
+
     @Flag(help: "Leave out MPD.")
     var skipMpd = false
 
@@ -114,12 +117,25 @@ struct FootprintBench: AsyncParsableCommand {
             let mpdFirst = round % 2 == 1
             if mpdFirst && !skipMpd { try measureMPD(root: root, round: round, into: &report) }
             try measureCassette(root: root, origins: origins, round: round, into: &report)
+            try measureFloors(root: root, round: round, into: &report)
             if !mpdFirst && !skipMpd { try measureMPD(root: root, round: round, into: &report) }
         }
         ChildProcesses.shared.stopAll()
         print(machine.text(mpd: skipMpd ? nil : mpdVersionLine(mpd, logFile: root + "/mpd-version.log")))
         print("")
         print(report.table(rounds: rounds, burst: burstRequests))
+        print("")
+        var packageSize: PackageSize?
+        if let package {
+            do {
+                packageSize = try PackageSize.measure(package, scratch: root + "/package")
+            } catch {
+                print("package size: \(error)")
+            }
+        }
+        if let packageSize { print(packageSize.text) }
+        print("goals (medians of the rounds; MPD alone, idle, in the same run):")
+        print(GoalRow.table(report.goalRows(package: packageSize), peerTitle: "mpd / floor"))
         print("")
         print(
             """
@@ -131,9 +147,10 @@ struct FootprintBench: AsyncParsableCommand {
                    playing a track streamed from the origin ("playing": FFmpeg opened, compared with MPD idle). Under load, the peak
                    of samples every 50 ms: the downloader while it syncs \(syncFiles) files of \(syncFileBytes) bytes from a second origin
                    ("syncing"), the reporter while \(writers) clients record \(writerRequests) plays back to back ("writers").
-                   "floor" is footprint-floor, started beside the daemons: Foundation, a GRDB pool in WAL mode with one write
-                   and one read, a SwiftNIO server on a Unix socket with one event loop, and none of Cassette's code, so its
-                   RSS is the least any daemon built on these libraries holds.
+                   "floor" is footprint-floor, three of them run together once the daemons stopped: Foundation, a GRDB pool in
+                   WAL mode with one write and one read, a SwiftNIO server on a Unix socket with one event loop, and none of
+                   Cassette's code, so its RSS is the least any daemon built on these libraries holds, and the three's PSS
+                   the least three such daemons sharing one runtime hold.
                    Medians over \(rounds) rounds; MPD (null output, empty music dir) is started alternately before and after the daemons.
                    The daemons share one state dir and \(noOrigin ? "have no origin" : "talk to the reference origin (cassette-origin) on loopback").
             """)
@@ -179,13 +196,10 @@ struct FootprintBench: AsyncParsableCommand {
             }
             connections[name] = connection
         }
-        let floor = try startFloor(dir: dir)
-        defer { ChildProcesses.shared.stop(floor) }
         sleepMicros(UInt32(idleSeconds * 1_000_000))
         for (name, child, _) in running {
             report.add(name, idle: try ProcessMemory.read(pid: child.pid))
         }
-        report.add(FootprintReport.floor, idle: try ProcessMemory.read(pid: floor.pid))
         for (name, child, socket) in running {
             let many = try (0..<16).map { _ in
                 try CassetteConnection(path: socket, ioTimeout: 10, connectUntil: deadline(after: startTimeout))
@@ -224,17 +238,35 @@ struct FootprintBench: AsyncParsableCommand {
         }
     }
 
+    /// Three `footprint-floor`s together, as the three daemons run, alone on the machine (no
+    /// daemon sharing their libraries' pages): one is the floor's row, their sum the floor of
+    /// the three daemons' PSS and anonymous memory.
+    private func measureFloors(root: String, round: Int, into report: inout FootprintReport) throws {
+        let dir = root + "/r\(round)"
+        var floors: [Child] = []
+        defer { for floor in floors { ChildProcesses.shared.stop(floor) } }
+        for index in 0..<3 { floors.append(try startFloor(dir: dir, index: index)) }
+        sleepMicros(UInt32(idleSeconds * 1_000_000))
+        let each = try floors.map { try ProcessMemory.read(pid: $0.pid) }
+        report.add(FootprintReport.floor, idle: each[0])
+        report.floorTrio.append(
+            ProcessMemory(
+                rssKiB: each.reduce(0) { $0 + $1.rssKiB }, pssKiB: each.reduce(0) { $0 + $1.pssKiB },
+                anonKiB: each.reduce(0) { $0 + $1.anonKiB }, threads: each.reduce(0) { $0 + $1.threads },
+                mappedLibraries: each[0].mappedLibraries))
+    }
+
     /// Starts `footprint-floor` (the daemons' libraries without Cassette) and waits until it is ready.
-    private func startFloor(dir: String) throws -> Child {
-        let folder = dir + "/floor"
+    private func startFloor(dir: String, index: Int) throws -> Child {
+        let folder = dir + "/floor\(index)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let binary = URL(fileURLWithPath: binDir).appendingPathComponent("footprint-floor").path
-        let child = try ChildProcesses.shared.launch(binary, [folder], logFile: dir + "/floor.log")
+        let child = try ChildProcesses.shared.launch(binary, [folder], logFile: dir + "/floor\(index).log")
         let until = deadline(after: startTimeout)
         while !FileManager.default.fileExists(atPath: folder + "/floor.ready") {
             guard monotonicNanos() < until else {
                 ChildProcesses.shared.stop(child)
-                throw BenchError("footprint-floor was not ready within \(startTimeout) s (log: \(dir)/floor.log)")
+                throw BenchError("footprint-floor was not ready within \(startTimeout) s (log: \(dir)/floor\(index).log)")
             }
             sleepMicros(5_000)
         }
@@ -341,6 +373,8 @@ struct FootprintReport: Codable, Sendable {
     var playing: [String: [ProcessMemory]] = [:]
     /// Peaks under load: the downloader syncing, the reporter taking plays from many clients.
     var loaded: [String: [ProcessMemory]] = [:]
+    /// Three floors idling together, summed.
+    var floorTrio: [ProcessMemory] = []
 
     /// The row of `footprint-floor`: Foundation, GRDB and SwiftNIO without Cassette's code.
     static let floor = "floor"
@@ -383,6 +417,38 @@ struct FootprintReport: Codable, Sendable {
         lines.append("")
         lines.append("three daemons idle, RSS in total: \(mib(idleSum)) MiB" + (mpdIdle.map { " (mpd alone: \(mib($0.rssKiB)) MiB)" } ?? ""))
         return lines.joined(separator: "\n")
+    }
+
+    /// The idle daemons' memory against MPD's, and the package's size.
+    func goalRows(package: PackageSize?) -> [GoalRow] {
+        let daemons = FootprintBench.daemons.compactMap { idle[$0].map(Self.median) }
+        let complete = daemons.count == FootprintBench.daemons.count
+        let pss = complete ? daemons.reduce(0) { $0 + $1.pssKiB } : nil
+        let anon = complete ? daemons.reduce(0) { $0 + $1.anonKiB } : nil
+        let threads = daemons.map { "\($0.threads)" }.joined(separator: "/")
+        let mpdIdle = idle["mpd"].map(Self.median)
+        let trio = floorTrio.isEmpty ? nil : Self.median(floorTrio)
+        let mib = { (kib: Int?) in kib.map { Double($0) / 1024 } }
+        let text = { (kib: Int?) in kib.map { String(format: "%.1f MiB", Double($0) / 1024) } ?? "—" }
+        return [
+            GoalRow("three daemons idle, sum of PSS / MPD alone", cassette: mib(pss), peer: mib(mpdIdle?.pssKiB), unit: " MiB", goal: 0.75, .atMost),
+            GoalRow(
+                "three daemons idle, anonymous memory / MPD", cassette: mib(anon), peer: mib(mpdIdle?.anonKiB), unit: " MiB", goal: 1.0,
+                .atMost),
+            GoalRow(reported: "three floors idle (footprint-floor ×3), sum of PSS", cassette: text(pss), peer: text(trio?.pssKiB)),
+            GoalRow(reported: "three floors idle, sum of anonymous memory", cassette: text(anon), peer: text(trio?.anonKiB)),
+            GoalRow(
+                reported: "threads per daemon idle (downloader/player/reporter) / MPD", cassette: threads.isEmpty ? "—" : threads,
+                peer: mpdIdle.map { "\($0.threads)" } ?? "—"),
+            GoalRow(
+                "installed package size (MiB)", value: package.map { Double($0.totalBytes) / 1_048_576 },
+                shown: package.map { String(format: "%.1f MiB", Double($0.totalBytes) / 1_048_576) } ?? "—",
+                peer: package.map {
+                    String(
+                        format: "runtime %.1f MiB (ICU %.1f)", Double($0.runtimeBytes) / 1_048_576, Double($0.icuBytes) / 1_048_576)
+                } ?? "not measured: --package",
+                goal: 60, .atMost),
+        ]
     }
 
     /// Field-wise medians.

@@ -115,6 +115,29 @@ struct BenchReport: Codable, Sendable {
         return Row.render(rows)
     }
 
+    /// The request path's goals, each against the bare SwiftNIO floor measured in the same run
+    /// (and the older ones against MPD).
+    func goalRows() -> [GoalRow] {
+        let c = cassette, s = settings
+        return [
+            GoalRow(
+                "service.status p50, 1 connection / bare SwiftNIO", cassette: c.sequential?.p50Micros,
+                peer: c.floorSequential?.p50Micros, unit: " µs", goal: 1.25, .atMost),
+            GoalRow(
+                "server CPU per request, no-op (unknown method) / floor", cassette: c.noOpSequentialCost?.cpuMicrosPerRequest,
+                peer: c.floorSequentialCost?.cpuMicrosPerRequest, unit: " µs", goal: 1.5, .atMost),
+            GoalRow(
+                "\(s.connections) connections, requests/s / floor", cassette: c.concurrent?.throughputPerSecond,
+                peer: c.floorConcurrent?.throughputPerSecond, unit: "", goal: 0.8, .atLeast, digits: 0),
+            GoalRow(
+                "service.status p50, 1 connection / MPD status", cassette: c.sequential?.p50Micros,
+                peer: mpd.sequential?.p50Micros, unit: " µs", goal: 1.0, .atMost),
+            GoalRow(
+                "\(s.connections) connections, requests/s / MPD", cassette: c.concurrent?.throughputPerSecond,
+                peer: mpd.concurrent?.throughputPerSecond, unit: "", goal: 1.0, .atLeast, digits: 0),
+        ]
+    }
+
     func machineText() -> String {
         let m = machine
         return """

@@ -102,6 +102,9 @@ struct StatusBench: AsyncParsableCommand {
         print("")
         print(report.table())
         print("")
+        print("goals (medians of the rounds; the floor is cassette-bench nio-floor, run beside the player):")
+        print(GoalRow.table(report.goalRows()))
+        print("")
         print(
             """
             notes: latencies are client-side round trips (send request → last byte of the answer), measured with the

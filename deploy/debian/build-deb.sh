@@ -69,6 +69,14 @@ for exe in "${EXECUTABLES[@]}"; do
     objcopy --add-gnu-debuglink="$DBG$debug" "$ROOT/$exe"
 done
 
+# The Swift runtime's libraries as the toolchain ships them carry their full symbol tables
+# (.symtab/.strtab, 13 of their 75 MiB): the loader needs only the dynamic symbols, which stay.
+# A backtrace then names Cassette's frames (their symbols are in the -dbgsym package) and the
+# runtime's exported functions.
+if [ -d "$ROOT$RUNTIME" ]; then
+    strip --strip-unneeded --remove-section=.comment "$ROOT$RUNTIME"/*.so
+fi
+
 # What lintian wants of the docs: the man pages and changelog compressed, a copyright file.
 DOC=$ROOT/usr/share/doc/cassette
 find "$ROOT/usr/share/man" -type f -exec gzip -9n {} +

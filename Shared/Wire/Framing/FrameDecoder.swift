@@ -2,9 +2,12 @@ import NIOCore
 
 /// What the frame decoder hands up the pipeline: a whole frame, or the reason the
 /// connection broke the framing rules (answered once, then the connection closes).
+///
+/// The violation is `indirect` so that the enum is no larger than a `ByteBuffer`: it then fits
+/// `NIOAny`'s inline storage, and handing a frame up the pipeline allocates nothing.
 public enum InboundFrame {
     case frame(ByteBuffer)
-    case violation(RPCError)
+    indirect case violation(RPCError)
 }
 
 /// Splits a byte stream into length-prefixed frames (4-byte big-endian length, then N bytes).

@@ -75,6 +75,12 @@ public struct RPCResponse: Sendable {
     public var bytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
+        write(into: &out)
+        return out
+    }
+
+    /// Appends `bytes` to `out`: a server reuses one array's memory for every answer.
+    public func write(into out: inout [UInt8]) {
         // Keys in sorted order, as JSONWriter writes an object: error < id < jsonrpc < result.
         out.append(contentsOf: "{".utf8)
         if case .failure(let error) = outcome {
@@ -90,7 +96,6 @@ public struct RPCResponse: Sendable {
             JSONWriter.write(result, into: &out)
         }
         out.append(contentsOf: "}".utf8)
-        return out
     }
 }
 

@@ -24,6 +24,9 @@ final class RPCServerHandler: ChannelDuplexHandler {
     /// The connection's loop as the preferred executor of its requests' tasks.
     private var executor: EventLoopTaskExecutor?
     private var allocator = ByteBufferAllocator()
+    /// Each answer's JSON is written here, then copied into its frame's buffer: one array's
+    /// memory for every answer of the connection, instead of one allocation per answer.
+    private var scratch: [UInt8] = []
     private var inFlight = 0
     private var readPending = false
     private var closing = false
@@ -140,8 +143,15 @@ final class RPCServerHandler: ChannelDuplexHandler {
     }
 
     private func write(_ context: ChannelHandlerContext, _ response: RPCResponse) {
-        context.writeAndFlush(wrapOutboundOut(OutboundFrame.buffer(response.bytes, allocator: allocator)), promise: nil)
+        scratch.removeAll(keepingCapacity: true)
+        response.write(into: &scratch)
+        context.writeAndFlush(wrapOutboundOut(OutboundFrame.buffer(scratch, allocator: allocator)), promise: nil)
+        // A rare large answer does not pin its memory for the connection's lifetime.
+        if scratch.capacity > Self.scratchKept { scratch = [] }
     }
+
+    /// The most memory `scratch` keeps between answers (a `service.status` is about 600 bytes).
+    private static let scratchKept = 16 * 1024
 
     func read(context: ChannelHandlerContext) {
         if !mayRead || !context.channel.isWritable {
