@@ -13,6 +13,8 @@
 #    8  network detection with systemd-networkd, then with NetworkManager
 #    9  after a reboot, offline play, and the plays delivered once the origin is back
 #   10  apt-get remove and purge leave what deploy/debian/postrm says
+#   11  a read-only root: ProtectSystem=strict in effect, the metrics file written in the state
+#       dir, nothing changed under /etc, /usr, /var/lib outside the state dirs
 # The guest side is deploy/vm/guest/ (runner.sh); it reaches the test through a 9p share and
 # reboots once. The VM's network is qemu's user network with restrict=on: it reaches nothing
 # outside the VM. KVM is used when it boots the guest, else TCG (slower: 20-60 s a boot).
@@ -194,7 +196,7 @@ wait || true
 vm_seconds=$((SECONDS - vm_start))
 
 # The verdict: every check must have reported, and passed (or been skipped).
-EXPECTED=(0 1 2 8a 3 6 7a 7b 4 5 1b 9 8b 10a 10b)
+EXPECTED=(0 1 2 8a 3 6 7a 7b 11 4 5 1b 9 8b 10a 10b)
 passed=$(grep -c '^PASS ' "$SHARE/results" || true)
 failed=$(grep -c '^FAIL ' "$SHARE/results" || true)
 skipped=$(grep -c '^SKIP ' "$SHARE/results" || true)

@@ -18,15 +18,20 @@ record_preactivation() {
     if sockets_listen_services_wait; then PREACTIVATION_OK=1; else PREACTIVATION_DETAIL=$DETAIL; fi
 }
 
-# The config an admin writes: the origin in this VM, its credentials, and ALSA's null
-# device paced to the wall clock (the VM has no sound card). Every other key keeps its default.
+# The config an admin writes: the origin in this VM, its credentials, ALSA's null device
+# paced to the wall clock (the VM has no sound card), and the downloader's metrics file in the
+# state dir, rewritten every 2 s (check 11). Every other key keeps its default. The stamp
+# taken after it is what check 11 compares the root file system with.
 configure() {
     local tmp
     tmp=$(mktemp)
-    jq --arg origin "$ORIGIN" '.origin = $origin | .clientToken = "vmtest" | .clientSecret = "vmtest"
-        | .player = ((.player // {}) + {audioDevice: "null", audioPace: "realtime"})' \
+    jq --arg origin "$ORIGIN" --arg metrics "$METRICS_FILE" '.origin = $origin | .clientToken = "vmtest" | .clientSecret = "vmtest"
+        | .player = ((.player // {}) + {audioDevice: "null", audioPace: "realtime"})
+        | .downloader = ((.downloader // {}) + {metricsFile: $metrics, metricsIntervalSeconds: 2})' \
         /etc/cassette/cassette.json >"$tmp" && cat "$tmp" >/etc/cassette/cassette.json
     rm -f "$tmp"
+    sleep 1.1
+    touch "$ROOT_STAMP"
 }
 
 check_activation() {
@@ -152,6 +157,38 @@ check_journal_clean() {
     DETAIL="nothing at warning or worse, nothing but the services' own log entries, from install, start, sync, play and stop"
 }
 
+# Check 11: a read-only root works. Each unit runs with ProtectSystem=strict in effect (the
+# whole file system read-only to it but for its state, runtime and log dirs), the downloader
+# writes its metrics file in the state dir, and since the config was written (start, sync,
+# play, stop) nothing under /etc, /usr or /var/lib changed but the state dirs (the services'
+# and the test origin's) and those the system's own jobs keep (systemd, apt's and man-db's
+# daily timers, DHCP leases), and no file outside the state and runtime dirs that changed
+# belongs to the services' user or group.
+check_readonly_root() {
+    local s value changed owned
+    for s in "${SERVICES[@]}"; do
+        value=$(prop "cassette-$s.service" ProtectSystem)
+        [ "$value" = strict ] || why "cassette-$s.service runs with ProtectSystem=$value" || return 1
+    done
+    [ -s "$METRICS_FILE" ] || why "no metrics file at $METRICS_FILE" || return 1
+    [ "$METRICS_FILE" -nt "$ROOT_STAMP" ] || why "$METRICS_FILE was not written after the config" || return 1
+    grep -q '^cassette_storage_bytes_written_total ' "$METRICS_FILE" || why "$METRICS_FILE has no cassette_storage_bytes_written_total" || return 1
+    changed=$(find /etc /usr /var/lib -xdev -newer "$ROOT_STAMP" \
+        \( -path /var/lib/cassette -o -path "$ORIGIN_DATA" -o -path /var/lib/systemd -o -path /var/lib/apt -o -path /var/lib/dpkg \
+        -o -path /var/lib/man-db -o -path /var/lib/dhcp -o -path /var/lib/NetworkManager -o -path /var/lib/logrotate \) -prune -o -print 2>/dev/null)
+    if [ -n "$changed" ]; then
+        mapfile -t DETAIL_LINES < <(head -n 15 <<<"$changed")
+        why "$(wc -l <<<"$changed") path(s) under /etc, /usr, /var/lib changed since the config was written"; return 1
+    fi
+    owned=$(find / -xdev \( -path /var/lib/cassette -o -path /run -o -path /proc -o -path /sys -o -path /dev -o -path /mnt \) -prune \
+        -o \( -user cassette -o -group cassette \) -newer "$ROOT_STAMP" -print 2>/dev/null)
+    if [ -n "$owned" ]; then
+        mapfile -t DETAIL_LINES < <(head -n 15 <<<"$owned")
+        why "the services' user or group wrote outside the state and runtime dirs"; return 1
+    fi
+    DETAIL="ProtectSystem=strict in effect for all three; $METRICS_FILE written ($(grep '^cassette_storage_bytes_written_total ' "$METRICS_FILE" | cut -d' ' -f2) bytes written); nothing else changed under /etc /usr /var/lib"
+}
+
 # kill -9 one service: systemd restarts it and only it.
 check_kill9() {
     ctl status >/dev/null || why "cassettectl status failed before the kill" || return 1
@@ -241,6 +278,7 @@ stop_services
 run_check 6 "systemctl stop of each service within 10 s, exit 0" check_stop
 run_check 7a "journal fields" check_journal_fields
 run_check 7b "no warning in the journal of a clean start/sync/play/stop" check_journal_clean
+run_check 11 "read-only root: ProtectSystem=strict, metrics file in the state dir, nothing else written" check_readonly_root
 run_check 4 "kill -9 restarts only that service" check_kill9
 run_check 5 "watchdog restarts a stopped (SIGSTOP) service" check_watchdog
 DETAIL=""
