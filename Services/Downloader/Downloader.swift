@@ -112,7 +112,9 @@ enum Downloader {
         CatalogMethods.register(on: &router, core: core)
         DownloaderFleet.register(on: &router, core: core, context: context)
         return DaemonParts(
-            router: router, services: DownloaderServices.all(core: core, logger: context.logger),
+            router: router,
+            services: DownloaderServices.all(core: core, logger: context.logger)
+                + [DownloaderFleet.silenceWatch(core: core, context: context, settings: settings, events: events)],
             statusLine: { await DownloaderStatusLine.text(core: core, context: context) },
             status: .awaited({
                 var fields: [String: JSONValue] = [

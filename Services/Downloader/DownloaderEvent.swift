@@ -29,6 +29,12 @@ enum DownloaderEvent: Sendable {
     case stationExpired(stationId: String, onExpiry: String)
     case policyChanged([String: JSONValue])
 
+    // Time to silence (topic `downloads`; `SilenceWatch`).
+    /// `silentAt` came nearer than `forecastWarnHours`.
+    case silenceForecast(silentAt: Date, playableSeconds: Double, warnHours: Double)
+    /// `silentAt` is beyond `forecastWarnHours` again (nil: nothing expires).
+    case silenceForecastCleared(silentAt: Date?, playableSeconds: Double, warnHours: Double)
+
     // The network and the origin's reachability (topic `network`).
     case networkChanged([String: JSONValue])
     /// `Available`, `NotAvailable` or `OfflineOnly`, with how many stations the device holds.
@@ -86,6 +92,8 @@ enum DownloaderEvent: Sendable {
         case .stationDownloadComplete: "StationDownloadComplete"
         case .stationExpired: "StationExpired"
         case .policyChanged: "PolicyChanged"
+        case .silenceForecast: "SilenceForecast"
+        case .silenceForecastCleared: "SilenceForecastCleared"
         case .networkChanged: "NetworkChanged"
         case .stationsAvailability(let availability, _): availability
         case .sourcesChanged: "SourcesChanged"
@@ -142,6 +150,10 @@ enum DownloaderEvent: Sendable {
             return ["stationId": .string(stationId), "onExpiry": .string(onExpiry)]
         case .policyChanged(let fields), .networkChanged(let fields):
             return fields
+        case .silenceForecast(let silentAt, let seconds, let hours):
+            return Self.forecastFields(silentAt: silentAt, playableSeconds: seconds, warnHours: hours)
+        case .silenceForecastCleared(let silentAt, let seconds, let hours):
+            return Self.forecastFields(silentAt: silentAt, playableSeconds: seconds, warnHours: hours)
         case .stationsAvailability(_, let localOffline):
             return ["localOffline": .number(Double(localOffline))]
         case .sourcesChanged(let sourceId, let subscribed):
@@ -158,6 +170,13 @@ enum DownloaderEvent: Sendable {
         case .catalogItemStateChanged(let itemId, let productId, let state):
             return ["itemId": .string(itemId), "productId": .string(productId), "state": .string(state)]
         }
+    }
+
+    private static func forecastFields(silentAt: Date?, playableSeconds: Double, warnHours: Double) -> [String: JSONValue] {
+        [
+            "silentAt": silentAt.map { .string(UTCTimestamp.rfc3339($0)) } ?? .null,
+            "playableSeconds": .number((playableSeconds * 1000).rounded() / 1000), "warnHours": .number(warnHours),
+        ]
     }
 }
 

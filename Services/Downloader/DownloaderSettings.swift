@@ -23,6 +23,9 @@ struct DownloaderSettings: Sendable {
     var requeueMissing = true
     /// The content catalog's mirror and prepositioning (`downloader.catalog`).
     var catalog = CatalogSettings()
+    /// A `SilenceForecast` event and journal warning when the offline forecast's `silentAt` is
+    /// nearer than this (`SilenceWatch`); 0 turns the warning off.
+    var forecastWarnHours: Double = 72
 
     init() {}
 
@@ -43,7 +46,7 @@ struct DownloaderSettings: Sendable {
 
     static let keys: Set<String> = [
         "maxParallel", "resyncIntervalSeconds", "revalidateIntervalSeconds", "maxAttempts",
-        "stallTimeoutSeconds", "requeueMissing", "catalog",
+        "stallTimeoutSeconds", "requeueMissing", "catalog", "forecastWarnHours",
     ]
 
     init(section: [String: JSONValue]?, logger: Logger) {
@@ -62,6 +65,7 @@ struct DownloaderSettings: Sendable {
         if let n = number("revalidateIntervalSeconds", 1...(30 * 86400)) { revalidateIntervalSeconds = n }
         if let n = number("maxAttempts", 1...100) { maxAttempts = Int(n) }
         if let n = number("stallTimeoutSeconds", 1...600) { stallTimeoutSeconds = n }
+        if let n = number("forecastWarnHours", 0...8760) { forecastWarnHours = n }
         if let value = section["catalog"] { catalog = CatalogSettings(value, logger: logger) }
         if let value = section["requeueMissing"] {
             if let b = value.boolValue { requeueMissing = b } else { logger.warning("config downloader.requeueMissing must be true or false") }

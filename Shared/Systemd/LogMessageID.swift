@@ -20,6 +20,8 @@ public enum LogMessageID: String, Sendable, CaseIterable {
     case networkChanged = "483d0e9f0432499892c7acd680d822a4"
     /// The download policy changed.
     case policyChanged = "e381eba38140482a962302a7d8ec6e18"
+    /// The offline forecast says the box falls silent within `downloader.forecastWarnHours`.
+    case silenceForecast = "f2cd5f32a2884cbbab63c4d72e7a0f18"
     /// The reporter delivered plays to the origin.
     case playsDelivered = "d5fff399fa874eb0ba1095b190d8e228"
     /// Delivery to the origin fails and is retried.

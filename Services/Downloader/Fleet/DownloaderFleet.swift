@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import HTTPClient
 import ServiceKit
+import ServiceLifecycle
 import StateDB
 import Wire
 
@@ -13,6 +14,22 @@ enum DownloaderFleet {
         router.register("offline.forecast", params: DownloaderMethods.Empty.self) { _, _ in
             let ready = try await core.value
             return try await OfflineForecast.read(try await context.catalog(), now: await ready.trustedNow()).json
+        }
+    }
+
+    /// The loop behind the `SilenceForecast` warning: the forecast at the trusted time, every
+    /// `SilenceWatch.interval` once the core is up.
+    static func silenceWatch(
+        core: Task<DownloaderCore, Error>, context: DaemonContext, settings: DownloaderSettings, events: DownloaderEvents
+    ) -> any Service {
+        let watch = SilenceWatch(warnHours: settings.forecastWarnHours, events: events, logger: context.logger)
+        return RepeatingService("silence forecast", parts: core) { core in
+            guard settings.forecastWarnHours > 0 else { return nil }
+            let now = await core.trustedNow()
+            if let catalog = try? await context.catalog(), let forecast = try? await OfflineForecast.read(catalog, now: now) {
+                await watch.check(forecast, now: now)
+            }
+            return SilenceWatch.interval
         }
     }
 
