@@ -66,7 +66,7 @@ demo: build
 # BENCH lists the `cassette-bench` subcommands to run; `make bench BENCH=status` runs one.
 # The binaries measured are the ones a device gets (`make release`'s flags); `footprint` also
 # sizes the Debian package those binaries make (`make deb`).
-BENCH ?= status footprint playlog download playback gapless hls
+BENCH ?= status footprint playlog download playback gapless hls flash
 bench: bench-deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 	@if echo " $(BENCH) " | grep -q " footprint "; then $(MAKE) --no-print-directory deb >/dev/null; fi

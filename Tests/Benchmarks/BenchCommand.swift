@@ -15,6 +15,7 @@ struct BenchCommand: AsyncParsableCommand {
             GaplessBench.self,
             FootprintBench.self,
             HLSBench.self,
+            FlashBench.self,
             NIOFloorServer.self,
             HTTPFloorServer.self,
         ],

@@ -54,7 +54,7 @@ struct ProductTransfers: Sendable {
     func progressed(_ job: FileJob, bytes: Int64, owners: [ProductRef]) async {
         guard !job.listed else { return }
         for owner in owners {
-            if let totals = try? await queue.productTotals(productId: owner.productId, mainFileId: job.fileId) {
+            if let totals = try? await queue.productTotals(productId: owner.productId, mainFileId: job.fileId, mainBytes: bytes) {
                 events.publish(.offlineProgress(owner, totals: totals))
             } else {
                 events.publish(.fileProgress(owner, bytesOnDisk: bytes, sizeBytes: job.sizeBytes))

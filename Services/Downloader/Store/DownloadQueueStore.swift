@@ -145,13 +145,16 @@ struct DownloadQueueStore: Sendable {
     // MARK: A transfer runs or stops
 
     /// A product's bytes and size over all its files while its own file `mainFileId` downloads
-    /// (`ProductFileStore.statusFields`); nil for a product of that one file.
-    func productTotals(productId: String, mainFileId: Int64) async throws -> [String: JSONValue]? {
-        try await catalog.read { db in try ProductFileStore.statusFields(productId: productId, mainFileId: mainFileId, db: db) }
+    /// (`ProductFileStore.statusFields`), with `mainBytes` as what the running transfer holds;
+    /// nil for a product of that one file.
+    func productTotals(productId: String, mainFileId: Int64, mainBytes: Int64) async throws -> [String: JSONValue]? {
+        try await catalog.read { db in
+            try ProductFileStore.statusFields(productId: productId, mainFileId: mainFileId, mainBytes: mainBytes, db: db)
+        }
     }
 
     /// How many bytes a running transfer holds (docs/catalog.md: `bytesOnDisk` follows the
-    /// download about every second).
+    /// download every few seconds, `ProgressTicker`).
     func recordProgress(fileId: Int64, bytesOnDisk: Int64) async throws {
         try await catalog.write { db in
             try db.cachedStatement(

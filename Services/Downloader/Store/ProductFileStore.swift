@@ -135,7 +135,7 @@ enum ProductFileStore {
     /// `progress` counts files: done of total for a presentation (its segments), bytes of that
     /// estimated size for a single file with images, short of 100 until the product is complete.
     /// Once all sizes are known, both are exact bytes.
-    static func statusFields(productId: String, mainFileId: Int64?, db: Database) throws -> [String: JSONValue]? {
+    static func statusFields(productId: String, mainFileId: Int64?, mainBytes: Int64? = nil, db: Database) throws -> [String: JSONValue]? {
         let rows = try Row.fetchAll(
             db,
             sql: """
@@ -159,7 +159,9 @@ enum ProductFileStore {
             bytes += state == "verified" ? sizeBytes : (bytesOnDisk ?? 0)
         }
         if let mainFileId, let main = try Row.fetchOne(db, sql: "SELECT state, bytesOnDisk, sizeBytes FROM files WHERE id = ?", arguments: [mainFileId]) {
-            count(state: main["state"], sizeBytes: main["sizeBytes"], bytesOnDisk: main["bytesOnDisk"])
+            // A running transfer's bytes as the ticker saw them: the catalog is written less often.
+            let recorded: Int64? = main["bytesOnDisk"]
+            count(state: main["state"], sizeBytes: main["sizeBytes"], bytesOnDisk: mainBytes.map { max($0, recorded ?? 0) } ?? recorded)
         }
         var done = 0, total = 0
         var images: [String: JSONValue] = [:]

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StateDB
+import Synchronization
 import Wire
 
 /// The player's durable side of the play log: `playerPlays` in the catalog. A play event is
@@ -13,27 +14,58 @@ struct PlayLogStore: Sendable {
 
     /// Applies backlog entries in order, in one transaction: each event's row written, or (the
     /// reporter has it) deleted.
+    ///
+    /// Progress saves of plays already in the table (every `playProgressSeconds`) commit with
+    /// synchronous=NORMAL, unless the last FULL commit here is `durableEvery` old: in WAL mode
+    /// such a commit survives a kill -9, which is what the saves are for, and a power cut loses
+    /// at most `durableEvery` of a play's end. It costs no fsync, so the kernel writes the log's
+    /// pages once per writeback instead of at every save (docs/benchmarks.md, "flash"). A batch
+    /// that opens, closes or forgets a play commits with FULL, which also syncs what was logged
+    /// before it.
     func apply(_ entries: [PlayBacklog.Entry]) async throws {
         let now = Date().databaseText
         let rows = entries.map { entry -> (PlayBacklog.Entry, String?) in
             guard case .save(let record, _) = entry.change else { return (entry, nil) }
             return (entry, String(decoding: JSONCoding.data(record.json), as: UTF8.self))
         }
-        try await catalog.write { db in
-            for (entry, body) in rows {
-                switch entry.change {
-                case .save(let record, let closing):
-                    try db.execute(
-                        sql: """
-                            INSERT INTO playerPlays (eventId, kind, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?)
-                            ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
-                            """, arguments: [record.eventId, record.kind.rawValue, closing ? "ready" : "open", body, now, now])
-                case .forget:
-                    try db.execute(sql: "DELETE FROM playerPlays WHERE eventId = ?", arguments: [entry.eventId])
-                }
+        let savesOnly = entries.allSatisfy { entry in
+            if case .save(_, false) = entry.change { return true }
+            return false
+        }
+        let ids = Array(Set(entries.map(\.eventId)))
+        try await catalog.writeWithoutTransaction { db in
+            var relaxed = savesOnly && Self.lastFull.withLock { $0.map { .now - $0 < Self.durableEvery } ?? false }
+            if relaxed {
+                let known = try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM playerPlays WHERE eventId IN (\(ids.map { _ in "?" }.joined(separator: ", ")))",
+                    arguments: StatementArguments(ids))
+                relaxed = known == ids.count
             }
+            if relaxed { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            defer { if relaxed { try? db.execute(sql: "PRAGMA synchronous = FULL") } }
+            try db.inTransaction(.immediate) {
+                for (entry, body) in rows {
+                    switch entry.change {
+                    case .save(let record, let closing):
+                        try db.execute(
+                            sql: """
+                                INSERT INTO playerPlays (eventId, kind, state, body, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?)
+                                ON CONFLICT(eventId) DO UPDATE SET state = excluded.state, body = excluded.body, updatedAt = excluded.updatedAt
+                                """, arguments: [record.eventId, record.kind.rawValue, closing ? "ready" : "open", body, now, now])
+                    case .forget:
+                        try db.execute(sql: "DELETE FROM playerPlays WHERE eventId = ?", arguments: [entry.eventId])
+                    }
+                }
+                return .commit
+            }
+            if !relaxed { Self.lastFull.withLock { $0 = .now } }
         }
     }
+
+    /// The longest a play's progress goes without a FULL commit (what a power cut may lose).
+    static let durableEvery = Duration.seconds(30)
+    /// When this process last committed play rows with synchronous=FULL.
+    private static let lastFull = Mutex<ContinuousClock.Instant?>(nil)
 
     /// Closes plays a previous run left open (it was killed): their last saved progress is the end.
     @discardableResult

@@ -98,7 +98,7 @@ final class SourceResolver: Sendable {
         case .notOfflined:
             if offlineMode { throw SourceError.illegalPlaybackRequest(productId) }
             if let local, var download {
-                // `bytesOnDisk` lags the file by up to a second: the `.part` itself says whether
+                // `bytesOnDisk` lags the file by up to 5 s: the `.part` itself says whether
                 // bytes are there (its size read on the blocking pool, like every file access here).
                 if let path = try? absolutePath(local.relativePath), let size = await MediaFiles.size(path + ".part") {
                     download.bytesOnDisk = max(download.bytesOnDisk, size)
