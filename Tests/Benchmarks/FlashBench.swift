@@ -212,6 +212,7 @@ struct FlashBench: AsyncParsableCommand {
             bind_to_address "\(dir)/mpd.sock"
             auto_update "no"
             zeroconf_enabled "no"
+            connection_timeout "3600"
             audio_output {
                 type "null"
                 name "null"

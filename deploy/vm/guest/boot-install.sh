@@ -20,7 +20,7 @@ record_preactivation() {
 
 # The config an admin writes: the origin in this VM, its credentials, ALSA's null device
 # paced to the wall clock (the VM has no sound card), and the downloader's metrics file in the
-# state dir, rewritten every 2 s (check 11). Every other key keeps its default. The stamp
+# state dir, rewritten every 2 s (check 11). Every other key keeps its default. The listing
 # taken after it is what check 11 compares the root file system with.
 configure() {
     local tmp
@@ -30,8 +30,17 @@ configure() {
         | .downloader = ((.downloader // {}) + {metricsFile: $metrics, metricsIntervalSeconds: 2})' \
         /etc/cassette/cassette.json >"$tmp" && cat "$tmp" >/etc/cassette/cassette.json
     rm -f "$tmp"
-    sleep 1.1
-    touch "$ROOT_STAMP"
+    root_listing >"$ROOT_BEFORE"
+}
+
+# Every path under /etc, /usr and /var/lib with its size, modification time and inode, but the
+# state dirs (the services' and the test origin's) and those the system's own jobs keep
+# (systemd, apt's and man-db's daily timers, DHCP leases, logrotate). Compared as listings, not
+# with `find -newer`: the image's files may carry times ahead of the VM's clock.
+root_listing() {
+    find /etc /usr /var/lib -xdev \( -path /var/lib/cassette -o -path "$ORIGIN_DATA" -o -path /var/lib/systemd -o -path /var/lib/apt \
+        -o -path /var/lib/dpkg -o -path /var/lib/man-db -o -path /var/lib/dhcp -o -path /var/lib/NetworkManager -o -path /var/lib/logrotate \) \
+        -prune -o -printf '%p %s %T@ %i\n' 2>/dev/null | sort
 }
 
 check_activation() {
@@ -159,11 +168,10 @@ check_journal_clean() {
 
 # Check 11: a read-only root works. Each unit runs with ProtectSystem=strict in effect (the
 # whole file system read-only to it but for its state, runtime and log dirs), the downloader
-# writes its metrics file in the state dir, and since the config was written (start, sync,
-# play, stop) nothing under /etc, /usr or /var/lib changed but the state dirs (the services'
-# and the test origin's) and those the system's own jobs keep (systemd, apt's and man-db's
-# daily timers, DHCP leases), and no file outside the state and runtime dirs that changed
-# belongs to the services' user or group.
+# writes its metrics file in the state dir, nothing under /etc, /usr or /var/lib outside the
+# state dirs changed since the config was written (start, sync, play, stop; see
+# root_listing), and no file on the root file system outside the state dir belongs to the
+# services' user (what they create anywhere would: /var/tmp, a private /tmp on the root).
 check_readonly_root() {
     local s value changed owned
     for s in "${SERVICES[@]}"; do
@@ -171,22 +179,19 @@ check_readonly_root() {
         [ "$value" = strict ] || why "cassette-$s.service runs with ProtectSystem=$value" || return 1
     done
     [ -s "$METRICS_FILE" ] || why "no metrics file at $METRICS_FILE" || return 1
-    [ "$METRICS_FILE" -nt "$ROOT_STAMP" ] || why "$METRICS_FILE was not written after the config" || return 1
     grep -q '^cassette_storage_bytes_written_total ' "$METRICS_FILE" || why "$METRICS_FILE has no cassette_storage_bytes_written_total" || return 1
-    changed=$(find /etc /usr /var/lib -xdev -newer "$ROOT_STAMP" \
-        \( -path /var/lib/cassette -o -path "$ORIGIN_DATA" -o -path /var/lib/systemd -o -path /var/lib/apt -o -path /var/lib/dpkg \
-        -o -path /var/lib/man-db -o -path /var/lib/dhcp -o -path /var/lib/NetworkManager -o -path /var/lib/logrotate \) -prune -o -print 2>/dev/null)
+    changed=$(diff "$ROOT_BEFORE" <(root_listing) | awk '/^[<>]/ { print $2 }' | sort -u)
     if [ -n "$changed" ]; then
         mapfile -t DETAIL_LINES < <(head -n 15 <<<"$changed")
         why "$(wc -l <<<"$changed") path(s) under /etc, /usr, /var/lib changed since the config was written"; return 1
     fi
     owned=$(find / -xdev \( -path /var/lib/cassette -o -path /run -o -path /proc -o -path /sys -o -path /dev -o -path /mnt \) -prune \
-        -o \( -user cassette -o -group cassette \) -newer "$ROOT_STAMP" -print 2>/dev/null)
+        -o -user cassette -print 2>/dev/null)
     if [ -n "$owned" ]; then
         mapfile -t DETAIL_LINES < <(head -n 15 <<<"$owned")
-        why "the services' user or group wrote outside the state and runtime dirs"; return 1
+        why "files of the user cassette outside the state and runtime dirs"; return 1
     fi
-    DETAIL="ProtectSystem=strict in effect for all three; $METRICS_FILE written ($(grep '^cassette_storage_bytes_written_total ' "$METRICS_FILE" | cut -d' ' -f2) bytes written); nothing else changed under /etc /usr /var/lib"
+    DETAIL="ProtectSystem=strict in effect for all three; $METRICS_FILE written ($(grep '^cassette_storage_bytes_written_total ' "$METRICS_FILE" | cut -d' ' -f2) bytes written by the downloader); nothing else changed under /etc /usr /var/lib, no file of cassette outside the state dir"
 }
 
 # kill -9 one service: systemd restarts it and only it.

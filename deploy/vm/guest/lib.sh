@@ -10,10 +10,10 @@ ORIGIN_PORT=8765
 ORIGIN=http://127.0.0.1:$ORIGIN_PORT
 ORIGIN_DATA=/var/lib/vmtest-origin
 STATION=st-9
-# Check 11: the downloader's metrics file (in the state dir) and the stamp the root file
-# system is compared with.
+# Check 11: the downloader's metrics file (in the state dir) and the listing of the root file
+# system it is compared with.
 METRICS_FILE=/var/lib/cassette/downloader.prom
-ROOT_STAMP=/run/vmtest-root-stamp
+ROOT_BEFORE=/run/vmtest-root-before
 
 say() { echo "vmtest[$(date +%T)]: $*"; }
 
