@@ -4,8 +4,8 @@ import Synchronization
 /// The download engine's one progress ticker: every running transfer's bytes go to the
 /// engine's listener (a product's `OfflineProgress`) every half second, and into the catalog
 /// (`files.bytesOnDisk`, docs/catalog.md) at its first report and then every
-/// `catalogIntervalNanos`. Each catalog write is a commit (a WAL frame and an fsync): at half a
-/// second for three transfers that was most of what the catalog wrote to flash during a slow
+/// `catalogIntervalNanos`. Each catalog write is a commit (a WAL frame and an fsync): twice a
+/// second for three transfers would be most of what the catalog writes to flash during a slow
 /// sync, for a figure the end of the transfer writes exactly anyway (verified, or interrupted
 /// with what its `.part` holds).
 ///
