@@ -21,6 +21,15 @@ enum DownloadPeers {
         return Run(seconds: Double(monotonicNanos() - begin) / 1e9, cpuSeconds: fetched.cpuSeconds + synced.cpuSeconds)
     }
 
+    /// The same, then `openssl dgst -sha256 FILE`: what receiving and verifying the bytes costs
+    /// with standard tools (the floor of a client that hashes what it receives), no fsync.
+    static func curlOneThenHash(url: String, to file: String, log: String, pin: CPUPin = .none) throws -> Run {
+        let begin = monotonicNanos()
+        let fetched = try timedRun("/usr/bin/curl", ["-sS", "--fail", "-o", file, url], log: log, pin: pin)
+        let hashed = try timedRun("/usr/bin/openssl", ["dgst", "-sha256", "-r", file], log: log, pin: pin)
+        return Run(seconds: Double(monotonicNanos() - begin) / 1e9, cpuSeconds: fetched.cpuSeconds + hashed.cpuSeconds)
+    }
+
     /// `curl --parallel --parallel-max 8 -K LIST`, the list naming every URL and its output.
     static func curlParallel(
         urls: [(url: String, name: String)], into folder: String, parallel: Int, log: String, pin: CPUPin = .none

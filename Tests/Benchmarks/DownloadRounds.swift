@@ -15,10 +15,11 @@ extension DownloadBench {
 
     typealias PeerRun = (server: Server, peer: String, body: () async throws -> Measured)
 
-    /// The large file: Cassette, `curl -o`, and `curl -o` then `sync FILE`.
+    /// The large file: Cassette, `curl -o`, `curl -o` then `sync FILE`, and `curl -o` then
+    /// `openssl dgst -sha256` (the CPU floor of a client that verifies what it receives).
     func runBig(_ variant: Variant, url: String, report: inout DownloadReport, log: String) async throws {
         let folder = variant.folder, pin = variant.pin, size = Int64(bigBytes)
-        let outputs = [variant.tag + "big-c", variant.tag + "big-curl.bin", variant.tag + "big-curlsync.bin"]
+        let outputs = [variant.tag + "big-c", variant.tag + "big-curl.bin", variant.tag + "big-curlsync.bin", variant.tag + "big-curlsha.bin"]
         for round in 0..<bigRounds {
             var runs: [PeerRun] = []
             for server in round % 2 == 1 ? variant.servers.reversed() : variant.servers {
@@ -47,6 +48,14 @@ extension DownloadBench {
                         {
                             let run = try DownloadPeers.curlOneThenFsync(url: server.base + url, to: folder + "/" + outputs[2], log: log, pin: pin)
                             try DownloadPeers.verify(folder: folder, names: [outputs[2]], size: size)
+                            return Measured(sample: .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds))
+                        }
+                    ),
+                    (
+                        server, "curl+sha256",
+                        {
+                            let run = try DownloadPeers.curlOneThenHash(url: server.base + url, to: folder + "/" + outputs[3], log: log, pin: pin)
+                            try DownloadPeers.verify(folder: folder, names: [outputs[3]], size: size)
                             return Measured(sample: .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds))
                         }
                     ),
