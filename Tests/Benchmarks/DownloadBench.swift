@@ -68,6 +68,12 @@ struct DownloadBench: AsyncParsableCommand {
         }
     }
 
+    @Flag(help: "Skip the runs with the peers pinned to one core (taskset -c 0; the servers on the other cores).")
+    var skipOneCore = false
+
+    @Flag(help: "Skip the runs on a journaled ext4 loop image made by the bench (needs root).")
+    var skipExt4 = false
+
     func run() async throws {
         try await inTempRoot(prefix: "cbd", keep: keepTemp) { root in
             try await measure(root: root)
@@ -90,177 +96,119 @@ struct DownloadBench: AsyncParsableCommand {
         let server = try OriginServer.start(binary: origin, data: data, portFile: root + "/origin.port", log: root + "/origin.log")
         let (originChild, port) = (server.child, server.port)
         let wanted = self.servers.split(separator: ",").map(String.init)
-        var servers = wanted.contains("origin") ? [Server(name: "origin", base: "http://127.0.0.1:\(port)", pids: [originChild.pid])] : []
+        var servers =
+            wanted.contains("origin") ? [Server(name: "origin", folder: "origin", base: "http://127.0.0.1:\(port)", pids: [originChild.pid])] : []
         if !wanted.contains("nginx") {
             // Not asked for.
         } else if FileManager.default.isExecutableFile(atPath: nginx) {
             // Its master's pid is the launched process's: the pid file may come after the port opens.
             let (base, master) = try DownloadServers.startNginx(nginx, folder: root + "/nginx", mediaRoot: data, originPort: port)
-            servers.append(Server(name: "nginx", base: base, pids: [master, originChild.pid]))
+            servers.append(Server(name: "nginx", folder: "nginx", base: base, pids: [master, originChild.pid]))
             progress("nginx: serving the media on \(base)")
         } else {
             progress("nginx: \(nginx) missing; only the reference origin is measured")
         }
-        guard !servers.isEmpty else { throw BenchError("no server to measure: \(nginx) is missing") }
+        guard let last = servers.last else { throw BenchError("no server to measure: \(nginx) is missing") }
         let hasAria = FileManager.default.isExecutableFile(atPath: aria2c)
+
+        // The plain runs on every server; the one-core and ext4 runs on the last (nginx when measured).
+        var variants = [Variant(servers: servers, folder: root, pin: .none, tag: "")]
+        var skipped: [String] = []
+        if !skipOneCore {
+            variants.append(Variant(servers: [last.renamed(last.name + ", 1 core")], folder: root, pin: .firstCore, tag: "p"))
+        }
+        var disk: LoopDisk?
+        defer { disk?.unmount() }
+        if !skipExt4 {
+            switch LoopDisk.make(in: root + "/x4", bytes: imageBytes(peers: hasAria ? 5 : 4), log: log) {
+            case .success(let made):
+                disk = made
+                variants.append(Variant(servers: [last.renamed(last.name + ", ext4+journal")], folder: made.mountPoint, pin: .none, tag: "x"))
+                progress("ext4: journaled loop image mounted on \(made.mountPoint)")
+            case .failure(let why):
+                skipped.append("ext4 with a journal (loop image): skipped, mounting is not possible here: \(why)")
+                progress(skipped.last!)
+            }
+        }
 
         var report = DownloadReport(
             parallel: parallel, bigBytes: bigBytes, files: files, fileBytes: fileBytes, aria2Skipped: !hasAria,
-            servers: servers.map(\.name))
+            servers: variants.flatMap { $0.servers.map(\.name) }, skipped: skipped)
+        var disks: [String: ScratchDisk] = [:]
+        for variant in variants { for server in variant.servers { disks[server.name] = ScratchDisk.describe(path: variant.folder) } }
+        report.disks = disks
         if !skipBig {
             let items = try manifest(base: servers[0].base, station: big, root: root)
             guard let item = items.first, items.count == 1 else { throw BenchError("station \(big) should hold one file") }
-            for round in 0..<bigRounds {
-                var runs: [(Server, String, () async throws -> DownloadReport.Sample)] = []
-                for server in round % 2 == 1 ? servers.reversed() : servers {
-                    let runner = DownloadCassette(
-                        binary: binDir + "/downloader", originURL: server.base, maxParallel: parallel,
-                        timeoutSeconds: timeout)
-                    var peers: [(Server, String, () async throws -> DownloadReport.Sample)] = [
-                        (
-                            server, "cassette",
-                            {
-                                let outcome = try await runner.syncStation(big, expectedFiles: 1, folder: root + "/c\(round)")
-                                try Self.verify(outcome.mediaFolder, count: 1, size: Int64(self.bigBytes))
-                                report.add(server.name, big: true, "cassette-answer", .init(seconds: outcome.answerSeconds))
-                                return .init(seconds: outcome.seconds, cpuSeconds: outcome.cpuSeconds)
-                            }
-                        ),
-                        (
-                            server, "curl",
-                            {
-                                let run = try DownloadPeers.curlOne(url: server.base + item.url, to: root + "/curl.bin", log: log)
-                                try DownloadPeers.verify(folder: root, names: ["curl.bin"], size: Int64(self.bigBytes))
-                                return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
-                            }
-                        ),
-                        (
-                            server, "curl+fsync",
-                            {
-                                let run = try DownloadPeers.curlOneThenFsync(url: server.base + item.url, to: root + "/curlsync.bin", log: log)
-                                try DownloadPeers.verify(folder: root, names: ["curlsync.bin"], size: Int64(self.bigBytes))
-                                return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
-                            }
-                        ),
-                    ]
-                    if round % 2 == 1 { peers.reverse() }
-                    runs += peers
-                }
-                for (server, peer, body) in runs {
-                    try settle(root: root)
-                    let serverBefore = server.cpuSeconds()
-                    var sample = try await body()
-                    sample.serverCPUSeconds = server.cpuSeconds() - serverBefore
-                    report.add(server.name, big: true, peer, sample)
-                    progress(String(format: "large file, round %d, %@: %@ %.3f s", round + 1, server.name, peer, sample.seconds))
-                }
+            for variant in variants {
+                try await pinningServers(variant, log: log) { try await runBig(variant, url: item.url, report: &report, log: log) }
             }
-            try settle(root: root)
         }
         if !skipStation {
             let items = try manifest(base: servers[0].base, station: many, root: root)
             guard items.count == files else { throw BenchError("station \(many) lists \(items.count) files, expected \(files)") }
-            let names = items.map { $0.id + ".bin" }
-            for round in 0..<stationRounds {
-                var runs: [(Server, String, () async throws -> DownloadReport.Sample)] = []
-                for server in round % 2 == 1 ? servers.reversed() : servers {
-                    let runner = DownloadCassette(
-                        binary: binDir + "/downloader", originURL: server.base, maxParallel: parallel,
-                        timeoutSeconds: timeout)
-                    let checked = items.map { (url: server.base + $0.url, name: $0.id + ".bin", sha256: $0.sha256) }
-                    let urls = checked.map { (url: $0.url, name: $0.name) }
-                    var peers: [(Server, String, () async throws -> DownloadReport.Sample)] = [
-                        (
-                            server, "cassette",
-                            {
-                                let outcome = try await runner.syncStation(many, expectedFiles: self.files, folder: root + "/c\(round)\(server.name)")
-                                try Self.verify(outcome.mediaFolder, count: self.files, size: Int64(self.fileBytes))
-                                report.add(server.name, big: false, "cassette-answer", .init(seconds: outcome.answerSeconds))
-                                return .init(seconds: outcome.seconds, cpuSeconds: outcome.cpuSeconds)
-                            }
-                        ),
-                        (
-                            server, "curl",
-                            {
-                                let folder = root + "/curl-\(round)\(server.name)"
-                                let run = try DownloadPeers.curlParallel(urls: urls, into: folder, parallel: self.parallel, log: log)
-                                try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
-                                return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
-                            }
-                        ),
-                        (
-                            server, "curl+verify",
-                            {
-                                let folder = root + "/curlv-\(round)\(server.name)"
-                                let run = try DownloadPeers.curlParallelThenVerify(urls: checked, into: folder, parallel: self.parallel, log: log)
-                                try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
-                                return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
-                            }
-                        ),
-                    ]
-                    if hasAria {
-                        peers.append(
-                            (
-                                server, "aria2c",
-                                {
-                                    let folder = root + "/aria-\(round)\(server.name)"
-                                    let run = try DownloadPeers.aria2c(self.aria2c, urls: urls, into: folder, parallel: self.parallel, log: log)
-                                    try DownloadPeers.verify(folder: folder, names: names, size: Int64(self.fileBytes))
-                                    return .init(seconds: run.seconds, cpuSeconds: run.cpuSeconds)
-                                }
-                            ))
-                    }
-                    if round % 2 == 1 { peers.reverse() }
-                    runs += peers
-                }
-                for (server, peer, body) in runs {
-                    try settle(root: root, removing: false)
-                    let serverBefore = server.cpuSeconds()
-                    var sample = try await body()
-                    sample.serverCPUSeconds = server.cpuSeconds() - serverBefore
-                    report.add(server.name, big: false, peer, sample)
-                    progress(String(format: "station, round %d, %@: %@ %.3f s", round + 1, server.name, peer, sample.seconds))
+            for variant in variants {
+                try await pinningServers(variant, log: log) {
+                    // aria2c (no goal of its own, and the slowest peer) in the plain runs only.
+                    try await runStation(variant, station: many, items: items, aria: hasAria && variant.tag.isEmpty, report: &report, log: log)
                 }
             }
-            try settle(root: root)
         }
-        print(
-            report.text(
-                machine: MachineFacts.collect(binDir: binDir), disk: ScratchDisk.describe(path: root),
-                loadAverage: Self.loadAverage()))
+        print(report.text(machine: MachineFacts.collect(binDir: binDir), loadAverage: Self.loadAverage()))
+    }
+
+    /// The ext4 image's size: every station round's outputs stay until the station part ends.
+    private func imageBytes(peers: Int) -> Int {
+        let station = stationRounds * peers * files * (fileBytes + 4096)
+        return max(station, 2 * bigBytes) * 5 / 4 + (512 << 20)
+    }
+
+    /// Runs `body` with the servers of a pinned variant on the cores its peers leave free, and
+    /// gives them every core back afterwards.
+    private func pinningServers(_ variant: Variant, log: String, _ body: () async throws -> Void) async throws {
+        guard variant.pin.cores != nil, let others = CPUPin.otherCores else { return try await body() }
+        let pids = variant.servers.flatMap(\.pids)
+        try CPUPin.move(pids, to: others, log: log)
+        do {
+            try await body()
+        } catch {
+            try? CPUPin.move(pids, to: CPUPin.allCores, log: log)
+            throw error
+        }
+        try CPUPin.move(pids, to: CPUPin.allCores, log: log)
     }
 
     /// One server the peers fetch from, and the processes whose CPU time counts as its own.
     struct Server {
+        /// The name its figures are reported under ("nginx", "nginx, 1 core").
         var name: String
+        /// A short name for the peers' output folders ("nginx").
+        var folder: String
         var base: String
         var pids: [pid_t]
         func cpuSeconds() -> Double { pids.reduce(0) { $0 + ProcessCPU.treeSeconds(pid: $1) } }
+        func renamed(_ name: String) -> Server {
+            var server = self
+            server.name = name
+            return server
+        }
     }
 
-    private static func loadAverage() -> String {
+    /// One set of rounds: the servers, the folder the peers write to (its file system), and the
+    /// cores the peers run on; `tag` keeps its outputs' names apart from the other sets'.
+    struct Variant {
+        var servers: [Server]
+        var folder: String
+        var pin: CPUPin
+        var tag: String
+    }
+
+    static func loadAverage() -> String {
         ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?").split(separator: " ").prefix(3).joined(separator: " ")
     }
 
-    /// Between two timed runs: remove the previous runs' output (unless `removing` is false) and
-    /// flush everything dirty (untimed), so no peer pays for another's writeback.
-    ///
-    /// The station part keeps its outputs until it ends: on ext4 without a journal, creating a
-    /// file soon after thousands were deleted makes the inode allocator skip the recently freed
-    /// ones one by one (`recently_deleted`), which cost whichever peer ran next a second of
-    /// kernel time per thousand files and measured the previous run's deletions, not the peer.
-    private func settle(root: String, removing: Bool = true) throws {
-        let manager = FileManager.default
-        for name in try manager.contentsOfDirectory(atPath: root) where removing {
-            if name.hasPrefix("c") && name.dropFirst().first?.isNumber == true || name.hasPrefix("curl") || name.hasPrefix("aria-") {
-                try? manager.removeItem(atPath: root + "/" + name)
-            }
-        }
-        sync()
-    }
-
     /// The station's manifest as a fresh device gets it: (id, relative URL, SHA-256) per item.
-    private func manifest(base: String, station: String, root: String) throws -> [(id: String, url: String, sha256: String)] {
+    func manifest(base: String, station: String, root: String) throws -> [(id: String, url: String, sha256: String)] {
         let out = root + "/manifest-\(station).json"
         _ = try DownloadPeers.timed(
             "/usr/bin/curl",
@@ -278,7 +226,7 @@ struct DownloadBench: AsyncParsableCommand {
         }
     }
 
-    private static func verify(_ folder: String, count: Int, size: Int64) throws {
+    static func verify(_ folder: String, count: Int, size: Int64) throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: folder)
         guard names.count == count else { throw BenchError("\(folder) holds \(names.count) files, expected \(count)") }
         try DownloadPeers.verify(folder: folder, names: names, size: size)

@@ -15,6 +15,8 @@ struct DownloadCassette {
     let originURL: String
     let maxParallel: Int
     let timeoutSeconds: Double
+    /// The cores the downloader runs on.
+    var pin: CPUPin = .none
 
     struct Outcome {
         var seconds: Double
@@ -33,9 +35,8 @@ struct DownloadCassette {
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         try #"{"logLevel":"warning","clientToken":"demo","clientSecret":"demo","downloader":{"maxParallel":\#(maxParallel)}}"#
             .write(toFile: config, atomically: true, encoding: .utf8)
-        let child = try ChildProcesses.shared.launch(
-            binary, ["--runtime-dir", runtime, "--state-dir", state, "--origin", originURL, "--config", config],
-            logFile: folder + "/downloader.log")
+        let command = pin.command(binary, ["--runtime-dir", runtime, "--state-dir", state, "--origin", originURL, "--config", config])
+        let child = try ChildProcesses.shared.launch(command.executable, command.arguments, logFile: folder + "/downloader.log")
         defer { ChildProcesses.shared.stop(child) }
         let client = try await connectWhenListening(runtime + "/downloader.sock", child: child, name: "downloader", seconds: 30)
         defer { Task { await client.close() } }

@@ -7,8 +7,13 @@ struct DownloadReport {
     var files: Int
     var fileBytes: Int
     var aria2Skipped: Bool
-    /// The servers measured, in the order they are reported ("origin", "nginx").
+    /// The servers measured, in the order they are reported ("origin", "nginx", and the
+    /// variants: "nginx, 1 core", "nginx, ext4+journal").
     var servers: [String]
+    /// Variants that could not run, each with its reason.
+    var skipped: [String] = []
+    /// The file system each server's peers wrote to.
+    var disks: [String: ScratchDisk] = [:]
 
     /// One timed run. `cpuSeconds`: the peer's processes; `serverCPUSeconds`: the server's.
     struct Sample {
@@ -32,18 +37,22 @@ struct DownloadReport {
         return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
     }
 
-    func text(machine: MachineFacts, disk: ScratchDisk, loadAverage: String) -> String {
+    func text(machine: MachineFacts, loadAverage: String) -> String {
         var lines = [
             "machine: nproc \(machine.nproc), \(machine.cpuModel), \(machine.memoryTotal) RAM, \(machine.os), kernel \(machine.kernel)",
             "build:   cassette binaries \(machine.cassetteBuild), cassette-bench \(machine.benchBuild)",
-            disk.line,
-            "load average at the end: \(loadAverage)", "",
         ]
-        let gib = Double(1 << 30)
+        var described: Set<String> = []
+        for server in servers {
+            guard let disk = disks[server], described.insert(disk.line).inserted else { continue }
+            lines.append(disk.line + " (\(servers.filter { disks[$0]?.line == disk.line }.joined(separator: "; ")))")
+        }
+        lines += skipped
+        lines += ["load average at the end: \(loadAverage)", ""]
         for server in servers {
             if let big = big[server], !big.isEmpty {
                 lines.append(
-                    "[\(server)] 1 file of \(bigBytes) B over loopback (\(big["cassette"]?.count ?? 0) rounds; goal: cassette ≥ 0.95 × curl's throughput)")
+                    "[\(server)] 1 file of \(bigBytes) B over loopback (\(big["cassette"]?.count ?? 0) rounds)")
                 lines += table(
                     big, bytes: Double(bigBytes),
                     peers: [
@@ -51,12 +60,13 @@ struct DownloadReport {
                         ("cassette-answer", "  of which: until stations.sync answered"),
                         ("curl", "curl -o"),
                         ("curl+fsync", "curl -o, then sync FILE (fsync)"),
+                        ("curl+sha256", "curl -o, then openssl dgst -sha256 FILE"),
                     ])
                 lines.append("")
             }
             if let station = station[server], !station.isEmpty {
                 lines.append(
-                    "[\(server)] station of \(files) × \(fileBytes) B over loopback, \(parallel) at once (\(station["cassette"]?.count ?? 0) rounds; goal: cassette no slower than curl --parallel)"
+                    "[\(server)] station of \(files) × \(fileBytes) B over loopback, \(parallel) at once (\(station["cassette"]?.count ?? 0) rounds)"
                 )
                 lines += table(
                     station, bytes: Double(files * fileBytes),
@@ -65,36 +75,23 @@ struct DownloadReport {
                         ("cassette-answer", "  of which: until stations.sync answered"),
                         ("curl", "curl --parallel --parallel-max \(parallel) -K list"),
                         ("curl+verify", "  then openssl sha256 of each file, checked, and sync -f"),
+                        ("curl+verify+fsync", "  the same with an fsync per file (sync FILE…) instead of sync -f"),
                         ("aria2c", aria2Skipped ? "aria2c: skipped (not installed)" : "aria2c -j\(parallel) -i list"),
                     ])
                 lines.append("")
             }
         }
-        // The goals, server beside server.
-        func ratio(_ runs: [String: [Sample]]?, _ a: String, _ b: String, _ value: (Sample) -> Double) -> Double? {
-            guard let x = Self.median((runs?[a] ?? []).map(value)), let y = Self.median((runs?[b] ?? []).map(value)), y > 0 else { return nil }
-            return x / y
-        }
-        func cell(_ value: Double?) -> String { value.map { String(format: "%.2f×", $0) } ?? "—" }
-        func cpu(_ runs: [String: [Sample]]?, _ peer: String, bytes: Double) -> String {
-            guard let seconds = Self.median((runs?[peer] ?? []).map(\.cpuSeconds)) else { return "—" }
-            return String(format: "%.2f", seconds / (bytes / gib))
-        }
-        var rows = [["goal (medians of alternating rounds)"] + servers + ["target"]]
-        rows.append(["station: cassette wall time / curl --parallel's"] + servers.map { cell(ratio(station[$0], "cassette", "curl", \.seconds)) } + ["≤ 1.00×"])
-        rows.append(
-            ["station: cassette / curl, openssl sha256, sync -f"] + servers.map { cell(ratio(station[$0], "cassette", "curl+verify", \.seconds)) } + [""])
-        rows.append(["1 GiB: cassette throughput / curl -o's"] + servers.map { cell(ratio(big[$0], "curl", "cassette", \.seconds)) } + ["≥ 0.95×"])
-        rows.append(["station: CPU s/GiB, cassette"] + servers.map { cpu(station[$0], "cassette", bytes: Double(files * fileBytes)) } + [""])
-        rows.append(["station: CPU s/GiB, curl --parallel"] + servers.map { cpu(station[$0], "curl", bytes: Double(files * fileBytes)) } + [""])
-        rows.append(["1 GiB: CPU s/GiB, cassette"] + servers.map { cpu(big[$0], "cassette", bytes: Double(bigBytes)) } + [""])
-        rows.append(["1 GiB: CPU s/GiB, curl -o"] + servers.map { cpu(big[$0], "curl", bytes: Double(bigBytes)) } + [""])
-        lines += Self.format(rows)
+        lines.append("goals (medians of alternating rounds):")
+        lines.append(GoalRow.table(goalRows()))
         lines.append("")
         lines.append(
             """
             notes: median wall time per peer; the peers run alternately within each round (order reversed every other round).
-                   ratio = cassette's throughput / the peer's (above 1: cassette faster).
+                   ratio (tables per server) = the peer's median time / cassette's (above 1: cassette faster); in the goals, the
+                   ratio is cassette's figure / the peer's.
+                   "1 core": every peer's processes pinned to the first core (taskset -c 0: a one-core device), the servers
+                   on the other cores. "ext4+journal": the peers write to an ext4 with a journal on a loop image the bench
+                   made (truncate, mkfs.ext4 -O has_journal, mount -o loop), as a device's data partition has one.
                    cassette: the release `downloader` on a fresh state folder, timed from sending stations.sync on its socket to
                    the StationDownloadComplete event; it includes the sync request, SHA-256 of every byte (hashed as it
                    arrives; past 4 MiB on a thread of its own), the bytes written with O_DIRECT (a file of at most 1 MiB
@@ -119,6 +116,69 @@ struct DownloadReport {
                    file system this was, and TMPDIR chooses it). Everything is on that disk, over 127.0.0.1.
             """)
         return lines.joined(separator: "\n")
+    }
+
+    /// The goals, per server and variant: Cassette's figure, the peer's, their ratio, the goal.
+    func goalRows() -> [GoalRow] {
+        let gib = Double(1 << 30)
+        func median(_ runs: [String: [Sample]]?, _ peer: String, _ value: (Sample) -> Double) -> Double? {
+            Self.median((runs?[peer] ?? []).map(value))
+        }
+        let stationGiB = Double(files * fileBytes) / gib
+        let bigGiB = Double(bigBytes) / gib
+        let stationName = "station \(files) × \(fileBytes / 1024) KiB"
+        var rows: [GoalRow] = []
+        for server in servers {
+            let st = station[server], bg = big[server]
+            if st != nil {
+                rows.append(
+                    GoalRow(
+                        "[\(server)] \(stationName): wall s / curl --parallel \(parallel), openssl sha256 checked, sync -f",
+                        cassette: median(st, "cassette", \.seconds), peer: median(st, "curl+verify", \.seconds), unit: " s", goal: 0.70,
+                        .atMost, digits: 3))
+                rows.append(
+                    GoalRow(
+                        "[\(server)] \(stationName): CPU s/GiB / the same peer's",
+                        cassette: median(st, "cassette", \.cpuSeconds).map { $0 / stationGiB },
+                        peer: median(st, "curl+verify", \.cpuSeconds).map { $0 / stationGiB }, unit: "", goal: 1.0, .atMost, digits: 2))
+                var alone = GoalRow(
+                    "[\(server)] \(stationName): wall s / curl --parallel \(parallel) alone (no check, no sync)",
+                    cassette: median(st, "cassette", \.seconds), peer: median(st, "curl", \.seconds), unit: " s", goal: 1, .atMost, digits: 3)
+                alone.goal = nil
+                rows.append(alone)
+                let perFile: [(value: (Sample) -> Double, what: String, digits: Int, unit: String)] = [
+                    ({ $0.seconds }, "wall s", 3, " s"), ({ $0.cpuSeconds / stationGiB }, "CPU s/GiB", 2, ""),
+                ]
+                for (value, what, digits, unit) in perFile {
+                    var floor = GoalRow(
+                        "[\(server)] \(stationName): \(what) / the same peer with an fsync per file, as cassette",
+                        cassette: median(st, "cassette", value), peer: median(st, "curl+verify+fsync", value),
+                        unit: unit, goal: 1, .atMost, digits: digits)
+                    floor.goal = nil
+                    rows.append(floor)
+                }
+            }
+            if bg != nil {
+                let rate = { (seconds: Double) in Double(self.bigBytes) / seconds / 1e6 }
+                rows.append(
+                    GoalRow(
+                        "[\(server)] 1 file of \(bigBytes >> 20) MiB: throughput MB/s / curl -o's",
+                        cassette: median(bg, "cassette", \.seconds).map(rate), peer: median(bg, "curl", \.seconds).map(rate), unit: "",
+                        goal: 1.0, .atLeast, digits: 0))
+                rows.append(
+                    GoalRow(
+                        "[\(server)] 1 file of \(bigBytes >> 20) MiB: CPU s/GiB / curl -o's",
+                        cassette: median(bg, "cassette", \.cpuSeconds).map { $0 / bigGiB },
+                        peer: median(bg, "curl", \.cpuSeconds).map { $0 / bigGiB }, unit: "", goal: 1.1, .atMost, digits: 2))
+                var floor = GoalRow(
+                    "[\(server)] 1 file of \(bigBytes >> 20) MiB: CPU s/GiB / curl -o, then openssl sha256 (floor: receive and hash)",
+                    cassette: median(bg, "cassette", \.cpuSeconds).map { $0 / bigGiB },
+                    peer: median(bg, "curl+sha256", \.cpuSeconds).map { $0 / bigGiB }, unit: "", goal: 1, .atMost, digits: 2)
+                floor.goal = nil
+                rows.append(floor)
+            }
+        }
+        return rows
     }
 
     private func table(_ runs: [String: [Sample]], bytes: Double, peers: [(String, String)]) -> [String] {

@@ -12,7 +12,8 @@ import Wire
 ///    in 2 s segments, AES-128 encrypted) from the reference origin — default variant, from
 ///    `offline.add` to `OfflineDone`, every file size-checked, fsynced and committed — beside
 ///    `ffmpeg -i master.m3u8 -c copy` of the same variant and `curl --parallel` of that
-///    variant's segment list (neither fsyncs; ffmpeg also decrypts and remuxes).
+///    variant's segment list, alone and then `sync -f` (the goal's peer: the segments durable,
+///    unchecked); ffmpeg also decrypts and remuxes, and does not fsync.
 /// 2. **Serve**: the player's local media server against nginx serving the very same bytes
 ///    (the server's rewritten playlists, the segments and the key, copied to nginx's root under
 ///    the same paths): time to the first byte of the master playlist (`curl`'s
@@ -88,49 +89,80 @@ struct HLSBench: AsyncParsableCommand {
         progress("vid-1: \(segments.count) segments of the default variant, \(segmentBytes) bytes")
         let license = try licenseHeaders(origin: origin, log: log)
 
-        var cassette: [Double] = [], answered: [Double] = [], ffmpeg: [Double] = [], curl: [Double] = []
+        var cassette: [Double] = [], answered: [Double] = [], ffmpeg: [Double] = [], curl: [Double] = [], curlSync: [Double] = []
         var lastState = ""
+        let urls = segments.map { (url: origin + "/media/vid-1/v0/" + $0, name: $0) }
         for round in 1...rounds {
             let folder = "\(root)/c\(round)"
-            // Dirty data of the previous run is flushed (untimed) before each one, as in `download`.
-            _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
-            let timing = try await offline(origin: origin, folder: folder)
-            cassette.append(timing.done)
-            answered.append(timing.answered)
-            lastState = folder + "/state"
-            let copy = "\(root)/f\(round).ts"
-            _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
-            ffmpeg.append(
-                try DownloadPeers.timed(
-                    "/usr/bin/ffmpeg",
-                    [
-                        "-nostdin", "-v", "error", "-headers", license,
-                        "-i", origin + "/media/vid-1/master.m3u8",
-                        "-map", "0:p:1:v:0", "-map", "0:p:1:a:1", "-c", "copy",
-                        "-f", "mpegts", copy,
-                    ], log: log))
-            try? FileManager.default.removeItem(atPath: copy)
-            _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
-            let urls = segments.map { (url: origin + "/media/vid-1/v0/" + $0, name: $0) }
-            curl.append(try DownloadPeers.curlParallel(urls: urls, into: "\(root)/k\(round)", parallel: parallel, log: log).seconds)
-            try? FileManager.default.removeItem(atPath: "\(root)/k\(round)")
+            var runs: [() async throws -> Void] = [
+                {
+                    let timing = try await offline(origin: origin, folder: folder)
+                    cassette.append(timing.done)
+                    answered.append(timing.answered)
+                    lastState = folder + "/state"
+                },
+                {
+                    let copy = "\(root)/f\(round).ts"
+                    ffmpeg.append(
+                        try DownloadPeers.timed(
+                            "/usr/bin/ffmpeg",
+                            [
+                                "-nostdin", "-v", "error", "-headers", license,
+                                "-i", origin + "/media/vid-1/master.m3u8",
+                                "-map", "0:p:1:v:0", "-map", "0:p:1:a:1", "-c", "copy",
+                                "-f", "mpegts", copy,
+                            ], log: log))
+                    try? FileManager.default.removeItem(atPath: copy)
+                },
+                {
+                    curl.append(try DownloadPeers.curlParallel(urls: urls, into: "\(root)/k\(round)", parallel: parallel, log: log).seconds)
+                    try? FileManager.default.removeItem(atPath: "\(root)/k\(round)")
+                },
+                {
+                    curlSync.append(try DownloadPeers.curlParallelThenSync(urls: urls, into: "\(root)/s\(round)", parallel: parallel, log: log).seconds)
+                    try? FileManager.default.removeItem(atPath: "\(root)/s\(round)")
+                },
+            ]
+            // The peers take turns, in the opposite order every other round.
+            if round % 2 == 0 { runs.reverse() }
+            for run in runs {
+                // Dirty data of the previous run is flushed (untimed) before each one, as in `download`.
+                _ = try DownloadPeers.timed("/usr/bin/sync", [], log: log)
+                try await run()
+            }
             progress(
                 String(
-                    format: "round %d: cassette %.2f s, ffmpeg -c copy %.2f s, curl --parallel %.2f s",
-                    round, cassette.last!, ffmpeg.last!, curl.last!))
+                    format: "round %d: cassette %.3f s, ffmpeg -c copy %.3f s, curl --parallel %.3f s, then sync -f %.3f s",
+                    round, cassette.last!, ffmpeg.last!, curl.last!, curlSync.last!))
             if round < rounds { try? FileManager.default.removeItem(atPath: folder) }
         }
-        let median = { (values: [Double]) in values.sorted()[values.count / 2] }
+        let median = { (values: [Double]) in DownloadReport.median(values)! }
         var lines = [
             "HLS offline of vid-1 (\(segments.count) segments of the default variant, \(segmentBytes) bytes; median of \(rounds)):",
             String(
-                format: "  cassette offline.add → OfflineDone  %7.2f s  (also 3 playlists, subtitles, 2 images; sizes from the GETs; fsync + commit)",
+                format: "  cassette offline.add → OfflineDone  %7.3f s  (also 3 playlists, subtitles, 2 images; sizes from the GETs; fsync + commit)",
                 median(cassette)),
-            String(format: "    of which offline.add's answer     %7.2f s  (playbackinfo, license and key, playlists)", median(answered)),
-            String(format: "  ffmpeg -i master.m3u8 -c copy       %7.2f s  (decrypts and remuxes; no fsync)", median(ffmpeg)),
-            String(format: "  curl --parallel-max %-2d segment list %7.2f s  (no fsync, no check)", parallel, median(curl)),
-            String(format: "  ratio cassette / curl %.2f×, cassette / ffmpeg %.2f×", median(cassette) / median(curl), median(cassette) / median(ffmpeg)),
+            String(format: "    of which offline.add's answer     %7.3f s  (playbackinfo, license and key, playlists)", median(answered)),
+            String(format: "  ffmpeg -i master.m3u8 -c copy       %7.3f s  (decrypts and remuxes; no fsync)", median(ffmpeg)),
+            String(format: "  curl --parallel-max %-2d segment list %7.3f s  (no fsync, no check)", parallel, median(curl)),
+            String(format: "    then sync -f                      %7.3f s  (curl's launch to sync's exit)", median(curlSync)),
+            "goals (medians of rounds in which the peers take turns):",
         ]
+        var alone = GoalRow(
+            "HLS vid-1, \(segments.count) segments: offline.add → OfflineDone / curl --parallel \(parallel) of the segments alone",
+            cassette: median(cassette), peer: median(curl), unit: " s", goal: 1, .atMost, digits: 3)
+        alone.goal = nil
+        var remux = GoalRow(
+            "HLS vid-1: offline.add → OfflineDone / ffmpeg -c copy of the variant", cassette: median(cassette), peer: median(ffmpeg),
+            unit: " s", goal: 1, .atMost, digits: 3)
+        remux.goal = nil
+        let rows = [
+            GoalRow(
+                "HLS vid-1, \(segments.count) segments: offline.add → OfflineDone / curl --parallel \(parallel) of the segments, then sync -f",
+                cassette: median(cassette), peer: median(curlSync), unit: " s", goal: 1.0, .atMost, digits: 3),
+            alone, remux,
+        ]
+        lines.append(GoalRow.table(rows))
         if FileManager.default.isExecutableFile(atPath: nginx) {
             lines += try await serve(state: lastState, root: root)
         } else {
