@@ -25,3 +25,27 @@ struct DeliveryAttempt: Sendable, Equatable {
         return .object(fields)
     }
 }
+
+extension DeliveryAttempt {
+    /// The error of an attempt whose answer named none of the records sent.
+    static let unusableAnswer: JSONValue = [
+        "name": "BadOriginResponse",
+        "message": "the origin's answer named none of the records sent as accepted or rejected; they stay pending",
+    ]
+
+    /// An attempt's error as `playlog.status` and `DeliveryFailed` show it: `{name, message}`,
+    /// with the HTTP status, sub-status and transport error when the origin client knows them.
+    static func describe(_ error: Error) -> JSONValue {
+        if let origin = error as? OriginError {
+            var fields: [String: JSONValue] = ["name": .string(origin.name), "message": .string(origin.message)]
+            if let status = origin.status { fields["status"] = .int(status) }
+            if let subStatus = origin.subStatus { fields["subStatus"] = .int(subStatus) }
+            if let transport = origin.transportError { fields["transportError"] = .string(transport) }
+            return .object(fields)
+        }
+        if let rpc = error as? RPCErrorConvertible {
+            return ["name": .string(rpc.rpcError.name), "message": .string(rpc.rpcError.message)]
+        }
+        return ["name": "DeliveryError", "message": .string("\(error)")]
+    }
+}

@@ -1,43 +1,45 @@
-/// `playlog.flush`: an attempt now, answered within a bound whatever the origin does.
-extension DeliveryEngine {
-    /// What `playlog.flush` learnt within its bound.
-    enum FlushOutcome: Sendable, Equatable {
-        /// An attempt ended (nil: nothing was pending, or delivery has stopped).
-        case ended(DeliveryAttempt?)
-        /// The attempt was still at the origin when the bound ran out; it goes on in the
-        /// background and its end is published (`Delivered`, `DeliveryFailed`).
-        case stillDelivering
+/// What `playlog.flush` learnt within its bound.
+enum FlushOutcome: Sendable, Equatable {
+    /// An attempt ended (nil: nothing was pending, or delivery has stopped).
+    case ended(DeliveryAttempt?)
+    /// The attempt was still at the origin when the bound ran out; it goes on in the
+    /// background and its end is published (`Delivered`, `DeliveryFailed`).
+    case stillDelivering
+}
+
+/// The `playlog.flush` calls waiting for a delivery attempt to end, by id, and whether the loop
+/// has stopped taking work (a flush then answers at once instead of waiting for an attempt that
+/// never comes).
+struct FlushWaiters {
+    private var waiting: [Int: CheckedContinuation<FlushOutcome, Never>] = [:]
+    private var nextID = 0
+    private(set) var stopped = false
+
+    /// An id for the next waiter, known before it waits so its timer can name it.
+    mutating func reserve() -> Int {
+        defer { nextID += 1 }
+        return nextID
     }
 
-    /// Rings for an attempt now and returns once one has ended, or after `seconds` while it
-    /// still runs (an origin that never answers holds a request for its whole timeout).
-    func flush(within seconds: Double) async -> FlushOutcome {
-        guard !stopped else { return .ended(nil) }
-        let id = nextFlushWaiter
-        nextFlushWaiter += 1
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
-            await self?.answerFlush(id, .stillDelivering)
-        }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            flushWaiters[id] = continuation
-            bell.ring(.flush)
-        }
+    mutating func wait(_ id: Int, _ continuation: CheckedContinuation<FlushOutcome, Never>) {
+        waiting[id] = continuation
     }
 
-    func park() {
-        stopped = true
-        answerFlushes(nil)
+    /// Answers one waiter (its bound ran out); nothing when it was answered already.
+    mutating func answer(_ id: Int, _ outcome: FlushOutcome) {
+        waiting.removeValue(forKey: id)?.resume(returning: outcome)
     }
 
-    func answerFlushes(_ attempt: DeliveryAttempt?) {
-        let waiters = flushWaiters
-        flushWaiters = [:]
+    /// Answers every waiter: an attempt ended (`attempt`), or there was nothing to attempt (nil).
+    mutating func answerAll(_ attempt: DeliveryAttempt?) {
+        let waiters = waiting
+        waiting = [:]
         for waiter in waiters.values { waiter.resume(returning: .ended(attempt)) }
     }
 
-    private func answerFlush(_ id: Int, _ outcome: FlushOutcome) {
-        flushWaiters.removeValue(forKey: id)?.resume(returning: outcome)
+    /// The loop takes no more work: every waiter is answered, and later flushes at once.
+    mutating func stop() {
+        stopped = true
+        answerAll(nil)
     }
 }
