@@ -17,7 +17,7 @@ DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev
 # with `deps`. Kept out of `deps`: the mpd package's scripts may start a system mpd.
 BENCH_PACKAGES := mpd aria2
 
-.PHONY: all deps bench-deps install-packages build build-tests test format lint demo bench release install deb deb-test vm-test clean
+.PHONY: all deps bench-deps install-packages build build-tests test stress format lint demo bench release install deb deb-test vm-test clean
 
 all: build
 
@@ -48,6 +48,12 @@ build-tests: deps
 # the real binaries (self-bound and under systemd-socket-activate) in temporary folders.
 test: lint build-tests
 	$(SWIFT) test --skip-build
+
+# The stress tests alone, with the whole test process (and so every service it starts) pinned to
+# one core, as on a small device. Each prints its figures on lines starting with `STRESS`.
+STRESS_TESTS := StressTests|StalledTransferTests
+stress: build-tests
+	taskset -c 0 $(SWIFT) test --skip-build --filter '$(STRESS_TESTS)'
 
 # The code's layout is swift-format's (part of the toolchain), configured in .swift-format:
 # `make format` rewrites the sources, and `make test` starts by refusing unformatted code.

@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import Synchronization
 import Wire
 
 /// Everything a request may touch: the catalog, the clock, the fault queues and the stores.
@@ -18,11 +19,11 @@ final class Origin: Sendable {
     /// Products redelivered through `/_control/redeliver`: product id → the track whose file now
     /// carries it. The product keeps its id and metadata, but its manifest (and so its
     /// `manifestHash`) changes, as when a label redelivers a master (TIDAL re-validation).
-    let redeliveries = Locked<[String: String]>([:])
+    let redeliveries = Mutex<[String: String]>([:])
     /// The content catalog (`/v1/catalog/…`), changed through `/_control/catalog/items`.
-    let contentFeed: Locked<ContentFeed>
+    let contentFeed: Mutex<ContentFeed>
     /// Where each streaming station's next `play` answer starts in its lineup.
-    let stationCursors = Locked<[String: Int]>([:])
+    let stationCursors = Mutex<[String: Int]>([:])
     /// Who holds the streaming privilege.
     let streaming: StreamingSessions
     /// `token:secret` as the client must send it in `Authorization: Basic …`.
@@ -34,7 +35,7 @@ final class Origin: Sendable {
         heartbeatSeconds: Int = OriginLimits.defaultHeartbeatSeconds
     ) throws {
         index = CatalogIndex(catalog)
-        contentFeed = Locked(ContentFeed.demo(index))
+        contentFeed = Mutex(ContentFeed.demo(index))
         streaming = StreamingSessions(heartbeatSeconds: heartbeatSeconds)
         self.dataDirectory = dataDirectory
         plays = try PlayLogStore(directory: dataDirectory, fileName: "plays.jsonl", idKey: "eventId", listKey: "events")

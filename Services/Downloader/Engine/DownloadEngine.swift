@@ -16,7 +16,6 @@ import StateDB
 actor DownloadEngine {
     private let store: MediaFolder
     private let transfer: FileTransfer
-    private let committer: DurableCommitter
     private let queue: DownloadQueueStore
     private let gate: PolicyGate
     private let listener: any TransferListener
@@ -52,21 +51,14 @@ actor DownloadEngine {
     /// What running files of unknown size turned out to hold beyond their admission since the
     /// last round (`sizeLearned`).
     private var unreservedBytes: Int64 = 0
-    private var filling = false
-    /// Callers of `refill` that came during a fill, resumed once it ends.
-    private var roundWaiters: [CheckedContinuation<Void, Never>] = []
-    private var roundRequested = false
-    private var roundScheduled = false
+    /// Whether a fill runs, and who waits for its next round.
+    private var rounds = FillRounds()
     /// The one progress ticker of all running transfers.
     private let ticker: ProgressTicker
-    private var tickerRunning = false
-    /// Which transfers give up their slot, judged every second while transfers run.
-    private var watch: SlotWatch
-    private var watchRunning = false
-    /// Transfers the watch stopped, and why: their cancellation is a stall, not a pause.
-    private var preempted: [Int64: (attempt: Int, verdict: SlotWatch.Verdict)] = [:]
-    /// Files that gave up their slot, with how many times in a row: they start behind the others.
-    private var stalls: [Int64: Int] = [:]
+    /// Transfers, checks and commits one file, and records how it ended.
+    private let fileRun: FileRun
+    /// The slot watch, the transfers it stopped and the files that gave up their slot.
+    private var preemptions: Preemptions
     /// How many files the last round left waiting for a slot, less those started since.
     private var waitingSeen = 0
 
@@ -76,15 +68,17 @@ actor DownloadEngine {
     ) {
         self.store = store
         self.transfer = transfer
-        self.committer = DurableCommitter(store: store, catalog: catalog)
         self.queue = DownloadQueueStore(catalog: catalog)
         self.gate = gate
         self.listener = listener
         self.ticker = ProgressTicker(queue: queue, listener: listener)
+        self.fileRun = FileRun(
+            store: store, transfer: transfer, committer: DurableCommitter(store: store, catalog: catalog), queue: queue,
+            listener: listener, ticker: ticker, maxAttempts: settings.maxAttempts, logger: logger)
         self.logger = logger
         self.maxParallel = maxParallel
         self.maxAttempts = settings.maxAttempts
-        self.watch = SlotWatch(limits: SlotWatch.Limits(stallSeconds: settings.stallTimeoutSeconds))
+        self.preemptions = Preemptions(limits: SlotWatch.Limits(stallSeconds: settings.stallTimeoutSeconds))
     }
 
     var activeFileIds: [Int64] { Array(active.keys) }
@@ -133,30 +127,21 @@ actor DownloadEngine {
     private func refill() async {
         startReady()
         guard transferring < maxParallel || ready.count < readyLow else { return }
-        roundRequested = true
-        guard !filling else {
+        guard rounds.begin() else {
             // The running fill goes round again for this call; it returns once that round ended.
-            await withCheckedContinuation { roundWaiters.append($0) }
+            await withCheckedContinuation { rounds.join($0) }
             return
         }
-        filling = true
-        while roundRequested, !stopped {
-            roundRequested = false
-            await round()
-        }
-        filling = false
-        let waiters = roundWaiters
-        roundWaiters = []
-        waiters.forEach { $0.resume() }
+        while !stopped, rounds.takeRequest() { await round() }
+        rounds.end()
     }
 
     /// A refill once the actor is free: the files of one commit batch end together, and one
     /// queue query then refills all their slots.
     private func refillSoon() {
-        guard !roundScheduled else { return }
-        roundScheduled = true
+        guard rounds.schedule() else { return }
         Task {
-            roundScheduled = false
+            rounds.scheduledRan()
             await refill()
         }
     }
@@ -177,7 +162,7 @@ actor DownloadEngine {
         let held = Set(ready.map(\.fileId))
         var waiting = jobs.filter { active[$0.fileId] == nil && !held.contains($0.fileId) && !endedSinceQueueRead.contains($0.fileId) }
         // Files that gave up their slot start behind those that did not.
-        if !stalls.isEmpty { waiting = waiting.filter { stalls[$0.fileId] == nil } + waiting.filter { stalls[$0.fileId] != nil } }
+        waiting = preemptions.stalledLast(waiting)
         // This round weighs the running files at the sizes learned so far.
         unreservedBytes = 0
         let runnable = await gate.admit(
@@ -215,7 +200,7 @@ actor DownloadEngine {
 
     /// A transfer's body arrived whole: its slot goes to the next file while its last bytes
     /// reach the disk and it is checked and committed.
-    private func bodyArrived(_ fileId: Int64, attempt: Int, learned: Int64? = nil) {
+    func bodyArrived(_ fileId: Int64, attempt: Int, learned: Int64? = nil) {
         guard attemptOf[fileId] == attempt, !committing.contains(fileId) else { return }
         if let learned { sizeLearned(fileId, learned) }
         committing.insert(fileId)
@@ -226,7 +211,7 @@ actor DownloadEngine {
     /// A running file of unknown size whose `GET` told its size: admission reserves that from
     /// now on. Once running files together hold more than they were admitted for than the room
     /// the last round left, what was admitted ahead is weighed again.
-    private func sizeLearned(_ fileId: Int64, _ size: Int64) {
+    func sizeLearned(_ fileId: Int64, _ size: Int64) {
         guard let index = activeJobs.firstIndex(where: { $0.fileId == fileId }), activeJobs[index].sizeBytes != size else { return }
         let excess = size - activeJobs[index].sizeBytes
         activeJobs[index].sizeBytes = size
@@ -256,7 +241,7 @@ actor DownloadEngine {
         await dropUnwanted()
         for file in files {
             await cancelAndWait(fileId: file.id)
-            stalls[file.id] = nil
+            preemptions.clear(file.id)
             await store.delete(file.path)
         }
     }
@@ -284,9 +269,8 @@ actor DownloadEngine {
         let (owners, probe) = await listener.starting(job, mayHaveChanged: epoch != readyEpoch)
         let follow = ProgressTicker.Follow(job: job, probing: probe, owners: owners)
         ticker.add(follow)
-        startTickerIfNeeded()
         startWatchIfNeeded()
-        let (ended, outcome) = await run(job, follow: follow, attempt: attempt)
+        let (ended, outcome) = await fileRun.run(job, follow: follow, attempt: attempt, on: self)
         if let outcome {
             if Task.isCancelled {
                 // The listener writes the catalog, whose writes refuse to start in a cancelled task.
@@ -298,7 +282,7 @@ actor DownloadEngine {
         }
         active[job.fileId] = nil
         attemptOf[job.fileId] = nil
-        if preempted[job.fileId]?.attempt == attempt { preempted[job.fileId] = nil }
+        preemptions.release(job.fileId, attempt: attempt)
         // A body that arrived and then failed its checks frees what `bodyArrived` marked.
         committing.remove(job.fileId)
         activeJobs.removeAll { $0.fileId == job.fileId }
@@ -308,111 +292,37 @@ actor DownloadEngine {
         if active.isEmpty, ready.isEmpty { await listener.drained() }
     }
 
-    /// Transfers and commits one file: the job as it ended (a file of unknown size keeps the
-    /// length its `GET` announced) and the outcome, nil when it could not be recorded.
-    private func run(_ job: FileJob, follow: ProgressTicker.Follow, attempt: Int) async -> (FileJob, FileOutcome?) {
-        do {
-            let result: TransferResult
-            do {
-                // A size learned is handed to `bodyArrived` too, which may run first.
-                let learned = NIOLockedValueBox<Int64?>(nil)
-                result = try await transfer.run(
-                    job, onBytes: { bytes in follow.note(bytes) },
-                    onReceived: {
-                        let size = learned.withLockedValue { $0 }
-                        Task { await self.bodyArrived(job.fileId, attempt: attempt, learned: size) }
-                    },
-                    onSizeLearned: { size in
-                        learned.withLockedValue { $0 = size }
-                        Task { await self.sizeLearned(job.fileId, size) }
-                    })
-            } catch {
-                transferEnded(follow, attempt: attempt)
-                throw error
-            }
-            transferEnded(follow, attempt: attempt)
-            ticker.remove(job.fileId)
-            switch result {
-            case .complete(let sizeBytes):
-                // Bytes came, maybe between two looks of the ticker: a probe's owners are downloading.
-                if follow.probing { _ = await listener.flowingAgain(job) }
-                committing.insert(job.fileId)
-                if job.sizeIsEstimate { sizeLearned(job.fileId, sizeBytes) }
-                startReady()
-                refillSoon()
-                var done = job
-                (done.sizeBytes, done.sizeIsEstimate) = (sizeBytes, false)
-                let verified = try await committer.commit(done)
-                stalls[job.fileId] = nil
-                return (done, .verified(verified))
-            case .refused(let error, let reason):
-                stalls[job.fileId] = nil
-                return (job, await attemptFailed(job, error: error, reason: reason, byOrigin: true))
-            case .originFailing(let error, let reason):
-                await noteInterrupted(job)
-                return (job, .interrupted(.originFailing(error: error, reason: reason)))
-            }
-        } catch {
-            ticker.remove(job.fileId)
-            if let stop = preempted[job.fileId], stop.attempt == attempt, Task.isCancelled || error is CancellationError {
-                let times = (stalls[job.fileId] ?? 0) + 1
-                stalls[job.fileId] = times
-                // Recorded from a task of its own: this one was cancelled to stop the transfer.
-                await Task { await self.noteInterrupted(job) }.value
-                return (job, .interrupted(.stalled(times: times, reason: stop.verdict.reason)))
-            } else if Task.isCancelled || error is CancellationError {
-                await noteInterrupted(job)
-                return (job, .interrupted(.stopped))
-            } else if let shortage = error as? StorageShortage {
-                await noteInterrupted(job)
-                return (job, .interrupted(.noSpace(shortage)))
-            }
-            return (job, await attemptFailed(job, error: "StorageError", reason: "\(error)", byOrigin: false))
-        }
+    // MARK: What a running transfer tells
+
+    /// The transfer's body is complete (`FileRun`): its slot goes to the next file while it is
+    /// checked and committed; a file of unknown size reserves what it turned out to hold.
+    func bodyComplete(_ job: FileJob, sizeBytes: Int64) {
+        committing.insert(job.fileId)
+        if job.sizeIsEstimate { sizeLearned(job.fileId, sizeBytes) }
+        startReady()
+        refillSoon()
     }
 
-    /// Counts a failed attempt; products that fail for good with it stop their other transfers.
-    private func attemptFailed(_ job: FileJob, error: String, reason: String, byOrigin: Bool) async -> FileOutcome? {
-        do {
-            let failure = try await queue.recordFailedAttempt(
-                fileId: job.fileId, error: error, reason: reason,
-                maxAttempts: maxAttempts, now: Date())
-            if !failure.products.isEmpty { await dropUnwanted() }
-            return .failed(failure, byOrigin: byOrigin)
-        } catch {
-            logger.error("cannot record the failure of \(job.relative): \(error)")
-            return nil
-        }
+    /// What a transfer received counts for the slot watch's rates (`Preemptions`).
+    func transferEnded(_ follow: ProgressTicker.Follow, attempt: Int) {
+        preemptions.transferEnded(follow, attempt: attempt)
     }
 
-    /// A stopped transfer: the catalog learns how many bytes the `.part` keeps.
-    private func noteInterrupted(_ job: FileJob) async {
-        let onDisk = await store.partSize(job.relative)
-        _ = try? await queue.recordInterrupted(fileId: job.fileId, bytesOnDisk: onDisk)
+    /// The file's transfer ended without a stall: it no longer starts behind the others.
+    func clearStalls(_ fileId: Int64) {
+        preemptions.clear(fileId)
+    }
+
+    /// A cancelled transfer that the slot watch stopped: how many times in a row, and why.
+    func stalled(_ fileId: Int64, attempt: Int) -> (times: Int, reason: String)? {
+        preemptions.stalled(fileId, attempt: attempt)
     }
 
     // MARK: Progress and the slot watch
 
-    /// Runs the progress ticker while transfers run; it stops by itself once none does.
-    private func startTickerIfNeeded() {
-        guard !tickerRunning else { return }
-        tickerRunning = true
-        Task { [ticker] in await ticker.run(stopWhenIdle: { await self.tickerMayStop() }) }
-    }
-
-    /// Asked by the ticker when it follows nothing: true lets it end; decided on the actor,
-    /// where transfers are added.
-    private func tickerMayStop() -> Bool {
-        guard ticker.isIdle else { return false }
-        tickerRunning = false
-        return true
-    }
-
     /// Runs the slot watch while transfers run; it stops by itself once none does.
     private func startWatchIfNeeded() {
-        guard !watchRunning else { return }
-        watchRunning = true
-        watch.reset()
+        guard preemptions.begin() else { return }
         Task {
             repeat {
                 try? await Task.sleep(nanoseconds: 1_000_000_000)
@@ -423,35 +333,12 @@ actor DownloadEngine {
     /// One look of the slot watch: each transfer it names is cancelled (its end is a stall).
     /// False when nothing runs any more, which ends the watch.
     private func watchTick() -> Bool {
-        let follows = ticker.current
-        guard !follows.isEmpty, !stopped else {
-            watchRunning = false
-            return false
-        }
-        var running: [SlotWatch.Sample] = []
-        for (fileId, follow) in follows {
-            let seen = follow.seen
-            // Before its first note the transfer is still reading its `.part`: not yet on the network.
-            guard let attempt = attemptOf[fileId], seen.first != nil else { continue }
-            running.append(
-                SlotWatch.Sample(
-                    fileId: fileId, attempt: attempt, bytes: seen.bytes,
-                    holdsSlot: !committing.contains(fileId)))
-        }
-        for (fileId, verdict) in watch.tick(now: SlotWatch.clock(), running: running, waiting: max(ready.count, waitingSeen)) {
-            guard let attempt = attemptOf[fileId], preempted[fileId] == nil, let task = active[fileId] else { continue }
-            preempted[fileId] = (attempt, verdict)
-            task.cancel()
-        }
+        let waiting = max(ready.count, waitingSeen)
+        guard
+            let cancel = preemptions.look(
+                ticker.current, attemptOf: attemptOf, committing: committing, waiting: waiting, stopped: stopped)
+        else { return false }
+        for fileId in cancel { active[fileId]?.cancel() }
         return true
-    }
-
-    /// What a transfer received since the slot watch last looked counts for the others' rate.
-    private func transferEnded(_ follow: ProgressTicker.Follow, attempt: Int) {
-        let seen = follow.seen
-        guard let first = seen.first else { return }
-        watch.ended(
-            fileId: follow.job.fileId, attempt: attempt, bytes: seen.bytes, now: SlotWatch.clock(),
-            startedAt: Double(seen.firstAt) / 1e9, startBytes: first)
     }
 }

@@ -12,8 +12,8 @@ import Synchronization
 /// One task follows every transfer rather than one sleeping task per transfer: a station of
 /// many small files would otherwise create, arm and cancel a timer for each file, although
 /// hardly any of them runs long enough to tick. A transfer is first reported half a second
-/// after it started, then every half second while its bytes change. The ticker runs beside
-/// the engine's actor; a transfer whose origin failed before is told to the listener once its
+/// after it started, then every half second while its bytes change. The ticker's task runs
+/// beside the engine's actor while it follows transfers and ends once it follows none; a transfer whose origin failed before is told to the listener once its
 /// bytes move again (`flowingAgain`).
 final class ProgressTicker: Sendable {
     /// One running transfer, as the ticker sees it. The transfer thread notes its bytes here.
@@ -70,7 +70,8 @@ final class ProgressTicker: Sendable {
 
     private let queue: DownloadQueueStore
     private let listener: any TransferListener
-    private let following = Mutex<[Int64: Follow]>([:])
+    /// The transfers followed, by file, and whether the ticker's task runs.
+    private let following = Mutex<(transfers: [Int64: Follow], running: Bool)>(([:], false))
     static let intervalNanos: UInt64 = 500_000_000
     /// How often a running transfer's bytes are written to the catalog after the first time.
     static let catalogIntervalNanos: UInt64 = 5_000_000_000
@@ -82,19 +83,37 @@ final class ProgressTicker: Sendable {
         self.listener = listener
     }
 
-    func add(_ follow: Follow) { following.withLock { $0[follow.job.fileId] = follow } }
-    func remove(_ fileId: Int64) { following.withLock { _ = $0.removeValue(forKey: fileId) } }
-    var isIdle: Bool { following.withLock { $0.isEmpty } }
-    /// The transfers followed now, by file (what `SlotWatch` samples).
-    var current: [Int64: Follow] { following.withLock { $0 } }
+    /// Follows a transfer until `remove`; starts the ticker's task when it does not run.
+    func add(_ follow: Follow) {
+        let start = following.withLock { state -> Bool in
+            state.transfers[follow.job.fileId] = follow
+            defer { state.running = true }
+            return !state.running
+        }
+        if start { Task { await self.run() } }
+    }
 
-    /// Reports until `stopWhenIdle` (asked when nothing is followed) says to end.
-    func run(stopWhenIdle: @Sendable () async -> Bool) async {
+    func remove(_ fileId: Int64) { following.withLock { _ = $0.transfers.removeValue(forKey: fileId) } }
+    /// The transfers followed now, by file (what `SlotWatch` samples).
+    var current: [Int64: Follow] { following.withLock { $0.transfers } }
+
+    /// Ends the task when nothing is followed; decided under the lock `add` takes, so a
+    /// transfer added meanwhile either keeps this task or starts the next.
+    private func stopIfIdle() -> Bool {
+        following.withLock { state in
+            guard state.transfers.isEmpty else { return false }
+            state.running = false
+            return true
+        }
+    }
+
+    /// Reports until nothing is followed any more.
+    private func run() async {
         var reported: [Int64: Reported] = [:]
         while true {
             try? await Task.sleep(nanoseconds: Self.lookNanos)
-            let current = following.withLock { $0 }
-            if current.isEmpty, await stopWhenIdle() { return }
+            let current = self.current
+            if current.isEmpty, stopIfIdle() { return }
             reported = reported.filter { current[$0.key] === $0.value.follow }
             let now = DispatchTime.now().uptimeNanoseconds
             for (fileId, follow) in current.sorted(by: { $0.key < $1.key }) {

@@ -39,7 +39,6 @@ final class PolicyGate: Sendable {
     /// The disk side of admission: the budget, and eviction of heard station tracks.
     let storage: StorageAdmission
     var budget: StorageBudget { storage.budget }
-    private let store: MediaFolder
     private let events: DownloaderEvents
     private let logger: Logger
     private let offlineSwitch: OfflineSwitch
@@ -54,7 +53,6 @@ final class PolicyGate: Sendable {
     ) {
         idle = IdleItemStore(catalog: catalog)
         let files = FileStore(catalog: catalog)
-        self.store = store
         self.events = events
         self.logger = logger
         storage = StorageAdmission(
@@ -185,9 +183,7 @@ final class PolicyGate: Sendable {
     /// A transfer stopped by a full disk (ENOSPC): its owners wait with CacheLimit.
     private func stoppedForSpace(_ job: FileJob, _ shortage: StorageShortage) async {
         state.withLock { $0.spaceRetryAfter[job.fileId] = Date().addingTimeInterval(Self.spaceRetrySeconds) }
-        let onDisk = await store.partSize(job.relative)
-        let room = await budget.room(policy: policy, running: []).room
-        let reason = shortage.reason + ": " + room.shortage(need: room.need(size: job.sizeBytes, onDisk: onDisk))
+        let reason = await storage.stoppedReason(job, shortage, policy: policy)
         logger.warning("download of \(job.relative) stopped: \(reason)")
         await markIdle([job.fileId], .cacheLimit, reason)
     }

@@ -56,6 +56,14 @@ struct StorageAdmission: Sendable {
         return (admitted, refused, room.available)
     }
 
+    /// Why a transfer the disk stopped (ENOSPC) waits: the disk's words, then the room the
+    /// budget finds against what the file still needs beyond its `.part`.
+    func stoppedReason(_ job: FileJob, _ shortage: StorageShortage, policy: DownloadPolicy) async -> String {
+        let onDisk = await store.partSize(job.relative)
+        let room = await budget.room(policy: policy, running: []).room
+        return shortage.reason + ": " + room.shortage(need: room.need(size: job.sizeBytes, onDisk: onDisk))
+    }
+
     /// Evicts heard station tracks until `bytes` are freed; true when it freed that much.
     @discardableResult
     func evict(bytes: Int64, excluding: Set<Int64>) async -> Bool {

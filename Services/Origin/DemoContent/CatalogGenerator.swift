@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Builds the demo catalog in a directory with the ffmpeg CLI and records what it measured
 /// (durations, ReplayGain, sizes, SHA-256) in `catalog.json`.
@@ -49,29 +50,30 @@ struct CatalogGenerator {
         // Phase 2: measure tracks and albums from the encoded files, as a client would hear them.
         let directory = self.directory
         let path: @Sendable (TrackPlan) -> String = { directory.appendingPathComponent($0.file).path }
-        let trackMeasures = Locked<[String: (duration: Double, gain: Double, peak: Double)]>([:])
+        let trackMeasures = Mutex<[String: (duration: Double, gain: Double, peak: Double)]>([:])
         var albums: [String: [TrackPlan]] = [:]
         for plan in plans { albums[plan.album, default: []].append(plan) }
-        let albumMeasures = Locked<[String: (gain: Double, peak: Double)]>([:])
-        var measureJobs: [@Sendable () throws -> Void] = plans.map { plan in
-            {
+        let albumMeasures = Mutex<[String: (gain: Double, peak: Double)]>([:])
+        let albumList = Array(albums)
+        // Jobs 0..<plans.count measure a track each, the rest an album each.
+        try runParallel(count: plans.count + albumList.count) { index in
+            if index < plans.count {
+                let plan = plans[index]
                 let duration = try FFmpeg.duration(of: path(plan))
                 let measured = try FFmpeg.replayGain(of: [path(plan)])
                 trackMeasures.withLock { $0[plan.id] = (duration, measured.gain, measured.peak) }
-            }
-        }
-        for (album, members) in albums {
-            let paths = members.map(path)
-            measureJobs.append {
-                let measured = try FFmpeg.replayGain(of: paths)
+            } else {
+                let (album, members) = albumList[index - plans.count]
+                let measured = try FFmpeg.replayGain(of: members.map(path))
                 albumMeasures.withLock { $0[album] = measured }
             }
         }
-        try runParallel(measureJobs)
         log?("measured ReplayGain in \(elapsed(since: started))")
 
+        let trackResults = trackMeasures.withLock { $0 }
+        let albumResults = albumMeasures.withLock { $0 }
         let tracks = try plans.map { plan -> CatalogTrack in
-            guard let track = trackMeasures.current[plan.id], let album = albumMeasures.current[plan.album] else {
+            guard let track = trackResults[plan.id], let album = albumResults[plan.album] else {
                 throw OriginError(description: "no measurement for \(plan.id)")
             }
             return CatalogTrack(
@@ -142,11 +144,17 @@ struct CatalogGenerator {
 
     /// Runs the jobs on all cores and rethrows the first failure after all have finished.
     private func runParallel(_ jobs: [@Sendable () throws -> Void]) throws {
-        let failures = Locked<[Error]>([])
-        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
-            do { try jobs[index]() } catch { failures.withLock { $0.append(error) } }
+        try runParallel(count: jobs.count) { try jobs[$0]() }
+    }
+
+    /// Runs `job(0)` … `job(count - 1)` on all cores and rethrows the first failure after all
+    /// have finished.
+    private func runParallel(count: Int, _ job: @Sendable (Int) throws -> Void) throws {
+        let failures = Mutex<[Error]>([])
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            do { try job(index) } catch { failures.withLock { $0.append(error) } }
         }
-        if let first = failures.current.first { throw first }
+        if let first = failures.withLock({ $0.first }) { throw first }
     }
 
     private func elapsed(since start: Date) -> String {

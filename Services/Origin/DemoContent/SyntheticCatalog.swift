@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import Glibc
+import Synchronization
 
 /// One synthetic offline station: `count` files of `bytes` pseudo-random bytes each
 /// (`--synthetic ID=COUNTxSIZE`, e.g. `st-bench=1000x200k` or `st-big=1x1g`).
@@ -72,8 +73,8 @@ struct SyntheticCatalog {
         let folder = directory.appendingPathComponent("media/synthetic")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let jobs = specs.flatMap { spec in (0..<spec.count).map { (spec, $0) } }
-        let files = Locked<[String: CatalogFile]>([:])
-        let failures = Locked<[Error]>([])
+        let files = Mutex<[String: CatalogFile]>([:])
+        let failures = Mutex<[Error]>([])
         let directory = self.directory
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
             let (spec, number) = jobs[index]
@@ -88,8 +89,8 @@ struct SyntheticCatalog {
                 failures.withLock { $0.append(error) }
             }
         }
-        if let first = failures.current.first { throw first }
-        let written = files.current
+        if let first = failures.withLock({ $0.first }) { throw first }
+        let written = files.withLock { $0 }
         log?("generated \(jobs.count) synthetic files in \(String(format: "%.1f s", Date().timeIntervalSince(started)))")
 
         var tracks: [CatalogTrack] = []

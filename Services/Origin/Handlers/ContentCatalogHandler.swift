@@ -1,12 +1,13 @@
 import NIOHTTP1
 import OriginAPI
+import Synchronization
 import Wire
 
 extension Origin {
     /// `GET /v1/catalog/sources|categories|items` (docs/origin.md, "Content catalog").
     func contentCatalog(_ request: OriginRequest, resource: String) -> OriginResponse {
         guard request.method == .GET else { return methodNotAllowed(request, "GET") }
-        let feed = contentFeed.current
+        let feed = contentFeed.withLock { $0 }
         switch resource {
         case "sources":
             return ok(["sources": .array(feed.sources.map(\.json))])
@@ -34,9 +35,10 @@ extension Origin {
         guard segments.first == "items" else { return notFound("Control endpoint", request) }
         switch (request.method, segments.count) {
         case (.GET, 1):
+            let feed = contentFeed.withLock { $0 }
             return ok([
-                "version": .int(contentFeed.current.version),
-                "items": .array(contentFeed.current.items.values.sorted { $0.id < $1.id }.map(\.json)),
+                "version": .int(feed.version),
+                "items": .array(feed.items.values.sorted { $0.id < $1.id }.map(\.json)),
             ])
         case (.POST, 1):
             let body: [String: JSONValue]

@@ -1,4 +1,5 @@
 import NIOHTTP1
+import Synchronization
 import Wire
 
 extension Origin {
@@ -116,7 +117,7 @@ extension Origin {
     }
 
     private var redeliveriesJSON: JSONValue {
-        .object(redeliveries.current.mapValues(JSONValue.string))
+        .object(redeliveries.withLock { $0 }.mapValues(JSONValue.string))
     }
 
     private func redeliver(_ request: OriginRequest) -> OriginResponse {

@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import Synchronization
 import Wire
 
 extension Origin {
@@ -39,7 +40,7 @@ extension Origin {
         if !images.isEmpty { body["images"] = .object(images) }
 
         if product.hls != nil {
-            let delivered = redeliveries.current[productId].flatMap { index.productsById[$0] } ?? product
+            let delivered = redeliveries.withLock { $0[productId] }.flatMap { index.productsById[$0] } ?? product
             guard let hls = delivered.hls, let master = index.filesByPath[hls.master] else {
                 return notFound("Manifest of \(productId)", request)
             }
@@ -60,7 +61,7 @@ extension Origin {
             body["replayGain"] = .null
             return ok(body)
         }
-        let redelivered = redeliveries.current[productId].flatMap { index.tracksById[$0] }
+        let redelivered = redeliveries.withLock { $0[productId] }.flatMap { index.tracksById[$0] }
         guard let trackId = product.trackId, let track = index.tracksById[trackId],
             let file = index.file(forTrack: redelivered ?? track)
         else { return notFound("Media of \(productId)", request) }

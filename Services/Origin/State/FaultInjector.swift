@@ -1,3 +1,4 @@
+import Synchronization
 import Wire
 
 /// One injected misbehaviour for one request (see `/_control/faults`). Fields combine:
@@ -96,20 +97,20 @@ struct FaultError: Error {
 /// the longest prefix of its path that still has faults, so `/media/tr-9-01.flac` can be
 /// targeted more precisely than `/media/` when both are queued.
 final class FaultInjector: Sendable {
-    private let queues = Locked<[String: [Fault]]>([:])
+    private let queues = Mutex<[String: [Fault]]>([:])
     /// `/_control/head`: the status every `HEAD` of a media file, image or key is answered with
     /// (an edge whose signed URLs are valid for `GET` only), nil to serve `HEAD` normally.
-    private let headRefusal = Locked<Int?>(nil)
+    private let headRefusal = Mutex<Int?>(nil)
 
     func refuseHead(with status: Int?) { headRefusal.withLock { $0 = status } }
 
     /// The status to answer this request with instead of serving it, when `HEAD` is refused.
     func headRefusal(method: String, path: String) -> Int? {
         guard method == "HEAD", ["/media/", "/img/", "/v1/keys/"].contains(where: path.hasPrefix) else { return nil }
-        return headRefusal.current
+        return headRefusal.withLock { $0 }
     }
 
-    var headRefusalJSON: JSONValue { headRefusal.current.map { ["status": .int($0)] } ?? .null }
+    var headRefusalJSON: JSONValue { headRefusal.withLock { $0 }.map { ["status": .int($0)] } ?? .null }
 
     func enqueue(prefix: String, faults: [Fault]) {
         queues.withLock { $0[prefix, default: []].append(contentsOf: faults) }
@@ -142,6 +143,6 @@ final class FaultInjector: Sendable {
 
     /// The pending faults per prefix, for `GET /_control/faults`.
     var pending: JSONValue {
-        .object(queues.current.mapValues { .array($0.map(\.json)) })
+        .object(queues.withLock { $0 }.mapValues { .array($0.map(\.json)) })
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Wire
 
 /// The ingested play log (or consumption log, or metrics log): which ids were accepted, persisted so that
@@ -134,32 +135,32 @@ actor PlayLogStore {
 
 /// Requests per path (without query), for `GET /_control/stats`.
 final class RequestStats: Sendable {
-    private let counts = Locked<[String: Int]>([:])
+    private let counts = Mutex<[String: Int]>([:])
     /// Requests per HTTP method, all paths together (`GET`, `HEAD`, `POST`, …).
-    private let methods = Locked<[String: Int]>([:])
+    private let methods = Mutex<[String: Int]>([:])
     /// Per media path: 200 answers whose whole body was written (a complete download from byte 0).
-    private let fullBodies = Locked<[String: Int]>([:])
+    private let fullBodies = Mutex<[String: Int]>([:])
     /// Per media path: 206 answers started (a client resuming with `Range`).
-    private let rangeAnswers = Locked<[String: Int]>([:])
+    private let rangeAnswers = Mutex<[String: Int]>([:])
     /// Items and removals listed by `/v1/catalog/items` answers, all together.
-    private let catalogItems = Locked(0)
+    private let catalogItems = Mutex(0)
 
     func countCatalogItems(_ n: Int) {
         catalogItems.withLock { $0 += n }
     }
 
-    var catalogItemsServed: Int { catalogItems.current }
+    var catalogItemsServed: Int { catalogItems.withLock { $0 } }
 
     /// `GET /v1/playbackinfo` requests by mode and the quality they asked: `stream:HIGH`,
     /// `offline:none` (none asked).
-    private let qualities = Locked<[String: Int]>([:])
+    private let qualities = Mutex<[String: Int]>([:])
 
     func countQuality(mode: String, _ quality: String?) {
         qualities.withLock { $0["\(mode):\(quality ?? "none")", default: 0] += 1 }
     }
 
     var qualitiesJSON: JSONValue {
-        .object(qualities.current.mapValues { .int($0) })
+        .object(qualities.withLock { $0 }.mapValues { .int($0) })
     }
 
     func countRequest(path: String, method: String) {
@@ -168,7 +169,7 @@ final class RequestStats: Sendable {
     }
 
     var methodsJSON: JSONValue {
-        .object(methods.current.mapValues { .int($0) })
+        .object(methods.withLock { $0 }.mapValues { .int($0) })
     }
 
     func countFullBody(path: String) {
@@ -189,14 +190,14 @@ final class RequestStats: Sendable {
     }
 
     var json: JSONValue {
-        .object(counts.current.mapValues { .int($0) })
+        .object(counts.withLock { $0 }.mapValues { .int($0) })
     }
 
     /// `{"fullBodies":{path:n},"rangeAnswers":{path:n}}` for files under `/media/` and `/img/`.
     var mediaJSON: JSONValue {
         [
-            "fullBodies": .object(fullBodies.current.mapValues { .int($0) }),
-            "rangeAnswers": .object(rangeAnswers.current.mapValues { .int($0) }),
+            "fullBodies": .object(fullBodies.withLock { $0 }.mapValues { .int($0) }),
+            "rangeAnswers": .object(rangeAnswers.withLock { $0 }.mapValues { .int($0) }),
         ]
     }
 }

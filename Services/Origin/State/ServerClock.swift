@@ -1,13 +1,14 @@
 import Foundation
+import Synchronization
 
 /// The origin's notion of "now": the wall clock plus an offset that `/_control/clock` sets,
 /// so expiry tests can jump days ahead without waiting. Every timestamp the origin emits
 /// (`serverTime`, the `Date` header, expiries, rentals) goes through here.
 final class ServerClock: Sendable {
-    private let offset = Locked<Double>(0)
+    private let offset = Mutex<Double>(0)
 
     var offsetSeconds: Double {
-        get { offset.current }
+        get { offset.withLock { $0 } }
     }
 
     func setOffset(_ seconds: Double) {
@@ -15,7 +16,7 @@ final class ServerClock: Sendable {
     }
 
     func now() -> Date {
-        Date().addingTimeInterval(offset.current)
+        Date().addingTimeInterval(offset.withLock { $0 })
     }
 
     /// RFC 3339 in UTC with millisecond precision, e.g. `2026-01-02T03:04:05.678Z`.

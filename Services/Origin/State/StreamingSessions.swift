@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Streaming privileges (docs/origin.md): one device of the account streams at a time. Starting
 /// a session takes the privilege from whichever session held it; the session that lost it hears
@@ -28,7 +29,7 @@ final class StreamingSessions: Sendable {
 
     /// Seconds between heartbeats the origin asks for (`serve --heartbeat-seconds`).
     let heartbeatSeconds: Int
-    private let state = Locked(State())
+    private let state = Mutex(State())
 
     init(heartbeatSeconds: Int) {
         self.heartbeatSeconds = heartbeatSeconds
@@ -71,5 +72,5 @@ final class StreamingSessions: Sendable {
         state.withLock { $0 = State() }
     }
 
-    var snapshot: State { state.current }
+    var snapshot: State { state.withLock { $0 } }
 }

@@ -44,7 +44,7 @@ struct PlaylogMethods: Sendable {
     private func store(_ record: OutboxRecord) async throws -> JSONValue {
         let outcome = try await outbox.record(record)
         if case .queueFull(let queued) = outcome {
-            if outbox.noteRefused() { events.queueFull(queuedBytes: queued, maxQueueBytes: outbox.maxQueueBytes) }
+            if outbox.noteRefused() { events.publish(.queueFull(queuedBytes: queued, maxQueueBytes: outbox.maxQueueBytes)) }
             throw ReporterError.queueFull(queuedBytes: queued, recordBytes: record.sizeBytes, maxQueueBytes: outbox.maxQueueBytes)
         }
         // The committer rang the delivery loop's bell after the commit that stored it.

@@ -7,38 +7,26 @@ import Wire
 
 /// Sends the outbox to the origin: one batch in flight at a time, oldest first; a record
 /// leaves `pending` only when the origin's answer names it. After a failure it waits
-/// (`Backoff`, with jitter), but `playlog.flush` cuts the wait short, and so does the origin
-/// answering TCP connects again after it could not be reached.
+/// (`DeliveryRetry`), but `playlog.flush` cuts the wait short, and so does the origin
+/// answering TCP connects again after it could not be reached (`ReachabilityProbe`).
 actor DeliveryEngine {
     private let outbox: Outbox
     private let client: OriginClient?
     private let settings: ReporterSettings
-    private let backoff: Backoff
-    private let events: ReporterEvents
     private let logger: Logger
+    private let report: DeliveryReport
     /// Made when first needed, after a delivery failed: it parses the origin URL with curl, and
     /// an idle reporter has not opened libcurl.
     private lazy var probe: ReachabilityProbe? = client.flatMap { ReachabilityProbe(originURL: $0.baseURL) }
     let bell: Doorbell<DeliveryWake>
 
-    private(set) var failures = 0
-    private var retryAt: ContinuousClock.Instant?
-    /// The last failure was "no connection" rather than an answer: probing may end the wait.
-    private(set) var unreachable = false
-    private(set) var lastError: JSONValue?
-    /// When the queue last moved (a delivery succeeded), or the engine started: the health gate's
-    /// "the queue is moving" (`DeliveryEngine+Health`).
-    private(set) var movedAt = ContinuousClock.now
+    private var retry: DeliveryRetry
     /// Records delivered by this process: `cassette_plays_delivered_total` adds earlier runs.
-    let deliveredCount = DeliveredCount()
+    nonisolated var deliveredCount: DeliveredCount { report.deliveredCount }
     private var inFlight = false
     private var lastAttempt: DeliveryAttempt?
-    /// `playlog.flush` calls waiting for an attempt to end (`DeliveryEngine+Flush`), by id.
-    var flushWaiters: [Int: CheckedContinuation<FlushOutcome, Never>] = [:]
-    var nextFlushWaiter = 0
-    /// The loop will take no more work (it could not open the outbox, or it stopped): a flush
-    /// then answers at once instead of waiting for an attempt that never comes.
-    var stopped = false
+    /// `playlog.flush` calls waiting for an attempt to end.
+    private var flushes = FlushWaiters()
     /// The origin's answers that the outbox's disk would not take yet, oldest first.
     private var unrecorded: [UnrecordedVerdict] = []
 
@@ -50,15 +38,15 @@ actor DeliveryEngine {
         self.bell = bell
         self.client = client
         self.settings = settings
-        self.backoff = Backoff(initial: settings.retryInitialSeconds, cap: settings.retryMaxSeconds, jitter: 0.2)
-        self.events = events
+        self.retry = DeliveryRetry(initialSeconds: settings.retryInitialSeconds, maxSeconds: settings.retryMaxSeconds)
         self.logger = logger
+        self.report = DeliveryReport(outbox: outbox, events: events, logger: logger)
     }
 
     // MARK: The loop
 
     func run() async {
-        defer { park() }
+        defer { flushes.stop() }
         guard let client else {
             logger.notice("no origin configured: plays are stored and kept until one is")
             await bell.wait(wakingFor: [])
@@ -70,7 +58,7 @@ actor DeliveryEngine {
             lastAttempt = try await store.lastAttempt()
         } catch {
             logger.error("delivery cannot start: the outbox is unavailable", metadata: ["error": "\(error)"])
-            park()
+            flushes.stop()
             await bell.wait(wakingFor: [])
             return
         }
@@ -85,30 +73,30 @@ actor DeliveryEngine {
                 fail(error: ["name": "OutboxUnreadable", "message": .string("\(error)")], pending: store.snapshot.pending)
                 batch = []
             }
-            if batch.isEmpty && retryAt == nil {
-                answerFlushes(nil)
+            if batch.isEmpty && retry.retryAt == nil {
+                flushes.answerAll(nil)
                 if await bell.wait() == nil { return }
                 continue
             }
-            if let retryAt, retryAt > .now {
+            if let retryAt = retry.retryAt, retryAt > .now {
                 guard let reasons = await waitOut(until: retryAt) else { return }
-                if reasons.isEmpty || reasons.contains(.flush) || reasons.contains(.reachable) { self.retryAt = nil }
+                if reasons.isEmpty || reasons.contains(.flush) || reasons.contains(.reachable) { retry.retryAt = nil }
                 continue
             }
-            retryAt = nil
+            retry.retryAt = nil
             guard !batch.isEmpty else { continue }
             await deliver(batch, client: client, store: store)
-            answerFlushes(lastAttempt)
+            flushes.answerAll(lastAttempt)
         }
     }
 
     /// Sleeps until `instant` unless rung; while the origin is unreachable, probes it every
     /// `probeIntervalSeconds` and rings `.reachable` once it answers a connect after failing one.
     private func waitOut(until instant: ContinuousClock.Instant) async -> Set<DeliveryWake>? {
-        guard unreachable, let probe else { return await waitForRing(until: instant) }
+        guard retry.unreachable, let probe else { return await waitForRing(until: instant) }
         return await withTaskGroup(of: Void.self) { group in
             group.addTask { [bell, interval = settings.probeIntervalSeconds] in
-                await Self.ringWhenBack(probe, bell: bell, interval: interval)
+                await probe.ringWhenBack(bell, interval: interval)
             }
             let reasons = await waitForRing(until: instant)
             group.cancelAll()
@@ -123,52 +111,12 @@ actor DeliveryEngine {
         return await bell.wait(upTo: left, wakingFor: [.flush, .reachable])
     }
 
-    /// Probes every `interval` seconds until cancelled, and rings `.reachable` once the origin
-    /// answers a connect after failing one.
-    private static func ringWhenBack(_ probe: ReachabilityProbe, bell: Doorbell<DeliveryWake>, interval: Double) async {
-        var sawDown = false
-        while !Task.isCancelled {
-            if await probe.isReachable() {
-                if sawDown {
-                    bell.ring(.reachable)
-                    return
-                }
-            } else {
-                sawDown = true
-            }
-            try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
-        }
-    }
-
     // MARK: Delivering
-
-    /// One request: records of one kind, oldest first, and the body that carries them.
-    struct Request: Sendable {
-        var kind: RecordKind
-        var records: [PendingRecord]
-        var body: [UInt8]
-
-        static func cut(_ batch: [PendingRecord]) -> [Request] {
-            DeliveryBatch.requests(batch).map { Request(kind: $0.kind, records: $0.records, body: DeliveryBatch.body(kind: $0.kind, records: $0.records)) }
-        }
-    }
-
-    /// What the origin's answer said about a request, not yet committed to the outbox.
-    struct UnrecordedVerdict: Sendable {
-        var kind: RecordKind
-        var verdict: BatchVerdict
-        var sent: [PendingRecord]
-        var attempt: DeliveryAttempt
-        /// Its note in `playlogVerdicts` (`OutboxStore.note`); nil when noting it failed.
-        var note: Int64? = nil
-        /// Why noting it failed.
-        var noteFailure: JSONValue? = nil
-    }
 
     /// Delivers `batch` and whatever follows it, back to back, until the outbox is empty, an
     /// attempt fails, an answer leaves records undecided, or shutdown begins.
     ///
-    /// One request is in flight at a time, oldest first, as before; what overlaps it is the
+    /// One request is in flight at a time, oldest first; what overlaps it is the
     /// local work. When the answer to request N comes, it is noted in one small row
     /// (`OutboxStore.note`), then request N+1 leaves at once, and while it is at the origin
     /// N's records are marked delivered or rejected (hundreds of rows, which deletes the note)
@@ -177,8 +125,8 @@ actor DeliveryEngine {
     /// answer is still being marked are pending too.
     ///
     /// Nothing is counted twice or lost: a record leaves `pending` only with the origin's
-    /// answer naming it. A kill at any moment makes only the request in flight go again, as
-    /// before: an answer is noted before the next request leaves, and a note left behind is
+    /// answer naming it. A kill at any moment makes only the request in flight go again: an
+    /// answer is noted before the next request leaves, and a note left behind is
     /// applied when the outbox opens. The origin deduplicates by id anyway. An answer the
     /// disk would not take (a full disk) is kept and committed before anything is read or
     /// sent again.
@@ -192,14 +140,14 @@ actor DeliveryEngine {
                     _ = try await record(held, store: store)
                     unrecorded.removeFirst()
                 } catch {
-                    fail(error: Self.describe(error), pending: store.snapshot.pending)
+                    fail(error: DeliveryAttempt.describe(error), pending: store.snapshot.pending)
                     return
                 }
             }
-            answerFlushes(lastAttempt)
+            flushes.answerAll(lastAttempt)
             return
         }
-        var queue = Request.cut(batch)
+        var queue = DeliveryRequest.cut(batch)
         var readAfter: Int64? = batch.last?.rowid
         /// The last answer, committed in the next round (while the next request is out).
         var answered: UnrecordedVerdict?
@@ -214,9 +162,9 @@ actor DeliveryEngine {
             let readNext = request != nil && queue.isEmpty && readAfter != nil && !bell.isClosed
             // These run at once: the request at the origin, the commit of the previous answer,
             // the read of the next batch.
-            async let sending = request == nil ? nil : Self.send(request!, client: client, store: store)
-            async let committed = committing == nil ? nil : Self.commit(committing!, store: store)
-            async let next = readNext ? Self.read(store, after: after, limit: batchSize) : nil
+            async let sending = request == nil ? nil : request!.send(client: client, store: store)
+            async let committed = committing == nil ? nil : committing!.commit(store: store)
+            async let next = readNext ? DeliveryRequest.read(store, after: after, limit: batchSize) : nil
 
             if let committing, let result = await committed {
                 answered = nil
@@ -230,13 +178,13 @@ actor DeliveryEngine {
                         "the origin's answer could not be recorded; it is kept and recorded before the next batch",
                         metadata: ["error": "\(error)"])
                     unrecorded.append(committing)
-                    ending = .failed(Self.describe(error))
+                    ending = .failed(DeliveryAttempt.describe(error))
                 }
-                answerFlushes(lastAttempt)
+                flushes.answerAll(lastAttempt)
             }
             switch await next {
             case .success(let more)?:
-                queue.append(contentsOf: more.map(Request.cut) ?? [])
+                queue.append(contentsOf: more.map(DeliveryRequest.cut) ?? [])
                 readAfter = more?.last?.rowid
             case .failure(let error)?:
                 logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
@@ -255,9 +203,7 @@ actor DeliveryEngine {
                 if case .failed(let earlier) = ending { fail(error: earlier, pending: store.snapshot.pending) }
                 return
             case .failure(let refused):
-                let attempt = DeliveryAttempt(
-                    startedAt: refused.startedAt, endedAt: Date(), records: request.records.count,
-                    accepted: 0, rejected: 0, result: .failed, error: Self.describe(refused.error))
+                let attempt = refused.attempt(records: request.records.count)
                 lastAttempt = attempt
                 try? await store.recordFailure(sent: request.records, attempt: attempt)
                 if case .failed(let earlier) = ending {
@@ -265,9 +211,9 @@ actor DeliveryEngine {
                 } else {
                     // A TLS failure connects fine: probing would not tell when the edge is fixed.
                     let origin = refused.error as? OriginError
-                    unreachable = origin?.transportError != nil && origin?.isTLSFailure != true
+                    retry.unreachable = origin?.transportError != nil && origin?.isTLSFailure != true
                     fail(
-                        error: Self.describe(refused.error), pending: store.snapshot.pending, retryAfter: refused.retryAfter,
+                        error: DeliveryAttempt.describe(refused.error), pending: store.snapshot.pending, retryAfter: refused.retryAfter,
                         atLeast: RetryPolicy.minimumDelay(after: refused.error))
                 }
                 return
@@ -288,12 +234,12 @@ actor DeliveryEngine {
                     if !answer.verdict.unanswered.isEmpty {
                         // Named neither way: they go again, oldest first, in a new run; an
                         // answer that named none of them is a failed attempt.
-                        ending = answer.attempt.result == .failed ? .failed(Self.unusableAnswer) : .reread
+                        ending = answer.attempt.result == .failed ? .failed(DeliveryAttempt.unusableAnswer) : .reread
                     }
                 }
             }
         }
-        if let ending { finishRun(ending, store: store) } else { succeeded() }
+        if let ending { finishRun(ending, store: store) } else { retry.succeeded() }
     }
 
     /// Why a delivery run ends before the outbox is empty.
@@ -306,110 +252,71 @@ actor DeliveryEngine {
 
     private func finishRun(_ end: RunEnd, store: OutboxStore) {
         switch end {
-        case .reread: succeeded()
+        case .reread: retry.succeeded()
         case .failed(let error): fail(error: error, pending: store.snapshot.pending)
         }
     }
 
-    private func succeeded() {
-        movedAt = .now
-        failures = 0
-        unreachable = false
-        lastError = nil
-    }
-
     /// Commits a verdict and tells about it; returns the records still pending.
     private func record(_ held: UnrecordedVerdict, store: OutboxStore) async throws -> Int {
-        let applied = try await Self.apply(held, store: store)
+        let applied = try await held.apply(store: store)
         tell(applied, about: held, store: store)
         return store.snapshot.pending
     }
 
-    /// Marks a verdict's records: with its note when it has one (the attempt is logged with
-    /// the note), else in one transaction that also logs the attempt.
-    nonisolated static func apply(_ held: UnrecordedVerdict, store: OutboxStore) async throws
-        -> (delivered: Int, rejected: [BatchVerdict.Rejection])
-    {
-        if let note = held.note {
-            return try await store.apply(noted: note, held.verdict, sent: held.sent, at: held.attempt.endedAt)
-        }
-        return try await store.apply(held.verdict, sent: held.sent, attempt: held.attempt)
-    }
-
-    /// Logs and publishes what a committed verdict changed.
+    /// Reports what a committed verdict changed; records that left the queue count as moving.
     private func tell(_ applied: (delivered: Int, rejected: [BatchVerdict.Rejection]), about held: UnrecordedVerdict, store: OutboxStore) {
-        let counts = store.snapshot
-        if applied.delivered > 0 {
-            movedAt = .now
-            deliveredCount.add(applied.delivered)
-            logger.info(
-                "delivered to the origin",
-                metadata: LogMessageID.playsDelivered.metadata(
-                    ["kind": "\(held.kind.rawValue)", "count": "\(applied.delivered)", "pending": "\(counts.pending)"]))
-            events.delivered(kind: held.kind, count: applied.delivered, pending: counts.pending)
-        }
-        if !applied.rejected.isEmpty {
-            logger.warning(
-                "origin rejected records; they are set aside and not sent again",
-                metadata: ["count": "\(applied.rejected.count)", "first": "\(applied.rejected[0].id): \(applied.rejected[0].reason)"])
-            events.rejected(kind: held.kind, applied.rejected)
-        }
-        if outbox.noteFreed(pendingBytes: counts.pendingBytes) {
-            events.queueAvailable(queuedBytes: counts.pendingBytes, maxQueueBytes: outbox.maxQueueBytes)
-        }
+        if applied.delivered > 0 { retry.moved() }
+        report.committed(applied, kind: held.kind, counts: store.snapshot)
     }
 
-    /// Schedules the next attempt: the backoff, or the server's `Retry-After` when it asks for
-    /// longer (capped at `retryMaxSeconds`), and never sooner than `atLeast` (after a TLS
-    /// failure, `RetryPolicy.tlsRetrySeconds`).
+    /// Schedules the next attempt (`DeliveryRetry.failed`) and reports the failure.
     private func fail(error: JSONValue, pending: Int, retryAfter: Double? = nil, atLeast: Double = 0) {
-        failures += 1
-        lastError = error
-        let delay = max(backoff.delay(afterFailures: failures), min(retryAfter ?? 0, settings.retryMaxSeconds), atLeast)
-        retryAt = .now + .milliseconds(Int64(delay * 1000))
-        logger.warning(
-            "delivery failed; retrying later (the reporter never gives up on a record)",
-            metadata: LogMessageID.deliveryFailing.metadata(
-                [
-                    "error": "\(error["name"]?.stringValue ?? "?")", "attempt": "\(failures)",
-                    "retryInSeconds": "\(delay)", "pending": "\(pending)",
-                ]))
-        events.deliveryFailed(error: error, failures: failures, retryInSeconds: delay, pending: pending)
+        let delay = retry.failed(error: error, retryAfter: retryAfter, atLeast: atLeast)
+        report.failed(error: error, failures: retry.failures, retryInSeconds: delay, pending: pending)
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    // MARK: Flush
+
+    /// `playlog.flush`: rings for an attempt now and returns once one has ended, or after
+    /// `seconds` while it still runs (an origin that never answers holds a request for its
+    /// whole timeout).
+    func flush(within seconds: Double) async -> FlushOutcome {
+        guard !flushes.stopped else { return .ended(nil) }
+        let id = flushes.reserve()
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            await self?.answerFlush(id, .stillDelivering)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            flushes.wait(id, continuation)
+            bell.ring(.flush)
+        }
     }
 
-    static let unusableAnswer: JSONValue = [
-        "name": "BadOriginResponse",
-        "message": "the origin's answer named none of the records sent as accepted or rejected; they stay pending",
-    ]
-
-    static func describe(_ error: Error) -> JSONValue {
-        if let origin = error as? OriginError {
-            var fields: [String: JSONValue] = ["name": .string(origin.name), "message": .string(origin.message)]
-            if let status = origin.status { fields["status"] = .int(status) }
-            if let subStatus = origin.subStatus { fields["subStatus"] = .int(subStatus) }
-            if let transport = origin.transportError { fields["transportError"] = .string(transport) }
-            return .object(fields)
-        }
-        if let rpc = error as? RPCErrorConvertible {
-            return ["name": .string(rpc.rpcError.name), "message": .string(rpc.rpcError.message)]
-        }
-        return ["name": "DeliveryError", "message": .string("\(error)")]
+    private func answerFlush(_ id: Int, _ outcome: FlushOutcome) {
+        flushes.answer(id, outcome)
     }
 
     // MARK: Status
 
     var hasOrigin: Bool { client != nil }
 
+    /// The health gate's "the queue is moving or the origin is known unreachable"
+    /// (`DeliveryRetry.healthProblem`); nil too when no origin is configured (records are kept
+    /// until one is).
+    func healthProblem(pending: Int) -> String? {
+        guard hasOrigin else { return nil }
+        return retry.healthProblem(pending: pending, stopped: flushes.stopped)
+    }
+
     /// The delivery half of `playlog.status`.
     func status() -> [String: JSONValue] {
         var fields: [String: JSONValue] = [
             "origin": client.map { .string($0.baseURL) } ?? .null,
-            "consecutiveFailures": .int(failures),
-            "lastError": lastError ?? .null,
+            "consecutiveFailures": .int(retry.failures),
+            "lastError": retry.lastError ?? .null,
             "lastAttempt": lastAttempt?.json ?? .null,
         ]
         let state: String
@@ -417,9 +324,8 @@ actor DeliveryEngine {
             state = "noOrigin"
         } else if inFlight {
             state = "delivering"
-        } else if let retryAt, retryAt > .now {
+        } else if let left = retry.secondsToRetry {
             state = "waitingToRetry"
-            let left = Self.seconds(ContinuousClock.now.duration(to: retryAt))
             fields["nextAttemptInSeconds"] = .number((left * 1000).rounded() / 1000)
         } else {
             state = "idle"

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPClient
+import Pacing
 
 /// Tells whether the origin's host accepts a TCP connection, without sending a request: the
 /// cheap check that lets delivery retry as soon as an unreachable origin comes back, instead
@@ -50,5 +51,24 @@ struct ReachabilityProbe: Sendable {
             if getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length) == 0, failure == 0 { return true }
         }
         return false
+    }
+}
+
+extension ReachabilityProbe {
+    /// Probes every `interval` seconds until cancelled, and rings `.reachable` once the origin
+    /// answers a connect after failing one.
+    func ringWhenBack(_ bell: Doorbell<DeliveryWake>, interval: Double) async {
+        var sawDown = false
+        while !Task.isCancelled {
+            if await isReachable() {
+                if sawDown {
+                    bell.ring(.reachable)
+                    return
+                }
+            } else {
+                sawDown = true
+            }
+            try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+        }
     }
 }
