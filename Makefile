@@ -12,7 +12,8 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # start a system nginx on port 80, which no test uses.
 DEBIAN_PACKAGES := pkg-config libcurl4-openssl-dev libsqlite3-dev libsystemd-dev libasound2-dev \
 	libavformat-dev libavcodec-dev libavutil-dev libswresample-dev \
-	ffmpeg systemd alsa-utils python3 python3-prometheus-client curl faketime openssl patchelf nginx-light
+	ffmpeg systemd alsa-utils python3 python3-prometheus-client curl faketime openssl patchelf nginx-light \
+	dbus-daemon playerctl
 # The benchmarks' peers (MPD, aria2c); nginx, the real server of `cassette-bench download`, comes
 # with `deps`. Kept out of `deps`: the mpd package's scripts may start a system mpd.
 BENCH_PACKAGES := mpd aria2
@@ -114,6 +115,8 @@ EXAMPLEDIR  ?= $(SYSCONFDIR)/cassette
 MANDIR      ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+# The system bus's policy files that packages ship (the player's MPRIS name).
+DBUSPOLICYDIR ?= $(PREFIX)/share/dbus-1/system.d
 DAEMONS     := downloader player reporter
 install:
 	@for exe in $(DAEMONS) cassettectl; do \
@@ -122,7 +125,7 @@ install:
 	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DBUSPOLICYDIR)
 	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/cassette
 	install -m 0755 $(addprefix $(RELEASE_BIN)/,$(DAEMONS)) $(DESTDIR)$(LIBEXECDIR)/
 	install -m 0755 $(RELEASE_BIN)/cassettectl $(DESTDIR)$(PREFIX)/bin/
@@ -142,6 +145,7 @@ install:
 	sed -e 's#/etc/cassette#$(SYSCONFDIR)/cassette#g' deploy/systemd/cassette.tmpfiles.conf > $(DESTDIR)$(TMPFILESDIR)/cassette.conf
 	chmod 0644 $(DESTDIR)$(TMPFILESDIR)/cassette.conf
 	install -m 0644 deploy/cassette.example.json $(DESTDIR)$(EXAMPLEDIR)/cassette.example.json
+	install -m 0644 deploy/dbus/org.mpris.MediaPlayer2.cassette.conf $(DESTDIR)$(DBUSPOLICYDIR)/
 	@# The config holds the origin credentials: root's and the services' group's (cassette) only.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/cassette/cassette.json ] || \
 		install -m 0640 deploy/cassette.example.json $(DESTDIR)$(SYSCONFDIR)/cassette/cassette.json

@@ -129,7 +129,7 @@ let package = Package(
             name: "player",
             dependencies: [
                 "ServiceKit", "BlockingIO", "AudioOutput", "MediaDecoder", "OriginClient", "StateDB", "HTTPClient", "Wire", "HLS", "Pacing",
-                "HTTPRanges",
+                "HTTPRanges", "Systemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -102,13 +102,15 @@ enum Player {
         // First in the group, so stopped last: a request to an origin that hangs cannot hold up
         // the stop of the playback and the play log, and the session is ended after the playback.
         if let privilege { services.insert(StreamingPrivilegeService(privilege: privilege), at: 0) }
+        let mpris = MPRISBridge(choice: settings.mprisBus, logger: context.logger)
+        services.append(MPRISService(bridge: mpris, engine: engine, hub: context.hub))
         let outputHealth = pipeline.outputHealth
         return DaemonParts(
             router: router, services: services, statusLine: { await engine.statusLine },
             status: .now({
                 [
                     "audioDevice": .string(audio.device), "audioPace": .string(audio.pace.rawValue), "playLog": writer.status(),
-                    "output": outputHealth.json,
+                    "output": outputHealth.json, "mpris": mpris.status,
                 ]
             }), wedged: { await engine.silenceWithoutReason() },
             healthProblems: PlayerFleet.problems(OutputProbe(health: outputHealth)),

@@ -1,5 +1,6 @@
 // libsystemd for Swift, imported only by Systemd. The `cassette_` functions stand in for
-// sd_notify (one that never waits), the variadic sd_journal_send and the SD_LISTEN_FDS_START macro. `static inline`:
+// sd_notify (one that never waits), the variadic sd_journal_send, the SD_LISTEN_FDS_START macro and
+// sd-bus's vtable macros. `static inline`:
 // only a binary that imports this module links libsystemd.
 #ifndef CASSETTE_CSYSTEMD_SHIM_H
 #define CASSETTE_CSYSTEMD_SHIM_H
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -70,4 +72,58 @@ static inline int cassette_sd_journal_send(const char *message, int priority, co
     free(iov);
     return rc;
 }
+/* sd-bus object vtables. SD_BUS_VTABLE_START, SD_BUS_METHOD, SD_BUS_SIGNAL, SD_BUS_PROPERTY and
+   SD_BUS_VTABLE_END are initializer macros Swift cannot import; these fill one entry of a table
+   Swift allocated, field for field as the macros do. The entry is zeroed first: sd-bus reads the
+   union's unused bytes, which a heap table would otherwise leave undefined (sd-bus-vtable.h). */
+static inline void cassette_sd_bus_vtable_start(sd_bus_vtable *entry, uint64_t flags) {
+    memset(entry, 0, sizeof *entry);
+    entry->type = _SD_BUS_VTABLE_START;
+    entry->flags = flags;
+    entry->x.start.element_size = sizeof(sd_bus_vtable);
+    entry->x.start.features = _SD_BUS_VTABLE_PARAM_NAMES;
+    entry->x.start.vtable_format_reference = &sd_bus_object_vtable_format;
+}
+
+static inline void cassette_sd_bus_vtable_method(sd_bus_vtable *entry, const char *member, const char *signature,
+                                                 const char *result, sd_bus_message_handler_t handler, uint64_t flags) {
+    memset(entry, 0, sizeof *entry);
+    entry->type = _SD_BUS_VTABLE_METHOD;
+    entry->flags = flags;
+    entry->x.method.member = member;
+    entry->x.method.signature = signature;
+    entry->x.method.result = result;
+    entry->x.method.handler = handler;
+    entry->x.method.names = "";
+}
+
+static inline void cassette_sd_bus_vtable_signal(sd_bus_vtable *entry, const char *member, const char *signature) {
+    memset(entry, 0, sizeof *entry);
+    entry->type = _SD_BUS_VTABLE_SIGNAL;
+    entry->x.signal.member = member;
+    entry->x.signal.signature = signature;
+    entry->x.signal.names = "";
+}
+
+static inline void cassette_sd_bus_vtable_property(sd_bus_vtable *entry, const char *member, const char *signature,
+                                                   sd_bus_property_get_t get, uint64_t flags) {
+    memset(entry, 0, sizeof *entry);
+    entry->type = _SD_BUS_VTABLE_PROPERTY;
+    entry->flags = flags;
+    entry->x.property.member = member;
+    entry->x.property.signature = signature;
+    entry->x.property.get = get;
+}
+
+static inline void cassette_sd_bus_vtable_end(sd_bus_vtable *entry) {
+    memset(entry, 0, sizeof *entry);
+    entry->type = _SD_BUS_VTABLE_END;
+}
+
+/// A non-blocking eventfd that wakes a thread waiting on a bus (queued signals, a stop). Here
+/// because <sys/eventfd.h> is not part of Swift's Glibc module.
+static inline int cassette_wakeup_fd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+/// sd_bus_reply_method_return is variadic: an empty reply.
+static inline int cassette_sd_bus_reply_empty(sd_bus_message *call) { return sd_bus_reply_method_return(call, NULL); }
 #endif

@@ -40,6 +40,7 @@ done
 RUNTIME=/usr/lib/cassette
 make --no-print-directory -s install DESTDIR="$ROOT" PREFIX=/usr RELEASE_BIN="$BIN" RUNTIMEDIR="$RUNTIME" \
     UNITDIR=/lib/systemd/system SYSUSERSDIR=/usr/lib/sysusers.d TMPFILESDIR=/usr/lib/tmpfiles.d \
+    DBUSPOLICYDIR=/usr/share/dbus-1/system.d \
     EXAMPLEDIR=/usr/share/doc/cassette/examples ZSHCOMPDIR=/usr/share/zsh/vendor-completions >/dev/null
 chmod 0755 "$ROOT"
 

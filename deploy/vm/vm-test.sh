@@ -4,7 +4,8 @@
 #    1  sockets enabled and listening, services started only by the first connection
 #    2  users and groups, services running as cassette
 #    3  a station synced from the reference origin (running in the VM) and played through
-#       ALSA's null device
+#       ALSA's null device; 3b the player's MPRIS name on the system bus, owned by cassette
+#       under the package's D-Bus policy, which admits cassette-clients and refuses others
 #    4  kill -9 restarts only the killed service
 #    5  the watchdog restarts a service stopped with SIGSTOP (WatchdogSec lowered to 10 s by a
 #       runtime drop-in, from the unit's 30 s, to keep the test short)
@@ -196,7 +197,7 @@ wait || true
 vm_seconds=$((SECONDS - vm_start))
 
 # The verdict: every check must have reported, and passed (or been skipped).
-EXPECTED=(0 1 2 8a 3 6 7a 7b 11 4 5 1b 9 8b 10a 10b)
+EXPECTED=(0 1 2 8a 3 3b 6 7a 7b 11 4 5 1b 9 8b 10a 10b)
 passed=$(grep -c '^PASS ' "$SHARE/results" || true)
 failed=$(grep -c '^FAIL ' "$SHARE/results" || true)
 skipped=$(grep -c '^SKIP ' "$SHARE/results" || true)

@@ -104,6 +104,10 @@ struct Status: AsyncParsableCommand {
             if let forecast = r["forecast"] { parts.append(silence(forecast)) }
         case .player:
             if let inMemory = r["playLog"]?["inMemory"]?.intValue, inMemory > 0 { parts.append("\(inMemory) plays in memory") }
+            // A box without the bus is normal (status shows it); a refused or taken name is not.
+            if let problem = r["mpris"]?["problem"]?["name"]?.stringValue, problem != "BusUnreachable" {
+                parts.append("MPRIS not served: \(problem)")
+            }
         case .reporter:
             break
         }

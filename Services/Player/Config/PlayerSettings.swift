@@ -1,4 +1,5 @@
 import ServiceKit
+import Systemd
 import Wire
 
 /// The `player` section of the config file: device sizes and the play log's timing. Fixed at
@@ -32,12 +33,15 @@ struct PlayerSettings: Sendable, Equatable {
     /// How often the origin is asked whether it answers (`Available` / `OfflineOnly` / `NotAvailable`).
     var availabilityCheckSeconds: Double = 30
 
+    /// The D-Bus bus MPRIS is served on (`mprisBus`): the system bus unless the config says otherwise.
+    var mprisBus = MPRISBusChoice.bus(.system)
+
     static let keys: Set<String> =
         ([
             "bufferMilliseconds", "periodMilliseconds", "decodeAheadSeconds",
             "playProgressSeconds", "playLogRetrySeconds", "httpCacheMegabytes",
             "audioDevice", "audioPace", "mediaServerPort", "deviceName",
-            "availabilityCheckSeconds",
+            "availabilityCheckSeconds", "mprisBus",
         ] as Set<String>).union(MetricsSettings.keys)
 
     /// Reads the section; a wrong type or range stops the service with `ConfigInvalid`.
@@ -61,6 +65,7 @@ struct PlayerSettings: Sendable, Equatable {
             mediaServerPort = Int(v)
         }
         if let v = try number("availabilityCheckSeconds", 0.5...86_400) { availabilityCheckSeconds = v }
+        mprisBus = try MPRISBusChoice(config: section["mprisBus"])
         if let value = section["deviceName"] {
             guard let name = value.stringValue, !name.isEmpty, name.count <= 128 else {
                 throw DaemonError(.configInvalid, "player.deviceName must be a name of 1 to 128 characters.")

@@ -37,6 +37,8 @@ public final class EventHub: Sendable {
 
     private let state = NIOLockedValueBox(State())
     private let backlog: Int
+    /// In-process listeners (`observe`), told of every event however many connections subscribed.
+    private let observers = NIOLockedValueBox<[@Sendable (_ topic: String, _ type: String) -> Void]>([])
 
     /// How long an overflowed subscriber may take to drain before it is disconnected anyway.
     static let overflowGrace = TimeAmount.seconds(2)
@@ -80,6 +82,13 @@ public final class EventHub: Sendable {
         _ = state.withLockedValue { $0.subscribers.removeValue(forKey: connection.id) }
     }
 
+    /// Tells `observer` the topic and type of every event published from now on, on the
+    /// publishing thread, after the event is queued for the connections: it must return at once
+    /// (ring a doorbell; the player's MPRIS bridge re-reads the state when told of a change).
+    public func observe(_ observer: @escaping @Sendable (_ topic: String, _ type: String) -> Void) {
+        observers.withLockedValue { $0.append(observer) }
+    }
+
     /// Publishes one event; returns its `seq`.
     @discardableResult
     public func publish(topic: String, type: String, data: JSONValue = .object([:])) -> UInt64 {
@@ -107,6 +116,7 @@ public final class EventHub: Sendable {
             return (s.seq, true)
         }
         if drain { drainOutgoing() }
+        for observer in observers.withLockedValue({ $0 }) { observer(topic, type) }
         return seq
     }
 

@@ -30,6 +30,8 @@ configure() {
         | .downloader = ((.downloader // {}) + {metricsFile: $metrics, metricsIntervalSeconds: 2})' \
         /etc/cassette/cassette.json >"$tmp" && cat "$tmp" >/etc/cassette/cassette.json
     rm -f "$tmp"
+    # An app's user in cassette-clients, for check 3b; made before the listing, as an admin would.
+    getent passwd vmclient >/dev/null || useradd --system --no-create-home --groups cassette-clients vmclient
     root_listing >"$ROOT_BEFORE"
 }
 
@@ -195,6 +197,26 @@ check_readonly_root() {
 }
 
 # kill -9 one service: systemd restarts it and only it.
+# The player's MPRIS name on the system bus (player.mprisBus defaults to "system"): owned by the
+# service user under the package's D-Bus policy, readable by a member of cassette-clients
+# (vmclient, made by configure), and refused to a user outside it.
+check_mpris() {
+    local name=org.mpris.MediaPlayer2.cassette uid status
+    wait_until 30 sh -c "busctl --system status $name >/dev/null 2>&1" || {
+        DETAIL_LINES=("$(ctl_json call player service.status | jq -c .mpris)")
+        why "$name is not on the system bus within 30 s"; return 1
+    }
+    uid=$(busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetConnectionUnixUser s "$name" | awk '{print $2}')
+    [ "$uid" = "$(id -u cassette)" ] || why "$name is owned by uid $uid, not cassette" || return 1
+    [ "$(ctl_json call player service.status | jq -r .mpris.state)" = serving ] || why "service.status says mpris is not serving" || return 1
+    status=$(runuser -u vmclient -- busctl --system get-property "$name" /org/mpris/MediaPlayer2 org.mpris.MediaPlayer2.Player PlaybackStatus 2>&1) \
+        || why "a member of cassette-clients cannot read PlaybackStatus: $status" || return 1
+    if runuser -u nobody -- busctl --system call "$name" /org/mpris/MediaPlayer2 org.mpris.MediaPlayer2.Player Play >/dev/null 2>&1; then
+        why "nobody (not in cassette-clients) may call Play"; return 1
+    fi
+    DETAIL="$name owned by cassette (uid $uid); cassette-clients reads PlaybackStatus $status; nobody is refused"
+}
+
 check_kill9() {
     ctl status >/dev/null || why "cassettectl status failed before the kill" || return 1
     local victim=player s old new
@@ -279,6 +301,7 @@ if [ "$(ctl_json network get | jq -r .type)" != ethernet ]; then
     NETWORK_OVERRIDE=1
 fi
 run_check 3 "station synced from the origin and played through ALSA null" check_sync_play
+run_check 3b "MPRIS name on the system bus, policy for cassette-clients" check_mpris
 stop_services
 run_check 6 "systemctl stop of each service within 10 s, exit 0" check_stop
 run_check 7a "journal fields" check_journal_fields
