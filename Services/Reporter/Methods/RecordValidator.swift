@@ -11,17 +11,23 @@ enum RecordValidator {
         RPCError(code: -32602, name: "InvalidParams", message: "\(field) \(message)", details: ["field": .string(field)])
     }
 
-    /// `playlog.record {"event": {...}}`.
-    static func playEvent(params: JSONValue) throws(RPCError) -> OutboxRecord {
+    /// The object under `params.event`, which both record methods take.
+    private static func eventObject(_ params: JSONValue, method: String, example: String) throws(RPCError) -> [String: JSONValue] {
         guard let object = params.objectValue else {
-            throw invalid("params", "of 'playlog.record' must be an object {\"event\": {...}}.")
+            throw invalid("params", "of '\(method)' must be an object {\"event\": {...}}.")
         }
         guard let eventValue = object["event"], eventValue != .null else {
-            throw invalid("params.event", "is required: 'playlog.record' takes {\"event\": {\"eventId\": UUID, …}}.")
+            throw invalid("params.event", "is required: '\(method)' takes {\"event\": \(example)}.")
         }
-        guard var event = eventValue.objectValue else {
+        guard let event = eventValue.objectValue else {
             throw invalid("params.event", "must be an object.")
         }
+        return event
+    }
+
+    /// `playlog.record {"event": {...}}`.
+    static func playEvent(params: JSONValue) throws(RPCError) -> OutboxRecord {
+        var event = try eventObject(params, method: "playlog.record", example: "{\"eventId\": UUID, …}")
         let base = "params.event"
         let id = try uuid(event, "eventId", base)
         try token(event, "productId", base)
@@ -74,15 +80,7 @@ enum RecordValidator {
 
     /// `metrics.record {"event": {"eventId", "name", "productId", "streamingSessionId", "at", "payload"}}`.
     static func metric(params: JSONValue) throws(RPCError) -> OutboxRecord {
-        guard let object = params.objectValue else {
-            throw invalid("params", "of 'metrics.record' must be an object {\"event\": {...}}.")
-        }
-        guard let eventValue = object["event"], eventValue != .null else {
-            throw invalid("params.event", "is required: 'metrics.record' takes {\"event\": {\"eventId\": UUID, \"name\", …}}.")
-        }
-        guard var event = eventValue.objectValue else {
-            throw invalid("params.event", "must be an object.")
-        }
+        var event = try eventObject(params, method: "metrics.record", example: "{\"eventId\": UUID, \"name\", …}")
         let base = "params.event"
         let id = try uuid(event, "eventId", base)
         guard let name = event["name"], name != .null else {
