@@ -35,6 +35,81 @@ struct JSONReader {
         return value
     }
 
+    /// The members of a JSON-RPC envelope, each as the last occurrence of its key (as in
+    /// `parse`'s dictionary); nil when absent.
+    struct Envelope {
+        var jsonrpc: JSONValue?
+        var id: JSONValue?
+        var method: JSONValue?
+        var params: JSONValue?
+    }
+
+    /// Reads one JSON value exactly as `parse` does, with the same failures at the same
+    /// offsets, but keeps of a top-level object only the envelope's members: a request then
+    /// builds no dictionary of its own, only its `params`. nil when the value is not an object.
+    static func envelope<C: Collection>(_ input: C) throws(Failure) -> Envelope? where C.Element == UInt8 {
+        if let parsed = input.withContiguousStorageIfAvailable({ buffer in
+            Result { () throws(Failure) -> Envelope? in try envelope(buffer: buffer) }
+        }) {
+            return try parsed.get()
+        }
+        return try Array(input).withUnsafeBufferPointer { (buffer) throws(Failure) in try envelope(buffer: buffer) }
+    }
+
+    private static func envelope(buffer: UnsafeBufferPointer<UInt8>) throws(Failure) -> Envelope? {
+        var reader = JSONReader(bytes: buffer)
+        reader.skipWhitespace()
+        guard reader.i < buffer.count, buffer[reader.i] == UInt8(ascii: "{") else {
+            _ = try reader.value(depth: 0)
+            reader.skipWhitespace()
+            guard reader.i == buffer.count else { throw reader.fail("unexpected data after the value") }
+            return nil
+        }
+        let envelope = try reader.envelopeObject()
+        reader.skipWhitespace()
+        guard reader.i == buffer.count else { throw reader.fail("unexpected data after the value") }
+        return envelope
+    }
+
+    /// `object(depth: 0)`, step for step, keeping four members instead of all of them.
+    private mutating func envelopeObject() throws(Failure) -> Envelope {
+        i += 1
+        var envelope = Envelope()
+        skipWhitespace()
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+            i += 1
+            return envelope
+        }
+        while true {
+            skipWhitespace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let key = try string()
+            skipWhitespace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            i += 1
+            skipWhitespace()
+            let member = try value(depth: 1)
+            switch key {
+            case "jsonrpc": envelope.jsonrpc = member
+            case "id": envelope.id = member
+            case "method": envelope.method = member
+            case "params": envelope.params = member
+            default: break
+            }
+            skipWhitespace()
+            guard i < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return envelope
+            }
+            throw fail("expected ',' or '}'")
+        }
+    }
+
     private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     private func fail(_ reason: String) -> Failure { Failure(offset: i, reason: reason) }

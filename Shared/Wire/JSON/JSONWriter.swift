@@ -57,7 +57,7 @@ enum JSONWriter {
     }
 
     /// Integral values print as integers; NaN and infinity are not JSON and print as null.
-    private static func writeNumber(_ n: Double, into out: inout [UInt8]) {
+    static func writeNumber(_ n: Double, into out: inout [UInt8]) {
         if !n.isFinite {
             out.append(contentsOf: "null".utf8)
         } else if n.rounded() == n, abs(n) < 9.0e15 {
@@ -112,7 +112,7 @@ enum JSONWriter {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    private static func writeString(_ s: String, into out: inout [UInt8]) {
+    static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings (keys, ids, paths) need no escape: copy them whole.
         let plain = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in

@@ -26,6 +26,23 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
         return ["code": .number(Double(code)), "message": .string(message), "data": .object(data)]
     }
 
+    /// Appends `json`'s bytes (as `JSONWriter` writes them) to `out`. An error without details,
+    /// the usual kind, is written in place, keys in sorted order (code < data < message),
+    /// without building its two dictionaries.
+    func write(into out: inout [UInt8]) {
+        guard details.isEmpty else {
+            JSONWriter.write(json, into: &out)
+            return
+        }
+        out.append(contentsOf: "{\"code\":".utf8)
+        JSONWriter.writeNumber(Double(code), into: &out)
+        out.append(contentsOf: ",\"data\":{\"name\":".utf8)
+        JSONWriter.writeString(name, into: &out)
+        out.append(contentsOf: "},\"message\":".utf8)
+        JSONWriter.writeString(message, into: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
     public init?(json: JSONValue) {
         guard let code = json["code"]?.intValue else { return nil }
         var details = json["data"]?.objectValue ?? [:]

@@ -24,20 +24,25 @@ public struct RPCRequest: Sendable {
         guard case .object(let o) = value else {
             return .failure(RejectedRequest(id: nil, error: .invalidRequest("A frame must hold one JSON object.")))
         }
+        return parse(JSONReader.Envelope(jsonrpc: o["jsonrpc"], id: o["id"], method: o["method"], params: o["params"]))
+    }
+
+    /// `parse`'s checks on the envelope's members alone, as a server reads them from a frame.
+    static func parse(_ o: JSONReader.Envelope) -> Result<RPCRequest, RejectedRequest> {
         var id: RPCID? = nil
-        if let rawID = o["id"] {
+        if let rawID = o.id {
             guard let parsed = RPCID(rawID) else {
                 return .failure(RejectedRequest(id: nil, error: .invalidRequest("'id' must be a number or a string.")))
             }
             id = parsed
         }
-        guard o["jsonrpc"] == "2.0" else {
+        guard o.jsonrpc == "2.0" else {
             return .failure(RejectedRequest(id: id, error: .invalidRequest("'jsonrpc' must be \"2.0\".")))
         }
-        guard let method = o["method"]?.stringValue, !method.isEmpty else {
+        guard let method = o.method?.stringValue, !method.isEmpty else {
             return .failure(RejectedRequest(id: id, error: .invalidRequest("'method' must be a non-empty string.")))
         }
-        let params = o["params"] ?? .object([:])
+        let params = o.params ?? .object([:])
         guard case .object = params else {
             return .failure(RejectedRequest(id: id, error: .invalidParams("'params' must be an object when present.")))
         }
@@ -85,7 +90,7 @@ public struct RPCResponse: Sendable {
         out.append(contentsOf: "{".utf8)
         if case .failure(let error) = outcome {
             out.append(contentsOf: "\"error\":".utf8)
-            JSONWriter.write(error.json, into: &out)
+            error.write(into: &out)
             out.append(contentsOf: ",".utf8)
         }
         out.append(contentsOf: "\"id\":".utf8)

@@ -58,18 +58,18 @@ final class RPCServerHandler: ChannelDuplexHandler {
         case .violation(let error):
             protocolError(context, error)
         case .frame(let buffer):
-            let value: JSONValue
+            let envelope: JSONReader.Envelope
             do {
-                value = try FramePayload.json(buffer)
+                guard let read = try FramePayload.envelope(buffer) else {
+                    protocolError(context, .invalidRequest("A frame must hold one JSON object, not an array or a scalar."))
+                    return
+                }
+                envelope = read
             } catch {
                 protocolError(context, error)
                 return
             }
-            guard case .object = value else {
-                protocolError(context, .invalidRequest("A frame must hold one JSON object, not an array or a scalar."))
-                return
-            }
-            switch RPCRequest.parse(value) {
+            switch RPCRequest.parse(envelope) {
             case .failure(let rejected):
                 write(context, RPCResponse(id: rejected.id, outcome: .failure(rejected.error)))
             case .success(let request):
