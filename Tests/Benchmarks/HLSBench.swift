@@ -90,6 +90,7 @@ struct HLSBench: AsyncParsableCommand {
         let license = try licenseHeaders(origin: origin, log: log)
 
         var cassette: [Double] = [], answered: [Double] = [], ffmpeg: [Double] = [], curl: [Double] = [], curlSync: [Double] = []
+        var device: [(total: Double, preamble: Double, files: Int)] = []
         var lastState = ""
         let urls = segments.map { (url: origin + "/media/vid-1/v0/" + $0, name: $0) }
         for round in 1...rounds {
@@ -119,6 +120,10 @@ struct HLSBench: AsyncParsableCommand {
                     try? FileManager.default.removeItem(atPath: "\(root)/k\(round)")
                 },
                 {
+                    device.append(try deviceFloor(origin: origin, folder: "\(root)/d\(round)", log: log))
+                    try? FileManager.default.removeItem(atPath: "\(root)/d\(round)")
+                },
+                {
                     curlSync.append(try DownloadPeers.curlParallelThenSync(urls: urls, into: "\(root)/s\(round)", parallel: parallel, log: log).seconds)
                     try? FileManager.default.removeItem(atPath: "\(root)/s\(round)")
                 },
@@ -132,8 +137,8 @@ struct HLSBench: AsyncParsableCommand {
             }
             progress(
                 String(
-                    format: "round %d: cassette %.3f s, ffmpeg -c copy %.3f s, curl --parallel %.3f s, then sync -f %.3f s",
-                    round, cassette.last!, ffmpeg.last!, curl.last!, curlSync.last!))
+                    format: "round %d: cassette %.3f s, ffmpeg -c copy %.3f s, curl --parallel %.3f s, then sync -f %.3f s, device floor %.3f s",
+                    round, cassette.last!, ffmpeg.last!, curl.last!, curlSync.last!, device.last!.total))
             if round < rounds { try? FileManager.default.removeItem(atPath: folder) }
         }
         let median = { (values: [Double]) in DownloadReport.median(values)! }
@@ -146,6 +151,10 @@ struct HLSBench: AsyncParsableCommand {
             String(format: "  ffmpeg -i master.m3u8 -c copy       %7.3f s  (decrypts and remuxes; no fsync)", median(ffmpeg)),
             String(format: "  curl --parallel-max %-2d segment list %7.3f s  (no fsync, no check)", parallel, median(curl)),
             String(format: "    then sync -f                      %7.3f s  (curl's launch to sync's exit)", median(curlSync)),
+            String(
+                format:
+                    "  device floor with curl               %7.3f s  (%d files; of which %.3f s before the first segment: playbackinfo, license, master, playlists, key, one after the other; then an fsync per file)",
+                median(device.map(\.total)), device.last!.files, median(device.map(\.preamble))),
             "goals (medians of rounds in which the peers take turns):",
         ]
         var alone = GoalRow(
@@ -160,6 +169,9 @@ struct HLSBench: AsyncParsableCommand {
             GoalRow(
                 "HLS vid-1, \(segments.count) segments: offline.add → OfflineDone / curl --parallel \(parallel) of the segments, then sync -f",
                 cassette: median(cassette), peer: median(curlSync), unit: " s", goal: 1.0, .atMost, digits: 3),
+            GoalRow(
+                reported: "HLS vid-1: offline.add → OfflineDone / device floor (curl: the same requests in a device's order, the same files, an fsync each)",
+                cassette: String(format: "%.3f s", median(cassette)), peer: String(format: "%.3f s", median(device.map(\.total)))),
             alone, remux,
         ]
         lines.append(GoalRow.table(rows))
@@ -169,6 +181,60 @@ struct HLSBench: AsyncParsableCommand {
             lines.append("serving: \(nginx) missing; skipped")
         }
         print(lines.joined(separator: "\n"))
+    }
+
+    /// The floor of Cassette's offline with standard tools: the requests it makes, in the only
+    /// order a device can make them (each answer names the next: playbackinfo → license →
+    /// master → media playlists → key), then every file it keeps (the default variant's and the
+    /// subtitles' segments, the two images) with `curl --parallel`, then an fsync of each file
+    /// and of the folder (`sync FILE… FOLDER`), as Cassette makes each file durable. Nothing is
+    /// checked; the playlists are fetched together, the rest one curl after the other.
+    /// Seconds in all, seconds before the segments' curl starts, and the files kept.
+    private func deviceFloor(origin: String, folder: String, log: String) throws -> (total: Double, preamble: Double, files: Int) {
+        let begin = monotonicNanos()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let absolute = { (url: String) in url.hasPrefix("/") ? origin + url : url }
+        let info = try curlJSON(["-u", "demo:demo", origin + "/v1/playbackinfo/vid-1?mode=offline"], log: log)
+        let request = String(
+            decoding: JSONValue.object([
+                "productId": "vid-1", "kind": "purchase", "securityToken": info["licenseSecurityToken"] ?? .null,
+            ]).serialized(), as: UTF8.self)
+        let granted = try curlJSON(["-u", "demo:demo", "-H", "Content-Type: application/json", "-d", request, origin + "/v1/licenses"], log: log)
+        guard let licenseId = granted["licenseId"]?.stringValue, let manifest = info["manifest"]?["url"]?.stringValue else {
+            throw BenchError("device floor: no license or manifest from the origin")
+        }
+        let masterURL = absolute(manifest)
+        let base = String(masterURL[...masterURL.lastIndex(of: "/")!])
+        var kept = [folder + "/master.m3u8"]
+        _ = try curlText(["-o", kept[0], masterURL], log: log)
+        // The default choice: the lowest variant with video and the default subtitles.
+        let playlists = [(name: "v0", uri: "v0/index.m3u8"), (name: "subs-en", uri: "subs-en/index.m3u8")]
+        _ = try curlText(["--parallel"] + playlists.flatMap { ["-o", "\(folder)/\($0.name).m3u8", base + $0.uri] }, log: log)
+        var files: [(url: String, name: String)] = []
+        var keyURI: String?
+        for playlist in playlists {
+            let path = "\(folder)/\(playlist.name).m3u8"
+            kept.append(path)
+            for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+                if line.hasPrefix("#EXT-X-KEY"), let start = line.range(of: "URI=\"") {
+                    keyURI = String(line[start.upperBound...].prefix { $0 != "\"" })
+                } else if !line.hasPrefix("#"), !line.isEmpty {
+                    files.append((base + playlist.name + "/" + line, playlist.name + "-" + line))
+                }
+            }
+        }
+        if let keyURI {
+            kept.append(folder + "/key")
+            _ = try curlText(["-u", "demo:demo", "-H", "X-License: \(licenseId)", "-o", folder + "/key", absolute(keyURI)], log: log)
+        }
+        for kind in ["poster", "thumbnail"] {
+            if let image = info["images"]?[kind]?.stringValue { files.append((absolute(image), kind)) }
+        }
+        let preamble = Double(monotonicNanos() - begin) / 1e9
+        _ = try DownloadPeers.curlParallel(urls: files, into: folder + "/files", parallel: parallel, log: log)
+        kept += files.map { folder + "/files/" + $0.name }
+        _ = try DownloadPeers.timedRun("/usr/bin/sync", kept + [folder + "/files", folder], log: log)
+        return (Double(monotonicNanos() - begin) / 1e9, preamble, kept.count)
     }
 
     /// A license for ffmpeg's key requests at the origin: its Basic credentials and `X-License`.

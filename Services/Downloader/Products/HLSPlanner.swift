@@ -106,13 +106,9 @@ struct HLSPlanner: Sendable {
         var starts: [String: Double] = [:]
         // Seconds of the variant's own playlist each resource plays (its bytes are estimated from them).
         var variantSeconds: [String: Double] = [:]
-        let playlistURIs = [choice.variant.uri] + (choice.audio + choice.subtitles).compactMap(\.uri)
-        for (index, uri) in playlistURIs.enumerated() {
-            guard let url = HLSURL.resolve(uri, against: masterURL) else { throw DownloaderError.hostileManifest("cannot resolve \(uri)") }
-            let checked = try resolve(url)
-            let urlPath = HLSURL.path(of: checked)
-            guard !files.contains(where: { $0.urlPath == urlPath }) else { continue }
-            let bytes = try await fetch(checked, retry: retry)
+        let playlists = try await mediaPlaylists(choice: choice, masterURL: masterURL, retry: retry)
+        for (index, playlist) in playlists.enumerated() {
+            let (uri, checked, urlPath, bytes) = (playlist.uri, playlist.url, playlist.urlPath, playlist.bytes)
             guard case .media(let media) = try parse(bytes, what: uri) else {
                 throw DownloaderError.hostileManifest("\(uri) is a master playlist where a media playlist belongs")
             }
@@ -178,6 +174,33 @@ struct HLSPlanner: Sendable {
                     startSeconds: resource.role == .segment ? starts[resource.urlPath] : nil))
         }
         return HLSPlan(master: masterFile, files: files, keyIds: keyIds, choice: choice)
+    }
+
+    /// The media playlists of the chosen variant and renditions, each once (the first URI that
+    /// names it keeps its place; the variant's comes first), in that order. They are fetched
+    /// together: each child task returns its playlist's position with its bytes and the list is
+    /// assembled here, so the order never depends on which answer arrives first.
+    private func mediaPlaylists(
+        choice: HLSChoice, masterURL: String, retry: RetryPolicy
+    ) async throws -> [(uri: String, url: String, urlPath: String, bytes: [UInt8])] {
+        var wanted: [(uri: String, url: String, urlPath: String)] = []
+        for uri in [choice.variant.uri] + (choice.audio + choice.subtitles).compactMap(\.uri) {
+            guard let url = HLSURL.resolve(uri, against: masterURL) else { throw DownloaderError.hostileManifest("cannot resolve \(uri)") }
+            let checked = try resolve(url)
+            let urlPath = HLSURL.path(of: checked)
+            guard !wanted.contains(where: { $0.urlPath == urlPath }) else { continue }
+            wanted.append((uri, checked, urlPath))
+        }
+        let urls = wanted.map(\.url)
+        let fetched = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+            for (index, url) in urls.enumerated() {
+                group.addTask { (index, try await fetch(url, retry: retry)) }
+            }
+            var bytes = [[UInt8]?](repeating: nil, count: urls.count)
+            for try await (index, body) in group { bytes[index] = body }
+            return bytes
+        }
+        return zip(wanted, fetched).map { playlist, bytes in (playlist.uri, playlist.url, playlist.urlPath, bytes ?? []) }
     }
 
     /// The product's poster and thumbnail (`images` of its playbackinfo), listed without asking
