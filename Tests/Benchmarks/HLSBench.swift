@@ -161,6 +161,11 @@ struct HLSBench: AsyncParsableCommand {
             "HLS vid-1, \(segments.count) segments: offline.add → OfflineDone / curl --parallel \(parallel) of the segments alone",
             cassette: median(cassette), peer: median(curl), unit: " s", goal: 1, .atMost, digits: 3)
         alone.goal = nil
+        // The same work as Cassette's with standard tools, as a device must order it: the floor.
+        var floor = GoalRow(
+            "HLS vid-1: offline.add → OfflineDone / device floor (curl: the same requests in a device's order, the same files, an fsync each)",
+            cassette: median(cassette), peer: median(device.map(\.total)), unit: " s", goal: 1, .atMost, digits: 3)
+        floor.goal = nil
         var remux = GoalRow(
             "HLS vid-1: offline.add → OfflineDone / ffmpeg -c copy of the variant", cassette: median(cassette), peer: median(ffmpeg),
             unit: " s", goal: 1, .atMost, digits: 3)
@@ -169,10 +174,7 @@ struct HLSBench: AsyncParsableCommand {
             GoalRow(
                 "HLS vid-1, \(segments.count) segments: offline.add → OfflineDone / curl --parallel \(parallel) of the segments, then sync -f",
                 cassette: median(cassette), peer: median(curlSync), unit: " s", goal: 1.0, .atMost, digits: 3),
-            GoalRow(
-                reported: "HLS vid-1: offline.add → OfflineDone / device floor (curl: the same requests in a device's order, the same files, an fsync each)",
-                cassette: String(format: "%.3f s", median(cassette)), peer: String(format: "%.3f s", median(device.map(\.total)))),
-            alone, remux,
+            floor, alone, remux,
         ]
         lines.append(GoalRow.table(rows))
         if FileManager.default.isExecutableFile(atPath: nginx) {
