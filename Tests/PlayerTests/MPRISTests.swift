@@ -78,6 +78,7 @@ final class MPRISTests: XCTestCase {
         let h = try PlayerHarness()
         let bus = try PrivateBus(socket: h.dir.path + "/bus")
         try h.addProduct("tr-5", file: try h.makeTrack("tr-5", seconds: 30))
+        try h.addProduct("tr-6", file: try h.makeTrack("tr-6", seconds: 30))
         let config = #"{"player":{"mprisBus":"\#(bus.address)"}}"#
         _ = try await h.start(pace: "realtime", config: config)
         try await waitServing(h)
@@ -99,6 +100,13 @@ final class MPRISTests: XCTestCase {
         try await waitUntil("paused over the socket") { try await h.status()["playbackState"]?.stringValue == "NOT_PLAYING" }
         _ = try bus.cassette("play")
         try await waitUntil("playing over the socket") { try await h.status()["playbackState"]?.stringValue == "PLAYING" }
+        // Next without a station plays the product set with player.setNext.
+        _ = try await h.call("player.setNext", PlayerHarness.product("tr-6"))
+        _ = try bus.cassette("next")
+        try await waitUntil("the next product playing over the socket") {
+            let status = try await h.status()
+            return status["mediaProduct"]?["productId"]?.stringValue == "tr-6" && status["playbackState"]?.stringValue == "PLAYING"
+        }
         await h.stop()
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MediaDecoder
 import OriginClient
+import Pacing
 import StateDB
 import Wire
 
@@ -19,6 +20,9 @@ actor PlaybackEngine {
     let catalog: @Sendable () async throws -> StateDB
     /// Where the active product's play event and Streaming Metrics go.
     let plays: PlayRecorder
+    /// Rung when what follows the active product changes without an event (`player.setNext`
+    /// publishes none), for those who show whether a next can be played (MPRIS `CanGoNext`).
+    nonisolated let nextChanges = Doorbell<Ring>()
 
     private(set) var state: PlaybackState = .idle
     var active: Active?
@@ -150,12 +154,14 @@ actor PlaybackEngine {
             next = nil
             if current.submitted { _ = pipe.setNext(nil, after: current.token) }
             cancelStaleResolutions()
+            nextChanges.ring()
             return
         }
         let token = newToken()
         next = Next(product: product, token: token, stationId: stationId)
         if current.submitted { pipe.expectNext(after: current.token) }
         startResolving(token) { await $0.resolveNext(token: token) }
+        nextChanges.ring()
     }
 
     func play() {

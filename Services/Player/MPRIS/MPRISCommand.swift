@@ -15,7 +15,7 @@ extension PlaybackEngine {
         case .playPause:
             if state == .playing || state == .stalled { pause() } else { play() }
         case .next:
-            if station != nil {
+            if station.isPlaying {
                 try? stationSkip()
             } else {
                 skipToNext()

@@ -3,7 +3,8 @@ import ServiceLifecycle
 import Wire
 
 /// MPRIS for the life of the daemon: the bridge's thread on the bus, the engine's state read
-/// again after every `player` event (told by the event hub), and the controls clients send
+/// again after every `player` event (told by the event hub) and every `player.setNext` (which
+/// publishes no event), and the controls clients send
 /// carried out on the engine in the order they came.
 struct MPRISService: Service {
     let bridge: MPRISBridge
@@ -33,6 +34,9 @@ struct MPRISService: Service {
                     for await command in bridge.commands { await engine.apply(command) }
                 }
                 group.addTask {
+                    while await engine.nextChanges.wait() != nil { changes.ring() }
+                }
+                group.addTask {
                     repeat {
                         bridge.update(MPRISState(status: await engine.status()))
                     } while await changes.wait() != nil
@@ -40,6 +44,7 @@ struct MPRISService: Service {
             }
         } onGracefulShutdown: {
             changes.close()
+            engine.nextChanges.close()
             bridge.stop()
         }
     }
