@@ -12,28 +12,21 @@ enum FramePayload {
     ///
     /// - Throws: `ParseError` when the payload is not UTF-8 or not exactly one JSON value.
     static func json(_ payload: ByteBuffer) throws(RPCError) -> JSONValue {
-        let bytes = try text(payload)
-        do {
-            return try JSONReader.parse(bytes)
-        } catch {
-            throw .parseError("The frame is not valid JSON: \(error).")
-        }
+        try read(payload) { (bytes) throws(JSONReader.Failure) in try JSONReader.parse(bytes) }
     }
 
     /// Reads a frame's payload as `json` does, with the same errors, keeping only a request's
     /// envelope members (a server's path: no dictionary of the whole request). nil when the
     /// value is not an object.
     static func envelope(_ payload: ByteBuffer) throws(RPCError) -> JSONReader.Envelope? {
-        let bytes = try text(payload)
-        do {
-            return try JSONReader.envelope(bytes)
-        } catch {
-            throw .parseError("The frame is not valid JSON: \(error).")
-        }
+        try read(payload) { (bytes) throws(JSONReader.Failure) in try JSONReader.envelope(bytes) }
     }
 
-    /// The payload's bytes after a leading byte-order mark, once they are known to be UTF-8.
-    private static func text(_ payload: ByteBuffer) throws(RPCError) -> ByteBufferView {
+    /// Hands `parse` the payload's bytes after a leading byte-order mark, once they are known
+    /// to be UTF-8, and names its failure a `ParseError`.
+    private static func read<T>(
+        _ payload: ByteBuffer, _ parse: (ByteBufferView) throws(JSONReader.Failure) -> T
+    ) throws(RPCError) -> T {
         var bytes = payload.readableBytesView
         if bytes.starts(with: byteOrderMark) { bytes = bytes.dropFirst(byteOrderMark.count) }
         // ASCII is UTF-8: only a frame with other bytes pays for a full validation.
@@ -41,6 +34,10 @@ enum FramePayload {
         guard ascii || String(validating: bytes, as: UTF8.self) != nil else {
             throw .parseError("The frame is not valid UTF-8.")
         }
-        return bytes
+        do {
+            return try parse(bytes)
+        } catch {
+            throw .parseError("The frame is not valid JSON: \(error).")
+        }
     }
 }

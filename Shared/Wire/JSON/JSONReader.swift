@@ -17,22 +17,7 @@ struct JSONReader {
     private var i = 0
 
     static func parse<C: Collection>(_ input: C) throws(Failure) -> JSONValue where C.Element == UInt8 {
-        // Contiguous input (an array, a frame's bytes) is read in place; only other collections are copied.
-        if let parsed = input.withContiguousStorageIfAvailable({ buffer in
-            Result { () throws(Failure) -> JSONValue in try parse(buffer: buffer) }
-        }) {
-            return try parsed.get()
-        }
-        return try Array(input).withUnsafeBufferPointer { (buffer) throws(Failure) in try parse(buffer: buffer) }
-    }
-
-    private static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(Failure) -> JSONValue {
-        var reader = JSONReader(bytes: buffer)
-        reader.skipWhitespace()
-        let value = try reader.value(depth: 0)
-        reader.skipWhitespace()
-        guard reader.i == buffer.count else { throw reader.fail("unexpected data after the value") }
-        return value
+        try read(input) { (reader) throws(Failure) in try reader.value(depth: 0) }
     }
 
     /// The members of a JSON-RPC envelope, each as the last occurrence of its key (as in
@@ -48,66 +33,48 @@ struct JSONReader {
     /// offsets, but keeps of a top-level object only the envelope's members: a request then
     /// builds no dictionary of its own, only its `params`. nil when the value is not an object.
     static func envelope<C: Collection>(_ input: C) throws(Failure) -> Envelope? where C.Element == UInt8 {
+        try read(input) { (reader) throws(Failure) -> Envelope? in
+            guard reader.i < reader.bytes.count, reader.bytes[reader.i] == UInt8(ascii: "{") else {
+                _ = try reader.value(depth: 0)
+                return nil
+            }
+            var envelope = Envelope()
+            try reader.members(depth: 0) { key, member in
+                switch key {
+                case "jsonrpc": envelope.jsonrpc = member
+                case "id": envelope.id = member
+                case "method": envelope.method = member
+                case "params": envelope.params = member
+                default: break
+                }
+            }
+            return envelope
+        }
+    }
+
+    /// Runs `body` over the whole input, which must hold one value with whitespace around it
+    /// and nothing after. Contiguous input (an array, a frame's bytes) is read in place; only
+    /// other collections are copied.
+    private static func read<C: Collection, T>(
+        _ input: C, _ body: (inout JSONReader) throws(Failure) -> T
+    ) throws(Failure) -> T where C.Element == UInt8 {
         if let parsed = input.withContiguousStorageIfAvailable({ buffer in
-            Result { () throws(Failure) -> Envelope? in try envelope(buffer: buffer) }
+            Result { () throws(Failure) -> T in try read(buffer: buffer, body) }
         }) {
             return try parsed.get()
         }
-        return try Array(input).withUnsafeBufferPointer { (buffer) throws(Failure) in try envelope(buffer: buffer) }
+        return try Array(input).withUnsafeBufferPointer { (buffer) throws(Failure) in try read(buffer: buffer, body) }
     }
 
-    private static func envelope(buffer: UnsafeBufferPointer<UInt8>) throws(Failure) -> Envelope? {
+    private static func read<T>(
+        buffer: UnsafeBufferPointer<UInt8>, _ body: (inout JSONReader) throws(Failure) -> T
+    ) throws(Failure) -> T {
         var reader = JSONReader(bytes: buffer)
         reader.skipWhitespace()
-        guard reader.i < buffer.count, buffer[reader.i] == UInt8(ascii: "{") else {
-            _ = try reader.value(depth: 0)
-            reader.skipWhitespace()
-            guard reader.i == buffer.count else { throw reader.fail("unexpected data after the value") }
-            return nil
-        }
-        let envelope = try reader.envelopeObject()
+        let value = try body(&reader)
         reader.skipWhitespace()
         guard reader.i == buffer.count else { throw reader.fail("unexpected data after the value") }
-        return envelope
-    }
-
-    /// `object(depth: 0)`, step for step, keeping four members instead of all of them.
-    private mutating func envelopeObject() throws(Failure) -> Envelope {
-        i += 1
-        var envelope = Envelope()
-        skipWhitespace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
-            i += 1
-            return envelope
-        }
-        while true {
-            skipWhitespace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let key = try string()
-            skipWhitespace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            i += 1
-            skipWhitespace()
-            let member = try value(depth: 1)
-            switch key {
-            case "jsonrpc": envelope.jsonrpc = member
-            case "id": envelope.id = member
-            case "method": envelope.method = member
-            case "params": envelope.params = member
-            default: break
-            }
-            skipWhitespace()
-            guard i < bytes.count else { throw fail("unexpected end of input") }
-            if bytes[i] == UInt8(ascii: ",") {
-                i += 1
-                continue
-            }
-            if bytes[i] == UInt8(ascii: "}") {
-                i += 1
-                return envelope
-            }
-            throw fail("expected ',' or '}'")
-        }
+        return value
     }
 
     private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
@@ -147,12 +114,19 @@ struct JSONReader {
     }
 
     private mutating func object(depth: Int) throws(Failure) -> JSONValue {
-        i += 1
         var members: [String: JSONValue] = [:]
+        try self.members(depth: depth) { key, value in members[key] = value }
+        return .object(members)
+    }
+
+    /// Reads an object from its `{`, handing each member to `take` in the order written (a key
+    /// that repeats is handed again, so whoever keeps members keeps the last).
+    private mutating func members(depth: Int, _ take: (String, JSONValue) -> Void) throws(Failure) {
+        i += 1
         skipWhitespace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
             i += 1
-            return .object(members)
+            return
         }
         while true {
             skipWhitespace()
@@ -162,7 +136,7 @@ struct JSONReader {
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
             skipWhitespace()
-            members[key] = try value(depth: depth + 1)
+            take(key, try value(depth: depth + 1))
             skipWhitespace()
             guard i < bytes.count else { throw fail("unexpected end of input") }
             if bytes[i] == UInt8(ascii: ",") {
@@ -171,7 +145,7 @@ struct JSONReader {
             }
             if bytes[i] == UInt8(ascii: "}") {
                 i += 1
-                return .object(members)
+                return
             }
             throw fail("expected ',' or '}'")
         }
