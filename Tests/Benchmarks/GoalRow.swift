@@ -23,8 +23,9 @@ struct GoalRow: Codable, Sendable {
     /// The value `goal` is compared with when `absolute`.
     var value: Double?
 
-    /// A goal on the ratio of two measured values.
-    init(_ figure: String, cassette: Double?, peer: Double?, unit: String, goal: Double, _ direction: Direction, digits: Int = 1) {
+    /// A goal on the ratio of two measured values; `goal` nil: a ratio reported beside the goals
+    /// (a floor, another peer).
+    init(_ figure: String, cassette: Double?, peer: Double?, unit: String, goal: Double?, _ direction: Direction, digits: Int = 1) {
         self.figure = figure
         self.cassette = cassette.map { Self.format($0, digits) + unit } ?? "—"
         self.peer = peer.map { Self.format($0, digits) + unit } ?? "—"
