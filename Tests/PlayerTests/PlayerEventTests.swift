@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Wire
 import XCTest
 
@@ -60,13 +61,9 @@ final class PlayerEventTests: XCTestCase {
     /// The rows of docs/protocol.md's player events table: each type it names (the row of error
     /// events as `error`) with the fields of its data.
     private static func documentedPlayerEvents() throws -> [String: Set<String>] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/protocol.md"), encoding: .utf8)
-        let start = try XCTUnwrap(text.range(of: "Events (topic `player`), in the order a client sees them:"))
-        let rows = text[start.upperBound...].split(separator: "\n").drop { !$0.hasPrefix("|") }.prefix { $0.hasPrefix("|") }.dropFirst(2)
+        let rows = try XCTUnwrap(ProtocolDoc.tableRows(after: "Events (topic `player`), in the order a client sees them:"))
         var documented: [String: Set<String>] = [:]
-        for row in rows {
-            let cells = row.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        for cells in rows {
             let fields = Set(names(in: cells[2], initial: "a"..."z"))
             let types = cells[1].trimmingCharacters(in: .whitespaces).hasPrefix("error") ? ["error"] : names(in: cells[1], initial: "A"..."Z")
             for type in types { documented[type] = fields }

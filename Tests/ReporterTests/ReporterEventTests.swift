@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Wire
 import XCTest
 
@@ -41,13 +42,9 @@ final class ReporterEventTests: XCTestCase {
 
     /// The rows of docs/protocol.md's reporter events table: each type it names, with its data cell.
     private static func documentedReporterEvents() throws -> [String: String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/protocol.md"), encoding: .utf8)
-        let start = try XCTUnwrap(text.range(of: "**Events** (topic `reporter`):"))
-        let rows = text[start.upperBound...].split(separator: "\n").drop { !$0.hasPrefix("|") }.prefix { $0.hasPrefix("|") }.dropFirst(2)
+        let rows = try XCTUnwrap(ProtocolDoc.tableRows(after: "**Events** (topic `reporter`):"))
         var documented: [String: String] = [:]
-        for row in rows {
-            let cells = row.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        for cells in rows {
             let types = cells[1].split(separator: "`", omittingEmptySubsequences: false).enumerated().compactMap { index, part in
                 index % 2 == 1 ? String(part) : nil
             }

@@ -6,8 +6,7 @@ import Foundation
 public enum ErrorDocs {
     /// Every name docs/protocol.md gives a code in 1000–3999, with the codes it gives it.
     public static func numbered() throws -> [String: Set<Int>] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/protocol.md"), encoding: .utf8)
+        let text = try ProtocolDoc.text()
         var found: [String: Set<Int>] = [:]
         let patterns = [
             #"\|\s*([1-3][0-9]{3})\s*\|\s*`([A-Z][A-Za-z]+)`"#,
