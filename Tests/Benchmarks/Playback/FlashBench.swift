@@ -150,8 +150,8 @@ struct FlashBench: AsyncParsableCommand {
         print(
             String(
                 format:
-                    "  per GiB synced     %.1f MiB written (media %.1f, catalog + WAL + metrics file %.2f MiB); metric cassette_storage_bytes_written_total %.1f MiB",
-                synced / (media / gib) / mib, gib / mib, (synced - media) / (media / gib) / mib, metric / mib))
+                    "  per GiB synced     %.1f MiB written (media %.1f, catalog + WAL + metrics file %.2f MiB); the downloader's cassette_storage_bytes_written_total after syncing %.1f MiB of media: %.1f MiB",
+                synced / (media / gib) / mib, gib / mib, (synced - media) / (media / gib) / mib, media / mib, metric / mib))
         for (i, name) in ["downloader", "player", "reporter"].enumerated() {
             print(
                 String(
