@@ -234,3 +234,39 @@ extension ServerTests {
         await server.shutdownGracefully(timeout: .milliseconds(100))
     }
 }
+
+extension ServerTests {
+    /// Requests sent in one write and answered on the spot (an unknown method, an immediate
+    /// method, an invalid envelope) are flushed together at the end of the chunk read: every
+    /// one is answered, in order, with its own id, and a later task's answer still follows.
+    func testRequestsOfOneWriteAreAllAnsweredInOrder() async throws {
+        let (server, path) = try await makeServer { router in
+            router.register("now", takes: [], now: { _ in .string("now") }, later: { _ in .string("later") })
+            router.register("task") { _ in .string("task") }
+        }
+        let raw = try RawSocket(path: path)
+        var burst: [UInt8] = []
+        for id in 1...60 {
+            switch id % 3 {
+            case 0: burst += RawSocket.request(id: id, method: "now")
+            case 1: burst += RawSocket.request(id: id, method: "nope")
+            default: burst += RawSocket.frame(#"{"jsonrpc":"1.0","id":\#(id),"method":"now"}"#)
+            }
+        }
+        burst += RawSocket.request(id: 61, method: "task")
+        try raw.send(burst)
+        for id in 1...60 {
+            let answer = try XCTUnwrap(try raw.readFrame(), "answer \(id)")
+            XCTAssertEqual(answer["id"]?.intValue, id)
+            switch id % 3 {
+            case 0: XCTAssertEqual(answer["result"]?.stringValue, "now")
+            case 1: XCTAssertEqual(answer["error"]?["data"]?["name"]?.stringValue, "MethodNotFound")
+            default: XCTAssertEqual(answer["error"]?["code"]?.intValue, -32600)
+            }
+        }
+        let last = try XCTUnwrap(try raw.readFrame())
+        XCTAssertEqual(last["id"]?.intValue, 61)
+        XCTAssertEqual(last["result"]?.stringValue, "task")
+        await server.shutdownGracefully()
+    }
+}

@@ -76,12 +76,11 @@ public final class RPCServer: Sendable {
                     let idle: TimeAmount? =
                         self.limits.idleTimeoutSeconds > 0
                         ? .milliseconds(Int64(self.limits.idleTimeoutSeconds * 1000)) : nil
-                    try channel.pipeline.syncOperations.addHandlers([
-                        FrameDecoder(maxFrameBytes: self.limits.maxFrameBytes, idleTimeout: idle),
+                    try channel.pipeline.syncOperations.addHandler(
                         RPCServerHandler(
                             router: self.router, hub: self.hub, tracker: self.tracker, logger: self.logger,
-                            maxInFlight: self.limits.maxInFlightPerConnection, connectionID: id),
-                    ])
+                            maxInFlight: self.limits.maxInFlightPerConnection, maxFrameBytes: self.limits.maxFrameBytes,
+                            idleTimeout: idle, connectionID: id))
                 }
             }
         let channel: Channel

@@ -3,14 +3,22 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// Per-connection JSON-RPC handling: envelope checks, dispatch, pipelining, backpressure.
+/// Per-connection JSON-RPC handling: framing, envelope checks, dispatch, pipelining, backpressure.
+///
+/// The connection's only handler: it splits the byte stream into frames itself (`FrameReader`)
+/// rather than behind a decoder of its own in the pipeline, so that it sees where each chunk
+/// read from the socket ends: the answers it finds on the spot for the frames of one chunk
+/// go out with one flush at the chunk's end. A client that pipelines gets them in one write
+/// instead of one system call per answer, and the answer to a lone request leaves before the
+/// loop tries the socket again (flushing in `channelReadComplete` would wait for that read).
 ///
 /// Requests on one connection run concurrently (a client may pipeline); each answer is
-/// written when ready, carrying its request's id. Past `maxInFlight` unanswered requests,
-/// or while answers pile up unread (the channel is not writable), the handler stops reading
-/// from the socket, so a client that sends without reading cannot grow the service's memory.
+/// written when ready, carrying its request's id; one that a task finishes later is flushed
+/// at once. Past `maxInFlight` unanswered requests, or while answers pile up unread (the
+/// channel is not writable), the handler stops reading from the socket, so a client that
+/// sends without reading cannot grow the service's memory.
 final class RPCServerHandler: ChannelDuplexHandler {
-    typealias InboundIn = InboundFrame
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -20,6 +28,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
     private let logger: Logger
     private let maxInFlight: Int
     private let connectionID: UInt64
+    private var frames: FrameReader
     private var connection: RPCConnection?
     /// The connection's loop as the preferred executor of its requests' tasks.
     private var executor: EventLoopTaskExecutor?
@@ -30,13 +39,21 @@ final class RPCServerHandler: ChannelDuplexHandler {
     private var inFlight = 0
     private var readPending = false
     private var closing = false
+    /// Answers written for the frames of the current chunk and not yet flushed.
+    private var unflushed = false
 
-    init(router: RPCRouter, hub: EventHub, tracker: RequestTracker, logger: Logger, maxInFlight: Int, connectionID: UInt64) {
+    /// - Parameters:
+    ///   - idleTimeout: closes the connection when a partial frame sits this long; nil disables.
+    init(
+        router: RPCRouter, hub: EventHub, tracker: RequestTracker, logger: Logger, maxInFlight: Int,
+        maxFrameBytes: Int, idleTimeout: TimeAmount?, connectionID: UInt64
+    ) {
         self.router = router
         self.hub = hub
         self.tracker = tracker
         self.logger = logger
         self.maxInFlight = maxInFlight
+        self.frames = FrameReader(maxFrameBytes: maxFrameBytes, idleTimeout: idleTimeout)
         self.connectionID = connectionID
     }
 
@@ -48,40 +65,57 @@ final class RPCServerHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        frames.stop()
         if let connection { hub.remove(connection) }
         context.fireChannelInactive()
     }
 
+    func handlerRemoved(context: ChannelHandlerContext) {
+        frames.stop()
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing, let connection else { return }
-        switch unwrapInboundIn(data) {
-        case .violation(let error):
-            protocolError(context, error)
-        case .frame(let buffer):
-            let envelope: JSONReader.Envelope
-            do {
-                guard let read = try FramePayload.envelope(buffer) else {
-                    protocolError(context, .invalidRequest("A frame must hold one JSON object, not an array or a scalar."))
-                    return
-                }
-                envelope = read
-            } catch {
+        frames.receive(unwrapInboundIn(data))
+        while !closing, let frame = frames.next() {
+            switch frame {
+            case .violation(let error):
                 protocolError(context, error)
+            case .frame(let buffer):
+                request(context, buffer, connection)
+            }
+        }
+        frames.settle(context)
+        if unflushed {
+            unflushed = false
+            context.flush()
+        }
+    }
+
+    private func request(_ context: ChannelHandlerContext, _ buffer: ByteBuffer, _ connection: RPCConnection) {
+        let envelope: JSONReader.Envelope
+        do {
+            guard let read = try FramePayload.envelope(buffer) else {
+                protocolError(context, .invalidRequest("A frame must hold one JSON object, not an array or a scalar."))
                 return
             }
-            switch RPCRequest.parse(envelope) {
-            case .failure(let rejected):
-                write(context, RPCResponse(id: rejected.id, outcome: .failure(rejected.error)))
-            case .success(let request):
-                start(context, request, connection)
-            }
+            envelope = read
+        } catch {
+            protocolError(context, error)
+            return
+        }
+        switch RPCRequest.parse(envelope) {
+        case .failure(let rejected):
+            write(context, RPCResponse(id: rejected.id, outcome: .failure(rejected.error)), flush: false)
+        case .success(let request):
+            start(context, request, connection)
         }
     }
 
     private func start(_ context: ChannelHandlerContext, _ request: RPCRequest, _ connection: RPCConnection) {
         let rpc = RPCContext(request: request, connection: connection)
         if let outcome = router.answerNow(rpc) {
-            answer(context, request, outcome)
+            answer(context, request, outcome, flush: false)
             return
         }
         inFlight += 1
@@ -99,20 +133,23 @@ final class RPCServerHandler: ChannelDuplexHandler {
         inFlight -= 1
         defer { tracker.end() }
         switch result {
-        case .success(let outcome): answer(context, request, outcome)
-        case .failure(let error): answer(context, request, .failure(.internalError("\(error)")))
+        case .success(let outcome): answer(context, request, outcome, flush: true)
+        case .failure(let error): answer(context, request, .failure(.internalError("\(error)")), flush: true)
         }
         resumeReadingIfAllowed(context)
     }
 
-    /// Writes the answer (none to a notification) and logs an internal error.
-    private func answer(_ context: ChannelHandlerContext, _ request: RPCRequest, _ outcome: Result<JSONValue, RPCError>) {
+    /// Writes the answer (none to a notification) and logs an internal error. `flush`: at once,
+    /// else at the end of the chunk being read.
+    private func answer(
+        _ context: ChannelHandlerContext, _ request: RPCRequest, _ outcome: Result<JSONValue, RPCError>, flush: Bool
+    ) {
         if case .failure(let e) = outcome, e.code == -32603, e.name != RPCErrorKind.shuttingDown.name {
             logger.error("request failed", metadata: ["method": "\(request.method)", "error": "\(e.message)"])
         }
         // To a connection closed meanwhile, NIO drops the write (its promise, none here, fails).
         if let id = request.id {
-            write(context, RPCResponse(id: id, outcome: outcome))
+            write(context, RPCResponse(id: id, outcome: outcome), flush: flush)
         }
     }
 
@@ -121,7 +158,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
     private func resumeReadingIfAllowed(_ context: ChannelHandlerContext) {
         if readPending && mayRead && context.channel.isWritable {
             readPending = false
-            context.triggerUserOutboundEvent(ReadBackpressure.resumed, promise: nil)
+            frames.pause(false, context)
             context.read()
         }
     }
@@ -142,10 +179,16 @@ final class RPCServerHandler: ChannelDuplexHandler {
         }
     }
 
-    private func write(_ context: ChannelHandlerContext, _ response: RPCResponse) {
+    private func write(_ context: ChannelHandlerContext, _ response: RPCResponse, flush: Bool) {
         scratch.removeAll(keepingCapacity: true)
         response.write(into: &scratch)
-        context.writeAndFlush(wrapOutboundOut(OutboundFrame.buffer(scratch, allocator: allocator)), promise: nil)
+        let frame = wrapOutboundOut(OutboundFrame.buffer(scratch, allocator: allocator))
+        if flush {
+            context.writeAndFlush(frame, promise: nil)
+        } else {
+            context.write(frame, promise: nil)
+            unflushed = true
+        }
         // A rare large answer does not pin its memory for the connection's lifetime.
         if scratch.capacity > Self.scratchKept { scratch = [] }
     }
@@ -157,7 +200,7 @@ final class RPCServerHandler: ChannelDuplexHandler {
         if !mayRead || !context.channel.isWritable {
             if !readPending {
                 readPending = true
-                context.triggerUserOutboundEvent(ReadBackpressure.paused, promise: nil)
+                frames.pause(true, context)
             }
         } else {
             context.read()
