@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -24,8 +25,8 @@ actor DownloadEngine {
     let maxAttempts: Int
     private var stopped = false
     private var active: [Int64: Task<Void, Never>] = [:]
-    /// The jobs behind `active`, for admission's reservation of what they will still write.
-    private var activeJobs: [FileJob] = []
+    /// The jobs behind `active`, by file, for admission's reservation of what they will still write.
+    private var activeJobs: [Int64: FileJob] = [:]
     /// Each running transfer's attempt, so that a late `bodyArrived` never frees a slot of the
     /// file's next attempt.
     private var attemptOf: [Int64: Int] = [:]
@@ -40,8 +41,14 @@ actor DownloadEngine {
     /// Admitted by the last round beyond the free slots, their storage reserved: each starts as
     /// soon as a slot frees, without another round (a round reads the queue and weighs the
     /// storage, which a station of many small files would otherwise pay per file). Emptied
-    /// whenever what is wanted or allowed may have changed (`forgetReady`).
-    private var ready: [FileJob] = []
+    /// whenever what is wanted or allowed may have changed (`forgetReady`). A deque, taken from
+    /// the front as slots free, and its files' ids beside it: a start shifts nothing and a
+    /// round asks the ids, not the jobs.
+    private var ready: Deque<FileJob> = []
+    private var readyIds: Set<Int64> = []
+    /// What admission reserves for the files in `ready`, in their order: their `.part`s do not
+    /// change while they wait, so a round counts what admission found instead of looking again.
+    private var readyReserved: Deque<StorageBudget.AdmittedAhead> = []
     /// Counts `forgetReady` calls: a round that began before one keeps nothing for later, and a
     /// job read before one asks the catalog again whether a product waits for it.
     private var readyEpoch = 0
@@ -83,7 +90,7 @@ actor DownloadEngine {
 
     var activeFileIds: [Int64] { Array(active.keys) }
     /// The files being downloaded (or committed), for the storage reservation.
-    var runningJobs: [FileJob] { activeJobs }
+    var runningJobs: [FileJob] { Array(activeJobs.values) }
 
     func setMaxParallel(_ n: Int) async {
         maxParallel = n
@@ -113,6 +120,8 @@ actor DownloadEngine {
 
     private func forgetReady() {
         ready.removeAll()
+        readyIds.removeAll()
+        readyReserved.removeAll()
         readyEpoch += 1
     }
 
@@ -159,31 +168,32 @@ actor DownloadEngine {
             logger.error("download queue: cannot read the catalog: \(error)")
             return
         }
-        let held = Set(ready.map(\.fileId))
-        var waiting = jobs.filter { active[$0.fileId] == nil && !held.contains($0.fileId) && !endedSinceQueueRead.contains($0.fileId) }
+        var waiting = jobs.filter { active[$0.fileId] == nil && !readyIds.contains($0.fileId) && !endedSinceQueueRead.contains($0.fileId) }
         // Files that gave up their slot start behind those that did not.
         waiting = preemptions.stalledLast(waiting)
         // This round weighs the running files at the sizes learned so far.
         unreservedBytes = 0
         let runnable = await gate.admit(
             waiting, slots: max(0, maxParallel - transferring - ready.count), prefetch: ahead,
-            running: activeJobs + ready)
+            running: Array(activeJobs.values), ahead: Array(readyReserved))
         // Re-checked after the awaits: a stop, or a transfer started or ended meanwhile, wins;
         // after a `forgetReady` nothing of this round is kept for later.
         startReady()
         for job in runnable where !stopped && active[job.fileId] == nil && !endedSinceQueueRead.contains(job.fileId) {
             if transferring < maxParallel {
                 start(job, epoch: epoch)
-            } else if epoch == readyEpoch, !ready.contains(where: { $0.fileId == job.fileId }) {
+            } else if epoch == readyEpoch, readyIds.insert(job.fileId).inserted {
                 ready.append(job)
+                readyReserved.append(StorageBudget.AdmittedAhead(job))
             }
         }
         waitingSeen = ready.count
     }
 
     private func startReady() {
-        while !stopped, transferring < maxParallel, !ready.isEmpty {
-            let job = ready.removeFirst()
+        while !stopped, transferring < maxParallel, let job = ready.popFirst() {
+            readyReserved.removeFirst()
+            readyIds.remove(job.fileId)
             guard active[job.fileId] == nil else { continue }
             start(job, epoch: readyEpoch)
         }
@@ -195,7 +205,7 @@ actor DownloadEngine {
         let attempt = attempts
         attemptOf[job.fileId] = attempt
         active[job.fileId] = Task { await self.perform(job, readAt: epoch, attempt: attempt) }
-        activeJobs.append(job)
+        activeJobs[job.fileId] = job
     }
 
     /// A transfer's body arrived whole: its slot goes to the next file while its last bytes
@@ -212,9 +222,9 @@ actor DownloadEngine {
     /// now on. Once running files together hold more than they were admitted for than the room
     /// the last round left, what was admitted ahead is weighed again.
     func sizeLearned(_ fileId: Int64, _ size: Int64) {
-        guard let index = activeJobs.firstIndex(where: { $0.fileId == fileId }), activeJobs[index].sizeBytes != size else { return }
-        let excess = size - activeJobs[index].sizeBytes
-        activeJobs[index].sizeBytes = size
+        guard let held = activeJobs[fileId]?.sizeBytes, held != size else { return }
+        let excess = size - held
+        activeJobs[fileId]?.sizeBytes = size
         guard excess > 0 else { return }
         unreservedBytes += excess
         guard unreservedBytes > gate.roomLeft else { return }
@@ -285,7 +295,7 @@ actor DownloadEngine {
         preemptions.release(job.fileId, attempt: attempt)
         // A body that arrived and then failed its checks frees what `bodyArrived` marked.
         committing.remove(job.fileId)
-        activeJobs.removeAll { $0.fileId == job.fileId }
+        activeJobs[job.fileId] = nil
         endedSinceQueueRead.insert(job.fileId)
         startReady()
         refillSoon()

@@ -127,13 +127,16 @@ final class PolicyGate: Sendable {
     // MARK: Admission (asked by the engine, one round at a time)
 
     /// The candidates that may start now, at most `slots`, in order. `running` are the files
-    /// already downloading: what they will still write is reserved before anything is admitted,
-    /// and each admitted file's bytes are reserved before the next is considered.
+    /// already downloading, `ahead` those an earlier round admitted that wait for a slot: what
+    /// they will still write is reserved before anything is admitted, and each admitted file's
+    /// bytes are reserved before the next is considered.
     ///
     /// Up to `prefetch` more may follow the first `slots`, for the engine to start as slots free
     /// without another round: only while they fit as they are (no eviction for them), and one
     /// that does not fit ends the list without making anything wait.
-    func admit(_ candidates: [FileJob], slots: Int, prefetch: Int = 0, running: [FileJob]) async -> [FileJob] {
+    func admit(
+        _ candidates: [FileJob], slots: Int, prefetch: Int = 0, running: [FileJob], ahead: [StorageBudget.AdmittedAhead] = []
+    ) async -> [FileJob] {
         guard slots + prefetch > 0, !candidates.isEmpty else { return [] }
         var allowed = candidates
         switch verdict {
@@ -160,8 +163,8 @@ final class PolicyGate: Sendable {
         allowed.removeAll { retryAfter[$0.fileId] != nil || originWait[$0.fileId] != nil }
         guard !allowed.isEmpty else { return [] }
         let (admitted, refused, left) = await storage.admit(
-            allowed, slots: slots, prefetch: prefetch, running: running,
-            protected: Set(running.map(\.fileId) + candidates.map(\.fileId)),
+            allowed, slots: slots, prefetch: prefetch, running: running, ahead: ahead,
+            protected: Set(running.map(\.fileId) + ahead.map(\.fileId) + candidates.map(\.fileId)),
             policy: policy)
         for (job, reason) in refused { await markIdle([job.fileId], .cacheLimit, reason) }
         state.withLock { $0.roomLeft = left }

@@ -14,19 +14,20 @@ struct StorageAdmission: Sendable {
 
     /// The files among `allowed` (in order) that fit: at most `slots` to start now, evicting
     /// for them if need be, then up to `prefetch` more only while they fit as they are (one
-    /// that does not ends the list without making anything wait). `running`: what the running
-    /// files will still write is reserved first. `protected`: files never evicted. Returns
-    /// the admitted jobs (with what their `.part` holds), the refused ones with the shortage,
-    /// and the room left.
+    /// that does not ends the list without making anything wait). `running` and `ahead` (files
+    /// admitted by an earlier round, waiting for a slot): what they will still write is reserved
+    /// first. `protected`: files never evicted. Returns the admitted jobs (with what their
+    /// `.part` holds), the refused ones with the shortage, and the room left.
     func admit(
-        _ allowed: [FileJob], slots: Int, prefetch: Int, running: [FileJob], protected: Set<Int64>,
-        policy: DownloadPolicy
+        _ allowed: [FileJob], slots: Int, prefetch: Int, running: [FileJob], ahead: [StorageBudget.AdmittedAhead],
+        protected: Set<Int64>, policy: DownloadPolicy
     ) async -> (admitted: [FileJob], refused: [(FileJob, String)], roomLeft: Int64) {
         // The `.part` sizes of the candidates the loop may reach, looked up a round's worth at a
         // time (the first with the room): most rounds stop after the first `slots + prefetch`,
         // of many more candidates.
         let first = Array(allowed.prefix(max(1, slots + prefetch)))
-        var (room, _, onDisk) = await budget.room(policy: policy, running: running, looking: first, countCache: false)
+        var (room, _, onDisk) = await budget.room(
+            policy: policy, running: running, ahead: ahead, looking: first, countCache: false)
         var looked = first.count
         var admitted: [FileJob] = []
         var refused: [(FileJob, String)] = []
@@ -44,7 +45,10 @@ struct StorageAdmission: Sendable {
                 continue
             }
             if need > room.available, await evict(bytes: need - room.available, excluding: protected) {
-                room = await budget.room(policy: policy, running: running + admitted, looking: [], countCache: false).room
+                room = await budget.room(
+                    policy: policy, running: running, ahead: ahead + admitted.map(StorageBudget.AdmittedAhead.init),
+                    looking: [], countCache: false
+                ).room
             }
             if need <= room.available {
                 admitted.append(job.withPart(onDisk[job.fileId]))

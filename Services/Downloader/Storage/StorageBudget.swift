@@ -82,6 +82,20 @@ struct StorageBudget: Sendable {
         var cache: Int64
     }
 
+    /// A file admitted ahead of the free slots, waiting for one (the engine's `ready`): it does
+    /// not run, so its `.part` holds what admission found in it (`FileJob.partBytes`) until it
+    /// starts, and the room counts that instead of looking at the `.part` again each round.
+    struct AdmittedAhead: Sendable {
+        var fileId: Int64
+        var sizeBytes: Int64
+        var partBytes: Int64
+
+        /// A job admission looked at; one it did not is counted at its whole size.
+        init(_ job: FileJob) {
+            (fileId, sizeBytes, partBytes) = (job.fileId, job.sizeBytes, job.partBytes ?? 0)
+        }
+    }
+
     /// The room now, with `running` downloads reserved: one `statvfs`, one look at their
     /// `.part`s and one catalog sum, off the cooperative pool. Computed once per admission
     /// round, then updated with `Room.reserve` as files are admitted.
@@ -90,13 +104,16 @@ struct StorageBudget: Sendable {
         return (room, reservations)
     }
 
-    /// `room(policy:running:)`, and in the same trip off the cooperative pool what the `.part`s
-    /// of `looking` hold (as `partSizes` gives it): an admission round makes one hop, not two.
+    /// `room(policy:running:)` with the files admitted `ahead` reserved too (from what their
+    /// `.part`s held when admitted), and in the same trip off the cooperative pool what the
+    /// `.part`s of `looking` hold (as `partSizes` gives it): an admission round makes one hop, not
+    /// two, and looks only at the `.part`s that may have changed since the last round (those of
+    /// running files, which grow) or that it has not seen.
     ///
     /// Without a `maxCacheBytes` the cache's use limits nothing, and admission (`countCache`
     /// false) skips summing it over every file of the catalog (`cacheUsedBytes` is then 0).
     func room(
-        policy: DownloadPolicy, running: [FileJob], looking: [FileJob],
+        policy: DownloadPolicy, running: [FileJob], ahead: [AdmittedAhead] = [], looking: [FileJob],
         countCache: Bool = true
     ) async -> (room: Room, reservations: [Int64: Reservation], parts: [Int64: Int64]) {
         let (root, store) = (store.root, store)
@@ -106,21 +123,21 @@ struct StorageBudget: Sendable {
                 Self.partSizes(looking, store)
             )
         }
-        let ids = running.map(\.fileId)
+        let ids = running.map(\.fileId) + ahead.map(\.fileId)
         let used = countCache || policy.maxCacheBytes != nil ? ((try? await files.cacheUsed(excluding: ids)) ?? 0) : 0
         let (free, blockSize) = space ?? (free: 0, blockSize: 4096)
         var room = Room(
             freeBytes: free, minFreeBytes: policy.minFreeBytes, cacheUsedBytes: used,
             maxCacheBytes: policy.maxCacheBytes, reservedBytes: 0, blockSize: blockSize)
         var reservations: [Int64: Reservation] = [:]
-        for (job, onDisk) in zip(running, parts) {
-            let reservation = Reservation(
-                disk: room.need(size: job.sizeBytes, onDisk: onDisk),
-                cache: room.need(size: job.sizeBytes, onDisk: 0))
+        func reserve(_ fileId: Int64, size: Int64, onDisk: Int64) {
+            let reservation = Reservation(disk: room.need(size: size, onDisk: onDisk), cache: room.need(size: size, onDisk: 0))
             room.reservedBytes += reservation.disk
             room.cacheReservedBytes += reservation.cache
-            reservations[job.fileId] = reservation
+            reservations[fileId] = reservation
         }
+        for (job, onDisk) in zip(running, parts) { reserve(job.fileId, size: job.sizeBytes, onDisk: onDisk) }
+        for file in ahead { reserve(file.fileId, size: file.sizeBytes, onDisk: file.partBytes) }
         return (room, reservations, looked)
     }
 
