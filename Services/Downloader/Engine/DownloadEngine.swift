@@ -336,7 +336,7 @@ actor DownloadEngine {
         Task {
             repeat {
                 try? await Task.sleep(nanoseconds: 1_000_000_000)
-            } while await self.watchTick()
+            } while self.watchTick()
         }
     }
 
