@@ -167,14 +167,14 @@ struct StatusBench: AsyncParsableCommand {
         }
         var rounds:
             (
-                cs: [LatencyStats], cc: [LatencyStats], cn: [LatencyStats], ms: [LatencyStats], mc: [LatencyStats],
-                fs: [LatencyStats], fc: [LatencyStats]
-            ) = ([], [], [], [], [], [], [])
+                cs: [LatencyStats], cc: [LatencyStats], cn: [LatencyStats], cnc: [LatencyStats], ms: [LatencyStats],
+                mc: [LatencyStats], fs: [LatencyStats], fc: [LatencyStats]
+            ) = ([], [], [], [], [], [], [], [])
         var costs:
             (
-                cassette: [ServerCost], noOp: [ServerCost], mpd: [ServerCost], cassetteMany: [ServerCost], mpdMany: [ServerCost],
-                floor: [ServerCost], floorMany: [ServerCost]
-            ) = ([], [], [], [], [], [], [])
+                cassette: [ServerCost], noOp: [ServerCost], mpd: [ServerCost], cassetteMany: [ServerCost], noOpMany: [ServerCost],
+                mpdMany: [ServerCost], floor: [ServerCost], floorMany: [ServerCost]
+            ) = ([], [], [], [], [], [], [], [])
         for round in 0..<self.rounds where !ChildProcesses.shared.isShuttingDown {
             let sides = ["cassette", "mpd", "floor"]
             for side in (round % 2 == 1 ? sides.reversed() : sides) {
@@ -193,6 +193,9 @@ struct StatusBench: AsyncParsableCommand {
                         let (concurrent, concurrentCost) = try timedConcurrent(pid: pid, connect)
                         rounds.cc.append(concurrent)
                         costs.cassetteMany.append(concurrentCost)
+                        let (noOpMany, noOpManyCost) = try timedConcurrent(pid: pid) { NoOpConnection(try connect()) }
+                        rounds.cnc.append(noOpMany)
+                        costs.noOpMany.append(noOpManyCost)
                     } else if side == "mpd", let mpdSocket {
                         progress("round \(round + 1): mpd: \(requests) sequential status, \(total) over \(connections) connections")
                         let pid = mpdProcess?.pid ?? 0
@@ -227,6 +230,8 @@ struct StatusBench: AsyncParsableCommand {
         report.cassette.noOpSequentialCost = ServerCost.median(costs.noOp)
         report.mpd.sequentialCost = ServerCost.median(costs.mpd)
         report.cassette.concurrentCost = ServerCost.median(costs.cassetteMany)
+        report.cassette.noOpConcurrent = LatencyStats.median(rounds.cnc)
+        report.cassette.noOpConcurrentCost = ServerCost.median(costs.noOpMany)
         report.cassette.floorSequential = LatencyStats.median(rounds.fs)
         report.cassette.floorSequentialCost = ServerCost.median(costs.floor)
         report.cassette.floorConcurrent = LatencyStats.median(rounds.fc)

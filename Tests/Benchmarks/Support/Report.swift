@@ -25,6 +25,10 @@ struct PeerResults: Codable, Sendable {
     var floorConcurrentCost: ServerCost?
     var concurrentCost: ServerCost?
     var concurrent: LatencyStats?
+    /// Cassette only: the no-op over the concurrent run's connections, the request path's own
+    /// cost there without the status answer.
+    var noOpConcurrent: LatencyStats?
+    var noOpConcurrentCost: ServerCost?
     /// Cassette only: the same loops through `Wire.RPCClient`.
     var rpcClientSequential: LatencyStats?
     var rpcClientConcurrent: LatencyStats?
@@ -85,6 +89,9 @@ struct BenchReport: Codable, Sendable {
             "status round trip, \(s.connections) connections, \(s.concurrentRequestsTotal) requests in total (~\(perConn) each, 1 thread per connection)",
             cassette.concurrent, mpd.concurrent, cost: (cassette.concurrentCost, mpd.concurrentCost))
         latency(
+            "cassette no-op, \(s.connections) connections, \(s.concurrentRequestsTotal) in total",
+            cassette.noOpConcurrent, nil, mpdNote: "—", cost: (cassette.noOpConcurrentCost, nil))
+        latency(
             "floor: the bare SwiftNIO server, \(s.connections) connections, \(s.concurrentRequestsTotal) in total",
             cassette.floorConcurrent, nil, mpdNote: "—", cost: (cassette.floorConcurrentCost, nil))
         latency(
@@ -129,6 +136,10 @@ struct BenchReport: Codable, Sendable {
             GoalRow(
                 "\(s.connections) connections, requests/s / floor", cassette: c.concurrent?.throughputPerSecond,
                 peer: c.floorConcurrent?.throughputPerSecond, unit: "", goal: 0.8, .atLeast, digits: 0),
+            GoalRow(
+                "\(s.connections) connections, no-op requests/s / floor (the request path without the status)",
+                cassette: c.noOpConcurrent?.throughputPerSecond, peer: c.floorConcurrent?.throughputPerSecond, unit: "", goal: nil,
+                .atLeast, digits: 0),
             GoalRow(
                 "service.status p50, 1 connection / MPD status", cassette: c.sequential?.p50Micros,
                 peer: mpd.sequential?.p50Micros, unit: " µs", goal: 1.0, .atMost),
