@@ -46,9 +46,6 @@ actor DownloadEngine {
     /// round asks the ids, not the jobs.
     private var ready: Deque<FileJob> = []
     private var readyIds: Set<Int64> = []
-    /// What admission reserves for the files in `ready`, in their order: their `.part`s do not
-    /// change while they wait, so a round counts what admission found instead of looking again.
-    private var readyReserved: Deque<StorageBudget.AdmittedAhead> = []
     /// Counts `forgetReady` calls: a round that began before one keeps nothing for later, and a
     /// job read before one asks the catalog again whether a product waits for it.
     private var readyEpoch = 0
@@ -121,7 +118,6 @@ actor DownloadEngine {
     private func forgetReady() {
         ready.removeAll()
         readyIds.removeAll()
-        readyReserved.removeAll()
         readyEpoch += 1
     }
 
@@ -175,7 +171,7 @@ actor DownloadEngine {
         unreservedBytes = 0
         let runnable = await gate.admit(
             waiting, slots: max(0, maxParallel - transferring - ready.count), prefetch: ahead,
-            running: Array(activeJobs.values), ahead: Array(readyReserved))
+            running: Array(activeJobs.values), ahead: ready.map(StorageBudget.AdmittedAhead.init))
         // Re-checked after the awaits: a stop, or a transfer started or ended meanwhile, wins;
         // after a `forgetReady` nothing of this round is kept for later.
         startReady()
@@ -184,7 +180,6 @@ actor DownloadEngine {
                 start(job, epoch: epoch)
             } else if epoch == readyEpoch, readyIds.insert(job.fileId).inserted {
                 ready.append(job)
-                readyReserved.append(StorageBudget.AdmittedAhead(job))
             }
         }
         waitingSeen = ready.count
@@ -192,7 +187,6 @@ actor DownloadEngine {
 
     private func startReady() {
         while !stopped, transferring < maxParallel, let job = ready.popFirst() {
-            readyReserved.removeFirst()
             readyIds.remove(job.fileId)
             guard active[job.fileId] == nil else { continue }
             start(job, epoch: readyEpoch)
